@@ -1,0 +1,34 @@
+# tessera: columnar table access method for PostgreSQL
+
+MODULE_big = tessera
+OBJS = \
+	src/tessera.o \
+	src/tableam/handler.o \
+	src/tableam/scan.o \
+	src/tableam/fetch.o \
+	src/tableam/modify.o \
+	src/tableam/ddl.o \
+	src/storage/page.o \
+	src/catalog/catalog.o \
+	src/catalog/options.o \
+	src/encoding/codec.o \
+	src/encoding/intcodec.o \
+	src/encoding/decimal.o \
+	src/encoding/chunk.o \
+	src/writer/writer.o \
+	src/reader/reader.o \
+	src/executor/slot.o \
+	src/utility/hooks.o \
+	src/debug/inspect.o
+
+EXTENSION = tessera
+DATA = sql/tessera--0.1.sql
+PGFILEDESC = "tessera - columnar table access method"
+
+PG_CPPFLAGS = -I$(srcdir)/include
+PG_CFLAGS = -Wall -Wmissing-prototypes -Werror=implicit-function-declaration
+SHLIB_LINK = -lzstd -llz4
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)

@@ -1,0 +1,50 @@
+/*-------------------------------------------------------------------------
+ *
+ * catalog.h
+ *	  The stripe catalog (tessera_internal.stripe) and its readers.
+ *
+ * IDENTIFICATION
+ *	  include/tessera/catalog.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef TESSERA_CATALOG_H
+#define TESSERA_CATALOG_H
+
+#include "storage/block.h"
+#include "storage/itemptr.h"
+#include "utils/snapshot.h"
+
+/* One row of tessera_internal.stripe. */
+typedef struct TesseraStripe
+{
+	uint64		storage_id;
+	uint64		stripe_id;
+	uint64		first_rownum;
+	uint64		row_count;		/* 0: placeholder of a stripe being written */
+	BlockNumber start_block;
+	BlockNumber nblocks;
+	uint64		data_bytes;		/* chunks + directory */
+	uint64		dir_offset;
+	uint32		dir_bytes;
+	uint32		n_row_groups;
+	uint32		natts;
+	uint32		flags;
+
+	/* from the catalog tuple, filled by readers */
+	ItemPointerData catalog_tid;
+	TransactionId xmin;
+	bool		own;			/* inserted by the current transaction */
+} TesseraStripe;
+
+extern uint64 TesseraNextStorageId(void);
+extern void TesseraInsertStripe(TesseraStripe *stripe);
+extern void TesseraCompleteStripe(TesseraStripe *stripe);
+extern List *TesseraListStripes(uint64 storage_id, Snapshot snapshot);
+extern bool TesseraFindStripe(uint64 storage_id, uint64 rownum, Snapshot snapshot,
+							  TesseraStripe *result);
+extern void TesseraDeleteStripes(uint64 storage_id);
+extern uint64 TesseraCountRows(uint64 storage_id, Snapshot snapshot);
+extern Oid	TesseraInternalRelid(const char *name, bool missing_ok);
+
+#endif							/* TESSERA_CATALOG_H */

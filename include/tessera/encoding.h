@@ -1,0 +1,139 @@
+/*-------------------------------------------------------------------------
+ *
+ * encoding.h
+ *	  Column chunk encoding and decoding: null bitmaps, lightweight
+ *	  encodings (frame of reference, delta, run length, dictionary, scaled
+ *	  decimals) and general-purpose codecs (zstd, lz4, pglz).
+ *
+ * IDENTIFICATION
+ *	  include/tessera/encoding.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef TESSERA_ENCODING_H
+#define TESSERA_ENCODING_H
+
+#include "access/tupdesc.h"
+#include "fmgr.h"
+
+#include "tessera/format.h"
+
+/* A growable byte buffer that may exceed MaxAllocSize. */
+typedef struct TesseraBuf
+{
+	char	   *data;
+	Size		len;
+	Size		cap;
+} TesseraBuf;
+
+extern void TesseraBufInit(TesseraBuf *buf, Size cap);
+extern void TesseraBufReserve(TesseraBuf *buf, Size extra);
+extern void TesseraBufAppend(TesseraBuf *buf, const void *data, Size len);
+extern void TesseraBufAlign(TesseraBuf *buf);
+extern void TesseraBufFree(TesseraBuf *buf);
+
+static inline char *
+TesseraBufAppendSpace(TesseraBuf *buf, Size len)
+{
+	char	   *p;
+
+	if (buf->len + len > buf->cap)
+		TesseraBufReserve(buf, len);
+	p = buf->data + buf->len;
+	buf->len += len;
+	return p;
+}
+
+/* How a column's values are handled, decided once per column. */
+typedef enum TesseraColumnKind
+{
+	TESSERA_KIND_BYVAL,			/* pass-by-value, typlen 1/2/4/8 */
+	TESSERA_KIND_FIXED,			/* pass-by-reference, fixed length */
+	TESSERA_KIND_VARLENA,		/* typlen -1 */
+	TESSERA_KIND_CSTRING,		/* typlen -2 */
+	TESSERA_KIND_NUMERIC		/* numeric: varlena with a decimal encoding */
+} TesseraColumnKind;
+
+/* How min/max are computed for a column. */
+typedef enum TesseraStatsKind
+{
+	TESSERA_STATS_NONE,
+	TESSERA_STATS_SIGNED,		/* signed integers, date, time, timestamps */
+	TESSERA_STATS_FLOAT4,
+	TESSERA_STATS_FLOAT8,
+	TESSERA_STATS_CMP			/* the type's default btree comparison */
+} TesseraStatsKind;
+
+typedef struct TesseraColumnType
+{
+	Oid			typid;
+	Oid			collation;
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+	TesseraColumnKind kind;
+	TesseraStatsKind stats;
+	FmgrInfo	cmp;			/* valid if stats == TESSERA_STATS_CMP */
+} TesseraColumnType;
+
+extern void TesseraColumnTypeInit(TesseraColumnType *type, Form_pg_attribute attr);
+
+/* An encoded chunk, ready to be placed in a stripe. */
+typedef struct TesseraEncodedChunk
+{
+	TesseraBuf	stored;			/* bytes to write */
+	uint32		raw_bytes;
+	uint64		logical_bytes;
+	uint32		value_count;
+	uint8		encoding;
+	uint8		codec;
+	bool		has_stats;
+	Datum		min;			/* valid if has_stats; may point into caller's values */
+	Datum		max;
+} TesseraEncodedChunk;
+
+extern void TesseraEncodeChunk(const TesseraColumnType *type, const Datum *values,
+							   const bool *isnull, int nrows, int codec, int level,
+							   TesseraEncodedChunk *out);
+
+/*
+ * Decoding reports problems through this callback so that the message can
+ * name the table, stripe and column; it must not return.
+ */
+typedef void (*TesseraCorruptFn) (void *arg, const char *detail) pg_attribute_noreturn();
+
+extern void TesseraDecodeChunk(const TesseraColumnType *type, const TesseraChunkDisk *chunk,
+							   const char *stored, int nrows, Datum *values, bool *isnull,
+							   TesseraCorruptFn corrupt, void *arg);
+
+/* Min/max serialization into a stripe directory's stats area. */
+extern bool TesseraStatSerialize(const TesseraColumnType *type, Datum value, TesseraBuf *out,
+								 uint32 *off, uint32 *len);
+extern Datum TesseraStatDeserialize(const TesseraColumnType *type, const char *data, uint32 len);
+
+/* codecs (encoding/codec.c) */
+extern Size TesseraCompress(int codec, int level, const char *src, Size srclen,
+							TesseraBuf *dst);
+extern bool TesseraDecompress(int codec, const char *src, Size srclen, char *dst,
+							  Size rawlen);
+extern bool TesseraCodecAvailable(int codec);
+
+/* integers (encoding/intcodec.c) */
+extern void TesseraEncodeInts(const int64 *values, int n, TesseraBuf *out);
+extern const char *TesseraDecodeInts(const char *p, const char *end, int n, int64 *out);
+
+#ifdef HAVE_INT128
+extern void TesseraEncodeWide(const int128 *values, int n, TesseraBuf *out);
+extern const char *TesseraDecodeWide(const char *p, const char *end, int n, int128 *out);
+#endif
+
+/* numerics (encoding/decimal.c) */
+extern bool TesseraEncodeDecimal(const Datum *values, int n, TesseraBuf *out,
+								 int *min_idx, int *max_idx);
+extern const char *TesseraDecodeDecimal(const char *p, const char *end, int n,
+										Datum *out);
+
+/* Bytes of padding the decoder may read past the end of a raw payload. */
+#define TESSERA_DECODE_PADDING 16
+
+#endif							/* TESSERA_ENCODING_H */

@@ -1,0 +1,156 @@
+/*-------------------------------------------------------------------------
+ *
+ * format.h
+ *	  On-disk structures of a tessera relation and their version.
+ *
+ * A tessera relation's main fork is a sequence of 8 KB pages with standard
+ * page headers (so page checksums, LSNs and full-page images work as for
+ * any relation):
+ *
+ *	block 0			metapage: format version, storage id, row number and
+ *					stripe id counters
+ *	blocks 1..		stripes.  A stripe occupies a run of consecutive blocks
+ *					that one backend wrote in one go; its bytes are laid out
+ *					as a logical byte stream over the data area of those
+ *					pages: all chunks, then the stripe directory.
+ *
+ * A stripe holds up to stripe_row_limit rows in row groups; a row group
+ * holds one chunk per column.  The directory lists row groups (first row
+ * number, row count), chunks (offset, sizes, codec, encoding, checksum,
+ * value count, min/max) and the command ids under which the stripe's rows
+ * were inserted.  Which stripes exist, and whether a transaction can see
+ * them, is recorded in the catalog table tessera_internal.stripe (MVCC).
+ *
+ * Everything here is little-endian as written by the machine; the format is
+ * not portable across architectures of different endianness, like the rest
+ * of a PostgreSQL data directory.
+ *
+ * Changing any struct below requires a new TESSERA_FORMAT_VERSION and an
+ * explicit upgrade path: readers refuse versions they do not know.
+ *
+ * IDENTIFICATION
+ *	  include/tessera/format.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef TESSERA_FORMAT_H
+#define TESSERA_FORMAT_H
+
+#include "storage/bufpage.h"
+
+#define TESSERA_FORMAT_VERSION	1
+
+#define TESSERA_META_MAGIC		0x54535241	/* "TSRA" */
+#define TESSERA_PAGE_MAGIC		0x54535250	/* "TSRP" */
+#define TESSERA_DIR_MAGIC		0x54535244	/* "TSRD" */
+
+#define TESSERA_METAPAGE_BLKNO	0
+
+/* metapage flags */
+#define TESSERA_META_INIT_FORK	0x0001	/* written to an unlogged table's init
+										 * fork: after a crash reset the table
+										 * is empty and needs a new storage id */
+
+typedef struct TesseraMetaPageData
+{
+	uint32		magic;
+	uint32		format_version;
+	uint64		storage_id;		/* key of this storage in the catalog */
+	uint64		next_rownum;	/* first row number not yet reserved */
+	uint64		next_stripe_id; /* first stripe id not yet reserved */
+	uint32		flags;
+	uint32		reserved;
+} TesseraMetaPageData;
+
+/* Special space at the end of every stripe page. */
+typedef struct TesseraPageOpaqueData
+{
+	uint32		magic;
+	uint32		reserved;
+} TesseraPageOpaqueData;
+
+#define TESSERA_PAGE_DATA_START	SizeOfPageHeaderData
+#define TESSERA_PAGE_DATA_SIZE \
+	(BLCKSZ - SizeOfPageHeaderData - MAXALIGN(sizeof(TesseraPageOpaqueData)))
+
+/* Row group flags */
+#define TESSERA_RG_DENSE		0x0001	/* row numbers are first..first+count-1 */
+
+typedef struct TesseraRowGroupDisk
+{
+	uint64		first_rownum;
+	uint32		row_count;
+	uint32		flags;
+} TesseraRowGroupDisk;
+
+/* Chunk encodings (never renumber) */
+typedef enum TesseraEncoding
+{
+	TESSERA_ENC_ABSENT = 0,		/* every value is NULL; no bytes */
+	TESSERA_ENC_PLAIN = 1,		/* values as PostgreSQL lays them out */
+	TESSERA_ENC_INT = 2,		/* integers: FOR / delta / RLE, bit-packed */
+	TESSERA_ENC_DICT = 3,		/* dictionary of PLAIN values + INT codes */
+	TESSERA_ENC_DECIMAL = 4		/* numeric as scaled 64/128-bit integers */
+} TesseraEncoding;
+
+#define TESSERA_ENC_COUNT 5
+
+/* Chunk flags */
+#define TESSERA_CHUNK_HAS_STATS		0x01	/* min/max are present */
+
+typedef struct TesseraChunkDisk
+{
+	uint64		offset;			/* from the start of the stripe */
+	uint32		stored_bytes;	/* on disk, after the codec */
+	uint32		raw_bytes;		/* after decompression */
+	uint32		crc;			/* CRC-32C of the stored bytes */
+	uint32		value_count;	/* non-NULL values */
+	uint8		encoding;		/* TesseraEncoding */
+	uint8		codec;			/* TesseraCodec actually applied */
+	uint8		flags;
+	uint8		reserved;
+	uint32		min_off;		/* into the stats area */
+	uint32		min_len;
+	uint32		max_off;
+	uint32		max_len;
+	uint32		logical_bytes;	/* the values' own sizes, before any encoding */
+} TesseraChunkDisk;
+
+/* Rows [first_row, next run's first_row) were inserted by command cid. */
+typedef struct TesseraCidRun
+{
+	uint32		cid;
+	uint32		first_row;		/* index of the row within the stripe */
+} TesseraCidRun;
+
+/*
+ * Stripe directory: header, row groups, chunks (row group major, then
+ * attribute), cid runs, stats area.  The CRC covers the whole directory
+ * with the crc field zeroed.
+ */
+typedef struct TesseraDirHeader
+{
+	uint32		magic;
+	uint32		format_version;
+	uint64		stripe_id;
+	uint64		first_rownum;
+	uint64		row_count;
+	uint32		natts;
+	uint32		n_row_groups;
+	uint32		n_cid_runs;
+	uint32		stats_bytes;
+	uint32		crc;
+	uint32		reserved;
+} TesseraDirHeader;
+
+static inline Size
+TesseraDirSize(uint32 natts, uint32 n_row_groups, uint32 n_cid_runs, uint32 stats_bytes)
+{
+	return sizeof(TesseraDirHeader) +
+		(Size) n_row_groups * sizeof(TesseraRowGroupDisk) +
+		(Size) n_row_groups * natts * sizeof(TesseraChunkDisk) +
+		(Size) n_cid_runs * sizeof(TesseraCidRun) +
+		stats_bytes;
+}
+
+#endif							/* TESSERA_FORMAT_H */

@@ -1,0 +1,99 @@
+/*-------------------------------------------------------------------------
+ *
+ * reader.h
+ *	  Reading stripes: the list of stripes a snapshot sees, their
+ *	  directories, and row groups decoded column by column on demand.
+ *
+ * IDENTIFICATION
+ *	  include/tessera/reader.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef TESSERA_READER_H
+#define TESSERA_READER_H
+
+#include "executor/tuptable.h"
+#include "storage/bufmgr.h"
+#include "utils/rel.h"
+#include "utils/snapshot.h"
+
+#include "tessera/catalog.h"
+#include "tessera/encoding.h"
+#include "tessera/format.h"
+
+typedef struct TesseraStripeDir
+{
+	TesseraDirHeader hdr;
+	TesseraRowGroupDisk *rgs;
+	TesseraChunkDisk *chunks;	/* n_row_groups * natts */
+	TesseraCidRun *cids;
+	char	   *stats;
+} TesseraStripeDir;
+
+typedef struct TesseraScanStripe
+{
+	TesseraStripe meta;
+	uint64		visible_rows;	/* a prefix of the stripe's rows */
+	TesseraStripeDir *dir;		/* loaded on first use */
+	uint32		rg_base;		/* global index of the first row group */
+	uint64		row_base;		/* visible rows in earlier stripes */
+} TesseraScanStripe;
+
+struct TesseraReader;
+
+/* One row group, its columns decoded on first use. */
+typedef struct TesseraBatch
+{
+	struct TesseraReader *reader;
+	int			stripe;			/* -1: none loaded */
+	int			rg;
+	uint64		first_rownum;
+	int			nrows;			/* visible rows */
+	int			chunk_rows;		/* rows stored in the chunks */
+	TransactionId xmin;
+	Datum	  **values;			/* [natts]; NULL until decoded */
+	bool	  **isnull;
+} TesseraBatch;
+
+typedef struct TesseraReader
+{
+	Relation	rel;
+	Snapshot	snapshot;
+	TupleDesc	tupdesc;
+	int			natts;
+	TesseraColumnType *types;
+	bool	   *type_ready;
+	uint64		storage_id;
+	TesseraScanStripe *stripes;
+	int			nstripes;
+	uint32		total_rgs;
+	uint64		total_rows;		/* visible */
+	uint64		rownum_end;		/* one past the highest row number */
+	BlockNumber rel_nblocks;
+	BufferAccessStrategy strategy;
+	MemoryContext cxt;			/* lifetime of the reader */
+	MemoryContext batch_cxt;	/* reset for every row group */
+	TesseraBatch batch;
+} TesseraReader;
+
+extern TesseraReader *TesseraReaderBegin(Relation rel, Snapshot snapshot, bool bulk);
+extern void TesseraReaderEnd(TesseraReader *reader);
+extern TesseraStripeDir *TesseraReaderDir(TesseraReader *reader, int stripe);
+extern bool TesseraReaderLoad(TesseraReader *reader, int stripe, int rg);
+extern void TesseraBatchColumn(TesseraBatch *batch, int attidx, Datum **values, bool **isnull);
+extern bool TesseraReaderLocate(TesseraReader *reader, uint64 rownum, int *stripe, int *rg, int *row);
+extern void TesseraReaderGlobalRg(TesseraReader *reader, uint32 g, int *stripe, int *rg);
+extern uint32 TesseraStripeRowGroups(TesseraReader *reader, int stripe);
+
+/* standalone directory access for introspection and TID fetches */
+extern TesseraStripeDir *TesseraLoadDir(Relation rel, const TesseraStripe *stripe,
+										BlockNumber rel_nblocks);
+extern uint64 TesseraVisibleRows(TesseraStripe *stripe, TesseraStripeDir *dir, Snapshot snapshot);
+extern void TesseraReportCorrupt(Relation rel, uint64 stripe_id, int rg, int attidx,
+								 const char *detail) pg_attribute_noreturn();
+
+/* the slot type (executor/slot.c) */
+extern PGDLLIMPORT const TupleTableSlotOps TTSOpsTessera;
+extern void TesseraSlotStoreRow(TupleTableSlot *slot, TesseraBatch *batch, int row);
+
+#endif							/* TESSERA_READER_H */

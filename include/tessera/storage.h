@@ -1,0 +1,50 @@
+/*-------------------------------------------------------------------------
+ *
+ * storage.h
+ *	  Page-level access to a tessera relation: the metapage and the byte
+ *	  stream of stripe pages.
+ *
+ * IDENTIFICATION
+ *	  include/tessera/storage.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef TESSERA_STORAGE_H
+#define TESSERA_STORAGE_H
+
+#include "storage/bufmgr.h"
+#include "storage/relfilenode.h"
+#include "utils/rel.h"
+
+#include "tessera/format.h"
+
+typedef struct TesseraMeta
+{
+	bool		valid;			/* false: relation has no usable storage yet */
+	uint64		storage_id;
+	uint64		next_rownum;
+	uint64		next_stripe_id;
+} TesseraMeta;
+
+extern void TesseraCreateStorage(const RelFileNode *rnode, BackendId backend,
+								 char persistence, uint64 storage_id);
+extern void TesseraInitMetapage(Relation rel, uint64 storage_id, uint64 next_rownum,
+								uint64 next_stripe_id);
+extern void TesseraReadMeta(Relation rel, TesseraMeta *meta);
+extern void TesseraReserve(Relation rel, uint64 nrows, uint64 *storage_id,
+						   uint64 *first_rownum, uint64 *stripe_id);
+extern bool TesseraExtendReservation(Relation rel, uint64 storage_id,
+									 uint64 reserved_end, uint64 nrows);
+extern BlockNumber TesseraWriteStripePages(Relation rel, const char *data, Size len,
+										   BlockNumber *nblocks);
+extern bool TesseraReadBytes(Relation rel, BlockNumber start_block, BlockNumber nblocks,
+							 uint64 offset, Size len, char *dst,
+							 BufferAccessStrategy strategy);
+
+static inline BlockNumber
+TesseraBlocksForBytes(Size len)
+{
+	return (BlockNumber) ((len + TESSERA_PAGE_DATA_SIZE - 1) / TESSERA_PAGE_DATA_SIZE);
+}
+
+#endif							/* TESSERA_STORAGE_H */

@@ -1,0 +1,116 @@
+/*-------------------------------------------------------------------------
+ *
+ * tableam.h
+ *	  Table access method callbacks of tessera, grouped by source file.
+ *
+ * IDENTIFICATION
+ *	  include/tessera/tableam.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef TESSERA_TABLEAM_H
+#define TESSERA_TABLEAM_H
+
+#include "access/relscan.h"
+#include "access/tableam.h"
+#include "commands/vacuum.h"
+#include "nodes/execnodes.h"
+
+/* scan.c */
+extern const TupleTableSlotOps *tessera_slot_callbacks(Relation rel);
+extern TableScanDesc tessera_scan_begin(Relation rel, Snapshot snapshot, int nkeys,
+										struct ScanKeyData *key,
+										ParallelTableScanDesc pscan, uint32 flags);
+extern void tessera_scan_end(TableScanDesc scan);
+extern void tessera_scan_rescan(TableScanDesc scan, struct ScanKeyData *key,
+								bool set_params, bool allow_strat,
+								bool allow_sync, bool allow_pagemode);
+extern bool tessera_scan_getnextslot(TableScanDesc scan, ScanDirection direction,
+									 TupleTableSlot *slot);
+extern void tessera_scan_set_tidrange(TableScanDesc scan, ItemPointer mintid,
+									  ItemPointer maxtid);
+extern bool tessera_scan_getnextslot_tidrange(TableScanDesc scan, ScanDirection direction,
+											  TupleTableSlot *slot);
+extern Size tessera_parallelscan_estimate(Relation rel);
+extern Size tessera_parallelscan_initialize(Relation rel, ParallelTableScanDesc pscan);
+extern void tessera_parallelscan_reinitialize(Relation rel, ParallelTableScanDesc pscan);
+extern bool tessera_scan_analyze_next_block(TableScanDesc scan, BlockNumber blockno,
+											BufferAccessStrategy bstrategy);
+extern bool tessera_scan_analyze_next_tuple(TableScanDesc scan, TransactionId OldestXmin,
+											double *liverows, double *deadrows,
+											TupleTableSlot *slot);
+extern bool tessera_scan_bitmap_next_block(TableScanDesc scan, struct TBMIterateResult *tbmres);
+extern bool tessera_scan_bitmap_next_tuple(TableScanDesc scan, struct TBMIterateResult *tbmres,
+										   TupleTableSlot *slot);
+extern bool tessera_scan_sample_next_block(TableScanDesc scan, struct SampleScanState *scanstate);
+extern bool tessera_scan_sample_next_tuple(TableScanDesc scan, struct SampleScanState *scanstate,
+										   TupleTableSlot *slot);
+
+/* fetch.c */
+extern struct IndexFetchTableData *tessera_index_fetch_begin(Relation rel);
+extern void tessera_index_fetch_reset(struct IndexFetchTableData *data);
+extern void tessera_index_fetch_end(struct IndexFetchTableData *data);
+extern bool tessera_index_fetch_tuple(struct IndexFetchTableData *scan, ItemPointer tid,
+									  Snapshot snapshot, TupleTableSlot *slot,
+									  bool *call_again, bool *all_dead);
+extern bool tessera_tuple_fetch_row_version(Relation rel, ItemPointer tid, Snapshot snapshot,
+											TupleTableSlot *slot);
+extern bool tessera_tuple_tid_valid(TableScanDesc scan, ItemPointer tid);
+extern void tessera_tuple_get_latest_tid(TableScanDesc scan, ItemPointer tid);
+extern bool tessera_tuple_satisfies_snapshot(Relation rel, TupleTableSlot *slot, Snapshot snapshot);
+
+/* modify.c */
+extern TransactionId tessera_index_delete_tuples(Relation rel, TM_IndexDeleteOp *delstate);
+extern void tessera_tuple_insert(Relation rel, TupleTableSlot *slot, CommandId cid,
+								 int options, struct BulkInsertStateData *bistate);
+extern void tessera_tuple_insert_speculative(Relation rel, TupleTableSlot *slot, CommandId cid,
+											 int options, struct BulkInsertStateData *bistate,
+											 uint32 specToken);
+extern void tessera_tuple_complete_speculative(Relation rel, TupleTableSlot *slot,
+											   uint32 specToken, bool succeeded);
+extern void tessera_multi_insert(Relation rel, TupleTableSlot **slots, int nslots, CommandId cid,
+								 int options, struct BulkInsertStateData *bistate);
+extern TM_Result tessera_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
+									  Snapshot snapshot, Snapshot crosscheck, bool wait,
+									  TM_FailureData *tmfd, bool changingPart);
+extern TM_Result tessera_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
+									  CommandId cid, Snapshot snapshot, Snapshot crosscheck,
+									  bool wait, TM_FailureData *tmfd, LockTupleMode *lockmode,
+									  bool *update_indexes);
+extern TM_Result tessera_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
+									TupleTableSlot *slot, CommandId cid, LockTupleMode mode,
+									LockWaitPolicy wait_policy, uint8 flags,
+									TM_FailureData *tmfd);
+extern void tessera_finish_bulk_insert(Relation rel, int options);
+
+/* ddl.c */
+extern void tessera_relation_set_new_filenode(Relation rel, const RelFileNode *newrnode,
+											  char persistence, TransactionId *freezeXid,
+											  MultiXactId *minmulti);
+extern void tessera_relation_nontransactional_truncate(Relation rel);
+extern void tessera_relation_copy_data(Relation rel, const RelFileNode *newrnode);
+extern void tessera_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
+											  Relation OldIndex, bool use_sort,
+											  TransactionId OldestXmin,
+											  TransactionId *xid_cutoff,
+											  MultiXactId *multi_cutoff,
+											  double *num_tuples, double *tups_vacuumed,
+											  double *tups_recently_dead);
+extern void tessera_relation_vacuum(Relation rel, struct VacuumParams *params,
+									BufferAccessStrategy bstrategy);
+extern double tessera_index_build_range_scan(Relation table_rel, Relation index_rel,
+											 struct IndexInfo *index_info, bool allow_sync,
+											 bool anyvisible, bool progress,
+											 BlockNumber start_blockno, BlockNumber numblocks,
+											 IndexBuildCallback callback, void *callback_state,
+											 TableScanDesc scan);
+extern void tessera_index_validate_scan(Relation table_rel, Relation index_rel,
+										struct IndexInfo *index_info, Snapshot snapshot,
+										struct ValidateIndexState *state);
+extern uint64 tessera_relation_size(Relation rel, ForkNumber forkNumber);
+extern bool tessera_relation_needs_toast_table(Relation rel);
+extern void tessera_relation_estimate_size(Relation rel, int32 *attr_widths,
+										   BlockNumber *pages, double *tuples,
+										   double *allvisfrac);
+
+#endif							/* TESSERA_TABLEAM_H */

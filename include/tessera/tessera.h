@@ -1,0 +1,125 @@
+/*-------------------------------------------------------------------------
+ *
+ * tessera.h
+ *	  Shared definitions of the tessera columnar table access method:
+ *	  GUC variables, limits, and small helpers used by every module.
+ *
+ * Copyright (c) 2026, tessera developers
+ *
+ * IDENTIFICATION
+ *	  include/tessera/tessera.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef TESSERA_H
+#define TESSERA_H
+
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/tableam.h"
+#include "storage/itemptr.h"
+#include "utils/rel.h"
+
+#define TESSERA_AM_NAME			"tessera"
+#define TESSERA_SCHEMA			"tessera"
+#define TESSERA_INTERNAL_SCHEMA "tessera_internal"
+
+/* Compression codecs, as stored on disk (never renumber). */
+typedef enum TesseraCodec
+{
+	TESSERA_CODEC_NONE = 0,
+	TESSERA_CODEC_PGLZ = 1,
+	TESSERA_CODEC_LZ4 = 2,
+	TESSERA_CODEC_ZSTD = 3
+} TesseraCodec;
+
+#define TESSERA_CODEC_COUNT 4
+
+/* Limits of the per-table options and their GUC defaults. */
+#define TESSERA_MIN_COMPRESSION_LEVEL	1
+#define TESSERA_MAX_COMPRESSION_LEVEL	19
+#define TESSERA_MIN_STRIPE_ROWS			1
+#define TESSERA_MAX_STRIPE_ROWS			10000000
+#define TESSERA_MIN_ROW_GROUP_ROWS		1
+#define TESSERA_MAX_ROW_GROUP_ROWS		1000000
+
+/*
+ * A row group is also closed once its raw (decoded) values pass this many
+ * bytes, and a stripe once its encoded bytes pass the stripe limit, so that
+ * no single allocation ever approaches MaxAllocSize for ordinary values.  A
+ * single value larger than the row group limit gets a row group of its own.
+ */
+#define TESSERA_ROW_GROUP_BYTE_LIMIT	((Size) 64 * 1024 * 1024)
+#define TESSERA_STRIPE_BYTE_LIMIT		((Size) 256 * 1024 * 1024)
+
+/* GUC variables (tessera.c) */
+extern int	tessera_compression;
+extern int	tessera_compression_level;
+extern int	tessera_stripe_row_limit;
+extern int	tessera_row_group_row_limit;
+
+/* Effective write options of a relation (catalog/options.c). */
+typedef struct TesseraOptions
+{
+	int			compression;	/* TesseraCodec */
+	int			compression_level;
+	int			stripe_row_limit;
+	int			row_group_row_limit;
+} TesseraOptions;
+
+extern void TesseraRegisterReloptions(void);
+extern void TesseraGetOptions(Oid relid, TesseraOptions *opts);
+extern List *TesseraExtractOptions(List **options);
+extern bool TesseraRelOptionsPresent(Datum reloptions);
+extern Datum TesseraStripRelOptions(Datum reloptions);
+extern Datum TesseraOnlyRelOptions(Datum reloptions);
+extern Datum TesseraApplyOptions(Datum current, List *defs, bool isReset);
+extern void TesseraSetRelOptions(Oid relid, Datum tessera_options);
+extern Datum TesseraGetRelOptions(Oid relid);
+extern Datum TesseraPendingOptions(Oid relid);
+extern const char *TesseraCodecName(int codec);
+extern int	TesseraCodecFromName(const char *name);
+
+/*
+ * Row numbers and item pointers.
+ *
+ * Every row has a 64-bit row number, unique within the relation's storage
+ * and never reused.  It maps 1:1 onto an ItemPointer whose offset stays in
+ * 1..MaxHeapTuplesPerPage, so that TIDBitmaps, indexes and ctid work.  Block
+ * numbers with the high bit set are reserved for rows that will live in a
+ * row-store delta (a later feature), so stripe rows use blocks < 2^31.
+ */
+#define TESSERA_TIDS_PER_BLOCK		((uint64) MaxHeapTuplesPerPage)
+#define TESSERA_DELTA_BLOCK_FLAG	((BlockNumber) 0x80000000)
+#define TESSERA_MAX_ROWNUM			((uint64) TESSERA_DELTA_BLOCK_FLAG * TESSERA_TIDS_PER_BLOCK)
+
+static inline void
+TesseraRownumToTid(uint64 rownum, ItemPointer tid)
+{
+	ItemPointerSet(tid, (BlockNumber) (rownum / TESSERA_TIDS_PER_BLOCK),
+				   (OffsetNumber) (rownum % TESSERA_TIDS_PER_BLOCK + 1));
+}
+
+/* Returns false for TIDs that can never name a stripe row. */
+static inline bool
+TesseraTidToRownum(ItemPointer tid, uint64 *rownum)
+{
+	BlockNumber blk = ItemPointerGetBlockNumberNoCheck(tid);
+	OffsetNumber off = ItemPointerGetOffsetNumberNoCheck(tid);
+
+	if (off < 1 || off > TESSERA_TIDS_PER_BLOCK || (blk & TESSERA_DELTA_BLOCK_FLAG))
+		return false;
+	*rownum = (uint64) blk * TESSERA_TIDS_PER_BLOCK + (off - 1);
+	return true;
+}
+
+/* handler (tableam/handler.c) */
+extern const TableAmRoutine *TesseraTableAmRoutine(void);
+extern bool IsTesseraRelation(Relation rel);
+extern bool IsTesseraAmOid(Oid amoid);
+
+/* hooks (utility/hooks.c) */
+extern void TesseraInstallHooks(void);
+
+#endif							/* TESSERA_H */

@@ -1,0 +1,26 @@
+/*-------------------------------------------------------------------------
+ *
+ * writer.h
+ *	  Buffered writes: rows are collected per backend, relation and
+ *	  subtransaction, encoded into row groups and written as stripes.
+ *
+ * IDENTIFICATION
+ *	  include/tessera/writer.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef TESSERA_WRITER_H
+#define TESSERA_WRITER_H
+
+#include "executor/tuptable.h"
+#include "storage/relfilenode.h"
+#include "utils/rel.h"
+
+extern void TesseraWriteRow(Relation rel, TupleTableSlot *slot, CommandId cid);
+extern void TesseraFlushRelation(Relation rel);
+extern void TesseraFlushAll(void);
+extern bool TesseraHavePendingWrites(void);
+extern void TesseraDiscardWrites(const RelFileNode *node);
+extern void TesseraRegisterXactCallbacks(void);
+
+#endif							/* TESSERA_WRITER_H */

@@ -1,0 +1,105 @@
+/* tessera--0.1.sql */
+
+\echo Use "CREATE EXTENSION tessera" to load this file. \quit
+
+CREATE FUNCTION tessera.tessera_tableam_handler(internal)
+RETURNS table_am_handler
+AS 'MODULE_PATHNAME'
+LANGUAGE C;
+
+CREATE ACCESS METHOD tessera TYPE TABLE HANDLER tessera.tessera_tableam_handler;
+COMMENT ON ACCESS METHOD tessera IS 'columnar table access method';
+
+-- Internal catalog: one row per stripe, keyed by (storage_id, first_row).
+-- The C code reads and writes it directly; nobody else should.
+CREATE SCHEMA tessera_internal;
+REVOKE ALL ON SCHEMA tessera_internal FROM PUBLIC;
+
+CREATE SEQUENCE tessera_internal.storage_id_seq;
+
+CREATE TABLE tessera_internal.stripe (
+    storage_id   bigint NOT NULL,
+    stripe_id    bigint NOT NULL,
+    first_row    bigint NOT NULL,
+    row_count    bigint NOT NULL,
+    start_block  bigint NOT NULL,
+    block_count  bigint NOT NULL,
+    data_bytes   bigint NOT NULL,
+    dir_offset   bigint NOT NULL,
+    dir_bytes    bigint NOT NULL,
+    row_groups   integer NOT NULL,
+    columns      integer NOT NULL,
+    flags        integer NOT NULL
+) USING heap;
+CREATE INDEX stripe_first_row_idx ON tessera_internal.stripe (storage_id, first_row);
+REVOKE ALL ON tessera_internal.stripe FROM PUBLIC;
+
+-- Introspection
+CREATE FUNCTION tessera.stripe_info(rel regclass,
+    OUT stripe_id bigint, OUT first_row bigint, OUT row_count bigint,
+    OUT row_groups integer, OUT start_block bigint, OUT blocks bigint,
+    OUT data_bytes bigint, OUT directory_bytes bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'tessera_stripe_info'
+LANGUAGE C STRICT;
+
+CREATE FUNCTION tessera.row_group_info(rel regclass,
+    OUT stripe_id bigint, OUT row_group integer, OUT first_row bigint,
+    OUT row_count bigint, OUT logical_bytes bigint, OUT encoded_bytes bigint,
+    OUT stored_bytes bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'tessera_row_group_info'
+LANGUAGE C STRICT;
+
+CREATE FUNCTION tessera.chunk_info(rel regclass,
+    OUT stripe_id bigint, OUT row_group integer, OUT attnum integer,
+    OUT attname name, OUT encoding text, OUT codec text,
+    OUT value_count bigint, OUT null_count bigint, OUT logical_bytes bigint,
+    OUT encoded_bytes bigint, OUT stored_bytes bigint,
+    OUT min_value text, OUT max_value text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'tessera_chunk_info'
+LANGUAGE C STRICT;
+
+CREATE FUNCTION tessera.compression_ratio(rel regclass)
+RETURNS double precision
+AS 'MODULE_PATHNAME', 'tessera_compression_ratio'
+LANGUAGE C STRICT;
+COMMENT ON FUNCTION tessera.compression_ratio(regclass) IS
+    'bytes of the values themselves divided by the bytes their chunks take on disk';
+
+CREATE FUNCTION tessera.table_options(rel regclass,
+    OUT compression text, OUT compression_level integer,
+    OUT stripe_row_limit integer, OUT row_group_row_limit integer)
+RETURNS record
+AS 'MODULE_PATHNAME', 'tessera_table_options'
+LANGUAGE C STRICT;
+
+CREATE VIEW tessera.tables AS
+SELECT c.oid::regclass AS relation
+FROM pg_catalog.pg_class c
+JOIN pg_catalog.pg_am a ON a.oid = c.relam
+WHERE a.amname = 'tessera' AND c.relkind IN ('r', 'm');
+
+CREATE VIEW tessera.options AS
+SELECT t.relation, o.*
+FROM tessera.tables t, LATERAL tessera.table_options(t.relation) o;
+
+CREATE VIEW tessera.stripes AS
+SELECT t.relation, s.*
+FROM tessera.tables t, LATERAL tessera.stripe_info(t.relation) s
+WHERE pg_catalog.has_table_privilege(t.relation, 'SELECT');
+
+CREATE VIEW tessera.row_groups AS
+SELECT t.relation, g.*
+FROM tessera.tables t, LATERAL tessera.row_group_info(t.relation) g
+WHERE pg_catalog.has_table_privilege(t.relation, 'SELECT');
+
+CREATE VIEW tessera.chunks AS
+SELECT t.relation, c.*
+FROM tessera.tables t, LATERAL tessera.chunk_info(t.relation) c
+WHERE pg_catalog.has_table_privilege(t.relation, 'SELECT');
+
+GRANT USAGE ON SCHEMA tessera TO PUBLIC;
+GRANT SELECT ON tessera.tables, tessera.options, tessera.stripes,
+    tessera.row_groups, tessera.chunks TO PUBLIC;

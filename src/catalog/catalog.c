@@ -1,0 +1,307 @@
+/*-------------------------------------------------------------------------
+ *
+ * catalog.c
+ *	  Reading and writing tessera_internal.stripe.
+ *
+ * NOTES
+ *	  One catalog row per stripe, keyed by (storage_id, first_row).  Being a
+ *	  heap row, it gives stripes transactional visibility: a stripe written
+ *	  by an aborted (sub)transaction is never seen, one being written by a
+ *	  concurrent transaction is seen only after it commits.
+ *
+ *	  A writer inserts the row as a placeholder (row_count = 0) when it
+ *	  starts a stripe, inside the subtransaction that owns the rows, and
+ *	  fills it in place (heap_inplace_update) when the stripe is written,
+ *	  which may happen from a deeper subtransaction (a scan there flushes
+ *	  pending rows).  Because only the inserting transaction can see the row
+ *	  until it commits, the in-place update is never observed half-done.
+ *	  Readers skip placeholders.
+ *
+ *	  The row count of a stripe is final once written; later features add
+ *	  separate structures for deleted rows rather than changing this row.
+ *
+ * IDENTIFICATION
+ *	  src/catalog/catalog.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/xact.h"
+#include "catalog/indexing.h"
+#include "catalog/namespace.h"
+#include "commands/sequence.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "tessera/catalog.h"
+#include "tessera/tessera.h"
+
+/* attribute numbers of tessera_internal.stripe */
+#define Anum_stripe_storage_id		1
+#define Anum_stripe_stripe_id		2
+#define Anum_stripe_first_row		3
+#define Anum_stripe_row_count		4
+#define Anum_stripe_start_block		5
+#define Anum_stripe_block_count		6
+#define Anum_stripe_data_bytes		7
+#define Anum_stripe_dir_offset		8
+#define Anum_stripe_dir_bytes		9
+#define Anum_stripe_row_groups		10
+#define Anum_stripe_columns			11
+#define Anum_stripe_flags			12
+#define Natts_stripe				12
+
+/*
+ * TesseraInternalRelid
+ *		OID of a relation in the tessera_internal schema.
+ */
+Oid
+TesseraInternalRelid(const char *name, bool missing_ok)
+{
+	Oid			nsp = get_namespace_oid(TESSERA_INTERNAL_SCHEMA, true);
+	Oid			relid = InvalidOid;
+
+	if (OidIsValid(nsp))
+		relid = get_relname_relid(name, nsp);
+	if (!OidIsValid(relid) && !missing_ok)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("tessera catalog table %s.%s does not exist",
+						TESSERA_INTERNAL_SCHEMA, name),
+				 errhint("The tessera extension must be installed in this database: CREATE EXTENSION tessera.")));
+	return relid;
+}
+
+uint64
+TesseraNextStorageId(void)
+{
+	Oid			seq = TesseraInternalRelid("storage_id_seq", false);
+
+	return (uint64) nextval_internal(seq, false);
+}
+
+static HeapTuple
+form_stripe_tuple(Relation rel, const TesseraStripe *s)
+{
+	Datum		values[Natts_stripe];
+	bool		nulls[Natts_stripe];
+
+	memset(nulls, 0, sizeof(nulls));
+	values[Anum_stripe_storage_id - 1] = Int64GetDatum((int64) s->storage_id);
+	values[Anum_stripe_stripe_id - 1] = Int64GetDatum((int64) s->stripe_id);
+	values[Anum_stripe_first_row - 1] = Int64GetDatum((int64) s->first_rownum);
+	values[Anum_stripe_row_count - 1] = Int64GetDatum((int64) s->row_count);
+	values[Anum_stripe_start_block - 1] = Int64GetDatum((int64) s->start_block);
+	values[Anum_stripe_block_count - 1] = Int64GetDatum((int64) s->nblocks);
+	values[Anum_stripe_data_bytes - 1] = Int64GetDatum((int64) s->data_bytes);
+	values[Anum_stripe_dir_offset - 1] = Int64GetDatum((int64) s->dir_offset);
+	values[Anum_stripe_dir_bytes - 1] = Int64GetDatum((int64) s->dir_bytes);
+	values[Anum_stripe_row_groups - 1] = Int32GetDatum((int32) s->n_row_groups);
+	values[Anum_stripe_columns - 1] = Int32GetDatum((int32) s->natts);
+	values[Anum_stripe_flags - 1] = Int32GetDatum((int32) s->flags);
+
+	return heap_form_tuple(RelationGetDescr(rel), values, nulls);
+}
+
+static void
+deform_stripe_tuple(Relation rel, HeapTuple tup, TesseraStripe *s)
+{
+	Datum		values[Natts_stripe];
+	bool		nulls[Natts_stripe];
+
+	if (RelationGetDescr(rel)->natts != Natts_stripe)
+		elog(ERROR, "tessera_internal.stripe has %d columns, expected %d",
+			 RelationGetDescr(rel)->natts, Natts_stripe);
+	heap_deform_tuple(tup, RelationGetDescr(rel), values, nulls);
+	for (int i = 0; i < Natts_stripe; i++)
+		if (nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("tessera_internal.stripe has a NULL in column %d", i + 1)));
+
+	s->storage_id = (uint64) DatumGetInt64(values[Anum_stripe_storage_id - 1]);
+	s->stripe_id = (uint64) DatumGetInt64(values[Anum_stripe_stripe_id - 1]);
+	s->first_rownum = (uint64) DatumGetInt64(values[Anum_stripe_first_row - 1]);
+	s->row_count = (uint64) DatumGetInt64(values[Anum_stripe_row_count - 1]);
+	s->start_block = (BlockNumber) DatumGetInt64(values[Anum_stripe_start_block - 1]);
+	s->nblocks = (BlockNumber) DatumGetInt64(values[Anum_stripe_block_count - 1]);
+	s->data_bytes = (uint64) DatumGetInt64(values[Anum_stripe_data_bytes - 1]);
+	s->dir_offset = (uint64) DatumGetInt64(values[Anum_stripe_dir_offset - 1]);
+	s->dir_bytes = (uint32) DatumGetInt64(values[Anum_stripe_dir_bytes - 1]);
+	s->n_row_groups = (uint32) DatumGetInt32(values[Anum_stripe_row_groups - 1]);
+	s->natts = (uint32) DatumGetInt32(values[Anum_stripe_columns - 1]);
+	s->flags = (uint32) DatumGetInt32(values[Anum_stripe_flags - 1]);
+	s->catalog_tid = tup->t_self;
+	s->xmin = HeapTupleHeaderGetXmin(tup->t_data);
+	s->own = TransactionIdIsCurrentTransactionId(s->xmin);
+}
+
+/*
+ * TesseraInsertStripe
+ *		Insert a stripe row (a placeholder or, in parallel mode, a complete
+ *		one) in the current subtransaction; fills catalog_tid.
+ */
+void
+TesseraInsertStripe(TesseraStripe *stripe)
+{
+	Relation	rel = table_open(TesseraInternalRelid("stripe", false), RowExclusiveLock);
+	HeapTuple	tup = form_stripe_tuple(rel, stripe);
+
+	CatalogTupleInsert(rel, tup);
+	stripe->catalog_tid = tup->t_self;
+	heap_freetuple(tup);
+	table_close(rel, NoLock);
+}
+
+/*
+ * TesseraCompleteStripe
+ *		Fill in a placeholder inserted by this transaction, in place.
+ */
+void
+TesseraCompleteStripe(TesseraStripe *stripe)
+{
+	Relation	rel = table_open(TesseraInternalRelid("stripe", false), RowExclusiveLock);
+	HeapTuple	tup = form_stripe_tuple(rel, stripe);
+
+	tup->t_self = stripe->catalog_tid;
+	heap_inplace_update(rel, tup);
+	heap_freetuple(tup);
+	table_close(rel, NoLock);
+}
+
+static int
+stripe_cmp(const ListCell *a, const ListCell *b)
+{
+	const TesseraStripe *sa = lfirst(a);
+	const TesseraStripe *sb = lfirst(b);
+
+	if (sa->first_rownum != sb->first_rownum)
+		return sa->first_rownum < sb->first_rownum ? -1 : 1;
+	return 0;
+}
+
+/*
+ * TesseraListStripes
+ *		Complete stripes of a storage visible to snapshot, in row number
+ *		order, palloc'd in the current memory context.
+ */
+List *
+TesseraListStripes(uint64 storage_id, Snapshot snapshot)
+{
+	Relation	rel = table_open(TesseraInternalRelid("stripe", false), AccessShareLock);
+	Oid			idx = TesseraInternalRelid("stripe_first_row_idx", false);
+	ScanKeyData key[1];
+	SysScanDesc scan;
+	HeapTuple	tup;
+	List	   *result = NIL;
+
+	ScanKeyInit(&key[0], Anum_stripe_storage_id, BTEqualStrategyNumber,
+				F_INT8EQ, Int64GetDatum((int64) storage_id));
+	scan = systable_beginscan(rel, idx, true, snapshot, 1, key);
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		TesseraStripe *s = palloc(sizeof(TesseraStripe));
+
+		deform_stripe_tuple(rel, tup, s);
+		if (s->row_count == 0)
+		{
+			pfree(s);
+			continue;
+		}
+		result = lappend(result, s);
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+
+	list_sort(result, stripe_cmp);
+	return result;
+}
+
+/*
+ * TesseraFindStripe
+ *		The complete stripe visible to snapshot that holds rownum.
+ */
+bool
+TesseraFindStripe(uint64 storage_id, uint64 rownum, Snapshot snapshot,
+				  TesseraStripe *result)
+{
+	Relation	rel = table_open(TesseraInternalRelid("stripe", false), AccessShareLock);
+	Relation	idx = index_open(TesseraInternalRelid("stripe_first_row_idx", false), AccessShareLock);
+	ScanKeyData key[2];
+	SysScanDesc scan;
+	HeapTuple	tup;
+	bool		found = false;
+
+	ScanKeyInit(&key[0], Anum_stripe_storage_id, BTEqualStrategyNumber,
+				F_INT8EQ, Int64GetDatum((int64) storage_id));
+	ScanKeyInit(&key[1], Anum_stripe_first_row, BTLessEqualStrategyNumber,
+				F_INT8LE, Int64GetDatum((int64) rownum));
+	scan = systable_beginscan_ordered(rel, idx, snapshot, 2, key);
+	while (HeapTupleIsValid(tup = systable_getnext_ordered(scan, BackwardScanDirection)))
+	{
+		deform_stripe_tuple(rel, tup, result);
+		if (result->row_count == 0)
+			continue;
+		found = rownum < result->first_rownum + result->row_count;
+		break;
+	}
+	systable_endscan_ordered(scan);
+	index_close(idx, AccessShareLock);
+	table_close(rel, AccessShareLock);
+	return found;
+}
+
+/*
+ * TesseraCountRows
+ *		Rows in the complete stripes visible to snapshot.
+ */
+uint64
+TesseraCountRows(uint64 storage_id, Snapshot snapshot)
+{
+	List	   *stripes = TesseraListStripes(storage_id, snapshot);
+	ListCell   *lc;
+	uint64		n = 0;
+
+	foreach(lc, stripes)
+		n += ((TesseraStripe *) lfirst(lc))->row_count;
+	list_free_deep(stripes);
+	return n;
+}
+
+/*
+ * TesseraDeleteStripes
+ *		Delete every catalog row of a storage (its relfilenode is being
+ *		dropped or replaced by this transaction).  Transactional.
+ */
+void
+TesseraDeleteStripes(uint64 storage_id)
+{
+	Oid			relid = TesseraInternalRelid("stripe", true);
+	Oid			idxid = TesseraInternalRelid("stripe_first_row_idx", true);
+	Relation	rel;
+	ScanKeyData key[1];
+	SysScanDesc scan;
+	HeapTuple	tup;
+
+	/* DROP EXTENSION ... CASCADE may have dropped the catalog first */
+	if (!OidIsValid(relid) || !OidIsValid(idxid))
+		return;
+
+	rel = table_open(relid, RowExclusiveLock);
+	ScanKeyInit(&key[0], Anum_stripe_storage_id, BTEqualStrategyNumber,
+				F_INT8EQ, Int64GetDatum((int64) storage_id));
+	scan = systable_beginscan(rel, idxid, true, SnapshotSelf, 1, key);
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+		simple_heap_delete(rel, &tup->t_self);
+	systable_endscan(scan);
+	table_close(rel, NoLock);
+}

@@ -1,0 +1,874 @@
+/*-------------------------------------------------------------------------
+ *
+ * chunk.c
+ *	  Encode one column of one row group into a chunk, and back.
+ *
+ * NOTES
+ *	  The raw payload of a chunk is a sequence of MAXALIGN'd sections:
+ *
+ *		[null bitmap]	present only if some but not all values are NULL;
+ *						bit set = value present, as in heap tuples
+ *		values			the non-NULL values in row order, by encoding:
+ *			INT			integer section (intcodec.c) of the values' bits
+ *			DECIMAL		decimal section (decimal.c)
+ *			PLAIN		uint32 byte count, then the values laid out as in a
+ *						heap tuple: varlenas with a 1-byte header when they
+ *						fit, else 4-byte header at the type's alignment;
+ *						fixed-length values at a stride of their aligned
+ *						length; cstrings NUL-terminated
+ *			DICT		uint32 entry count, the distinct values as PLAIN,
+ *						then an integer section of codes
+ *
+ *	  The codec (zstd, lz4, pglz) is applied to the whole raw payload only
+ *	  when it saves at least 1/32 of it; otherwise the chunk is stored raw.
+ *
+ *	  Decoded by-reference values point into the raw payload, which the
+ *	  caller keeps alive as long as it uses the Datums.  Every length and
+ *	  offset read from disk is checked before use; a bad one is reported
+ *	  through the caller's corruption callback, never trusted.
+ *
+ * IDENTIFICATION
+ *	  src/encoding/chunk.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/tupmacs.h"
+#include "catalog/pg_type.h"
+#include "common/hashfn.h"
+#include "port/pg_bitutils.h"
+#include "utils/builtins.h"
+#include "utils/float.h"
+#include "utils/lsyscache.h"
+#include "utils/typcache.h"
+
+#include "tessera/encoding.h"
+#include "tessera/tessera.h"
+
+/* dictionary limits */
+#define DICT_MAX_ENTRIES	65536
+#define DICT_MIN_VALUES		8
+#define STATS_MAX_BYTES		1024
+
+typedef struct DictKey
+{
+	const char *ptr;
+	uint32		len;
+} DictKey;
+
+typedef struct DictEntry
+{
+	DictKey		key;
+	uint32		hash;
+	uint32		code;
+	char		status;
+} DictEntry;
+
+#define SH_PREFIX dict
+#define SH_ELEMENT_TYPE DictEntry
+#define SH_KEY_TYPE DictKey
+#define SH_KEY key
+#define SH_HASH_KEY(tb, k) hash_bytes((const unsigned char *) (k).ptr, (int) (k).len)
+#define SH_EQUAL(tb, a, b) ((a).len == (b).len && memcmp((a).ptr, (b).ptr, (a).len) == 0)
+#define SH_STORE_HASH
+#define SH_GET_HASH(tb, a) a->hash
+#define SH_SCOPE static inline
+#define SH_DECLARE
+#define SH_DEFINE
+#include "lib/simplehash.h"
+
+void
+TesseraColumnTypeInit(TesseraColumnType *type, Form_pg_attribute attr)
+{
+	Oid			base = getBaseType(attr->atttypid);
+
+	memset(type, 0, sizeof(TesseraColumnType));
+	type->typid = attr->atttypid;
+	type->collation = attr->attcollation;
+	type->typlen = attr->attlen;
+	type->typbyval = attr->attbyval;
+	type->typalign = attr->attalign;
+
+	if (base == NUMERICOID)
+		type->kind = TESSERA_KIND_NUMERIC;
+	else if (attr->attbyval)
+		type->kind = TESSERA_KIND_BYVAL;
+	else if (attr->attlen > 0)
+		type->kind = TESSERA_KIND_FIXED;
+	else if (attr->attlen == -1)
+		type->kind = TESSERA_KIND_VARLENA;
+	else
+		type->kind = TESSERA_KIND_CSTRING;
+
+	switch (base)
+	{
+		case INT2OID:
+		case INT4OID:
+		case INT8OID:
+		case DATEOID:
+		case TIMEOID:
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+		case CASHOID:
+		case BOOLOID:
+			type->stats = attr->attbyval ? TESSERA_STATS_SIGNED : TESSERA_STATS_CMP;
+			break;
+		case FLOAT4OID:
+			type->stats = TESSERA_STATS_FLOAT4;
+			break;
+		case FLOAT8OID:
+			type->stats = attr->attbyval ? TESSERA_STATS_FLOAT8 : TESSERA_STATS_CMP;
+			break;
+		default:
+			type->stats = TESSERA_STATS_CMP;
+			break;
+	}
+	if (type->stats == TESSERA_STATS_CMP)
+	{
+		TypeCacheEntry *tc = lookup_type_cache(base, TYPECACHE_CMP_PROC_FINFO);
+
+		if (OidIsValid(tc->cmp_proc))
+			fmgr_info_copy(&type->cmp, &tc->cmp_proc_finfo, CurrentMemoryContext);
+		else
+			type->stats = TESSERA_STATS_NONE;
+	}
+}
+
+/* ---- helpers ---- */
+
+static inline int64
+byval_to_int(Datum d, int typlen)
+{
+	switch (typlen)
+	{
+		case 1:
+			return (int64) (int8) DatumGetChar(d);
+		case 2:
+			return (int64) DatumGetInt16(d);
+		case 4:
+			return (int64) DatumGetInt32(d);
+		default:
+			return DatumGetInt64(d);
+	}
+}
+
+static inline Datum
+int_to_byval(int64 v, int typlen)
+{
+	switch (typlen)
+	{
+		case 1:
+			return CharGetDatum((char) (int8) v);
+		case 2:
+			return Int16GetDatum((int16) v);
+		case 4:
+			return Int32GetDatum((int32) v);
+		default:
+			return Int64GetDatum(v);
+	}
+}
+
+static inline Size
+fixed_stride(const TesseraColumnType *type)
+{
+	return att_align_nominal(type->typlen, type->typalign);
+}
+
+/* bytes a value takes in a PLAIN stream, without alignment padding */
+static inline void
+value_bytes(const TesseraColumnType *type, Datum d, const char **ptr, uint32 *len)
+{
+	if (type->typlen > 0)
+	{
+		*ptr = DatumGetPointer(d);
+		*len = type->typlen;
+	}
+	else if (type->typlen == -1)
+	{
+		*ptr = VARDATA_ANY(DatumGetPointer(d));
+		*len = VARSIZE_ANY_EXHDR(DatumGetPointer(d));
+	}
+	else
+	{
+		*ptr = DatumGetCString(d);
+		*len = strlen(*ptr) + 1;
+	}
+}
+
+/* Append n values as a PLAIN section. */
+static void
+encode_plain(const TesseraColumnType *type, const Datum *vals, int n, TesseraBuf *out)
+{
+	Size		hdr_pos = out->len;
+	Size		start;
+	uint32		nbytes;
+
+	TesseraBufAppendSpace(out, sizeof(uint32));
+	TesseraBufAlign(out);
+	start = out->len;
+
+	if (type->typlen > 0)
+	{
+		Size		stride = fixed_stride(type);
+		char	   *dst = TesseraBufAppendSpace(out, stride * n);
+
+		memset(dst, 0, stride * n);
+		for (int i = 0; i < n; i++)
+			memcpy(dst + stride * i, DatumGetPointer(vals[i]), type->typlen);
+	}
+	else if (type->typlen == -1)
+	{
+		for (int i = 0; i < n; i++)
+		{
+			const char *data = VARDATA_ANY(DatumGetPointer(vals[i]));
+			Size		len = VARSIZE_ANY_EXHDR(DatumGetPointer(vals[i]));
+
+			if (len + VARHDRSZ_SHORT <= VARATT_SHORT_MAX)
+			{
+				char	   *dst = TesseraBufAppendSpace(out, len + VARHDRSZ_SHORT);
+
+				SET_VARSIZE_SHORT(dst, len + VARHDRSZ_SHORT);
+				memcpy(dst + VARHDRSZ_SHORT, data, len);
+			}
+			else
+			{
+				Size		rel = out->len - start;
+				Size		pad = att_align_nominal(rel, type->typalign) - rel;
+				char	   *dst;
+
+				if (pad > 0)
+					memset(TesseraBufAppendSpace(out, pad), 0, pad);
+				dst = TesseraBufAppendSpace(out, len + VARHDRSZ);
+				SET_VARSIZE(dst, len + VARHDRSZ);
+				memcpy(dst + VARHDRSZ, data, len);
+			}
+		}
+	}
+	else
+	{
+		for (int i = 0; i < n; i++)
+		{
+			const char *s = DatumGetCString(vals[i]);
+
+			TesseraBufAppend(out, s, strlen(s) + 1);
+		}
+	}
+	if (out->len - start > PG_UINT32_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("tessera chunk exceeds 4 GB")));
+	nbytes = (uint32) (out->len - start);
+	memcpy(out->data + hdr_pos, &nbytes, sizeof(uint32));
+	TesseraBufAlign(out);
+}
+
+static const char *
+decode_plain(const TesseraColumnType *type, const char *p, const char *end, int n, Datum *out)
+{
+	uint32		nbytes;
+	const char *stream;
+
+	if (end - p < (ptrdiff_t) sizeof(uint32))
+		return NULL;
+	memcpy(&nbytes, p, sizeof(uint32));
+	stream = p + MAXALIGN(sizeof(uint32));
+	if (stream > end || (Size) (end - stream) < nbytes)
+		return NULL;
+
+	if (type->typlen > 0)
+	{
+		Size		stride = fixed_stride(type);
+
+		if ((Size) n * stride != nbytes)
+			return NULL;
+		for (int i = 0; i < n; i++)
+			out[i] = PointerGetDatum(stream + stride * i);
+	}
+	else if (type->typlen == -1)
+	{
+		Size		off = 0;
+
+		for (int i = 0; i < n; i++)
+		{
+			const char *v;
+			Size		len;
+
+			if (off >= nbytes)
+				return NULL;
+			off = att_align_pointer(off, type->typalign, -1, stream + off);
+			if (off >= nbytes)
+				return NULL;
+			v = stream + off;
+			if (VARATT_IS_1B(v))
+			{
+				if (VARATT_IS_1B_E(v))
+					return NULL;
+				len = VARSIZE_1B(v);
+				if (len < VARHDRSZ_SHORT)
+					return NULL;
+			}
+			else
+			{
+				if (off + VARHDRSZ > nbytes || !VARATT_IS_4B_U(v))
+					return NULL;
+				len = VARSIZE_4B(v);
+				if (len < VARHDRSZ)
+					return NULL;
+			}
+			if (off + len > nbytes)
+				return NULL;
+			out[i] = PointerGetDatum(v);
+			off += len;
+		}
+		if (MAXALIGN(off) != MAXALIGN(nbytes))
+			return NULL;
+	}
+	else
+	{
+		Size		off = 0;
+
+		for (int i = 0; i < n; i++)
+		{
+			Size		len;
+
+			if (off >= nbytes)
+				return NULL;
+			len = strnlen(stream + off, nbytes - off);
+			if (off + len >= nbytes)
+				return NULL;
+			out[i] = PointerGetDatum(stream + off);
+			off += len + 1;
+		}
+	}
+	return stream + MAXALIGN(nbytes);
+}
+
+/* ---- min/max ---- */
+
+static int
+cmp_datum(const TesseraColumnType *type, Datum a, Datum b)
+{
+	switch (type->stats)
+	{
+		case TESSERA_STATS_SIGNED:
+			{
+				int64		x = byval_to_int(a, type->typlen);
+				int64		y = byval_to_int(b, type->typlen);
+
+				return (x > y) - (x < y);
+			}
+		case TESSERA_STATS_FLOAT4:
+			return float4_cmp_internal(DatumGetFloat4(a), DatumGetFloat4(b));
+		case TESSERA_STATS_FLOAT8:
+			return float8_cmp_internal(DatumGetFloat8(a), DatumGetFloat8(b));
+		case TESSERA_STATS_CMP:
+			return DatumGetInt32(FunctionCall2Coll((FmgrInfo *) &type->cmp,
+												   type->collation, a, b));
+		default:
+			return 0;
+	}
+}
+
+static void
+minmax_datums(const TesseraColumnType *type, const Datum *vals, int n,
+			  TesseraEncodedChunk *out)
+{
+	int			imin = 0,
+				imax = 0;
+
+	if (type->stats == TESSERA_STATS_NONE || n == 0)
+		return;
+	for (int i = 1; i < n; i++)
+	{
+		if (cmp_datum(type, vals[i], vals[imin]) < 0)
+			imin = i;
+		else if (cmp_datum(type, vals[i], vals[imax]) > 0)
+			imax = i;
+	}
+	out->has_stats = true;
+	out->min = vals[imin];
+	out->max = vals[imax];
+}
+
+static void
+minmax_ints(const TesseraColumnType *type, const Datum *vals, const int64 *ints, int n,
+			TesseraEncodedChunk *out)
+{
+	int			imin = 0,
+				imax = 0;
+
+	if (type->stats != TESSERA_STATS_SIGNED)
+	{
+		minmax_datums(type, vals, n, out);
+		return;
+	}
+	for (int i = 1; i < n; i++)
+	{
+		if (ints[i] < ints[imin])
+			imin = i;
+		else if (ints[i] > ints[imax])
+			imax = i;
+	}
+	out->has_stats = true;
+	out->min = vals[imin];
+	out->max = vals[imax];
+}
+
+/* ---- dictionary ---- */
+
+/*
+ * Try a dictionary encoding.  Appends the section and returns true if it is
+ * worth it: few enough distinct values and clearly smaller than PLAIN.
+ */
+static bool
+try_dict(const TesseraColumnType *type, const Datum *vals, int n, TesseraBuf *out,
+		 TesseraEncodedChunk *chunk)
+{
+	dict_hash  *ht;
+	int64	   *codes;
+	Datum	   *entries;
+	uint32		ndict = 0;
+	uint64		plain_bytes = 0;
+	uint64		dict_bytes = 0;
+	int			limit = Min(DICT_MAX_ENTRIES, n / 2 + 1);
+	Size		hdr_pos;
+
+	if (n < DICT_MIN_VALUES)
+		return false;
+
+	ht = dict_create(CurrentMemoryContext, 256, NULL);
+	codes = palloc(sizeof(int64) * n);
+	entries = palloc(sizeof(Datum) * (limit + 1));
+	for (int i = 0; i < n; i++)
+	{
+		DictKey		key;
+		DictEntry  *e;
+		bool		found;
+
+		value_bytes(type, vals[i], &key.ptr, &key.len);
+		plain_bytes += key.len + 1;
+		e = dict_insert(ht, key, &found);
+		if (!found)
+		{
+			if (ndict >= (uint32) limit)
+			{
+				dict_destroy(ht);
+				pfree(codes);
+				pfree(entries);
+				return false;
+			}
+			e->code = ndict;
+			entries[ndict++] = vals[i];
+			dict_bytes += key.len + 4;
+		}
+		codes[i] = e->code;
+	}
+	dict_destroy(ht);
+
+	/* codes need about log2(ndict) bits each before the codec */
+	if (dict_bytes + ((uint64) n * (pg_leftmost_one_pos32(Max(ndict, 2) - 1) + 1)) / 8 >=
+		plain_bytes - plain_bytes / 8)
+	{
+		pfree(codes);
+		pfree(entries);
+		return false;
+	}
+
+	hdr_pos = out->len;
+	TesseraBufAppendSpace(out, sizeof(uint32));
+	memcpy(out->data + hdr_pos, &ndict, sizeof(uint32));
+	TesseraBufAlign(out);
+	encode_plain(type, entries, ndict, out);
+	TesseraEncodeInts(codes, n, out);
+
+	minmax_datums(type, entries, ndict, chunk);
+	pfree(codes);
+	pfree(entries);
+	return true;
+}
+
+static const char *
+decode_dict(const TesseraColumnType *type, const char *p, const char *end, int n, Datum *out)
+{
+	uint32		ndict;
+	Datum	   *entries;
+	int64	   *codes;
+
+	if (end - p < (ptrdiff_t) sizeof(uint32))
+		return NULL;
+	memcpy(&ndict, p, sizeof(uint32));
+	if (ndict == 0 || ndict > DICT_MAX_ENTRIES || ndict > (uint32) n)
+		return NULL;
+	p += MAXALIGN(sizeof(uint32));
+	entries = palloc(sizeof(Datum) * ndict);
+	p = decode_plain(type, p, end, ndict, entries);
+	if (p == NULL)
+		return NULL;
+	codes = palloc(sizeof(int64) * n);
+	p = TesseraDecodeInts(p, end, n, codes);
+	if (p == NULL)
+		return NULL;
+	for (int i = 0; i < n; i++)
+	{
+		if ((uint64) codes[i] >= ndict)
+			return NULL;
+		out[i] = entries[codes[i]];
+	}
+	pfree(codes);
+	pfree(entries);
+	return p;
+}
+
+/* ---- chunks ---- */
+
+/*
+ * TesseraEncodeChunk
+ *		Encode nrows values of one column.  Allocates out->stored in the
+ *		current memory context; out->min/max may point into values.
+ */
+void
+TesseraEncodeChunk(const TesseraColumnType *type, const Datum *values,
+				   const bool *isnull, int nrows, int codec, int level,
+				   TesseraEncodedChunk *out)
+{
+	TesseraBuf	raw;
+	const Datum *vals = values;
+	Datum	   *dense = NULL;
+	int			n = 0;
+	Size		estimate = 64;
+
+	memset(out, 0, sizeof(TesseraEncodedChunk));
+	for (int i = 0; i < nrows; i++)
+		if (!isnull[i])
+			n++;
+	out->value_count = n;
+	for (int i = 0; i < nrows; i++)
+	{
+		if (isnull[i])
+			continue;
+		if (type->typlen > 0)
+			out->logical_bytes += type->typlen;
+		else if (type->typlen == -1)
+			out->logical_bytes += VARSIZE_ANY(DatumGetPointer(values[i]));
+		else
+			out->logical_bytes += strlen(DatumGetCString(values[i])) + 1;
+	}
+	if (n == 0)
+	{
+		out->encoding = TESSERA_ENC_ABSENT;
+		out->codec = TESSERA_CODEC_NONE;
+		TesseraBufInit(&out->stored, 0);
+		return;
+	}
+
+	if (type->typlen > 0)
+		estimate += (Size) n * (type->typlen + 1);
+	else
+		estimate += (Size) n * 16;
+	TesseraBufInit(&raw, estimate);
+
+	if (n < nrows)
+	{
+		Size		nbytes = (nrows + 7) / 8;
+		uint8	   *bits = (uint8 *) TesseraBufAppendSpace(&raw, nbytes);
+
+		memset(bits, 0, nbytes);
+		dense = palloc(sizeof(Datum) * n);
+		for (int i = 0, j = 0; i < nrows; i++)
+		{
+			if (!isnull[i])
+			{
+				bits[i >> 3] |= (1 << (i & 7));
+				dense[j++] = values[i];
+			}
+		}
+		TesseraBufAlign(&raw);
+		vals = dense;
+	}
+
+	switch (type->kind)
+	{
+		case TESSERA_KIND_BYVAL:
+			{
+				int64	   *ints = palloc(sizeof(int64) * n);
+
+				for (int i = 0; i < n; i++)
+					ints[i] = byval_to_int(vals[i], type->typlen);
+				TesseraEncodeInts(ints, n, &raw);
+				out->encoding = TESSERA_ENC_INT;
+				minmax_ints(type, vals, ints, n, out);
+				pfree(ints);
+				break;
+			}
+		case TESSERA_KIND_NUMERIC:
+			{
+				int			imin,
+							imax;
+
+				if (TesseraEncodeDecimal(vals, n, &raw, &imin, &imax))
+				{
+					out->encoding = TESSERA_ENC_DECIMAL;
+					out->has_stats = true;
+					out->min = vals[imin];
+					out->max = vals[imax];
+					break;
+				}
+			}
+			/* FALLTHROUGH */
+		default:
+			if (try_dict(type, vals, n, &raw, out))
+				out->encoding = TESSERA_ENC_DICT;
+			else
+			{
+				encode_plain(type, vals, n, &raw);
+				out->encoding = TESSERA_ENC_PLAIN;
+				minmax_datums(type, vals, n, out);
+			}
+			break;
+	}
+
+	if (raw.len > PG_UINT32_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("tessera chunk of %zu bytes exceeds the 4 GB limit", raw.len)));
+	out->raw_bytes = (uint32) raw.len;
+	out->codec = TESSERA_CODEC_NONE;
+	if (codec != TESSERA_CODEC_NONE && raw.len >= 64)
+	{
+		Size		n_comp;
+
+		TesseraBufInit(&out->stored, raw.len / 2 + 64);
+		n_comp = TesseraCompress(codec, level, raw.data, raw.len, &out->stored);
+		if (n_comp > 0 && n_comp < raw.len - raw.len / 32)
+		{
+			out->codec = codec;
+			TesseraBufFree(&raw);
+		}
+		else
+			TesseraBufFree(&out->stored);
+	}
+	if (out->codec == TESSERA_CODEC_NONE)
+		out->stored = raw;
+	if (dense)
+		pfree(dense);
+}
+
+/*
+ * TesseraDecodeChunk
+ *		Decode a chunk's stored bytes (already checksummed by the caller,
+ *		followed by TESSERA_DECODE_PADDING addressable bytes) into nrows
+ *		values and null flags.  By-reference values point into memory
+ *		allocated in the current context, or into stored itself.
+ */
+void
+TesseraDecodeChunk(const TesseraColumnType *type, const TesseraChunkDisk *chunk,
+				   const char *stored, int nrows, Datum *values, bool *isnull,
+				   TesseraCorruptFn corrupt, void *arg)
+{
+	const char *raw;
+	const char *p;
+	const char *end;
+	const uint8 *bits = NULL;
+	int			n = chunk->value_count;
+
+	if (chunk->encoding == TESSERA_ENC_ABSENT)
+	{
+		if (n != 0 || chunk->stored_bytes != 0)
+			corrupt(arg, "absent chunk with values");
+		memset(values, 0, sizeof(Datum) * nrows);
+		memset(isnull, true, sizeof(bool) * nrows);
+		return;
+	}
+	if (n == 0 || n > nrows)
+		corrupt(arg, "invalid value count");
+
+	if (chunk->codec == TESSERA_CODEC_NONE)
+	{
+		if (chunk->raw_bytes != chunk->stored_bytes)
+			corrupt(arg, "raw size differs from stored size");
+		raw = stored;
+	}
+	else
+	{
+		char	   *buf = MemoryContextAllocHuge(CurrentMemoryContext,
+												 (Size) chunk->raw_bytes + TESSERA_DECODE_PADDING);
+
+		if (!TesseraDecompress(chunk->codec, stored, chunk->stored_bytes, buf, chunk->raw_bytes))
+			corrupt(arg, "decompression failed");
+		memset(buf + chunk->raw_bytes, 0, TESSERA_DECODE_PADDING);
+		raw = buf;
+	}
+	p = raw;
+	end = raw + chunk->raw_bytes;
+
+	if (n < nrows)
+	{
+		Size		nbytes = (nrows + 7) / 8;
+		int			count = 0;
+
+		if ((Size) (end - p) < nbytes)
+			corrupt(arg, "null bitmap truncated");
+		bits = (const uint8 *) p;
+		for (Size i = 0; i < nbytes; i++)
+			count += pg_popcount32(bits[i]);
+		/* bits past nrows must be clear */
+		if (count != n || (nrows % 8 != 0 && (bits[nbytes - 1] >> (nrows % 8)) != 0))
+			corrupt(arg, "null bitmap does not match the value count");
+		p += MAXALIGN(nbytes);
+	}
+
+	switch (chunk->encoding)
+	{
+		case TESSERA_ENC_INT:
+			if (type->kind != TESSERA_KIND_BYVAL)
+				corrupt(arg, "integer encoding for a non-integer column");
+			if (type->typlen == 1)
+			{
+				int64	   *ints = palloc(sizeof(int64) * n);
+
+				p = TesseraDecodeInts(p, end, n, ints);
+				if (p != NULL)
+					for (int i = 0; i < n; i++)
+						values[i] = int_to_byval(ints[i], 1);
+				pfree(ints);
+			}
+			else
+			{
+				/*
+				 * For typlen 2, 4 and 8 a sign-extended int64 has the same
+				 * bits as the Datum, so decode in place.
+				 */
+				StaticAssertStmt(sizeof(Datum) == sizeof(int64), "Datum must be 64 bits");
+				p = TesseraDecodeInts(p, end, n, (int64 *) values);
+			}
+			break;
+		case TESSERA_ENC_DECIMAL:
+			if (type->kind != TESSERA_KIND_NUMERIC)
+				corrupt(arg, "decimal encoding for a non-numeric column");
+			p = TesseraDecodeDecimal(p, end, n, values);
+			break;
+		case TESSERA_ENC_PLAIN:
+			if (type->kind == TESSERA_KIND_BYVAL)
+				corrupt(arg, "plain encoding for a pass-by-value column");
+			p = decode_plain(type, p, end, n, values);
+			break;
+		case TESSERA_ENC_DICT:
+			if (type->kind == TESSERA_KIND_BYVAL)
+				corrupt(arg, "dictionary encoding for a pass-by-value column");
+			p = decode_dict(type, p, end, n, values);
+			break;
+		default:
+			corrupt(arg, "unknown encoding");
+	}
+	if (p == NULL)
+		corrupt(arg, "malformed values");
+
+	if (bits == NULL)
+		memset(isnull, false, sizeof(bool) * nrows);
+	else
+	{
+		int			j = n - 1;
+
+		for (int i = nrows - 1; i >= 0; i--)
+		{
+			if (bits[i >> 3] & (1 << (i & 7)))
+			{
+				values[i] = values[j--];
+				isnull[i] = false;
+			}
+			else
+			{
+				values[i] = (Datum) 0;
+				isnull[i] = true;
+			}
+		}
+	}
+}
+
+/* ---- stats serialization ---- */
+
+bool
+TesseraStatSerialize(const TesseraColumnType *type, Datum value, TesseraBuf *out,
+					 uint32 *off, uint32 *len)
+{
+	Size		n;
+
+	if (type->typbyval)
+	{
+		char		tmp[sizeof(Datum)];
+
+		store_att_byval(tmp, value, type->typlen);
+		*off = (uint32) out->len;
+		*len = type->typlen;
+		TesseraBufAppend(out, tmp, type->typlen);
+		return true;
+	}
+	if (type->typlen > 0)
+		n = type->typlen;
+	else if (type->typlen == -1)
+		n = VARSIZE_ANY(DatumGetPointer(value));
+	else
+		n = strlen(DatumGetCString(value)) + 1;
+	if (n > STATS_MAX_BYTES)
+		return false;
+	*off = (uint32) out->len;
+	*len = (uint32) n;
+	TesseraBufAppend(out, DatumGetPointer(value), n);
+	return true;
+}
+
+/*
+ * TesseraStatDeserialize
+ *		A Datum for a serialized min/max, palloc'd in the current context.
+ *		Returns (Datum) 0 for bytes that do not form a valid value.
+ */
+Datum
+TesseraStatDeserialize(const TesseraColumnType *type, const char *data, uint32 len)
+{
+	char	   *copy;
+
+	if (type->typbyval)
+	{
+		if (len != (uint32) type->typlen)
+			return (Datum) 0;
+		switch (len)
+		{
+			case 1:
+				return CharGetDatum(data[0]);
+			case 2:
+				{
+					int16		v;
+
+					memcpy(&v, data, sizeof(v));
+					return Int16GetDatum(v);
+				}
+			case 4:
+				{
+					int32		v;
+
+					memcpy(&v, data, sizeof(v));
+					return Int32GetDatum(v);
+				}
+			case 8:
+				{
+					int64		v;
+
+					memcpy(&v, data, sizeof(v));
+					return Int64GetDatum(v);
+				}
+			default:
+				return (Datum) 0;
+		}
+	}
+	if (type->typlen > 0 && len != (uint32) type->typlen)
+		return (Datum) 0;
+	if (type->typlen == -1 && (len < 1 || VARSIZE_ANY(data) != len ||
+							   VARATT_IS_EXTERNAL(data) || VARATT_IS_COMPRESSED(data)))
+		return (Datum) 0;
+	if (type->typlen == -2 && (len < 1 || data[len - 1] != '\0'))
+		return (Datum) 0;
+	copy = palloc(MAXALIGN(len));
+	memcpy(copy, data, len);
+	return PointerGetDatum(copy);
+}

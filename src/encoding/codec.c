@@ -1,0 +1,188 @@
+/*-------------------------------------------------------------------------
+ *
+ * codec.c
+ *	  General-purpose compression of chunk payloads: zstd, lz4, pglz.
+ *
+ * NOTES
+ *	  The compressor appends to a TesseraBuf and returns the compressed
+ *	  size, or 0 when the codec cannot be applied; the caller then stores
+ *	  the payload uncompressed.  Decompression must produce exactly the
+ *	  recorded raw size, anything else is corruption.
+ *
+ *	  zstd keeps one compression and one decompression context per backend
+ *	  (allocated by libzstd with malloc, reused for every chunk).
+ *
+ * IDENTIFICATION
+ *	  src/encoding/codec.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "common/pg_lzcompress.h"
+#include "utils/memutils.h"
+
+#include <lz4.h>
+#include <zstd.h>
+
+#include "tessera/encoding.h"
+#include "tessera/tessera.h"
+
+static ZSTD_CCtx *zstd_cctx = NULL;
+static ZSTD_DCtx *zstd_dctx = NULL;
+
+bool
+TesseraCodecAvailable(int codec)
+{
+	return codec >= TESSERA_CODEC_NONE && codec <= TESSERA_CODEC_ZSTD;
+}
+
+Size
+TesseraCompress(int codec, int level, const char *src, Size srclen, TesseraBuf *dst)
+{
+	switch (codec)
+	{
+		case TESSERA_CODEC_ZSTD:
+			{
+				Size		bound = ZSTD_compressBound(srclen);
+				size_t		n;
+
+				if (zstd_cctx == NULL)
+				{
+					zstd_cctx = ZSTD_createCCtx();
+					if (zstd_cctx == NULL)
+						ereport(ERROR,
+								(errcode(ERRCODE_OUT_OF_MEMORY),
+								 errmsg("out of memory creating a zstd compression context")));
+				}
+				TesseraBufReserve(dst, bound);
+				n = ZSTD_compressCCtx(zstd_cctx, dst->data + dst->len, bound,
+									  src, srclen, level);
+				if (ZSTD_isError(n))
+					return 0;
+				dst->len += n;
+				return n;
+			}
+		case TESSERA_CODEC_LZ4:
+			{
+				int			bound;
+				int			n;
+
+				if (srclen > LZ4_MAX_INPUT_SIZE)
+					return 0;
+				bound = LZ4_compressBound((int) srclen);
+				TesseraBufReserve(dst, bound);
+				n = LZ4_compress_default(src, dst->data + dst->len, (int) srclen, bound);
+				if (n <= 0)
+					return 0;
+				dst->len += n;
+				return n;
+			}
+		case TESSERA_CODEC_PGLZ:
+			{
+				int32		n;
+
+				if (srclen > PG_INT32_MAX / 2)
+					return 0;
+				TesseraBufReserve(dst, PGLZ_MAX_OUTPUT(srclen));
+				n = pglz_compress(src, (int32) srclen, dst->data + dst->len,
+								  PGLZ_strategy_always);
+				if (n < 0)
+					return 0;
+				dst->len += n;
+				return n;
+			}
+		default:
+			return 0;
+	}
+}
+
+bool
+TesseraDecompress(int codec, const char *src, Size srclen, char *dst, Size rawlen)
+{
+	switch (codec)
+	{
+		case TESSERA_CODEC_NONE:
+			if (srclen != rawlen)
+				return false;
+			memcpy(dst, src, srclen);
+			return true;
+		case TESSERA_CODEC_ZSTD:
+			{
+				size_t		n;
+
+				if (zstd_dctx == NULL)
+				{
+					zstd_dctx = ZSTD_createDCtx();
+					if (zstd_dctx == NULL)
+						ereport(ERROR,
+								(errcode(ERRCODE_OUT_OF_MEMORY),
+								 errmsg("out of memory creating a zstd decompression context")));
+				}
+				n = ZSTD_decompressDCtx(zstd_dctx, dst, rawlen, src, srclen);
+				return !ZSTD_isError(n) && n == rawlen;
+			}
+		case TESSERA_CODEC_LZ4:
+			if (srclen > LZ4_MAX_INPUT_SIZE || rawlen > PG_INT32_MAX)
+				return false;
+			return LZ4_decompress_safe(src, dst, (int) srclen, (int) rawlen) == (int) rawlen;
+		case TESSERA_CODEC_PGLZ:
+			if (srclen > PG_INT32_MAX || rawlen > PG_INT32_MAX)
+				return false;
+			return pglz_decompress(src, (int32) srclen, dst, (int32) rawlen, true) == (int32) rawlen;
+		default:
+			return false;
+	}
+}
+
+/* ---- TesseraBuf ---- */
+
+void
+TesseraBufInit(TesseraBuf *buf, Size cap)
+{
+	buf->cap = Max(cap, 64);
+	buf->data = MemoryContextAllocHuge(CurrentMemoryContext, buf->cap);
+	buf->len = 0;
+}
+
+void
+TesseraBufReserve(TesseraBuf *buf, Size extra)
+{
+	Size		need = buf->len + extra;
+	Size		cap = buf->cap;
+
+	if (need <= cap)
+		return;
+	if (need >= MaxAllocHugeSize / 2)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("tessera chunk buffer would exceed %zu bytes", (Size) MaxAllocHugeSize / 2)));
+	while (cap < need)
+		cap *= 2;
+	buf->data = repalloc_huge(buf->data, cap);
+	buf->cap = cap;
+}
+
+void
+TesseraBufAppend(TesseraBuf *buf, const void *data, Size len)
+{
+	memcpy(TesseraBufAppendSpace(buf, len), data, len);
+}
+
+void
+TesseraBufAlign(TesseraBuf *buf)
+{
+	Size		pad = MAXALIGN(buf->len) - buf->len;
+
+	if (pad > 0)
+		memset(TesseraBufAppendSpace(buf, pad), 0, pad);
+}
+
+void
+TesseraBufFree(TesseraBuf *buf)
+{
+	if (buf->data)
+		pfree(buf->data);
+	buf->data = NULL;
+	buf->len = buf->cap = 0;
+}

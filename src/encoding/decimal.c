@@ -1,0 +1,441 @@
+/*-------------------------------------------------------------------------
+ *
+ * decimal.c
+ *	  numeric values as scaled integers.
+ *
+ * NOTES
+ *	  A numeric chunk whose values are all finite, canonical and within
+ *	  38 significant digits is stored as one integer per value, scaled to
+ *	  the largest display scale of the chunk, plus each value's own display
+ *	  scale (nearly always constant, so it packs to nothing).  Runs of
+ *	  values that step by a near-constant amount, which is common (money,
+ *	  measurements, ratios), then delta-encode to a few bits per value.
+ *
+ *	  Decoding rebuilds exactly the bytes numeric.c would have produced
+ *	  (make_result: leading and trailing zero digits stripped, short header
+ *	  whenever scale and weight allow, zero is positive with weight 0); the
+ *	  encoder refuses any value it could not rebuild byte for byte, and the
+ *	  caller then falls back to a plain or dictionary encoding.  The layout
+ *	  of a numeric (sign/scale/weight header, base-10000 digits) is
+ *	  PostgreSQL's documented on-disk format, which pg_upgrade guarantees.
+ *
+ * IDENTIFICATION
+ *	  src/encoding/decimal.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "tessera/encoding.h"
+
+#ifdef HAVE_INT128
+
+#define NBASE				10000
+#define DEC_SHORT			0x8000
+#define DEC_SPECIAL			0xC000
+#define DEC_NEG				0x4000
+#define DEC_SHORT_SIGN		0x2000
+#define DEC_SHORT_DSCALE	0x1F80
+#define DEC_SHORT_DSHIFT	7
+#define DEC_SHORT_WSIGN		0x0040
+#define DEC_SHORT_WEIGHT	0x003F
+#define DEC_DSCALE_MASK		0x3FFF
+#define DEC_MAX_DIGITS		38	/* decimal digits that fit an int128 with room */
+#define DEC_MAX_BYTES		40	/* largest numeric we build: see build_numeric */
+
+#define DEC_MODE_INT64		1
+#define DEC_MODE_INT128		2
+
+typedef struct DecimalHeader
+{
+	uint8		mode;
+	uint8		reserved;
+	uint16		max_scale;
+	uint32		count;
+} DecimalHeader;
+
+static uint128 pow10_128[DEC_MAX_DIGITS + 1];
+static bool pow10_ready = false;
+
+static void
+init_pow10(void)
+{
+	if (pow10_ready)
+		return;
+	pow10_128[0] = 1;
+	for (int i = 1; i <= DEC_MAX_DIGITS; i++)
+		pow10_128[i] = pow10_128[i - 1] * 10;
+	pow10_ready = true;
+}
+
+static inline bool
+can_be_short(int dscale, int weight)
+{
+	return dscale <= (DEC_SHORT_DSCALE >> DEC_SHORT_DSHIFT) &&
+		weight <= DEC_SHORT_WEIGHT && weight >= -(DEC_SHORT_WEIGHT + 1);
+}
+
+/*
+ * Parse a numeric into magnitude * 10^-dscale.  Returns false for values we
+ * cannot rebuild exactly.
+ */
+static bool
+parse_numeric(Datum d, int128 *value, int *dscale_out)
+{
+	struct varlena *v = (struct varlena *) DatumGetPointer(d);
+	const char *p;
+	Size		len;
+	uint16		h;
+	bool		neg;
+	int			dscale,
+				weight,
+				ndigits;
+	const char *digits;
+	uint128		acc = 0;
+	const uint128 limit = pow10_128[DEC_MAX_DIGITS];
+
+	if (VARATT_IS_EXTERNAL(v) || VARATT_IS_COMPRESSED(v))
+		return false;
+	p = VARDATA_ANY(v);
+	len = VARSIZE_ANY_EXHDR(v);
+	if (len < sizeof(uint16))
+		return false;
+	memcpy(&h, p, sizeof(uint16));
+	if ((h & DEC_SPECIAL) == DEC_SPECIAL)
+		return false;
+	if (h & DEC_SHORT)
+	{
+		neg = (h & DEC_SHORT_SIGN) != 0;
+		dscale = (h & DEC_SHORT_DSCALE) >> DEC_SHORT_DSHIFT;
+		weight = (h & DEC_SHORT_WEIGHT);
+		if (h & DEC_SHORT_WSIGN)
+			weight -= DEC_SHORT_WEIGHT + 1;
+		digits = p + sizeof(uint16);
+		len -= sizeof(uint16);
+	}
+	else
+	{
+		int16		w;
+
+		if (len < 2 * sizeof(uint16))
+			return false;
+		neg = (h & DEC_NEG) != 0;
+		dscale = h & DEC_DSCALE_MASK;
+		memcpy(&w, p + sizeof(uint16), sizeof(int16));
+		weight = w;
+		digits = p + 2 * sizeof(uint16);
+		len -= 2 * sizeof(uint16);
+	}
+	if (len % sizeof(int16) != 0)
+		return false;
+	ndigits = len / sizeof(int16);
+
+	/* only the canonical form make_result() produces */
+	if (ndigits == 0)
+	{
+		if (neg || weight != 0)
+			return false;
+	}
+	if (((h & DEC_SHORT) != 0) != can_be_short(dscale, ndigits == 0 ? 0 : weight))
+		return false;
+	if (dscale > DEC_MAX_DIGITS)
+		return false;
+
+	if (ndigits > 0)
+	{
+		int16		first,
+					last;
+		int			e_last = 4 * (weight - (ndigits - 1)) + dscale;
+
+		memcpy(&first, digits, sizeof(int16));
+		memcpy(&last, digits + (ndigits - 1) * sizeof(int16), sizeof(int16));
+		if (first == 0 || last == 0)
+			return false;
+		if (ndigits > DEC_MAX_DIGITS / 4 + 2)
+			return false;
+
+		for (int i = 0; i < ndigits; i++)
+		{
+			int16		dig;
+
+			memcpy(&dig, digits + i * sizeof(int16), sizeof(int16));
+			if (dig < 0 || dig >= NBASE)
+				return false;
+			if (i == ndigits - 1 && e_last < 0)
+			{
+				int			k = -e_last;
+
+				/* digits below the display scale must be zero */
+				if (k > 3 || dig % (int) pow10_128[k] != 0)
+					return false;
+				if (acc > limit / pow10_128[4 - k])
+					return false;
+				acc = acc * pow10_128[4 - k] + (uint128) (dig / (int) pow10_128[k]);
+			}
+			else
+			{
+				if (acc > limit / NBASE)
+					return false;
+				acc = acc * NBASE + (uint128) dig;
+			}
+		}
+		if (e_last > 0)
+		{
+			if (e_last > DEC_MAX_DIGITS || acc > limit / pow10_128[e_last])
+				return false;
+			acc *= pow10_128[e_last];
+		}
+		if (acc >= limit)
+			return false;
+	}
+	*value = neg ? -(int128) acc : (int128) acc;
+	*dscale_out = dscale;
+	return true;
+}
+
+/*
+ * Write the numeric value * 10^-dscale at dst as a 4-byte-header varlena,
+ * exactly as make_result() would.  Returns its size (<= DEC_MAX_BYTES).
+ */
+static Size
+build_numeric(char *dst, int128 value, int dscale)
+{
+	bool		neg = value < 0;
+	uint128		m = neg ? (uint128) (-value) : (uint128) value;
+	uint16		groups[16];
+	int			k = 0;
+	int			r = dscale % 4;
+	uint32		pw = r ? (uint32) pow10_128[r] : NBASE;
+	int			low_weight = -((dscale + 3) / 4);
+	int			start,
+				ndigits,
+				weight;
+	char	   *p;
+	Size		size;
+
+	groups[k++] = (uint16) ((m % pw) * (NBASE / pw));
+	m /= pw;
+	while (m > PG_UINT64_MAX)
+	{
+		groups[k++] = (uint16) (m % NBASE);
+		m /= NBASE;
+	}
+	{
+		uint64		m64 = (uint64) m;
+
+		while (m64 != 0)
+		{
+			groups[k++] = (uint16) (m64 % NBASE);
+			m64 /= NBASE;
+		}
+	}
+	start = 0;
+	while (start < k && groups[start] == 0)
+		start++;
+	ndigits = k - start;
+	if (ndigits == 0)
+	{
+		weight = 0;
+		neg = false;
+	}
+	else
+	{
+		/* the highest group is nonzero by construction, unless k == 1 */
+		while (ndigits > 0 && groups[start + ndigits - 1] == 0)
+			ndigits--;
+		weight = low_weight + start + ndigits - 1;
+	}
+
+	p = dst + VARHDRSZ;
+	if (can_be_short(dscale, weight))
+	{
+		uint16		h = DEC_SHORT | (neg ? DEC_SHORT_SIGN : 0) |
+			(uint16) (dscale << DEC_SHORT_DSHIFT) |
+			(weight < 0 ? DEC_SHORT_WSIGN : 0) | (uint16) (weight & DEC_SHORT_WEIGHT);
+
+		memcpy(p, &h, sizeof(uint16));
+		p += sizeof(uint16);
+	}
+	else
+	{
+		uint16		h = (neg ? DEC_NEG : 0) | (uint16) (dscale & DEC_DSCALE_MASK);
+		int16		w = (int16) weight;
+
+		memcpy(p, &h, sizeof(uint16));
+		memcpy(p + sizeof(uint16), &w, sizeof(int16));
+		p += 2 * sizeof(uint16);
+	}
+	for (int j = 0; j < ndigits; j++)
+	{
+		int16		dig = (int16) groups[start + ndigits - 1 - j];
+
+		memcpy(p, &dig, sizeof(int16));
+		p += sizeof(int16);
+	}
+	size = p - dst;
+	SET_VARSIZE(dst, size);
+	return size;
+}
+
+/*
+ * TesseraEncodeDecimal
+ *		Append a decimal section for n non-NULL numerics, or return false
+ *		(appending nothing) if some value cannot be encoded exactly.  Sets
+ *		the indexes of the smallest and largest value.
+ */
+bool
+TesseraEncodeDecimal(const Datum *values, int n, TesseraBuf *out,
+					 int *min_idx, int *max_idx)
+{
+	int128	   *scaled = palloc(sizeof(int128) * Max(n, 1));
+	int64	   *scales = palloc(sizeof(int64) * Max(n, 1));
+	int			max_scale = 0;
+	bool		fits64 = true;
+	DecimalHeader hdr;
+
+	init_pow10();
+	for (int i = 0; i < n; i++)
+	{
+		int			ds;
+
+		if (!parse_numeric(values[i], &scaled[i], &ds))
+		{
+			pfree(scaled);
+			pfree(scales);
+			return false;
+		}
+		scales[i] = ds;
+		max_scale = Max(max_scale, ds);
+	}
+
+	*min_idx = *max_idx = 0;
+	for (int i = 0; i < n; i++)
+	{
+		int			up = max_scale - (int) scales[i];
+
+		if (up > 0)
+		{
+			uint128		mag = scaled[i] < 0 ? (uint128) (-scaled[i]) : (uint128) scaled[i];
+
+			if (mag > pow10_128[DEC_MAX_DIGITS] / pow10_128[up])
+			{
+				pfree(scaled);
+				pfree(scales);
+				return false;
+			}
+			scaled[i] *= (int128) pow10_128[up];
+		}
+		if (scaled[i] < PG_INT64_MIN || scaled[i] > PG_INT64_MAX)
+			fits64 = false;
+		if (scaled[i] < scaled[*min_idx])
+			*min_idx = i;
+		if (scaled[i] > scaled[*max_idx])
+			*max_idx = i;
+	}
+
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.mode = fits64 ? DEC_MODE_INT64 : DEC_MODE_INT128;
+	hdr.max_scale = (uint16) max_scale;
+	hdr.count = n;
+	TesseraBufAppend(out, &hdr, sizeof(hdr));
+	TesseraBufAlign(out);
+	TesseraEncodeInts(scales, n, out);
+	if (fits64)
+	{
+		int64	   *v64 = palloc(sizeof(int64) * Max(n, 1));
+
+		for (int i = 0; i < n; i++)
+			v64[i] = (int64) scaled[i];
+		TesseraEncodeInts(v64, n, out);
+		pfree(v64);
+	}
+	else
+		TesseraEncodeWide(scaled, n, out);
+
+	pfree(scaled);
+	pfree(scales);
+	return true;
+}
+
+/*
+ * TesseraDecodeDecimal
+ *		Decode n numerics into out (pointers into one palloc'd arena in the
+ *		current memory context).  Returns the end of the section or NULL.
+ */
+const char *
+TesseraDecodeDecimal(const char *p, const char *end, int n, Datum *out)
+{
+	DecimalHeader hdr;
+	int64	   *scales;
+	int128	   *scaled;
+	char	   *arena;
+	Size		pos = 0;
+
+	init_pow10();
+	if (end - p < (ptrdiff_t) sizeof(hdr))
+		return NULL;
+	memcpy(&hdr, p, sizeof(hdr));
+	if (hdr.count != (uint32) n || hdr.max_scale > DEC_MAX_DIGITS ||
+		(hdr.mode != DEC_MODE_INT64 && hdr.mode != DEC_MODE_INT128))
+		return NULL;
+	p += MAXALIGN(sizeof(hdr));
+
+	scales = palloc(sizeof(int64) * Max(n, 1));
+	scaled = palloc(sizeof(int128) * Max(n, 1));
+	p = TesseraDecodeInts(p, end, n, scales);
+	if (p == NULL)
+		return NULL;
+	if (hdr.mode == DEC_MODE_INT64)
+	{
+		int64	   *v64 = (int64 *) scaled; /* decode in place, widen backwards */
+
+		p = TesseraDecodeInts(p, end, n, v64);
+		if (p == NULL)
+			return NULL;
+		for (int i = n - 1; i >= 0; i--)
+			scaled[i] = (int128) v64[i];
+	}
+	else
+	{
+		p = TesseraDecodeWide(p, end, n, scaled);
+		if (p == NULL)
+			return NULL;
+	}
+
+	arena = palloc((Size) DEC_MAX_BYTES * Max(n, 1));
+	for (int i = 0; i < n; i++)
+	{
+		int128		v = scaled[i];
+		int			down;
+
+		if (scales[i] < 0 || scales[i] > hdr.max_scale)
+			return NULL;
+		down = hdr.max_scale - (int) scales[i];
+		if (down > 0)
+			v /= (int128) pow10_128[down];
+		if (v >= (int128) pow10_128[DEC_MAX_DIGITS] || v <= -(int128) pow10_128[DEC_MAX_DIGITS])
+			return NULL;
+		out[i] = PointerGetDatum(arena + pos);
+		pos += INTALIGN(build_numeric(arena + pos, v, (int) scales[i]));
+	}
+	pfree(scales);
+	pfree(scaled);
+	return p;
+}
+
+#else							/* !HAVE_INT128 */
+
+bool
+TesseraEncodeDecimal(const Datum *values, int n, TesseraBuf *out,
+					 int *min_idx, int *max_idx)
+{
+	return false;
+}
+
+const char *
+TesseraDecodeDecimal(const char *p, const char *end, int n, Datum *out)
+{
+	return NULL;
+}
+
+#endif							/* HAVE_INT128 */

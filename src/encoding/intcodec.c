@@ -1,0 +1,579 @@
+/*-------------------------------------------------------------------------
+ *
+ * intcodec.c
+ *	  Integer sequences: frame of reference, delta and run-length
+ *	  encodings over bit-packed offsets.
+ *
+ * NOTES
+ *	  Every pass-by-value column (integers, dates, timestamps, floats as
+ *	  bit patterns, booleans), dictionary codes, numeric scales and scaled
+ *	  numerics go through here.  The encoder computes the exact size of each
+ *	  candidate in one pass and keeps the smallest:
+ *
+ *		FOR		values = base + packed[i]
+ *		DELTA	values[0] = first, values[i] = values[i-1] + base + packed[i-1]
+ *		RLE		runs: value = base + packed_v[r], length = base2 + packed_l[r]
+ *
+ *	  Arithmetic is done on uint64 with wraparound, so every int64 sequence
+ *	  round-trips exactly whatever its range.  Packing is LSB-first; the
+ *	  decoder may read up to 9 bytes past the last packed byte, which the
+ *	  caller guarantees to be addressable (TESSERA_DECODE_PADDING).
+ *
+ *	  A section is a fixed header followed by its packed bytes, padded to
+ *	  MAXALIGN so that the next section starts aligned.
+ *
+ * IDENTIFICATION
+ *	  src/encoding/intcodec.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "port/pg_bitutils.h"
+
+#include "tessera/encoding.h"
+
+#define INT_MODE_FOR	1
+#define INT_MODE_DELTA	2
+#define INT_MODE_RLE	3
+
+typedef struct IntSectionHeader
+{
+	uint8		mode;
+	uint8		width;			/* bits per packed value (or run value) */
+	uint8		width2;			/* bits per run length (RLE) */
+	uint8		reserved[5];
+	uint32		count;			/* values */
+	uint32		runs;			/* RLE runs */
+	int64		base;
+	int64		base2;
+	int64		first;
+} IntSectionHeader;
+
+static inline int
+bits_for(uint64 range)
+{
+	return range == 0 ? 0 : pg_leftmost_one_pos64(range) + 1;
+}
+
+static inline Size
+packed_bytes(uint64 n, int width)
+{
+	return (Size) ((n * (uint64) width + 7) / 8);
+}
+
+/* Pack n values of width bits into out, which must hold packed_bytes + 9 zeroed bytes. */
+static void
+pack_bits(const uint64 *vals, uint64 n, int width, uint8 *out)
+{
+	uint64		bitpos = 0;
+
+	if (width == 0)
+		return;
+	if (width == 64)
+	{
+		memcpy(out, vals, n * sizeof(uint64));
+		return;
+	}
+	for (uint64 i = 0; i < n; i++)
+	{
+		Size		byte = bitpos >> 3;
+		int			shift = bitpos & 7;
+		uint64		word;
+
+		memcpy(&word, out + byte, sizeof(word));
+		word |= vals[i] << shift;
+		memcpy(out + byte, &word, sizeof(word));
+		if (shift + width > 64)
+			out[byte + 8] |= (uint8) (vals[i] >> (64 - shift));
+		bitpos += width;
+	}
+}
+
+static void
+unpack_bits(const uint8 *in, uint64 n, int width, uint64 *out)
+{
+	uint64		mask;
+	uint64		bitpos = 0;
+
+	if (width == 0)
+	{
+		memset(out, 0, n * sizeof(uint64));
+		return;
+	}
+	if (width == 64)
+	{
+		memcpy(out, in, n * sizeof(uint64));
+		return;
+	}
+	mask = (UINT64CONST(1) << width) - 1;
+	if (width <= 56)
+	{
+		for (uint64 i = 0; i < n; i++)
+		{
+			uint64		word;
+
+			memcpy(&word, in + (bitpos >> 3), sizeof(word));
+			out[i] = (word >> (bitpos & 7)) & mask;
+			bitpos += width;
+		}
+		return;
+	}
+	for (uint64 i = 0; i < n; i++)
+	{
+		Size		byte = bitpos >> 3;
+		int			shift = bitpos & 7;
+		uint64		word;
+		uint64		v;
+
+		memcpy(&word, in + byte, sizeof(word));
+		v = word >> shift;
+		if (shift + width > 64)
+			v |= ((uint64) in[byte + 8]) << (64 - shift);
+		out[i] = v & mask;
+		bitpos += width;
+	}
+}
+
+static uint8 *
+append_packed(TesseraBuf *out, const uint64 *vals, uint64 n, int width)
+{
+	Size		nbytes = packed_bytes(n, width);
+	uint8	   *p;
+
+	TesseraBufReserve(out, nbytes + 16);
+	p = (uint8 *) out->data + out->len;
+	memset(p, 0, nbytes + 16);
+	pack_bits(vals, n, width, p);
+	out->len += nbytes;
+	return p;
+}
+
+/*
+ * TesseraEncodeInts
+ *		Append an integer section for values[0..n) to out.
+ */
+void
+TesseraEncodeInts(const int64 *values, int n, TesseraBuf *out)
+{
+	IntSectionHeader hdr;
+	uint64		vmin,
+				vmax;
+	int64		smin,
+				smax,
+				dmin = 0,
+				dmax = 0;
+	uint64		runs = 0;
+	uint32		lmin = PG_UINT32_MAX,
+				lmax = 0,
+				runlen = 0;
+	uint64		size_for,
+				size_delta,
+				size_rle;
+	int			w_for,
+				w_delta,
+				w_len;
+	uint64	   *tmp;
+
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.count = n;
+	if (n == 0)
+	{
+		hdr.mode = INT_MODE_FOR;
+		TesseraBufAppend(out, &hdr, sizeof(hdr));
+		return;
+	}
+
+	/* one pass: range, delta range, runs */
+	smin = smax = values[0];
+	for (int i = 0; i < n; i++)
+	{
+		int64		v = values[i];
+
+		if (v < smin)
+			smin = v;
+		if (v > smax)
+			smax = v;
+		if (i > 0)
+		{
+			int64		d = (int64) ((uint64) v - (uint64) values[i - 1]);
+
+			if (i == 1)
+				dmin = dmax = d;
+			else
+			{
+				if (d < dmin)
+					dmin = d;
+				if (d > dmax)
+					dmax = d;
+			}
+			if (v != values[i - 1])
+			{
+				runs++;
+				lmin = Min(lmin, runlen);
+				lmax = Max(lmax, runlen);
+				runlen = 0;
+			}
+		}
+		runlen++;
+	}
+	runs++;
+	lmin = Min(lmin, runlen);
+	lmax = Max(lmax, runlen);
+
+	vmin = (uint64) smin;
+	vmax = (uint64) smax;
+	w_for = bits_for(vmax - vmin);
+	w_delta = bits_for((uint64) dmax - (uint64) dmin);
+	w_len = bits_for((uint64) (lmax - lmin));
+	size_for = (uint64) n * w_for;
+	size_delta = (uint64) (n - 1) * w_delta;
+	size_rle = runs * (uint64) (w_for + w_len) + 64;
+
+	tmp = palloc(sizeof(uint64) * (Size) n);
+	if (size_for <= size_delta && size_for <= size_rle)
+	{
+		hdr.mode = INT_MODE_FOR;
+		hdr.width = w_for;
+		hdr.base = smin;
+		TesseraBufAppend(out, &hdr, sizeof(hdr));
+		for (int i = 0; i < n; i++)
+			tmp[i] = (uint64) values[i] - vmin;
+		append_packed(out, tmp, n, w_for);
+	}
+	else if (size_delta <= size_rle)
+	{
+		hdr.mode = INT_MODE_DELTA;
+		hdr.width = w_delta;
+		hdr.base = dmin;
+		hdr.first = values[0];
+		TesseraBufAppend(out, &hdr, sizeof(hdr));
+		for (int i = 1; i < n; i++)
+			tmp[i - 1] = ((uint64) values[i] - (uint64) values[i - 1]) - (uint64) dmin;
+		append_packed(out, tmp, n - 1, w_delta);
+	}
+	else
+	{
+		uint64	   *lens = palloc(sizeof(uint64) * (Size) runs);
+		uint64		r = 0;
+
+		hdr.mode = INT_MODE_RLE;
+		hdr.width = w_for;
+		hdr.width2 = w_len;
+		hdr.runs = (uint32) runs;
+		hdr.base = smin;
+		hdr.base2 = lmin;
+		TesseraBufAppend(out, &hdr, sizeof(hdr));
+		runlen = 0;
+		for (int i = 0; i < n; i++)
+		{
+			if (i > 0 && values[i] != values[i - 1])
+			{
+				tmp[r] = (uint64) values[i - 1] - vmin;
+				lens[r] = runlen - lmin;
+				r++;
+				runlen = 0;
+			}
+			runlen++;
+		}
+		tmp[r] = (uint64) values[n - 1] - vmin;
+		lens[r] = runlen - lmin;
+		r++;
+		Assert(r == runs);
+		append_packed(out, tmp, runs, w_for);
+		append_packed(out, lens, runs, w_len);
+		pfree(lens);
+	}
+	pfree(tmp);
+	TesseraBufAlign(out);
+}
+
+/*
+ * TesseraDecodeInts
+ *		Decode a section of n integers starting at p.  Returns the start of
+ *		the next section, or NULL if the section is malformed.
+ */
+const char *
+TesseraDecodeInts(const char *p, const char *end, int n, int64 *out)
+{
+	IntSectionHeader hdr;
+	const uint8 *data;
+
+	if (end - p < (ptrdiff_t) sizeof(hdr))
+		return NULL;
+	memcpy(&hdr, p, sizeof(hdr));
+	data = (const uint8 *) p + sizeof(hdr);
+	if (hdr.count != (uint32) n || hdr.width > 64 || hdr.width2 > 64)
+		return NULL;
+
+	switch (hdr.mode)
+	{
+		case INT_MODE_FOR:
+			{
+				Size		nbytes = packed_bytes(n, hdr.width);
+
+				if ((const char *) data + nbytes > end)
+					return NULL;
+				unpack_bits(data, n, hdr.width, (uint64 *) out);
+				if (hdr.base != 0)
+					for (int i = 0; i < n; i++)
+						out[i] = (int64) ((uint64) out[i] + (uint64) hdr.base);
+				data += nbytes;
+				break;
+			}
+		case INT_MODE_DELTA:
+			{
+				Size		nbytes;
+				uint64		acc;
+
+				if (n == 0)
+					return NULL;
+				nbytes = packed_bytes(n - 1, hdr.width);
+				if ((const char *) data + nbytes > end)
+					return NULL;
+				unpack_bits(data, n - 1, hdr.width, (uint64 *) out + 1);
+				acc = (uint64) hdr.first;
+				out[0] = hdr.first;
+				for (int i = 1; i < n; i++)
+				{
+					acc += (uint64) out[i] + (uint64) hdr.base;
+					out[i] = (int64) acc;
+				}
+				data += nbytes;
+				break;
+			}
+		case INT_MODE_RLE:
+			{
+				Size		vbytes = packed_bytes(hdr.runs, hdr.width);
+				Size		lbytes = packed_bytes(hdr.runs, hdr.width2);
+				uint64	   *vals;
+				uint64	   *lens;
+				uint64		pos = 0;
+
+				if (hdr.runs == 0 || hdr.runs > (uint32) n ||
+					(const char *) data + vbytes + lbytes > end)
+					return NULL;
+				vals = palloc(sizeof(uint64) * hdr.runs);
+				lens = palloc(sizeof(uint64) * hdr.runs);
+				unpack_bits(data, hdr.runs, hdr.width, vals);
+				unpack_bits(data + vbytes, hdr.runs, hdr.width2, lens);
+				for (uint32 r = 0; r < hdr.runs; r++)
+				{
+					uint64		len = lens[r] + (uint64) hdr.base2;
+					int64		v = (int64) (vals[r] + (uint64) hdr.base);
+
+					if (len == 0 || len > (uint64) n - pos)
+					{
+						pfree(vals);
+						pfree(lens);
+						return NULL;
+					}
+					for (uint64 k = 0; k < len; k++)
+						out[pos + k] = v;
+					pos += len;
+				}
+				pfree(vals);
+				pfree(lens);
+				if (pos != (uint64) n)
+					return NULL;
+				data += vbytes + lbytes;
+				break;
+			}
+		default:
+			return NULL;
+	}
+	return (const char *) p + MAXALIGN((const char *) data - p);
+}
+
+#ifdef HAVE_INT128
+
+/*
+ * Wide (128-bit) sections: FOR or DELTA, the offsets packed as two streams,
+ * the low 64 bits and the bits above.
+ */
+typedef struct WideSectionHeader
+{
+	uint8		mode;
+	uint8		width;			/* 0..128 */
+	uint8		reserved[2];
+	uint32		count;
+	uint64		base_lo;
+	int64		base_hi;
+	uint64		first_lo;
+	int64		first_hi;
+} WideSectionHeader;
+
+static inline int
+bits_for128(uint128 range)
+{
+	uint64		hi = (uint64) (range >> 64);
+
+	if (hi != 0)
+		return 64 + pg_leftmost_one_pos64(hi) + 1;
+	return bits_for((uint64) range);
+}
+
+static void
+append_wide(TesseraBuf *out, const uint128 *u, int n, int width)
+{
+	uint64	   *lo = palloc(sizeof(uint64) * Max(n, 1));
+	int			wlo = Min(width, 64);
+	int			whi = Max(width - 64, 0);
+
+	for (int i = 0; i < n; i++)
+		lo[i] = (uint64) u[i];
+	append_packed(out, lo, n, wlo);
+	if (whi > 0)
+	{
+		for (int i = 0; i < n; i++)
+			lo[i] = (uint64) (u[i] >> 64);
+		append_packed(out, lo, n, whi);
+	}
+	pfree(lo);
+}
+
+void
+TesseraEncodeWide(const int128 *values, int n, TesseraBuf *out)
+{
+	WideSectionHeader hdr;
+	int128		vmin,
+				vmax,
+				dmin = 0,
+				dmax = 0;
+	uint128    *tmp;
+	int			w_for,
+				w_delta;
+
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.count = n;
+	if (n == 0)
+	{
+		hdr.mode = INT_MODE_FOR;
+		TesseraBufAppend(out, &hdr, sizeof(hdr));
+		return;
+	}
+	vmin = vmax = values[0];
+	for (int i = 0; i < n; i++)
+	{
+		if (values[i] < vmin)
+			vmin = values[i];
+		if (values[i] > vmax)
+			vmax = values[i];
+		if (i > 0)
+		{
+			int128		d = (int128) ((uint128) values[i] - (uint128) values[i - 1]);
+
+			if (i == 1)
+				dmin = dmax = d;
+			else
+			{
+				if (d < dmin)
+					dmin = d;
+				if (d > dmax)
+					dmax = d;
+			}
+		}
+	}
+	w_for = bits_for128((uint128) vmax - (uint128) vmin);
+	w_delta = bits_for128((uint128) dmax - (uint128) dmin);
+
+	tmp = palloc(sizeof(uint128) * (Size) n);
+	if ((uint64) n * w_for <= (uint64) (n - 1) * w_delta)
+	{
+		hdr.mode = INT_MODE_FOR;
+		hdr.width = w_for;
+		hdr.base_lo = (uint64) vmin;
+		hdr.base_hi = (int64) (vmin >> 64);
+		TesseraBufAppend(out, &hdr, sizeof(hdr));
+		for (int i = 0; i < n; i++)
+			tmp[i] = (uint128) values[i] - (uint128) vmin;
+		append_wide(out, tmp, n, w_for);
+	}
+	else
+	{
+		hdr.mode = INT_MODE_DELTA;
+		hdr.width = w_delta;
+		hdr.base_lo = (uint64) dmin;
+		hdr.base_hi = (int64) (dmin >> 64);
+		hdr.first_lo = (uint64) values[0];
+		hdr.first_hi = (int64) (values[0] >> 64);
+		TesseraBufAppend(out, &hdr, sizeof(hdr));
+		for (int i = 1; i < n; i++)
+			tmp[i - 1] = ((uint128) values[i] - (uint128) values[i - 1]) - (uint128) dmin;
+		append_wide(out, tmp, n - 1, w_delta);
+	}
+	pfree(tmp);
+	TesseraBufAlign(out);
+}
+
+const char *
+TesseraDecodeWide(const char *p, const char *end, int n, int128 *out)
+{
+	WideSectionHeader hdr;
+	const uint8 *data;
+	uint64		count;
+	int			wlo,
+				whi;
+	Size		blo,
+				bhi;
+	uint64	   *tmp;
+	uint128		base,
+				first;
+
+	if (end - p < (ptrdiff_t) sizeof(hdr))
+		return NULL;
+	memcpy(&hdr, p, sizeof(hdr));
+	data = (const uint8 *) p + sizeof(hdr);
+	if (hdr.count != (uint32) n || hdr.width > 128 ||
+		(hdr.mode != INT_MODE_FOR && hdr.mode != INT_MODE_DELTA) ||
+		(hdr.mode == INT_MODE_DELTA && n == 0))
+		return NULL;
+
+	count = (hdr.mode == INT_MODE_FOR) ? n : n - 1;
+	wlo = Min(hdr.width, 64);
+	whi = Max(hdr.width - 64, 0);
+	blo = packed_bytes(count, wlo);
+	bhi = packed_bytes(count, whi);
+	if ((const char *) data + blo + bhi > end)
+		return NULL;
+
+	base = ((uint128) (uint64) hdr.base_hi << 64) | hdr.base_lo;
+	first = ((uint128) (uint64) hdr.first_hi << 64) | hdr.first_lo;
+	tmp = palloc(sizeof(uint64) * Max(count, 1));
+
+	unpack_bits(data, count, wlo, tmp);
+	{
+		int128	   *dst = (hdr.mode == INT_MODE_FOR) ? out : out + 1;
+
+		for (uint64 i = 0; i < count; i++)
+			dst[i] = (int128) (uint128) tmp[i];
+		if (whi > 0)
+		{
+			unpack_bits(data + blo, count, whi, tmp);
+			for (uint64 i = 0; i < count; i++)
+				dst[i] = (int128) ((uint128) dst[i] | ((uint128) tmp[i] << 64));
+		}
+	}
+	pfree(tmp);
+
+	if (hdr.mode == INT_MODE_FOR)
+	{
+		for (int i = 0; i < n; i++)
+			out[i] = (int128) ((uint128) out[i] + base);
+	}
+	else
+	{
+		uint128		acc = first;
+
+		out[0] = (int128) first;
+		for (int i = 1; i < n; i++)
+		{
+			acc += (uint128) out[i] + base;
+			out[i] = (int128) acc;
+		}
+	}
+	data += blo + bhi;
+	return (const char *) p + MAXALIGN((const char *) data - p);
+}
+
+#endif							/* HAVE_INT128 */

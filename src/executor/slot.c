@@ -1,0 +1,306 @@
+/*-------------------------------------------------------------------------
+ *
+ * slot.c
+ *	  TTSOpsTessera: a tuple table slot that points at a row of a decoded
+ *	  row group and fills its values only for the columns asked for.
+ *
+ * NOTES
+ *	  A stored row references the reader's current batch; columns are
+ *	  decoded for the whole row group the first time any row asks for them,
+ *	  so a plan that reads columns 1..k never decodes the others.  The batch
+ *	  outlives the slot's contents: scans clear their slots before moving
+ *	  to another row group or ending (the same contract under which a heap
+ *	  slot's tuple stays valid while its buffer is pinned).
+ *	  ExecMaterializeSlot copies the values into the slot's own memory and
+ *	  drops the reference.
+ *
+ *	  Without a batch the slot behaves exactly like a virtual slot, so
+ *	  ExecStoreVirtualTuple, ExecCopySlot and ExecForceStoreHeapTuple work.
+ *
+ * IDENTIFICATION
+ *	  src/executor/slot.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/sysattr.h"
+#include "executor/tuptable.h"
+#include "utils/expandeddatum.h"
+
+#include "tessera/reader.h"
+#include "tessera/tessera.h"
+
+typedef struct TesseraTupleTableSlot
+{
+	TupleTableSlot base;
+	char	   *data;			/* materialized by-reference values */
+	TesseraBatch *batch;		/* NULL: values live in tts_values */
+	int			row;
+	TransactionId xmin;
+} TesseraTupleTableSlot;
+
+static void
+tts_tessera_init(TupleTableSlot *slot)
+{
+	TesseraTupleTableSlot *ts = (TesseraTupleTableSlot *) slot;
+
+	ts->data = NULL;
+	ts->batch = NULL;
+	ts->xmin = InvalidTransactionId;
+}
+
+static void
+tts_tessera_release(TupleTableSlot *slot)
+{
+}
+
+static void
+tts_tessera_clear(TupleTableSlot *slot)
+{
+	TesseraTupleTableSlot *ts = (TesseraTupleTableSlot *) slot;
+
+	if (unlikely(TTS_SHOULDFREE(slot)))
+	{
+		pfree(ts->data);
+		ts->data = NULL;
+		slot->tts_flags &= ~TTS_FLAG_SHOULDFREE;
+	}
+	ts->batch = NULL;
+	ts->xmin = InvalidTransactionId;
+	slot->tts_nvalid = 0;
+	slot->tts_flags |= TTS_FLAG_EMPTY;
+	ItemPointerSetInvalid(&slot->tts_tid);
+}
+
+static void
+tts_tessera_getsomeattrs(TupleTableSlot *slot, int natts)
+{
+	TesseraTupleTableSlot *ts = (TesseraTupleTableSlot *) slot;
+	TesseraBatch *b = ts->batch;
+
+	if (b == NULL)
+		elog(ERROR, "tessera slot has no row to deform");
+	if (natts > b->reader->natts)
+		natts = b->reader->natts;
+
+	for (int i = slot->tts_nvalid; i < natts; i++)
+	{
+		Datum	   *values;
+		bool	   *isnull;
+
+		TesseraBatchColumn(b, i, &values, &isnull);
+		slot->tts_values[i] = values[ts->row];
+		slot->tts_isnull[i] = isnull[ts->row];
+	}
+	slot->tts_nvalid = natts;
+}
+
+static Datum
+tts_tessera_getsysattr(TupleTableSlot *slot, int attnum, bool *isnull)
+{
+	TesseraTupleTableSlot *ts = (TesseraTupleTableSlot *) slot;
+
+	*isnull = false;
+	switch (attnum)
+	{
+		case MinTransactionIdAttributeNumber:
+			if (!TransactionIdIsValid(ts->xmin))
+				break;
+			return TransactionIdGetDatum(ts->xmin);
+		case MaxTransactionIdAttributeNumber:
+			return TransactionIdGetDatum(InvalidTransactionId);
+		case MinCommandIdAttributeNumber:
+		case MaxCommandIdAttributeNumber:
+			return CommandIdGetDatum(FirstCommandId);
+		default:
+			break;
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("cannot retrieve a system column in this context")));
+	return (Datum) 0;			/* keep compiler quiet */
+}
+
+/* Copy by-reference values into memory owned by the slot. */
+static void
+tts_tessera_materialize(TupleTableSlot *slot)
+{
+	TesseraTupleTableSlot *ts = (TesseraTupleTableSlot *) slot;
+	TupleDesc	desc = slot->tts_tupleDescriptor;
+	Size		sz = 0;
+	char	   *data;
+
+	if (TTS_SHOULDFREE(slot))
+		return;
+	if (ts->batch)
+	{
+		slot_getallattrs(slot);
+		ts->batch = NULL;
+	}
+
+	for (int natt = 0; natt < desc->natts; natt++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, natt);
+		Datum		val;
+
+		if (att->attbyval || slot->tts_isnull[natt])
+			continue;
+		val = slot->tts_values[natt];
+		if (att->attlen == -1 && VARATT_IS_EXTERNAL_EXPANDED(DatumGetPointer(val)))
+		{
+			sz = att_align_nominal(sz, att->attalign);
+			sz += EOH_get_flat_size(DatumGetEOHP(val));
+		}
+		else
+		{
+			sz = att_align_nominal(sz, att->attalign);
+			sz = att_addlength_datum(sz, att->attlen, val);
+		}
+	}
+	if (sz == 0)
+		return;
+
+	data = ts->data = MemoryContextAlloc(slot->tts_mcxt, sz);
+	slot->tts_flags |= TTS_FLAG_SHOULDFREE;
+
+	for (int natt = 0; natt < desc->natts; natt++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, natt);
+		Datum		val;
+
+		if (att->attbyval || slot->tts_isnull[natt])
+			continue;
+		val = slot->tts_values[natt];
+		if (att->attlen == -1 && VARATT_IS_EXTERNAL_EXPANDED(DatumGetPointer(val)))
+		{
+			ExpandedObjectHeader *eoh = DatumGetEOHP(val);
+			Size		data_length;
+
+			data = (char *) att_align_nominal(data, att->attalign);
+			data_length = EOH_get_flat_size(eoh);
+			EOH_flatten_into(eoh, data, data_length);
+			slot->tts_values[natt] = PointerGetDatum(data);
+			data += data_length;
+		}
+		else
+		{
+			Size		data_length = 0;
+
+			data = (char *) att_align_nominal(data, att->attalign);
+			data_length = att_addlength_datum(data_length, att->attlen, val);
+			memcpy(data, DatumGetPointer(val), data_length);
+			slot->tts_values[natt] = PointerGetDatum(data);
+			data += data_length;
+		}
+	}
+}
+
+static void
+tts_tessera_copyslot(TupleTableSlot *dstslot, TupleTableSlot *srcslot)
+{
+	TupleDesc	srcdesc = srcslot->tts_tupleDescriptor;
+
+	tts_tessera_clear(dstslot);
+	slot_getallattrs(srcslot);
+	for (int natt = 0; natt < srcdesc->natts; natt++)
+	{
+		dstslot->tts_values[natt] = srcslot->tts_values[natt];
+		dstslot->tts_isnull[natt] = srcslot->tts_isnull[natt];
+	}
+	dstslot->tts_nvalid = srcdesc->natts;
+	dstslot->tts_flags &= ~TTS_FLAG_EMPTY;
+	tts_tessera_materialize(dstslot);
+}
+
+static HeapTuple
+tts_tessera_copy_heap_tuple(TupleTableSlot *slot)
+{
+	HeapTuple	tuple;
+
+	slot_getallattrs(slot);
+	tuple = heap_form_tuple(slot->tts_tupleDescriptor, slot->tts_values, slot->tts_isnull);
+	tuple->t_self = slot->tts_tid;
+	tuple->t_tableOid = slot->tts_tableOid;
+	return tuple;
+}
+
+static MinimalTuple
+tts_tessera_copy_minimal_tuple(TupleTableSlot *slot)
+{
+	slot_getallattrs(slot);
+	return heap_form_minimal_tuple(slot->tts_tupleDescriptor, slot->tts_values, slot->tts_isnull);
+}
+
+const TupleTableSlotOps TTSOpsTessera = {
+	.base_slot_size = sizeof(TesseraTupleTableSlot),
+	.init = tts_tessera_init,
+	.release = tts_tessera_release,
+	.clear = tts_tessera_clear,
+	.getsomeattrs = tts_tessera_getsomeattrs,
+	.getsysattr = tts_tessera_getsysattr,
+	.materialize = tts_tessera_materialize,
+	.copyslot = tts_tessera_copyslot,
+	.get_heap_tuple = NULL,
+	.get_minimal_tuple = NULL,
+	.copy_heap_tuple = tts_tessera_copy_heap_tuple,
+	.copy_minimal_tuple = tts_tessera_copy_minimal_tuple
+};
+
+/*
+ * TesseraSlotStoreRow
+ *		Store row `row` of the batch in slot.  Slots of other types get all
+ *		values at once.
+ */
+void
+TesseraSlotStoreRow(TupleTableSlot *slot, TesseraBatch *batch, int row)
+{
+	uint64		rownum = batch->first_rownum + row;
+
+	if (likely(slot->tts_ops == &TTSOpsTessera))
+	{
+		TesseraTupleTableSlot *ts = (TesseraTupleTableSlot *) slot;
+
+		ExecClearTuple(slot);
+		ts->batch = batch;
+		ts->row = row;
+		ts->xmin = batch->xmin;
+		slot->tts_flags &= ~TTS_FLAG_EMPTY;
+		slot->tts_nvalid = 0;
+	}
+	else
+	{
+		TupleDesc	desc = slot->tts_tupleDescriptor;
+
+		ExecClearTuple(slot);
+		for (int i = 0; i < desc->natts; i++)
+		{
+			Datum	   *values;
+			bool	   *isnull;
+
+			if (i >= batch->reader->natts)
+			{
+				slot->tts_values[i] = (Datum) 0;
+				slot->tts_isnull[i] = true;
+				continue;
+			}
+			TesseraBatchColumn(batch, i, &values, &isnull);
+			slot->tts_values[i] = values[row];
+			slot->tts_isnull[i] = isnull[row];
+		}
+		if (TTS_IS_VIRTUAL(slot))
+		{
+			ExecStoreVirtualTuple(slot);
+			ExecMaterializeSlot(slot);
+		}
+		else
+		{
+			HeapTuple	tup = heap_form_tuple(desc, slot->tts_values, slot->tts_isnull);
+
+			ExecForceStoreHeapTuple(tup, slot, true);
+		}
+	}
+	TesseraRownumToTid(rownum, &slot->tts_tid);
+	slot->tts_tableOid = RelationGetRelid(batch->reader->rel);
+}

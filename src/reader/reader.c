@@ -1,0 +1,479 @@
+/*-------------------------------------------------------------------------
+ *
+ * reader.c
+ *	  The stripes a snapshot sees, their directories, and row groups
+ *	  decoded column by column on first use.
+ *
+ * NOTES
+ *	  A reader is built for one snapshot: it lists the complete stripes
+ *	  visible to it (catalog MVCC) and, for stripes written by the current
+ *	  transaction, the prefix of rows inserted by commands before the
+ *	  snapshot's command id.  The list is deterministic, so parallel
+ *	  workers that share the snapshot agree on a global numbering of row
+ *	  groups and can claim them by number.
+ *
+ *	  Directories are loaded on first use and kept for the reader's life.
+ *	  A batch holds one row group; its columns are decoded only when a
+ *	  slot or caller asks for them, into a memory context reset when the
+ *	  batch moves to another row group.  By-reference Datums stay valid
+ *	  until then.
+ *
+ *	  Everything read from disk is checked (page layout, directory and chunk
+ *	  checksums, every size and offset) and a mismatch is reported as
+ *	  ERRCODE_DATA_CORRUPTED naming the table, stripe, row group and column.
+ *
+ * IDENTIFICATION
+ *	  src/reader/reader.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "port/pg_crc32c.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "tessera/reader.h"
+#include "tessera/storage.h"
+#include "tessera/tessera.h"
+
+typedef struct CorruptContext
+{
+	Relation	rel;
+	uint64		stripe_id;
+	int			rg;
+	int			attidx;
+} CorruptContext;
+
+void
+TesseraReportCorrupt(Relation rel, uint64 stripe_id, int rg, int attidx, const char *detail)
+{
+	const char *what;
+
+	if (attidx >= 0 && attidx < RelationGetDescr(rel)->natts)
+		what = psprintf("column \"%s\"", NameStr(TupleDescAttr(RelationGetDescr(rel), attidx)->attname));
+	else
+		what = "stripe directory";
+
+	if (rg >= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("corrupt data in tessera table \"%s\", stripe " UINT64_FORMAT ", row group %d, %s",
+						RelationGetRelationName(rel), stripe_id, rg, what),
+				 errdetail("%s.", detail)));
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("corrupt data in tessera table \"%s\", stripe " UINT64_FORMAT ", %s",
+					RelationGetRelationName(rel), stripe_id, what),
+			 errdetail("%s.", detail)));
+}
+
+static void chunk_corrupt(void *arg, const char *detail) pg_attribute_noreturn();
+
+static void
+chunk_corrupt(void *arg, const char *detail)
+{
+	CorruptContext *c = (CorruptContext *) arg;
+
+	TesseraReportCorrupt(c->rel, c->stripe_id, c->rg, c->attidx, detail);
+}
+
+static void
+check_stripe_row(Relation rel, const TesseraStripe *s, BlockNumber rel_nblocks)
+{
+	const char *problem = NULL;
+
+	if (s->start_block == TESSERA_METAPAGE_BLKNO || s->nblocks == 0 ||
+		(uint64) s->start_block + s->nblocks > rel_nblocks)
+		problem = "stripe pages lie outside the relation";
+	else if (s->data_bytes > (uint64) s->nblocks * TESSERA_PAGE_DATA_SIZE ||
+			 s->dir_offset + s->dir_bytes != s->data_bytes)
+		problem = "stripe sizes are inconsistent";
+	else if (s->n_row_groups == 0 || s->n_row_groups > s->row_count ||
+			 s->natts > MaxHeapAttributeNumber)
+		problem = "stripe counts are inconsistent";
+	if (problem)
+		TesseraReportCorrupt(rel, s->stripe_id, -1, -1, problem);
+}
+
+/*
+ * TesseraLoadDir
+ *		Read, checksum and validate a stripe's directory; palloc'd in the
+ *		current memory context.
+ */
+TesseraStripeDir *
+TesseraLoadDir(Relation rel, const TesseraStripe *s, BlockNumber rel_nblocks)
+{
+	TesseraStripeDir *dir = palloc0(sizeof(TesseraStripeDir));
+	char	   *buf;
+	TesseraDirHeader *hdr;
+	pg_crc32c	crc;
+	uint32		stored_crc;
+	char	   *p;
+	uint64		rows = 0;
+
+	check_stripe_row(rel, s, rel_nblocks);
+	if (s->dir_bytes < sizeof(TesseraDirHeader))
+		TesseraReportCorrupt(rel, s->stripe_id, -1, -1, "directory too small");
+	buf = palloc(MAXALIGN(s->dir_bytes));
+	if (!TesseraReadBytes(rel, s->start_block, s->nblocks, s->dir_offset, s->dir_bytes, buf, NULL))
+		TesseraReportCorrupt(rel, s->stripe_id, -1, -1, "directory pages are invalid");
+
+	hdr = (TesseraDirHeader *) buf;
+	stored_crc = hdr->crc;
+	hdr->crc = 0;
+	INIT_CRC32C(crc);
+	COMP_CRC32C(crc, buf, s->dir_bytes);
+	FIN_CRC32C(crc);
+	hdr->crc = stored_crc;
+	if (crc != stored_crc)
+		TesseraReportCorrupt(rel, s->stripe_id, -1, -1, "directory checksum mismatch");
+	if (hdr->magic != TESSERA_DIR_MAGIC || hdr->format_version != TESSERA_FORMAT_VERSION ||
+		hdr->stripe_id != s->stripe_id || hdr->first_rownum != s->first_rownum ||
+		hdr->row_count != s->row_count || hdr->n_row_groups != s->n_row_groups ||
+		hdr->natts != s->natts ||
+		TesseraDirSize(hdr->natts, hdr->n_row_groups, hdr->n_cid_runs, hdr->stats_bytes) != s->dir_bytes)
+		TesseraReportCorrupt(rel, s->stripe_id, -1, -1, "directory does not match the catalog");
+
+	dir->hdr = *hdr;
+	p = buf + sizeof(TesseraDirHeader);
+	dir->rgs = (TesseraRowGroupDisk *) p;
+	p += sizeof(TesseraRowGroupDisk) * hdr->n_row_groups;
+	dir->chunks = (TesseraChunkDisk *) p;
+	p += sizeof(TesseraChunkDisk) * hdr->n_row_groups * hdr->natts;
+	dir->cids = (TesseraCidRun *) p;
+	p += sizeof(TesseraCidRun) * hdr->n_cid_runs;
+	dir->stats = p;
+
+	for (uint32 g = 0; g < hdr->n_row_groups; g++)
+	{
+		TesseraRowGroupDisk *rg = &dir->rgs[g];
+
+		if (rg->first_rownum != s->first_rownum + rows || rg->row_count == 0 ||
+			(rg->flags & TESSERA_RG_DENSE) == 0)
+			TesseraReportCorrupt(rel, s->stripe_id, g, -1, "row group bounds are inconsistent");
+		rows += rg->row_count;
+		for (uint32 a = 0; a < hdr->natts; a++)
+		{
+			TesseraChunkDisk *c = &dir->chunks[g * hdr->natts + a];
+
+			if (c->offset + c->stored_bytes > s->dir_offset ||
+				c->encoding >= TESSERA_ENC_COUNT || c->codec >= TESSERA_CODEC_COUNT ||
+				c->value_count > rg->row_count ||
+				((c->flags & TESSERA_CHUNK_HAS_STATS) &&
+				 ((uint64) c->min_off + c->min_len > hdr->stats_bytes ||
+				  (uint64) c->max_off + c->max_len > hdr->stats_bytes)))
+				TesseraReportCorrupt(rel, s->stripe_id, g, (int) a, "chunk entry is invalid");
+		}
+	}
+	if (rows != s->row_count)
+		TesseraReportCorrupt(rel, s->stripe_id, -1, -1, "row groups do not add up to the stripe");
+	for (uint32 k = 0; k < hdr->n_cid_runs; k++)
+		if (dir->cids[k].first_row >= s->row_count ||
+			(k > 0 && dir->cids[k].first_row <= dir->cids[k - 1].first_row))
+			TesseraReportCorrupt(rel, s->stripe_id, -1, -1, "command id runs are invalid");
+	return dir;
+}
+
+/*
+ * TesseraVisibleRows
+ *		How many of a stripe's rows the snapshot sees: all of them, unless
+ *		the current transaction wrote the stripe and some rows come from
+ *		commands the snapshot must not see yet.
+ */
+uint64
+TesseraVisibleRows(TesseraStripe *s, TesseraStripeDir *dir, Snapshot snapshot)
+{
+	if (!s->own || snapshot == NULL || snapshot->snapshot_type != SNAPSHOT_MVCC)
+		return s->row_count;
+	for (uint32 k = 0; k < dir->hdr.n_cid_runs; k++)
+		if (dir->cids[k].cid >= snapshot->curcid)
+			return dir->cids[k].first_row;
+	return s->row_count;
+}
+
+/*
+ * TesseraReaderBegin
+ *		Build a reader of rel for snapshot, in a new memory context under
+ *		the current one.  bulk selects a ring buffer strategy.
+ */
+TesseraReader *
+TesseraReaderBegin(Relation rel, Snapshot snapshot, bool bulk)
+{
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "tessera reader",
+											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+	TesseraReader *r = palloc0(sizeof(TesseraReader));
+	TesseraMeta meta;
+	List	   *list = NIL;
+	ListCell   *lc;
+	int			n = 0;
+
+	r->rel = rel;
+	r->snapshot = snapshot;
+	r->cxt = cxt;
+	r->tupdesc = RelationGetDescr(rel);
+	r->natts = r->tupdesc->natts;
+	r->types = palloc0(sizeof(TesseraColumnType) * Max(r->natts, 1));
+	r->type_ready = palloc0(sizeof(bool) * Max(r->natts, 1));
+	r->batch_cxt = AllocSetContextCreate(cxt, "tessera batch", ALLOCSET_DEFAULT_SIZES);
+	r->batch.reader = r;
+	r->batch.stripe = -1;
+	r->batch.values = palloc0(sizeof(Datum *) * Max(r->natts, 1));
+	r->batch.isnull = palloc0(sizeof(bool *) * Max(r->natts, 1));
+	r->strategy = bulk ? GetAccessStrategy(BAS_BULKREAD) : NULL;
+
+	TesseraReadMeta(rel, &meta);
+	r->rel_nblocks = RelationGetNumberOfBlocks(rel);
+	if (meta.valid)
+	{
+		r->storage_id = meta.storage_id;
+		list = TesseraListStripes(meta.storage_id, snapshot);
+	}
+	r->stripes = palloc0(sizeof(TesseraScanStripe) * Max(list_length(list), 1));
+	foreach(lc, list)
+	{
+		TesseraStripe *s = lfirst(lc);
+		TesseraScanStripe *ss = &r->stripes[n];
+
+		check_stripe_row(rel, s, r->rel_nblocks);
+		ss->meta = *s;
+		ss->visible_rows = s->row_count;
+		if (s->own && snapshot && snapshot->snapshot_type == SNAPSHOT_MVCC)
+		{
+			ss->dir = TesseraLoadDir(rel, s, r->rel_nblocks);
+			ss->visible_rows = TesseraVisibleRows(s, ss->dir, snapshot);
+		}
+		if (ss->visible_rows == 0)
+			continue;
+		ss->rg_base = r->total_rgs;
+		ss->row_base = r->total_rows;
+		r->total_rgs += s->n_row_groups;
+		r->total_rows += ss->visible_rows;
+		r->rownum_end = Max(r->rownum_end, s->first_rownum + s->row_count);
+		n++;
+	}
+	r->nstripes = n;
+	list_free_deep(list);
+	MemoryContextSwitchTo(old);
+	return r;
+}
+
+void
+TesseraReaderEnd(TesseraReader *r)
+{
+	if (r->strategy)
+		FreeAccessStrategy(r->strategy);
+	MemoryContextDelete(r->cxt);
+}
+
+TesseraStripeDir *
+TesseraReaderDir(TesseraReader *r, int stripe)
+{
+	TesseraScanStripe *ss = &r->stripes[stripe];
+
+	if (ss->dir == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(r->cxt);
+
+		ss->dir = TesseraLoadDir(r->rel, &ss->meta, r->rel_nblocks);
+		MemoryContextSwitchTo(old);
+	}
+	return ss->dir;
+}
+
+uint32
+TesseraStripeRowGroups(TesseraReader *r, int stripe)
+{
+	return r->stripes[stripe].meta.n_row_groups;
+}
+
+/*
+ * TesseraReaderLoad
+ *		Make row group rg of stripe the current batch.  Returns false if
+ *		the snapshot sees none of its rows.
+ */
+bool
+TesseraReaderLoad(TesseraReader *r, int stripe, int rg)
+{
+	TesseraScanStripe *ss = &r->stripes[stripe];
+	TesseraStripeDir *dir = TesseraReaderDir(r, stripe);
+	TesseraRowGroupDisk *rgd = &dir->rgs[rg];
+	uint64		start = rgd->first_rownum - ss->meta.first_rownum;
+	uint64		visible = 0;
+	TesseraBatch *b = &r->batch;
+
+	if (ss->visible_rows > start)
+		visible = Min(ss->visible_rows - start, (uint64) rgd->row_count);
+
+	if (b->stripe == stripe && b->rg == rg)
+		return visible > 0;
+
+	MemoryContextReset(r->batch_cxt);
+	memset(b->values, 0, sizeof(Datum *) * r->natts);
+	memset(b->isnull, 0, sizeof(bool *) * r->natts);
+	b->stripe = stripe;
+	b->rg = rg;
+	b->first_rownum = rgd->first_rownum;
+	b->nrows = (int) visible;
+	b->chunk_rows = (int) rgd->row_count;
+	b->xmin = ss->meta.xmin;
+	return visible > 0;
+}
+
+static void
+decode_column(TesseraBatch *b, int i)
+{
+	TesseraReader *r = b->reader;
+	TesseraScanStripe *ss = &r->stripes[b->stripe];
+	TesseraStripeDir *dir = ss->dir;
+	Form_pg_attribute attr = TupleDescAttr(r->tupdesc, i);
+	MemoryContext old = MemoryContextSwitchTo(r->batch_cxt);
+	Datum	   *values = palloc(sizeof(Datum) * b->chunk_rows);
+	bool	   *isnull = palloc(sizeof(bool) * b->chunk_rows);
+
+	if (attr->attisdropped)
+	{
+		memset(values, 0, sizeof(Datum) * b->chunk_rows);
+		memset(isnull, true, sizeof(bool) * b->chunk_rows);
+	}
+	else if ((uint32) i >= dir->hdr.natts)
+	{
+		/* column added after this stripe was written */
+		bool		missing_null;
+		Datum		missing = getmissingattr(r->tupdesc, i + 1, &missing_null);
+
+		for (int k = 0; k < b->chunk_rows; k++)
+		{
+			values[k] = missing;
+			isnull[k] = missing_null;
+		}
+	}
+	else
+	{
+		TesseraChunkDisk *cd = &dir->chunks[b->rg * dir->hdr.natts + i];
+		CorruptContext cc;
+		char	   *stored;
+		pg_crc32c	crc;
+
+		cc.rel = r->rel;
+		cc.stripe_id = ss->meta.stripe_id;
+		cc.rg = b->rg;
+		cc.attidx = i;
+
+		if (!r->type_ready[i])
+		{
+			MemoryContext tcxt = MemoryContextSwitchTo(r->cxt);
+
+			TesseraColumnTypeInit(&r->types[i], attr);
+			r->type_ready[i] = true;
+			MemoryContextSwitchTo(tcxt);
+		}
+
+		stored = MemoryContextAllocHuge(r->batch_cxt, (Size) cd->stored_bytes + TESSERA_DECODE_PADDING);
+		if (cd->stored_bytes > 0 &&
+			!TesseraReadBytes(r->rel, ss->meta.start_block, ss->meta.nblocks,
+							  cd->offset, cd->stored_bytes, stored, r->strategy))
+			chunk_corrupt(&cc, "chunk pages are invalid");
+		memset(stored + cd->stored_bytes, 0, TESSERA_DECODE_PADDING);
+		INIT_CRC32C(crc);
+		COMP_CRC32C(crc, stored, cd->stored_bytes);
+		FIN_CRC32C(crc);
+		if (crc != cd->crc)
+			chunk_corrupt(&cc, "chunk checksum mismatch");
+
+		TesseraDecodeChunk(&r->types[i], cd, stored, b->chunk_rows, values, isnull,
+						   chunk_corrupt, &cc);
+	}
+	b->values[i] = values;
+	b->isnull[i] = isnull;
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * TesseraBatchColumn
+ *		Values and null flags of column attidx of the current batch.
+ */
+void
+TesseraBatchColumn(TesseraBatch *b, int attidx, Datum **values, bool **isnull)
+{
+	if (b->values[attidx] == NULL)
+		decode_column(b, attidx);
+	*values = b->values[attidx];
+	*isnull = b->isnull[attidx];
+}
+
+/*
+ * TesseraReaderLocate
+ *		Find the visible row with this row number.
+ */
+bool
+TesseraReaderLocate(TesseraReader *r, uint64 rownum, int *stripe, int *rg, int *row)
+{
+	int			lo = 0,
+				hi = r->nstripes - 1;
+	TesseraScanStripe *ss = NULL;
+	TesseraStripeDir *dir;
+
+	while (lo <= hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+		TesseraScanStripe *m = &r->stripes[mid];
+
+		if (rownum < m->meta.first_rownum)
+			hi = mid - 1;
+		else if (rownum >= m->meta.first_rownum + m->meta.row_count)
+			lo = mid + 1;
+		else
+		{
+			ss = m;
+			*stripe = mid;
+			break;
+		}
+	}
+	if (ss == NULL || rownum - ss->meta.first_rownum >= ss->visible_rows)
+		return false;
+
+	dir = TesseraReaderDir(r, *stripe);
+	lo = 0;
+	hi = dir->hdr.n_row_groups - 1;
+	while (lo <= hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+		TesseraRowGroupDisk *g = &dir->rgs[mid];
+
+		if (rownum < g->first_rownum)
+			hi = mid - 1;
+		else if (rownum >= g->first_rownum + g->row_count)
+			lo = mid + 1;
+		else
+		{
+			*rg = mid;
+			*row = (int) (rownum - g->first_rownum);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Map a global row group number to (stripe, row group). */
+void
+TesseraReaderGlobalRg(TesseraReader *r, uint32 g, int *stripe, int *rg)
+{
+	int			lo = 0,
+				hi = r->nstripes - 1;
+
+	while (lo < hi)
+	{
+		int			mid = lo + (hi - lo + 1) / 2;
+
+		if (r->stripes[mid].rg_base <= g)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	*stripe = lo;
+	*rg = (int) (g - r->stripes[lo].rg_base);
+}

@@ -1,0 +1,412 @@
+/*-------------------------------------------------------------------------
+ *
+ * page.c
+ *	  The metapage and the stripe byte stream of a tessera relation.
+ *
+ * NOTES
+ *	  All pages go through shared (or, for temporary tables, local)
+ *	  buffers, except the metapage of a brand-new relfilenode, which is
+ *	  written with smgr before the relation points at it, as heap and btree
+ *	  do for their init forks.
+ *
+ *	  Stripe pages are written once, while the writer holds the relation
+ *	  extension lock, and never modified afterwards; they are WAL-logged as
+ *	  full-page images (log_newpages), so recovery and standbys need no code
+ *	  of ours.  Readers only ever look at pages of stripes that the catalog
+ *	  says are visible, so an aborted writer's pages are simply never read.
+ *
+ *	  The metapage is updated in place under an exclusive buffer lock and
+ *	  logged with generic WAL.  It holds the storage id (the key of this
+ *	  relfilenode's stripes in the catalog) and the counters from which
+ *	  writers reserve row numbers and stripe ids.  Row numbers are never
+ *	  handed out twice, even after a crash: the reservation is logged before
+ *	  any row that uses it can be committed.
+ *
+ * IDENTIFICATION
+ *	  src/storage/page.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/generic_xlog.h"
+#include "access/xloginsert.h"
+#include "catalog/storage.h"
+#include "catalog/storage_xlog.h"
+#include "miscadmin.h"
+#include "storage/bufmgr.h"
+#include "storage/lmgr.h"
+#include "storage/smgr.h"
+#include "utils/rel.h"
+
+#include "tessera/catalog.h"
+#include "tessera/storage.h"
+#include "tessera/tessera.h"
+
+#define TESSERA_MAX_PAGES_PER_RECORD 32		/* = XLR_MAX_BLOCK_ID + 1 */
+
+static void
+build_metapage(Page page, uint64 storage_id, uint32 flags, uint64 next_rownum,
+			   uint64 next_stripe_id)
+{
+	TesseraMetaPageData *meta;
+
+	PageInit(page, BLCKSZ, 0);
+	meta = (TesseraMetaPageData *) PageGetContents(page);
+	memset(meta, 0, sizeof(TesseraMetaPageData));
+	meta->magic = TESSERA_META_MAGIC;
+	meta->format_version = TESSERA_FORMAT_VERSION;
+	meta->storage_id = storage_id;
+	meta->next_rownum = next_rownum;
+	meta->next_stripe_id = Max(next_stripe_id, 1);
+	meta->flags = flags;
+	((PageHeader) page)->pd_lower = ((char *) meta + sizeof(TesseraMetaPageData)) - (char *) page;
+}
+
+static void
+write_new_metapage(SMgrRelation srel, const RelFileNode *rnode, ForkNumber fork,
+				   uint64 storage_id, uint32 flags, bool wal)
+{
+	PGAlignedBlock buf;
+	Page		page = (Page) buf.data;
+
+	build_metapage(page, storage_id, flags, 0, 1);
+	if (wal)
+		log_newpage((RelFileNode *) rnode, fork, TESSERA_METAPAGE_BLKNO, page, true);
+	PageSetChecksumInplace(page, TESSERA_METAPAGE_BLKNO);
+	smgrextend(srel, fork, TESSERA_METAPAGE_BLKNO, buf.data, true);
+
+	/*
+	 * The write did not go through shared buffers, so a checkpoint that
+	 * started after our WAL record could otherwise miss it.
+	 */
+	if (wal)
+		smgrimmedsync(srel, fork);
+}
+
+/*
+ * TesseraCreateStorage
+ *		Create the files of a new relfilenode and write its metapage.
+ *
+ * Called from relation_set_new_filenode; the relation still points at its
+ * old relfilenode, so this works on the smgr level.  Unlogged relations get
+ * an init fork holding a metapage flagged TESSERA_META_INIT_FORK.
+ */
+void
+TesseraCreateStorage(const RelFileNode *rnode, BackendId backend,
+					 char persistence, uint64 storage_id)
+{
+	SMgrRelation srel;
+	bool		wal_main;
+
+	srel = RelationCreateStorage(*rnode, persistence, true);
+	(void) backend;
+
+	/*
+	 * With wal_level = minimal a new relfilenode is synced at commit instead
+	 * of being logged (RelationCreateStorage registered that).
+	 */
+	wal_main = (persistence == RELPERSISTENCE_PERMANENT && XLogIsNeeded());
+	write_new_metapage(srel, rnode, MAIN_FORKNUM, storage_id, 0, wal_main);
+
+	if (persistence == RELPERSISTENCE_UNLOGGED)
+	{
+		smgrcreate(srel, INIT_FORKNUM, false);
+		log_smgrcreate(rnode, INIT_FORKNUM);
+		write_new_metapage(srel, rnode, INIT_FORKNUM, storage_id,
+						   TESSERA_META_INIT_FORK, true);
+	}
+	smgrclose(srel);
+}
+
+/*
+ * TesseraInitMetapage
+ *		Write a fresh metapage into an empty main fork (after a
+ *		non-transactional truncate), keeping the counters so that no row
+ *		number is ever reused.  Caller holds AccessExclusiveLock.
+ */
+void
+TesseraInitMetapage(Relation rel, uint64 storage_id, uint64 next_rownum, uint64 next_stripe_id)
+{
+	Buffer		buf;
+	Page		page;
+
+	buf = ReadBufferExtended(rel, MAIN_FORKNUM, P_NEW, RBM_ZERO_AND_LOCK, NULL);
+	if (BufferGetBlockNumber(buf) != TESSERA_METAPAGE_BLKNO)
+		elog(ERROR, "tessera metapage of \"%s\" written to block %u",
+			 RelationGetRelationName(rel), BufferGetBlockNumber(buf));
+	page = BufferGetPage(buf);
+
+	START_CRIT_SECTION();
+	build_metapage(page, storage_id, 0, next_rownum, next_stripe_id);
+	MarkBufferDirty(buf);
+	if (RelationNeedsWAL(rel))
+		log_newpage_buffer(buf, true);
+	END_CRIT_SECTION();
+
+	UnlockReleaseBuffer(buf);
+}
+
+static TesseraMetaPageData *
+check_metapage(Relation rel, Page page)
+{
+	TesseraMetaPageData *meta = (TesseraMetaPageData *) PageGetContents(page);
+
+	if (PageIsNew(page) || meta->magic != TESSERA_META_MAGIC)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("tessera table \"%s\" has an invalid metapage",
+						RelationGetRelationName(rel))));
+	if (meta->format_version != TESSERA_FORMAT_VERSION)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("tessera table \"%s\" has storage format version %u, but this build reads version %d",
+						RelationGetRelationName(rel), meta->format_version,
+						TESSERA_FORMAT_VERSION),
+				 errhint("Install the tessera version that wrote the table, or rewrite it with VACUUM FULL there.")));
+	return meta;
+}
+
+/*
+ * TesseraReadMeta
+ *		Read the metapage.  meta->valid is false when the relation has no
+ *		storage id yet (an unlogged table reset after a crash): it is empty.
+ */
+void
+TesseraReadMeta(Relation rel, TesseraMeta *result)
+{
+	Buffer		buf;
+	TesseraMetaPageData *meta;
+
+	memset(result, 0, sizeof(TesseraMeta));
+	if (RelationGetNumberOfBlocks(rel) == 0)
+		return;
+
+	buf = ReadBufferExtended(rel, MAIN_FORKNUM, TESSERA_METAPAGE_BLKNO, RBM_NORMAL, NULL);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	meta = check_metapage(rel, BufferGetPage(buf));
+	if ((meta->flags & TESSERA_META_INIT_FORK) == 0)
+	{
+		result->valid = true;
+		result->storage_id = meta->storage_id;
+		result->next_rownum = meta->next_rownum;
+		result->next_stripe_id = meta->next_stripe_id;
+	}
+	UnlockReleaseBuffer(buf);
+}
+
+/*
+ * TesseraReserve
+ *		Reserve nrows row numbers and one stripe id for a writer.
+ *
+ * If the relation was reset from its init fork, it first gets a new storage
+ * id, so that catalog rows of the storage before the reset are never seen.
+ */
+void
+TesseraReserve(Relation rel, uint64 nrows, uint64 *storage_id,
+			   uint64 *first_rownum, uint64 *stripe_id)
+{
+	Buffer		buf;
+	GenericXLogState *state;
+	Page		page;
+	TesseraMetaPageData *meta;
+	uint64		new_storage_id = 0;
+	bool		need_id;
+
+	buf = ReadBufferExtended(rel, MAIN_FORKNUM, TESSERA_METAPAGE_BLKNO, RBM_NORMAL, NULL);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	meta = check_metapage(rel, BufferGetPage(buf));
+	need_id = (meta->flags & TESSERA_META_INIT_FORK) != 0;
+	LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+
+	/* allocate outside the buffer lock: nextval does I/O and locking */
+	if (need_id)
+		new_storage_id = TesseraNextStorageId();
+
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	state = GenericXLogStart(rel);
+	page = GenericXLogRegisterBuffer(state, buf, 0);
+	meta = check_metapage(rel, page);
+
+	if (meta->flags & TESSERA_META_INIT_FORK)
+	{
+		if (!need_id)
+			elog(ERROR, "tessera metapage of \"%s\" changed under us",
+				 RelationGetRelationName(rel));
+		meta->flags &= ~TESSERA_META_INIT_FORK;
+		meta->storage_id = new_storage_id;
+	}
+	if (meta->next_rownum + nrows > TESSERA_MAX_ROWNUM)
+	{
+		GenericXLogAbort(state);
+		UnlockReleaseBuffer(buf);
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("tessera table \"%s\" has run out of row numbers",
+						RelationGetRelationName(rel)),
+				 errhint("Rewrite the table with VACUUM FULL.")));
+	}
+
+	*storage_id = meta->storage_id;
+	*first_rownum = meta->next_rownum;
+	*stripe_id = meta->next_stripe_id;
+	meta->next_rownum += nrows;
+	meta->next_stripe_id += 1;
+
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(buf);
+}
+
+/*
+ * TesseraWriteStripePages
+ *		Append len bytes as new pages at the end of the relation.
+ *
+ * Returns the first block; *nblocks gets the number of pages.  The pages
+ * are consecutive: the relation extension lock is held while they are
+ * allocated.  Each batch of pages is logged as full-page images.
+ */
+BlockNumber
+TesseraWriteStripePages(Relation rel, const char *data, Size len, BlockNumber *nblocks)
+{
+	BlockNumber npages = Max(TesseraBlocksForBytes(len), 1);
+	BlockNumber start = InvalidBlockNumber;
+	BlockNumber done = 0;
+	Size		pos = 0;
+	bool		wal = RelationNeedsWAL(rel);
+	BufferAccessStrategy strategy = NULL;
+
+	if (npages > 64)
+		strategy = GetAccessStrategy(BAS_BULKWRITE);
+
+	LockRelationForExtension(rel, ExclusiveLock);
+	while (done < npages)
+	{
+		Buffer		bufs[TESSERA_MAX_PAGES_PER_RECORD];
+		Page		pages[TESSERA_MAX_PAGES_PER_RECORD];
+		BlockNumber blknos[TESSERA_MAX_PAGES_PER_RECORD];
+		int			n = Min(npages - done, TESSERA_MAX_PAGES_PER_RECORD);
+
+		for (int i = 0; i < n; i++)
+		{
+			Size		chunk = Min(len - pos, (Size) TESSERA_PAGE_DATA_SIZE);
+			TesseraPageOpaqueData *opaque;
+
+			CHECK_FOR_INTERRUPTS();
+			bufs[i] = ReadBufferExtended(rel, MAIN_FORKNUM, P_NEW, RBM_ZERO_AND_LOCK, strategy);
+			blknos[i] = BufferGetBlockNumber(bufs[i]);
+			if (start == InvalidBlockNumber)
+				start = blknos[i];
+			if (blknos[i] != start + done + i || blknos[i] == TESSERA_METAPAGE_BLKNO)
+				elog(ERROR, "tessera relation \"%s\" was extended to block %u, expected %u",
+					 RelationGetRelationName(rel), blknos[i], start + done + i);
+
+			pages[i] = BufferGetPage(bufs[i]);
+			PageInit(pages[i], BLCKSZ, sizeof(TesseraPageOpaqueData));
+			opaque = (TesseraPageOpaqueData *) PageGetSpecialPointer(pages[i]);
+			opaque->magic = TESSERA_PAGE_MAGIC;
+			opaque->reserved = 0;
+			memcpy((char *) pages[i] + TESSERA_PAGE_DATA_START, data + pos, chunk);
+			((PageHeader) pages[i])->pd_lower = TESSERA_PAGE_DATA_START + chunk;
+			pos += chunk;
+		}
+
+		START_CRIT_SECTION();
+		for (int i = 0; i < n; i++)
+			MarkBufferDirty(bufs[i]);
+		if (wal)
+			log_newpages(&rel->rd_node, MAIN_FORKNUM, n, blknos, pages, true);
+		END_CRIT_SECTION();
+
+		for (int i = 0; i < n; i++)
+			UnlockReleaseBuffer(bufs[i]);
+		done += n;
+	}
+	UnlockRelationForExtension(rel, ExclusiveLock);
+
+	if (strategy)
+		FreeAccessStrategy(strategy);
+
+	*nblocks = npages;
+	return start;
+}
+
+/*
+ * TesseraReadBytes
+ *		Copy len bytes at logical offset of the stripe starting at
+ *		start_block (nblocks long) into dst.
+ *
+ * Returns false if the pages do not hold those bytes (the caller reports
+ * corruption with the names it knows).  Only a pin and a share lock are
+ * held, one page at a time.
+ */
+bool
+TesseraReadBytes(Relation rel, BlockNumber start_block, BlockNumber nblocks,
+				 uint64 offset, Size len, char *dst, BufferAccessStrategy strategy)
+{
+	uint64		idx = offset / TESSERA_PAGE_DATA_SIZE;
+	Size		off = offset % TESSERA_PAGE_DATA_SIZE;
+
+	while (len > 0)
+	{
+		Buffer		buf;
+		Page		page;
+		Size		n = Min(len, (Size) TESSERA_PAGE_DATA_SIZE - off);
+		TesseraPageOpaqueData *opaque;
+		bool		ok;
+
+		if (idx >= nblocks)
+			return false;
+		buf = ReadBufferExtended(rel, MAIN_FORKNUM, start_block + (BlockNumber) idx,
+								 RBM_NORMAL, strategy);
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		page = BufferGetPage(buf);
+		opaque = (TesseraPageOpaqueData *)
+			((char *) page + BLCKSZ - MAXALIGN(sizeof(TesseraPageOpaqueData)));
+		ok = !PageIsNew(page) &&
+			((PageHeader) page)->pd_special == BLCKSZ - MAXALIGN(sizeof(TesseraPageOpaqueData)) &&
+			opaque->magic == TESSERA_PAGE_MAGIC &&
+			((PageHeader) page)->pd_lower >= TESSERA_PAGE_DATA_START + off + n;
+		if (ok)
+			memcpy(dst, (char *) page + TESSERA_PAGE_DATA_START + off, n);
+		UnlockReleaseBuffer(buf);
+		if (!ok)
+			return false;
+
+		dst += n;
+		len -= n;
+		off = 0;
+		idx++;
+	}
+	return true;
+}
+
+/*
+ * TesseraExtendReservation
+ *		Reserve nrows more row numbers right after reserved_end, if nobody
+ *		reserved any since.  Returns false (and changes nothing) otherwise.
+ */
+bool
+TesseraExtendReservation(Relation rel, uint64 storage_id, uint64 reserved_end, uint64 nrows)
+{
+	Buffer		buf;
+	GenericXLogState *state;
+	Page		page;
+	TesseraMetaPageData *meta;
+
+	buf = ReadBufferExtended(rel, MAIN_FORKNUM, TESSERA_METAPAGE_BLKNO, RBM_NORMAL, NULL);
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	meta = check_metapage(rel, BufferGetPage(buf));
+	if (meta->storage_id != storage_id || meta->next_rownum != reserved_end ||
+		meta->next_rownum + nrows > TESSERA_MAX_ROWNUM)
+	{
+		UnlockReleaseBuffer(buf);
+		return false;
+	}
+	state = GenericXLogStart(rel);
+	page = GenericXLogRegisterBuffer(state, buf, 0);
+	meta = (TesseraMetaPageData *) PageGetContents(page);
+	meta->next_rownum += nrows;
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(buf);
+	return true;
+}

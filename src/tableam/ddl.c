@@ -1,0 +1,299 @@
+/*-------------------------------------------------------------------------
+ *
+ * ddl.c
+ *	  Storage lifecycle of a tessera relation: new relfilenodes, truncation,
+ *	  tablespace moves, rewrites, VACUUM, size estimates.
+ *
+ * NOTES
+ *	  A new relfilenode gets a new storage id (a sequence value) written
+ *	  into its metapage; the stripe catalog is keyed by it.  When a
+ *	  relfilenode replaces another (TRUNCATE, rewrites), the catalog rows of
+ *	  the old storage are deleted in the same transaction, so a rollback
+ *	  brings back both the old file and its stripes.
+ *
+ *	  relfrozenxid stays invalid: stripe pages hold no transaction ids.  The
+ *	  catalog rows that do are in ordinary heap tables, vacuumed and frozen
+ *	  as such.
+ *
+ * IDENTIFICATION
+ *	  src/tableam/ddl.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/multixact.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "catalog/index.h"
+#include "catalog/storage.h"
+#include "catalog/storage_xlog.h"
+#include "commands/progress.h"
+#include "commands/vacuum.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/bufmgr.h"
+#include "storage/smgr.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "tessera/catalog.h"
+#include "tessera/reader.h"
+#include "tessera/storage.h"
+#include "tessera/tableam.h"
+#include "tessera/tessera.h"
+#include "tessera/writer.h"
+
+/* Delete the catalog rows of rel's current storage and forget its buffered rows. */
+static void
+forget_current_storage(Relation rel, TesseraMeta *meta)
+{
+	TesseraDiscardWrites(&rel->rd_node);
+	memset(meta, 0, sizeof(TesseraMeta));
+	if (!smgrexists(RelationGetSmgr(rel), MAIN_FORKNUM))
+		return;
+	TesseraReadMeta(rel, meta);
+	if (meta->valid)
+		TesseraDeleteStripes(meta->storage_id);
+}
+
+void
+tessera_relation_set_new_filenode(Relation rel, const RelFileNode *newrnode,
+								  char persistence, TransactionId *freezeXid,
+								  MultiXactId *minmulti)
+{
+	*freezeXid = InvalidTransactionId;
+	*minmulti = InvalidMultiXactId;
+
+	/* replacing an existing relfilenode (TRUNCATE, rewrite)? */
+	if (!RelFileNodeEquals(*newrnode, rel->rd_node))
+	{
+		TesseraMeta old;
+
+		forget_current_storage(rel, &old);
+	}
+	TesseraCreateStorage(newrnode, rel->rd_backend, persistence, TesseraNextStorageId());
+}
+
+void
+tessera_relation_nontransactional_truncate(Relation rel)
+{
+	TesseraMeta old;
+
+	/* the relation was created in this transaction: its rows are ours */
+	forget_current_storage(rel, &old);
+	RelationTruncate(rel, 0);
+	TesseraInitMetapage(rel, old.valid ? old.storage_id : TesseraNextStorageId(),
+						old.next_rownum, old.next_stripe_id);
+}
+
+void
+tessera_relation_copy_data(Relation rel, const RelFileNode *newrnode)
+{
+	SMgrRelation dstrel;
+
+	/* the copy is made below shared buffers: write out our rows first */
+	TesseraFlushRelation(rel);
+	FlushRelationBuffers(rel);
+
+	dstrel = smgropen(*newrnode, rel->rd_backend);
+	RelationCreateStorage(*newrnode, rel->rd_rel->relpersistence, true);
+	RelationCopyStorage(RelationGetSmgr(rel), dstrel, MAIN_FORKNUM,
+						rel->rd_rel->relpersistence);
+	for (ForkNumber forkNum = MAIN_FORKNUM + 1; forkNum <= MAX_FORKNUM; forkNum++)
+	{
+		if (smgrexists(RelationGetSmgr(rel), forkNum))
+		{
+			smgrcreate(dstrel, forkNum, false);
+			if (RelationIsPermanent(rel) ||
+				(rel->rd_rel->relpersistence == RELPERSISTENCE_UNLOGGED &&
+				 forkNum == INIT_FORKNUM))
+				log_smgrcreate(newrnode, forkNum);
+			RelationCopyStorage(RelationGetSmgr(rel), dstrel, forkNum,
+								rel->rd_rel->relpersistence);
+		}
+	}
+	/* the metapage, and with it the storage id, moved along */
+	RelationDropStorage(rel);
+	smgrclose(dstrel);
+}
+
+/*
+ * VACUUM FULL and CLUSTER: copy every committed row into the new storage.
+ * Nothing can write concurrently (AccessExclusiveLock), so a fresh MVCC
+ * snapshot sees exactly the rows that exist.
+ */
+void
+tessera_relation_copy_for_cluster(Relation OldTable, Relation NewTable, Relation OldIndex,
+								  bool use_sort, TransactionId OldestXmin,
+								  TransactionId *xid_cutoff, MultiXactId *multi_cutoff,
+								  double *num_tuples, double *tups_vacuumed,
+								  double *tups_recently_dead)
+{
+	Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	TableScanDesc scan;
+	TupleTableSlot *oldslot = table_slot_create(OldTable, NULL);
+	TupleTableSlot *newslot = table_slot_create(NewTable, NULL);
+	CommandId	cid = GetCurrentCommandId(true);
+	TupleDesc	newdesc = RelationGetDescr(NewTable);
+	double		n = 0;
+
+	if (OldIndex != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("CLUSTER is not supported on tessera table \"%s\" yet",
+						RelationGetRelationName(OldTable)),
+				 errhint("Use VACUUM FULL to rewrite the table.")));
+
+	Assert(RelationGetDescr(OldTable)->natts == newdesc->natts);
+	pgstat_progress_update_param(PROGRESS_CLUSTER_PHASE, PROGRESS_CLUSTER_PHASE_SEQ_SCAN_HEAP);
+
+	scan = table_beginscan(OldTable, snapshot, 0, NULL);
+	while (table_scan_getnextslot(scan, ForwardScanDirection, oldslot))
+	{
+		CHECK_FOR_INTERRUPTS();
+		slot_getallattrs(oldslot);
+		ExecClearTuple(newslot);
+		for (int i = 0; i < newdesc->natts; i++)
+		{
+			/* dropped columns are NULL in the new table */
+			if (TupleDescAttr(newdesc, i)->attisdropped)
+			{
+				newslot->tts_values[i] = (Datum) 0;
+				newslot->tts_isnull[i] = true;
+			}
+			else
+			{
+				newslot->tts_values[i] = oldslot->tts_values[i];
+				newslot->tts_isnull[i] = oldslot->tts_isnull[i];
+			}
+		}
+		ExecStoreVirtualTuple(newslot);
+		TesseraWriteRow(NewTable, newslot, cid);
+		n += 1;
+		pgstat_progress_update_param(PROGRESS_CLUSTER_HEAP_TUPLES_WRITTEN, (int64) n);
+	}
+	table_endscan(scan);
+	TesseraFlushRelation(NewTable);
+
+	ExecDropSingleTupleTableSlot(oldslot);
+	ExecDropSingleTupleTableSlot(newslot);
+	UnregisterSnapshot(snapshot);
+
+	*num_tuples = n;
+	*tups_vacuumed = 0;
+	*tups_recently_dead = 0;
+}
+
+/*
+ * Plain VACUUM: nothing to reclaim until rows can be deleted; refresh the
+ * planner's row count.
+ */
+void
+tessera_relation_vacuum(Relation rel, struct VacuumParams *params,
+						BufferAccessStrategy bstrategy)
+{
+	BlockNumber nblocks = RelationGetNumberOfBlocks(rel);
+	TesseraMeta meta;
+	uint64		rows = 0;
+	int			elevel = (params->options & VACOPT_VERBOSE) ? INFO : DEBUG2;
+
+	TesseraReadMeta(rel, &meta);
+	if (meta.valid)
+	{
+		Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
+
+		rows = TesseraCountRows(meta.storage_id, snapshot);
+		UnregisterSnapshot(snapshot);
+	}
+	vac_update_relstats(rel, nblocks, (double) rows, 0,
+						RelationGetForm(rel)->relhasindex,
+						InvalidTransactionId, InvalidMultiXactId,
+						NULL, NULL, false);
+	ereport(elevel,
+			(errmsg("vacuuming tessera table \"%s.%s\": " UINT64_FORMAT " rows in %u pages",
+					get_namespace_name(RelationGetNamespace(rel)),
+					RelationGetRelationName(rel), rows, nblocks)));
+}
+
+double
+tessera_index_build_range_scan(Relation table_rel, Relation index_rel,
+							   struct IndexInfo *index_info, bool allow_sync,
+							   bool anyvisible, bool progress,
+							   BlockNumber start_blockno, BlockNumber numblocks,
+							   IndexBuildCallback callback, void *callback_state,
+							   TableScanDesc scan)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("indexes on tessera table \"%s\" are not supported yet",
+					RelationGetRelationName(table_rel))));
+	return 0;
+}
+
+void
+tessera_index_validate_scan(Relation table_rel, Relation index_rel,
+							struct IndexInfo *index_info, Snapshot snapshot,
+							struct ValidateIndexState *state)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("indexes on tessera table \"%s\" are not supported yet",
+					RelationGetRelationName(table_rel))));
+}
+
+uint64
+tessera_relation_size(Relation rel, ForkNumber forkNumber)
+{
+	return table_block_relation_size(rel, forkNumber);
+}
+
+bool
+tessera_relation_needs_toast_table(Relation rel)
+{
+	/* large values are stored in stripes, never toasted */
+	return false;
+}
+
+/*
+ * Pages are real; rows come from ANALYZE/VACUUM's density when known, else
+ * from the stripe catalog.
+ */
+void
+tessera_relation_estimate_size(Relation rel, int32 *attr_widths, BlockNumber *pages,
+							   double *tuples, double *allvisfrac)
+{
+	BlockNumber curpages = RelationGetNumberOfBlocks(rel);
+	BlockNumber relpages = (BlockNumber) rel->rd_rel->relpages;
+	double		reltuples = (double) rel->rd_rel->reltuples;
+
+	*pages = curpages;
+	*allvisfrac = 0;
+	if (curpages <= 1)
+	{
+		*tuples = 0;
+		return;
+	}
+	if (reltuples >= 0 && relpages > 1)
+	{
+		*tuples = rint(reltuples / (relpages - 1) * (curpages - 1));
+		return;
+	}
+	{
+		TesseraMeta meta;
+
+		TesseraReadMeta(rel, &meta);
+		*tuples = 0;
+		if (meta.valid)
+		{
+			Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
+
+			*tuples = (double) TesseraCountRows(meta.storage_id, snapshot);
+			UnregisterSnapshot(snapshot);
+		}
+	}
+}

@@ -1,0 +1,517 @@
+/*-------------------------------------------------------------------------
+ *
+ * scan.c
+ *	  Sequential, parallel, TID range, sample and analyze scans of a
+ *	  tessera relation.
+ *
+ * NOTES
+ *	  A scan first writes out this backend's buffered rows of the relation,
+ *	  then builds a reader for its snapshot and walks row groups in row
+ *	  number order, forward or backward (scrollable cursors).  A parallel
+ *	  scan instead claims row groups by global number from a counter in
+ *	  shared memory; every participant builds the same reader from the
+ *	  shared snapshot, so the numbering agrees.  The leader has written its
+ *	  buffered rows before the parallel query started (ExecutorStart hook).
+ *
+ *	  ANALYZE samples "blocks" as PostgreSQL picks them from the relation's
+ *	  size; block b stands for the b-th slice of the visible rows, so the
+ *	  sample and the row count estimate are uniform over rows.  TABLESAMPLE
+ *	  works on TID blocks (row number / MaxHeapTuplesPerPage), which keeps
+ *	  REPEATABLE samples stable.
+ *
+ * IDENTIFICATION
+ *	  src/tableam/scan.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/relscan.h"
+#include "access/tableam.h"
+#include "access/tsmapi.h"
+#include "executor/tuptable.h"
+#include "miscadmin.h"
+#include "nodes/execnodes.h"
+#include "pgstat.h"
+#include "port/atomics.h"
+#include "storage/bufmgr.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "tessera/reader.h"
+#include "tessera/tableam.h"
+#include "tessera/tessera.h"
+#include "tessera/writer.h"
+
+typedef struct TesseraParallelScanDescData
+{
+	ParallelTableScanDescData base;
+	pg_atomic_uint32 next_rg;
+} TesseraParallelScanDescData;
+
+typedef struct TesseraParallelScanDescData *TesseraParallelScanDesc;
+
+typedef struct TesseraScanDescData
+{
+	TableScanDescData base;
+	TesseraReader *reader;
+
+	/* position: stripe -1 = before the first row, nstripes = after the last */
+	int			pos_stripe;
+	int			pos_rg;
+	int			pos_row;
+
+	/* TID range scans: row numbers [range_lo, range_hi) */
+	bool		has_range;
+	uint64		range_lo;
+	uint64		range_hi;
+
+	/* ANALYZE: visible row ordinals [analyze_pos, analyze_end) */
+	BlockNumber analyze_nblocks;
+	uint64		analyze_pos;
+	uint64		analyze_end;
+
+	/* TABLESAMPLE */
+	BlockNumber sample_nblocks;
+	BlockNumber sample_block;
+} TesseraScanDescData;
+
+typedef struct TesseraScanDescData *TesseraScanDesc;
+
+const TupleTableSlotOps *
+tessera_slot_callbacks(Relation rel)
+{
+	return &TTSOpsTessera;
+}
+
+TableScanDesc
+tessera_scan_begin(Relation rel, Snapshot snapshot, int nkeys, struct ScanKeyData *key,
+				   ParallelTableScanDesc pscan, uint32 flags)
+{
+	TesseraScanDesc scan = palloc0(sizeof(TesseraScanDescData));
+	bool		bulk;
+
+	/* rows this backend buffered must be on disk before we list stripes */
+	if (!IsParallelWorker())
+		TesseraFlushRelation(rel);
+
+	if (snapshot == NULL)
+	{
+		/* ANALYZE: see every committed stripe */
+		snapshot = RegisterSnapshot(GetLatestSnapshot());
+		flags |= SO_TEMP_SNAPSHOT;
+	}
+
+	scan->base.rs_rd = rel;
+	scan->base.rs_snapshot = snapshot;
+	scan->base.rs_nkeys = nkeys;
+	scan->base.rs_key = key;
+	scan->base.rs_flags = flags;
+	scan->base.rs_parallel = pscan;
+
+	bulk = (flags & SO_ALLOW_STRAT) != 0 &&
+		RelationGetNumberOfBlocks(rel) > (BlockNumber) (NBuffers / 4);
+	scan->reader = TesseraReaderBegin(rel, snapshot, bulk);
+	scan->pos_stripe = -1;
+	scan->sample_block = InvalidBlockNumber;
+
+	if (flags & SO_TYPE_ANALYZE)
+		scan->analyze_nblocks = RelationGetNumberOfBlocks(rel);
+	return (TableScanDesc) scan;
+}
+
+void
+tessera_scan_end(TableScanDesc sscan)
+{
+	TesseraScanDesc scan = (TesseraScanDesc) sscan;
+
+	TesseraReaderEnd(scan->reader);
+	if (scan->base.rs_flags & SO_TEMP_SNAPSHOT)
+		UnregisterSnapshot(scan->base.rs_snapshot);
+	pfree(scan);
+}
+
+void
+tessera_scan_rescan(TableScanDesc sscan, struct ScanKeyData *key, bool set_params,
+					bool allow_strat, bool allow_sync, bool allow_pagemode)
+{
+	TesseraScanDesc scan = (TesseraScanDesc) sscan;
+
+	if (set_params)
+	{
+		if (allow_strat)
+			scan->base.rs_flags |= SO_ALLOW_STRAT;
+		else
+			scan->base.rs_flags &= ~SO_ALLOW_STRAT;
+	}
+	scan->pos_stripe = -1;
+	scan->sample_block = InvalidBlockNumber;
+}
+
+/* Does row group rg of stripe hold any row of the TID range? */
+static bool
+rg_in_range(TesseraScanDesc scan, int stripe, int rg)
+{
+	TesseraStripeDir *dir;
+	TesseraRowGroupDisk *g;
+
+	if (!scan->has_range)
+		return true;
+	dir = TesseraReaderDir(scan->reader, stripe);
+	g = &dir->rgs[rg];
+	return g->first_rownum < scan->range_hi &&
+		g->first_rownum + g->row_count > scan->range_lo;
+}
+
+/*
+ * Move to the next (or previous) row group with visible rows and load it.
+ * Returns false at the end of the scan.
+ */
+static bool
+advance_rg(TesseraScanDesc scan, ScanDirection dir)
+{
+	TesseraReader *r = scan->reader;
+
+	if (scan->base.rs_parallel)
+	{
+		TesseraParallelScanDesc pscan = (TesseraParallelScanDesc) scan->base.rs_parallel;
+
+		for (;;)
+		{
+			uint32		g = pg_atomic_fetch_add_u32(&pscan->next_rg, 1);
+			int			stripe,
+						rg;
+
+			if (g >= r->total_rgs)
+			{
+				scan->pos_stripe = r->nstripes;
+				return false;
+			}
+			TesseraReaderGlobalRg(r, g, &stripe, &rg);
+			if (rg_in_range(scan, stripe, rg) && TesseraReaderLoad(r, stripe, rg))
+			{
+				scan->pos_stripe = stripe;
+				scan->pos_rg = rg;
+				scan->pos_row = -1;
+				return true;
+			}
+		}
+	}
+
+	for (;;)
+	{
+		int			stripe = scan->pos_stripe;
+		int			rg = scan->pos_rg;
+
+		if (ScanDirectionIsForward(dir))
+		{
+			if (stripe < 0)
+			{
+				stripe = 0;
+				rg = 0;
+			}
+			else if (stripe >= r->nstripes)
+				return false;
+			else if (rg + 1 < (int) TesseraStripeRowGroups(r, stripe))
+				rg++;
+			else
+			{
+				stripe++;
+				rg = 0;
+			}
+			if (stripe >= r->nstripes)
+			{
+				scan->pos_stripe = r->nstripes;
+				return false;
+			}
+		}
+		else
+		{
+			if (stripe >= r->nstripes)
+			{
+				stripe = r->nstripes - 1;
+				rg = stripe >= 0 ? (int) TesseraStripeRowGroups(r, stripe) - 1 : 0;
+			}
+			else if (stripe < 0)
+				return false;
+			else if (rg > 0)
+				rg--;
+			else
+			{
+				stripe--;
+				rg = stripe >= 0 ? (int) TesseraStripeRowGroups(r, stripe) - 1 : 0;
+			}
+			if (stripe < 0)
+			{
+				scan->pos_stripe = -1;
+				return false;
+			}
+		}
+		scan->pos_stripe = stripe;
+		scan->pos_rg = rg;
+		if (rg_in_range(scan, stripe, rg) && TesseraReaderLoad(r, stripe, rg))
+		{
+			scan->pos_row = ScanDirectionIsForward(dir) ? -1 : r->batch.nrows;
+			return true;
+		}
+	}
+}
+
+static bool
+scan_next(TesseraScanDesc scan, ScanDirection dir, TupleTableSlot *slot)
+{
+	TesseraReader *r = scan->reader;
+
+	if (ScanDirectionIsNoMovement(dir))
+		dir = ForwardScanDirection;
+
+	for (;;)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (scan->pos_stripe >= 0 && scan->pos_stripe < r->nstripes)
+		{
+			TesseraBatch *b = &r->batch;
+
+			/* another user of the reader may have moved the batch */
+			if (b->stripe != scan->pos_stripe || b->rg != scan->pos_rg)
+				(void) TesseraReaderLoad(r, scan->pos_stripe, scan->pos_rg);
+
+			for (;;)
+			{
+				int			row = scan->pos_row + (ScanDirectionIsForward(dir) ? 1 : -1);
+				uint64		rownum;
+
+				if (row < 0 || row >= b->nrows)
+					break;
+				scan->pos_row = row;
+				rownum = b->first_rownum + row;
+				if (scan->has_range && (rownum < scan->range_lo || rownum >= scan->range_hi))
+					continue;
+				TesseraSlotStoreRow(slot, b, row);
+				pgstat_count_heap_getnext(scan->base.rs_rd);
+				return true;
+			}
+		}
+		if (!advance_rg(scan, dir))
+		{
+			ExecClearTuple(slot);
+			return false;
+		}
+	}
+}
+
+bool
+tessera_scan_getnextslot(TableScanDesc sscan, ScanDirection direction, TupleTableSlot *slot)
+{
+	return scan_next((TesseraScanDesc) sscan, direction, slot);
+}
+
+void
+tessera_scan_set_tidrange(TableScanDesc sscan, ItemPointer mintid, ItemPointer maxtid)
+{
+	TesseraScanDesc scan = (TesseraScanDesc) sscan;
+	BlockNumber minblk = ItemPointerGetBlockNumberNoCheck(mintid);
+	OffsetNumber minoff = ItemPointerGetOffsetNumberNoCheck(mintid);
+	BlockNumber maxblk = ItemPointerGetBlockNumberNoCheck(maxtid);
+	OffsetNumber maxoff = ItemPointerGetOffsetNumberNoCheck(maxtid);
+
+	/* offsets beyond the per-block range round to the neighbouring row */
+	scan->has_range = true;
+	if (minblk & TESSERA_DELTA_BLOCK_FLAG)
+		scan->range_lo = TESSERA_MAX_ROWNUM;
+	else
+		scan->range_lo = (uint64) minblk * TESSERA_TIDS_PER_BLOCK +
+			(minoff == 0 ? 0 : Min((uint64) minoff - 1, TESSERA_TIDS_PER_BLOCK));
+	if (maxblk & TESSERA_DELTA_BLOCK_FLAG)
+		scan->range_hi = TESSERA_MAX_ROWNUM;
+	else if (maxoff == 0)
+		scan->range_hi = (uint64) maxblk * TESSERA_TIDS_PER_BLOCK;
+	else
+		scan->range_hi = (uint64) maxblk * TESSERA_TIDS_PER_BLOCK +
+			Min((uint64) maxoff, TESSERA_TIDS_PER_BLOCK);
+	scan->pos_stripe = -1;
+}
+
+bool
+tessera_scan_getnextslot_tidrange(TableScanDesc sscan, ScanDirection direction,
+								  TupleTableSlot *slot)
+{
+	return scan_next((TesseraScanDesc) sscan, direction, slot);
+}
+
+/* ---- parallel scans ---- */
+
+Size
+tessera_parallelscan_estimate(Relation rel)
+{
+	return sizeof(TesseraParallelScanDescData);
+}
+
+Size
+tessera_parallelscan_initialize(Relation rel, ParallelTableScanDesc ppscan)
+{
+	TesseraParallelScanDesc pscan = (TesseraParallelScanDesc) ppscan;
+
+	pscan->base.phs_relid = RelationGetRelid(rel);
+	pscan->base.phs_syncscan = false;
+	pg_atomic_init_u32(&pscan->next_rg, 0);
+	return sizeof(TesseraParallelScanDescData);
+}
+
+void
+tessera_parallelscan_reinitialize(Relation rel, ParallelTableScanDesc ppscan)
+{
+	TesseraParallelScanDesc pscan = (TesseraParallelScanDesc) ppscan;
+
+	pg_atomic_write_u32(&pscan->next_rg, 0);
+}
+
+/* ---- ANALYZE ---- */
+
+bool
+tessera_scan_analyze_next_block(TableScanDesc sscan, BlockNumber blockno,
+								BufferAccessStrategy bstrategy)
+{
+	TesseraScanDesc scan = (TesseraScanDesc) sscan;
+	uint64		total = scan->reader->total_rows;
+	BlockNumber nblocks = Max(scan->analyze_nblocks, 1);
+
+	if (blockno >= nblocks)
+	{
+		scan->analyze_pos = scan->analyze_end = 0;
+		return false;
+	}
+	scan->analyze_pos = (uint64) (((uint128) blockno * total) / nblocks);
+	scan->analyze_end = (uint64) (((uint128) (blockno + 1) * total) / nblocks);
+	return true;
+}
+
+bool
+tessera_scan_analyze_next_tuple(TableScanDesc sscan, TransactionId OldestXmin,
+								double *liverows, double *deadrows, TupleTableSlot *slot)
+{
+	TesseraScanDesc scan = (TesseraScanDesc) sscan;
+	TesseraReader *r = scan->reader;
+	uint64		ord;
+	int			lo,
+				hi,
+				stripe = -1,
+				rg,
+				row;
+
+	if (scan->analyze_pos >= scan->analyze_end)
+	{
+		ExecClearTuple(slot);
+		return false;
+	}
+	ord = scan->analyze_pos++;
+
+	/* find the stripe holding the ord-th visible row */
+	lo = 0;
+	hi = r->nstripes - 1;
+	while (lo <= hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+
+		if (ord < r->stripes[mid].row_base)
+			hi = mid - 1;
+		else if (ord >= r->stripes[mid].row_base + r->stripes[mid].visible_rows)
+			lo = mid + 1;
+		else
+		{
+			stripe = mid;
+			break;
+		}
+	}
+	if (stripe < 0 ||
+		!TesseraReaderLocate(r, r->stripes[stripe].meta.first_rownum +
+							 (ord - r->stripes[stripe].row_base), &stripe, &rg, &row) ||
+		!TesseraReaderLoad(r, stripe, rg))
+		elog(ERROR, "tessera analyze lost row " UINT64_FORMAT, ord);
+
+	TesseraSlotStoreRow(slot, &r->batch, row);
+	*liverows += 1;
+	return true;
+}
+
+/* ---- TABLESAMPLE ---- */
+
+bool
+tessera_scan_sample_next_block(TableScanDesc sscan, SampleScanState *scanstate)
+{
+	TesseraScanDesc scan = (TesseraScanDesc) sscan;
+	TsmRoutine *tsm = scanstate->tsmroutine;
+	BlockNumber nblocks;
+	BlockNumber blockno;
+
+	nblocks = (BlockNumber) ((scan->reader->rownum_end + TESSERA_TIDS_PER_BLOCK - 1) /
+							 TESSERA_TIDS_PER_BLOCK);
+	scan->sample_nblocks = nblocks;
+	if (nblocks == 0)
+		return false;
+
+	if (tsm->NextSampleBlock)
+		blockno = tsm->NextSampleBlock(scanstate, nblocks);
+	else if (scan->sample_block == InvalidBlockNumber)
+		blockno = 0;
+	else if (scan->sample_block + 1 < nblocks)
+		blockno = scan->sample_block + 1;
+	else
+		blockno = InvalidBlockNumber;
+
+	scan->sample_block = blockno;
+	return BlockNumberIsValid(blockno);
+}
+
+bool
+tessera_scan_sample_next_tuple(TableScanDesc sscan, SampleScanState *scanstate,
+							   TupleTableSlot *slot)
+{
+	TesseraScanDesc scan = (TesseraScanDesc) sscan;
+	TsmRoutine *tsm = scanstate->tsmroutine;
+	TesseraReader *r = scan->reader;
+
+	for (;;)
+	{
+		OffsetNumber off;
+		uint64		rownum;
+		int			stripe,
+					rg,
+					row;
+
+		CHECK_FOR_INTERRUPTS();
+		off = tsm->NextSampleTuple(scanstate, scan->sample_block,
+								   (OffsetNumber) TESSERA_TIDS_PER_BLOCK);
+		if (!OffsetNumberIsValid(off))
+		{
+			ExecClearTuple(slot);
+			return false;
+		}
+		rownum = (uint64) scan->sample_block * TESSERA_TIDS_PER_BLOCK + (off - 1);
+		if (TesseraReaderLocate(r, rownum, &stripe, &rg, &row) &&
+			TesseraReaderLoad(r, stripe, rg))
+		{
+			TesseraSlotStoreRow(slot, &r->batch, row);
+			pgstat_count_heap_getnext(scan->base.rs_rd);
+			return true;
+		}
+	}
+}
+
+/* ---- bitmap scans ---- */
+
+bool
+tessera_scan_bitmap_next_block(TableScanDesc sscan, struct TBMIterateResult *tbmres)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("bitmap scans of tessera tables are not supported yet")));
+	return false;
+}
+
+bool
+tessera_scan_bitmap_next_tuple(TableScanDesc sscan, struct TBMIterateResult *tbmres,
+							   TupleTableSlot *slot)
+{
+	return false;
+}

@@ -1,0 +1,74 @@
+/*-------------------------------------------------------------------------
+ *
+ * tessera.c
+ *	  Module initialization: GUCs, storage parameters, callbacks, hooks.
+ *
+ * NOTES
+ *	  tessera works when loaded on demand (the access method handler loads
+ *	  the library), but storage parameters such as tessera_compression are
+ *	  only recognized by backends that have loaded it, so production setups
+ *	  (and pg_restore -j) should list it in shared_preload_libraries.
+ *
+ * IDENTIFICATION
+ *	  src/tessera.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "utils/guc.h"
+
+#include "tessera/tessera.h"
+#include "tessera/writer.h"
+
+PG_MODULE_MAGIC;
+
+int			tessera_compression = TESSERA_CODEC_ZSTD;
+int			tessera_compression_level = 3;
+int			tessera_stripe_row_limit = 150000;
+int			tessera_row_group_row_limit = 10000;
+
+static const struct config_enum_entry codec_entries[] = {
+	{"none", TESSERA_CODEC_NONE, false},
+	{"pglz", TESSERA_CODEC_PGLZ, false},
+	{"lz4", TESSERA_CODEC_LZ4, false},
+	{"zstd", TESSERA_CODEC_ZSTD, false},
+	{NULL, 0, false}
+};
+
+void		_PG_init(void);
+
+void
+_PG_init(void)
+{
+	DefineCustomEnumVariable("tessera.compression",
+							 "Compression codec for new tessera stripes.",
+							 "Used by tables that do not set tessera_compression.",
+							 &tessera_compression, TESSERA_CODEC_ZSTD, codec_entries,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("tessera.compression_level",
+							"Compression level for new tessera stripes (zstd).",
+							"Used by tables that do not set tessera_compression_level.",
+							&tessera_compression_level, 3,
+							TESSERA_MIN_COMPRESSION_LEVEL, TESSERA_MAX_COMPRESSION_LEVEL,
+							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("tessera.stripe_row_limit",
+							"Maximum number of rows per tessera stripe.",
+							"Used by tables that do not set tessera_stripe_row_limit.",
+							&tessera_stripe_row_limit, 150000,
+							TESSERA_MIN_STRIPE_ROWS, TESSERA_MAX_STRIPE_ROWS,
+							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("tessera.row_group_row_limit",
+							"Maximum number of rows per tessera row group.",
+							"Used by tables that do not set tessera_row_group_row_limit.",
+							&tessera_row_group_row_limit, 10000,
+							TESSERA_MIN_ROW_GROUP_ROWS, TESSERA_MAX_ROW_GROUP_ROWS,
+							PGC_USERSET, 0, NULL, NULL, NULL);
+	MarkGUCPrefixReserved("tessera");
+
+	TesseraRegisterReloptions();
+	TesseraRegisterXactCallbacks();
+	TesseraInstallHooks();
+}

@@ -1,0 +1,353 @@
+/*-------------------------------------------------------------------------
+ *
+ * hooks.c
+ *	  Hooks into PostgreSQL: utility statements, object drops, executor
+ *	  start.
+ *
+ * NOTES
+ *	  ProcessUtility: tessera options are taken out of CREATE TABLE, CREATE
+ *	  TABLE AS and ALTER TABLE SET/RESET before PostgreSQL validates the
+ *	  statement, validated by options.c, and stored in pg_class.reloptions
+ *	  afterwards.  They are rejected on tables that are not tessera tables,
+ *	  and removed (with a notice) when ALTER TABLE ... SET ACCESS METHOD
+ *	  moves a tessera table to another access method.
+ *
+ *	  object_access (OAT_DROP): dropping a tessera table deletes its stripe
+ *	  catalog rows in the same transaction and forgets buffered rows.
+ *
+ *	  ExecutorStart: a parallel plan's workers cannot see this backend's
+ *	  buffered rows, and nothing may be written once parallel mode starts,
+ *	  so buffered rows are written out first.
+ *
+ *	  Every hook calls the previous one.
+ *
+ * IDENTIFICATION
+ *	  src/utility/hooks.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/reloptions.h"
+#include "access/table.h"
+#include "access/xact.h"
+#include "catalog/indexing.h"
+#include "catalog/namespace.h"
+#include "catalog/objectaccess.h"
+#include "catalog/pg_class.h"
+#include "commands/tablecmds.h"
+#include "executor/executor.h"
+#include "nodes/parsenodes.h"
+#include "tcop/utility.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/syscache.h"
+
+#include "tessera/catalog.h"
+#include "tessera/storage.h"
+#include "tessera/tessera.h"
+#include "tessera/writer.h"
+
+static ProcessUtility_hook_type prev_ProcessUtility = NULL;
+static object_access_hook_type prev_object_access = NULL;
+static ExecutorStart_hook_type prev_ExecutorStart = NULL;
+
+/*
+ * Options of the table that the running CREATE TABLE AS is creating: the
+ * rows it writes must already use them, before the post-processing below
+ * can store them in pg_class.
+ */
+static Datum pending_options = (Datum) 0;
+static bool pending_active = false;
+static Oid	pending_relid = InvalidOid;
+
+Datum
+TesseraPendingOptions(Oid relid)
+{
+	if (pending_active && OidIsValid(relid) && relid == pending_relid)
+		return pending_options;
+	return (Datum) 0;
+}
+
+typedef struct AlterOptionOp
+{
+	bool		reset;
+	List	   *defs;
+} AlterOptionOp;
+
+static Oid
+relation_am(Oid relid)
+{
+	HeapTuple	tup = SearchSysCache1(RELOID, ObjectIdGetDatum(relid));
+	Oid			am = InvalidOid;
+
+	if (HeapTupleIsValid(tup))
+	{
+		am = ((Form_pg_class) GETSTRUCT(tup))->relam;
+		ReleaseSysCache(tup);
+	}
+	return am;
+}
+
+static void
+reject_non_tessera(Oid relid)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("tessera storage parameters are only valid for tessera tables"),
+			 errdetail("Table \"%s\" does not use the tessera access method.",
+					   get_rel_name(relid)),
+			 errhint("Create the table with USING tessera, or leave out the tessera_* parameters.")));
+}
+
+static void
+tessera_ProcessUtility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
+					   ProcessUtilityContext context, ParamListInfo params,
+					   QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc)
+{
+	Node	   *parsetree = pstmt->utilityStmt;
+	RangeVar   *target = NULL;
+	bool		is_alter = false;
+	bool		alter_missing_ok = false;
+	bool		am_changed = false;
+	bool		run_standard = true;
+	bool		stripped = false;
+	Datum		create_options = (Datum) 0;
+	Datum		saved_options = (Datum) 0;
+	List	   *alter_ops = NIL;
+	Oid			relid;
+
+	if (IsA(parsetree, CreateStmt) || IsA(parsetree, CreateTableAsStmt) ||
+		IsA(parsetree, AlterTableStmt))
+	{
+		/* we edit the option lists: work on a copy if we may not scribble */
+		if (readOnlyTree)
+		{
+			pstmt = copyObject(pstmt);
+			parsetree = pstmt->utilityStmt;
+			readOnlyTree = false;
+		}
+	}
+
+	if (IsA(parsetree, CreateStmt))
+	{
+		CreateStmt *stmt = (CreateStmt *) parsetree;
+		List	   *defs = TesseraExtractOptions(&stmt->options);
+
+		if (defs != NIL)
+		{
+			create_options = TesseraApplyOptions((Datum) 0, defs, false);
+			target = stmt->relation;
+		}
+	}
+	else if (IsA(parsetree, CreateTableAsStmt))
+	{
+		CreateTableAsStmt *stmt = (CreateTableAsStmt *) parsetree;
+		List	   *defs = TesseraExtractOptions(&stmt->into->options);
+
+		if (defs != NIL)
+		{
+			create_options = TesseraApplyOptions((Datum) 0, defs, false);
+			target = stmt->into->rel;
+			pending_options = create_options;
+			pending_relid = InvalidOid;
+			pending_active = true;
+		}
+	}
+	else if (IsA(parsetree, AlterTableStmt) &&
+			 (((AlterTableStmt *) parsetree)->objtype == OBJECT_TABLE ||
+			  ((AlterTableStmt *) parsetree)->objtype == OBJECT_MATVIEW))
+	{
+		AlterTableStmt *stmt = (AlterTableStmt *) parsetree;
+		List	   *cmds = NIL;
+		bool		other_reloptions = false;
+		ListCell   *lc;
+
+		foreach(lc, stmt->cmds)
+		{
+			AlterTableCmd *cmd = lfirst_node(AlterTableCmd, lc);
+
+			if (cmd->subtype == AT_SetRelOptions || cmd->subtype == AT_ResetRelOptions)
+			{
+				List	   *defs = (List *) cmd->def;
+				List	   *ours = TesseraExtractOptions(&defs);
+
+				if (ours != NIL)
+				{
+					AlterOptionOp *op = palloc(sizeof(AlterOptionOp));
+
+					op->reset = (cmd->subtype == AT_ResetRelOptions);
+					op->defs = ours;
+					/* validate now, before anything changes */
+					(void) TesseraApplyOptions((Datum) 0, ours, op->reset);
+					alter_ops = lappend(alter_ops, op);
+				}
+				cmd->def = (Node *) defs;
+				if (defs == NIL)
+					continue;
+				other_reloptions = true;
+			}
+			else if (cmd->subtype == AT_SetAccessMethod)
+				am_changed = true;
+			cmds = lappend(cmds, cmd);
+		}
+		stmt->cmds = cmds;
+		run_standard = (cmds != NIL);
+
+		if (alter_ops != NIL || am_changed || other_reloptions)
+		{
+			is_alter = true;
+			alter_missing_ok = stmt->missing_ok;
+			target = stmt->relation;
+		}
+
+		/*
+		 * PostgreSQL re-validates the stored reloptions when it changes
+		 * other ones, and would reject ours: take them out meanwhile.
+		 */
+		if (other_reloptions)
+		{
+			relid = RangeVarGetRelidExtended(stmt->relation, ShareUpdateExclusiveLock,
+											 stmt->missing_ok ? RVR_MISSING_OK : 0,
+											 RangeVarCallbackOwnsRelation, NULL);
+			if (OidIsValid(relid))
+			{
+				Datum		cur = TesseraGetRelOptions(relid);
+
+				if (cur != (Datum) 0 && TesseraRelOptionsPresent(cur))
+				{
+					saved_options = TesseraOnlyRelOptions(cur);
+					TesseraSetRelOptions(relid, (Datum) 0);
+					stripped = true;
+				}
+			}
+		}
+	}
+
+	PG_TRY();
+	{
+		if (run_standard)
+		{
+			if (prev_ProcessUtility)
+				prev_ProcessUtility(pstmt, queryString, readOnlyTree, context, params,
+									queryEnv, dest, qc);
+			else
+				standard_ProcessUtility(pstmt, queryString, readOnlyTree, context, params,
+										queryEnv, dest, qc);
+		}
+	}
+	PG_FINALLY();
+	{
+		pending_active = false;
+		pending_relid = InvalidOid;
+		pending_options = (Datum) 0;
+	}
+	PG_END_TRY();
+
+	if (target == NULL || !IsTransactionState())
+		return;
+
+	CommandCounterIncrement();
+	if (is_alter && !run_standard)
+		relid = RangeVarGetRelidExtended(target, ShareUpdateExclusiveLock,
+										 alter_missing_ok ? RVR_MISSING_OK : 0,
+										 RangeVarCallbackOwnsRelation, NULL);
+	else
+		relid = RangeVarGetRelid(target, NoLock, true);
+	if (!OidIsValid(relid))
+		return;
+
+	if (!is_alter)
+	{
+		if (!IsTesseraAmOid(relation_am(relid)))
+			reject_non_tessera(relid);
+		TesseraSetRelOptions(relid, create_options);
+	}
+	else
+	{
+		bool		is_tessera = IsTesseraAmOid(relation_am(relid));
+		Datum		cur;
+		ListCell   *lc;
+
+		if (stripped)
+			cur = saved_options;
+		else
+		{
+			cur = TesseraGetRelOptions(relid);
+			cur = cur == (Datum) 0 ? (Datum) 0 : TesseraOnlyRelOptions(cur);
+		}
+		if (alter_ops != NIL && !is_tessera)
+			reject_non_tessera(relid);
+		foreach(lc, alter_ops)
+		{
+			AlterOptionOp *op = lfirst(lc);
+
+			cur = TesseraApplyOptions(cur, op->defs, op->reset);
+		}
+		if (am_changed && !is_tessera && cur != (Datum) 0)
+		{
+			ereport(NOTICE,
+					(errmsg("tessera storage parameters of table \"%s\" were removed",
+							get_rel_name(relid))));
+			cur = (Datum) 0;
+			stripped = true;
+		}
+		if (alter_ops != NIL || stripped)
+			TesseraSetRelOptions(relid, cur);
+	}
+}
+
+static void
+tessera_object_access(ObjectAccessType access, Oid classId, Oid objectId, int subId, void *arg)
+{
+	if (prev_object_access)
+		prev_object_access(access, classId, objectId, subId, arg);
+
+	if (access == OAT_POST_CREATE && classId == RelationRelationId && subId == 0 &&
+		pending_active && !OidIsValid(pending_relid))
+		pending_relid = objectId;
+
+	if (access == OAT_DROP && classId == RelationRelationId && subId == 0)
+	{
+		Relation	rel = RelationIdGetRelation(objectId);
+
+		if (rel != NULL)
+		{
+			if (IsTesseraRelation(rel))
+			{
+				TesseraMeta meta;
+
+				TesseraDiscardWrites(&rel->rd_node);
+				TesseraReadMeta(rel, &meta);
+				if (meta.valid)
+					TesseraDeleteStripes(meta.storage_id);
+			}
+			RelationClose(rel);
+		}
+	}
+}
+
+static void
+tessera_ExecutorStart(QueryDesc *queryDesc, int eflags)
+{
+	if (queryDesc->plannedstmt->parallelModeNeeded && TesseraHavePendingWrites())
+		TesseraFlushAll();
+
+	if (prev_ExecutorStart)
+		prev_ExecutorStart(queryDesc, eflags);
+	else
+		standard_ExecutorStart(queryDesc, eflags);
+}
+
+void
+TesseraInstallHooks(void)
+{
+	prev_ProcessUtility = ProcessUtility_hook;
+	ProcessUtility_hook = tessera_ProcessUtility;
+	prev_object_access = object_access_hook;
+	object_access_hook = tessera_object_access;
+	prev_ExecutorStart = ExecutorStart_hook;
+	ExecutorStart_hook = tessera_ExecutorStart;
+}

@@ -1,0 +1,668 @@
+/*-------------------------------------------------------------------------
+ *
+ * writer.c
+ *	  Buffered writes of a tessera relation.
+ *
+ * NOTES
+ *	  Inserted rows are collected in a write state per (relfilenode,
+ *	  subtransaction).  Raw values of the current row group are kept as
+ *	  Datum arrays; a full row group is encoded at once, so that memory is
+ *	  bounded by one raw row group plus one encoded stripe.  A stripe is
+ *	  written to pages when it is full, at commit, before any scan of the
+ *	  relation by this backend, and before a parallel query starts.
+ *
+ *	  Row numbers are reserved from the metapage when a stripe starts (and
+ *	  extended in place while nobody else reserved after us), so every row
+ *	  gets its final TID at insert time and a stripe's rows are contiguous.
+ *	  Row numbers left over when a stripe ends early are never used.
+ *
+ *	  When a stripe starts, a placeholder row is inserted into the stripe
+ *	  catalog in the current subtransaction; writing the stripe fills it in
+ *	  place.  This makes the stripe's visibility that of the subtransaction
+ *	  that inserted the rows, even when a deeper subtransaction writes it
+ *	  out.  In parallel mode in-place updates are forbidden, so the leader
+ *	  inserts a complete row instead (same subtransaction, since nothing
+ *	  else can write in parallel mode) and the placeholder stays empty.
+ *
+ *	  Subtransactions: states are stacked per relfilenode.  On subcommit a
+ *	  state becomes its parent's, or is written out if the parent has one;
+ *	  on subabort it is dropped, and its placeholder dies with the
+ *	  subtransaction.  At top-level commit and PREPARE everything is
+ *	  written.  Each stripe records the command id of each run of rows, so
+ *	  that scans in this transaction see exactly the rows inserted by
+ *	  earlier commands.
+ *
+ * IDENTIFICATION
+ *	  src/writer/writer.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/detoast.h"
+#include "access/heaptoast.h"
+#include "access/xact.h"
+#include "port/pg_crc32c.h"
+#include "utils/datum.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/relcache.h"
+
+#include "tessera/catalog.h"
+#include "tessera/encoding.h"
+#include "tessera/format.h"
+#include "tessera/storage.h"
+#include "tessera/tessera.h"
+#include "tessera/writer.h"
+
+#define FIRST_RESERVATION	64
+
+typedef struct WriteState
+{
+	struct WriteState *below;	/* state of an outer subtransaction */
+	RelFileNode node;
+	Oid			relid;
+	SubTransactionId subxid;
+	MemoryContext cxt;			/* everything below */
+	MemoryContext rg_cxt;		/* by-reference values of the row group */
+	MemoryContext enc_cxt;		/* scratch space while encoding */
+
+	int			natts;
+	TupleDesc	tupdesc;
+	TesseraColumnType *types;
+	TesseraOptions opts;
+	int			rg_limit;
+
+	/* current stripe */
+	bool		has_stripe;
+	TesseraStripe stripe;
+	uint64		stripe_rows;
+	uint64		next_rownum;
+	uint64		reserved_end;
+	uint64		reserve_size;
+	TesseraBuf	data;			/* chunks, then the directory */
+	TesseraBuf	stats;			/* min/max values */
+	TesseraRowGroupDisk *rgs;
+	TesseraChunkDisk *chunks;	/* rgs_cap * natts */
+	int			nrgs;
+	int			rgs_cap;
+	TesseraCidRun *cids;
+	int			ncids;
+	int			cids_cap;
+
+	/* current row group */
+	int			rg_rows;
+	int			rg_cap;
+	Size		rg_bytes;
+	Datum	  **values;
+	bool	  **isnull;
+} WriteState;
+
+typedef struct WriteEntry
+{
+	RelFileNode node;			/* hash key */
+	WriteState *top;
+} WriteEntry;
+
+static HTAB *write_entries = NULL;
+static WriteState *last_state = NULL;
+
+static void finish_row_group(WriteState *ws);
+static void flush_stripe(WriteState *ws, Relation rel);
+
+static WriteState *
+create_state(Relation rel, SubTransactionId subxid)
+{
+	MemoryContext cxt = AllocSetContextCreate(TopTransactionContext,
+											  "tessera write state",
+											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+	WriteState *ws = palloc0(sizeof(WriteState));
+
+	ws->cxt = cxt;
+	ws->rg_cxt = GenerationContextCreate(cxt, "tessera row group values",
+										 ALLOCSET_DEFAULT_SIZES);
+	ws->enc_cxt = AllocSetContextCreate(cxt, "tessera encoder",
+										ALLOCSET_DEFAULT_SIZES);
+	ws->node = rel->rd_node;
+	ws->relid = RelationGetRelid(rel);
+	ws->subxid = subxid;
+	ws->tupdesc = CreateTupleDescCopy(RelationGetDescr(rel));
+	ws->natts = ws->tupdesc->natts;
+	ws->types = palloc0(sizeof(TesseraColumnType) * Max(ws->natts, 1));
+	for (int i = 0; i < ws->natts; i++)
+	{
+		Form_pg_attribute attr = TupleDescAttr(ws->tupdesc, i);
+
+		if (!attr->attisdropped)
+			TesseraColumnTypeInit(&ws->types[i], attr);
+	}
+	TesseraGetOptions(ws->relid, &ws->opts);
+	ws->rg_limit = Min(ws->opts.row_group_row_limit, ws->opts.stripe_row_limit);
+	ws->reserve_size = FIRST_RESERVATION;
+
+	TesseraBufInit(&ws->data, 8192);
+	TesseraBufInit(&ws->stats, 1024);
+	ws->rgs_cap = 4;
+	ws->rgs = palloc(sizeof(TesseraRowGroupDisk) * ws->rgs_cap);
+	ws->chunks = palloc(sizeof(TesseraChunkDisk) * ws->rgs_cap * Max(ws->natts, 1));
+	ws->cids_cap = 4;
+	ws->cids = palloc(sizeof(TesseraCidRun) * ws->cids_cap);
+	ws->values = palloc0(sizeof(Datum *) * Max(ws->natts, 1));
+	ws->isnull = palloc0(sizeof(bool *) * Max(ws->natts, 1));
+
+	MemoryContextSwitchTo(old);
+	return ws;
+}
+
+static WriteState *
+get_state(Relation rel)
+{
+	SubTransactionId subxid = GetCurrentSubTransactionId();
+	WriteEntry *entry;
+	bool		found;
+
+	if (last_state && last_state->subxid == subxid &&
+		RelFileNodeEquals(last_state->node, rel->rd_node))
+		return last_state;
+
+	if (write_entries == NULL)
+	{
+		HASHCTL		ctl;
+
+		memset(&ctl, 0, sizeof(ctl));
+		ctl.keysize = sizeof(RelFileNode);
+		ctl.entrysize = sizeof(WriteEntry);
+		ctl.hcxt = TopTransactionContext;
+		write_entries = hash_create("tessera write states", 16, &ctl,
+									HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	entry = hash_search(write_entries, &rel->rd_node, HASH_ENTER, &found);
+	if (!found)
+		entry->top = NULL;
+	if (entry->top == NULL || entry->top->subxid != subxid)
+	{
+		WriteState *ws = create_state(rel, subxid);
+
+		ws->below = entry->top;
+		entry->top = ws;
+	}
+	last_state = entry->top;
+	return last_state;
+}
+
+static void
+start_stripe(WriteState *ws, Relation rel)
+{
+	uint64		storage_id;
+	uint64		first;
+	uint64		stripe_id;
+	uint64		want = Min((uint64) ws->opts.stripe_row_limit, ws->reserve_size);
+
+	TesseraReserve(rel, want, &storage_id, &first, &stripe_id);
+	memset(&ws->stripe, 0, sizeof(TesseraStripe));
+	ws->stripe.storage_id = storage_id;
+	ws->stripe.stripe_id = stripe_id;
+	ws->stripe.first_rownum = first;
+	ws->stripe.natts = ws->natts;
+	TesseraInsertStripe(&ws->stripe);
+
+	ws->has_stripe = true;
+	ws->stripe_rows = 0;
+	ws->next_rownum = first;
+	ws->reserved_end = first + want;
+}
+
+/* Get more row numbers for the current stripe; false if they would not be contiguous. */
+static bool
+extend_reservation(WriteState *ws, Relation rel)
+{
+	uint64		want = Min(ws->reserve_size * 2,
+						   (uint64) ws->opts.stripe_row_limit - ws->stripe_rows);
+
+	if (want == 0)
+		return false;
+	if (!TesseraExtendReservation(rel, ws->stripe.storage_id, ws->reserved_end, want))
+		return false;
+	ws->reserved_end += want;
+	ws->reserve_size = Max(ws->reserve_size, want);
+	return true;
+}
+
+static Size
+value_size(Form_pg_attribute attr, Datum d)
+{
+	if (attr->attbyval)
+		return sizeof(Datum);
+	if (attr->attlen > 0)
+		return attr->attlen;
+	if (attr->attlen == -1)
+		return toast_raw_datum_size(d);
+	return strlen(DatumGetCString(d)) + 1;
+}
+
+static void
+ensure_rg_capacity(WriteState *ws)
+{
+	int			cap;
+	MemoryContext old;
+
+	if (ws->rg_rows < ws->rg_cap)
+		return;
+	cap = ws->rg_cap == 0 ? Min(64, ws->rg_limit) : Min(ws->rg_cap * 2, ws->rg_limit);
+	old = MemoryContextSwitchTo(ws->cxt);
+	for (int i = 0; i < ws->natts; i++)
+	{
+		if (ws->rg_cap == 0)
+		{
+			ws->values[i] = palloc(sizeof(Datum) * cap);
+			ws->isnull[i] = palloc(sizeof(bool) * cap);
+		}
+		else
+		{
+			ws->values[i] = repalloc_huge(ws->values[i], sizeof(Datum) * cap);
+			ws->isnull[i] = repalloc_huge(ws->isnull[i], sizeof(bool) * cap);
+		}
+	}
+	MemoryContextSwitchTo(old);
+	ws->rg_cap = cap;
+}
+
+/*
+ * TesseraWriteRow
+ *		Buffer one row; sets slot->tts_tid to its TID.
+ */
+void
+TesseraWriteRow(Relation rel, TupleTableSlot *slot, CommandId cid)
+{
+	WriteState *ws = get_state(rel);
+	Size		row_bytes = 0;
+	MemoryContext old;
+	int			r;
+
+	slot_getallattrs(slot);
+	for (int i = 0; i < ws->natts; i++)
+	{
+		Form_pg_attribute attr = TupleDescAttr(ws->tupdesc, i);
+
+		if (!slot->tts_isnull[i] && !attr->attisdropped)
+			row_bytes += value_size(attr, slot->tts_values[i]);
+	}
+
+	/* a row group is capped by bytes as well as by rows */
+	if (ws->rg_rows > 0 && ws->rg_bytes + row_bytes > TESSERA_ROW_GROUP_BYTE_LIMIT)
+		finish_row_group(ws);
+	if (ws->has_stripe && ws->data.len >= TESSERA_STRIPE_BYTE_LIMIT)
+		flush_stripe(ws, rel);
+
+	if (!ws->has_stripe)
+		start_stripe(ws, rel);
+	else if (ws->next_rownum == ws->reserved_end && !extend_reservation(ws, rel))
+	{
+		flush_stripe(ws, rel);
+		start_stripe(ws, rel);
+	}
+
+	ensure_rg_capacity(ws);
+	r = ws->rg_rows;
+	old = MemoryContextSwitchTo(ws->rg_cxt);
+	for (int i = 0; i < ws->natts; i++)
+	{
+		Form_pg_attribute attr = TupleDescAttr(ws->tupdesc, i);
+		Datum		d = slot->tts_values[i];
+
+		if (slot->tts_isnull[i] || attr->attisdropped)
+		{
+			ws->isnull[i][r] = true;
+			ws->values[i][r] = (Datum) 0;
+			continue;
+		}
+		ws->isnull[i][r] = false;
+		if (attr->attbyval)
+			ws->values[i][r] = d;
+		else if (attr->attlen == -1 && VARATT_IS_EXTENDED(DatumGetPointer(d)) &&
+				 !VARATT_IS_SHORT(DatumGetPointer(d)))
+		{
+			/* external, compressed or expanded: store the plain value */
+			ws->values[i][r] = PointerGetDatum(detoast_attr((struct varlena *) DatumGetPointer(d)));
+		}
+		else
+			ws->values[i][r] = datumCopy(d, false, attr->attlen);
+	}
+	MemoryContextSwitchTo(old);
+
+	if (ws->ncids == 0 || ws->cids[ws->ncids - 1].cid != cid)
+	{
+		if (ws->ncids == ws->cids_cap)
+		{
+			ws->cids_cap *= 2;
+			ws->cids = repalloc(ws->cids, sizeof(TesseraCidRun) * ws->cids_cap);
+		}
+		ws->cids[ws->ncids].cid = cid;
+		ws->cids[ws->ncids].first_row = (uint32) ws->stripe_rows;
+		ws->ncids++;
+	}
+
+	TesseraRownumToTid(ws->next_rownum, &slot->tts_tid);
+	slot->tts_tableOid = RelationGetRelid(rel);
+	ws->next_rownum++;
+	ws->rg_rows++;
+	ws->stripe_rows++;
+	ws->rg_bytes += row_bytes;
+
+	if (ws->rg_rows >= ws->rg_limit)
+		finish_row_group(ws);
+	if (ws->stripe_rows >= (uint64) ws->opts.stripe_row_limit)
+		flush_stripe(ws, rel);
+}
+
+/* Encode the buffered row group into the stripe's data. */
+static void
+finish_row_group(WriteState *ws)
+{
+	TesseraRowGroupDisk *rg;
+	MemoryContext old;
+
+	if (ws->rg_rows == 0)
+		return;
+	if (ws->nrgs == ws->rgs_cap)
+	{
+		ws->rgs_cap *= 2;
+		ws->rgs = repalloc(ws->rgs, sizeof(TesseraRowGroupDisk) * ws->rgs_cap);
+		ws->chunks = repalloc_huge(ws->chunks,
+								   sizeof(TesseraChunkDisk) * ws->rgs_cap * Max(ws->natts, 1));
+	}
+	rg = &ws->rgs[ws->nrgs];
+	rg->first_rownum = ws->stripe.first_rownum + (ws->stripe_rows - ws->rg_rows);
+	rg->row_count = ws->rg_rows;
+	rg->flags = TESSERA_RG_DENSE;
+
+	for (int i = 0; i < ws->natts; i++)
+	{
+		TesseraChunkDisk *cd = &ws->chunks[ws->nrgs * ws->natts + i];
+		TesseraEncodedChunk enc;
+		pg_crc32c	crc;
+
+		memset(cd, 0, sizeof(TesseraChunkDisk));
+		cd->offset = ws->data.len;
+		if (TupleDescAttr(ws->tupdesc, i)->attisdropped)
+		{
+			cd->encoding = TESSERA_ENC_ABSENT;
+			continue;
+		}
+
+		old = MemoryContextSwitchTo(ws->enc_cxt);
+		TesseraEncodeChunk(&ws->types[i], ws->values[i], ws->isnull[i], ws->rg_rows,
+						   ws->opts.compression, ws->opts.compression_level, &enc);
+		MemoryContextSwitchTo(old);
+
+		INIT_CRC32C(crc);
+		COMP_CRC32C(crc, enc.stored.data, enc.stored.len);
+		FIN_CRC32C(crc);
+		TesseraBufAppend(&ws->data, enc.stored.data, enc.stored.len);
+		cd->stored_bytes = (uint32) enc.stored.len;
+		cd->raw_bytes = enc.raw_bytes;
+		cd->crc = crc;
+		cd->value_count = enc.value_count;
+		cd->logical_bytes = (uint32) Min(enc.logical_bytes, (uint64) PG_UINT32_MAX);
+		cd->encoding = enc.encoding;
+		cd->codec = enc.codec;
+		if (enc.has_stats &&
+			TesseraStatSerialize(&ws->types[i], enc.min, &ws->stats, &cd->min_off, &cd->min_len) &&
+			TesseraStatSerialize(&ws->types[i], enc.max, &ws->stats, &cd->max_off, &cd->max_len))
+			cd->flags |= TESSERA_CHUNK_HAS_STATS;
+		MemoryContextReset(ws->enc_cxt);
+	}
+	ws->nrgs++;
+	ws->rg_rows = 0;
+	ws->rg_bytes = 0;
+	MemoryContextReset(ws->rg_cxt);
+}
+
+/* Write the current stripe to pages and complete its catalog row. */
+static void
+flush_stripe(WriteState *ws, Relation rel)
+{
+	TesseraDirHeader hdr;
+	Size		dir_start;
+	Size		dir_len;
+	pg_crc32c	crc;
+	BlockNumber nblocks;
+
+	finish_row_group(ws);
+	if (!ws->has_stripe)
+		return;
+	Assert(ws->stripe_rows > 0);
+
+	TesseraBufAlign(&ws->data);
+	dir_start = ws->data.len;
+	memset(&hdr, 0, sizeof(hdr));
+	hdr.magic = TESSERA_DIR_MAGIC;
+	hdr.format_version = TESSERA_FORMAT_VERSION;
+	hdr.stripe_id = ws->stripe.stripe_id;
+	hdr.first_rownum = ws->stripe.first_rownum;
+	hdr.row_count = ws->stripe_rows;
+	hdr.natts = ws->natts;
+	hdr.n_row_groups = ws->nrgs;
+	hdr.n_cid_runs = ws->ncids;
+	hdr.stats_bytes = (uint32) ws->stats.len;
+	TesseraBufAppend(&ws->data, &hdr, sizeof(hdr));
+	TesseraBufAppend(&ws->data, ws->rgs, sizeof(TesseraRowGroupDisk) * ws->nrgs);
+	TesseraBufAppend(&ws->data, ws->chunks, sizeof(TesseraChunkDisk) * ws->nrgs * ws->natts);
+	TesseraBufAppend(&ws->data, ws->cids, sizeof(TesseraCidRun) * ws->ncids);
+	TesseraBufAppend(&ws->data, ws->stats.data, ws->stats.len);
+	dir_len = ws->data.len - dir_start;
+	Assert(dir_len == TesseraDirSize(ws->natts, ws->nrgs, ws->ncids, ws->stats.len));
+	if (dir_len > PG_UINT32_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("tessera stripe directory of %zu bytes exceeds 4 GB", dir_len)));
+
+	INIT_CRC32C(crc);
+	COMP_CRC32C(crc, ws->data.data + dir_start, dir_len);
+	FIN_CRC32C(crc);
+	((TesseraDirHeader *) (ws->data.data + dir_start))->crc = crc;
+
+	ws->stripe.start_block = TesseraWriteStripePages(rel, ws->data.data, ws->data.len, &nblocks);
+	ws->stripe.nblocks = nblocks;
+	ws->stripe.row_count = ws->stripe_rows;
+	ws->stripe.data_bytes = ws->data.len;
+	ws->stripe.dir_offset = dir_start;
+	ws->stripe.dir_bytes = (uint32) dir_len;
+	ws->stripe.n_row_groups = ws->nrgs;
+	ws->stripe.natts = ws->natts;
+
+	if (IsInParallelMode())
+		TesseraInsertStripe(&ws->stripe);
+	else
+		TesseraCompleteStripe(&ws->stripe);
+
+	ws->has_stripe = false;
+	ws->stripe_rows = 0;
+	ws->data.len = 0;
+	ws->stats.len = 0;
+	ws->nrgs = 0;
+	ws->ncids = 0;
+	ws->next_rownum = ws->reserved_end = 0;
+}
+
+static void
+free_state(WriteState *ws)
+{
+	if (last_state == ws)
+		last_state = NULL;
+	MemoryContextDelete(ws->cxt);
+}
+
+/* Flush every state of an entry, given the relation they belong to. */
+static void
+flush_entry(WriteEntry *entry, Relation rel)
+{
+	for (WriteState *ws = entry->top; ws != NULL; ws = ws->below)
+		flush_stripe(ws, rel);
+}
+
+/*
+ * TesseraFlushRelation
+ *		Write out this backend's buffered rows of rel, so that scans (ours
+ *		and parallel workers') find them on disk.
+ */
+void
+TesseraFlushRelation(Relation rel)
+{
+	WriteEntry *entry;
+
+	if (write_entries == NULL)
+		return;
+	entry = hash_search(write_entries, &rel->rd_node, HASH_FIND, NULL);
+	if (entry)
+		flush_entry(entry, rel);
+}
+
+bool
+TesseraHavePendingWrites(void)
+{
+	HASH_SEQ_STATUS status;
+	WriteEntry *entry;
+
+	if (write_entries == NULL)
+		return false;
+	hash_seq_init(&status, write_entries);
+	while ((entry = hash_seq_search(&status)) != NULL)
+	{
+		for (WriteState *ws = entry->top; ws != NULL; ws = ws->below)
+			if (ws->has_stripe)
+			{
+				hash_seq_term(&status);
+				return true;
+			}
+	}
+	return false;
+}
+
+/*
+ * TesseraFlushAll
+ *		Write out every buffered row of this backend.
+ */
+void
+TesseraFlushAll(void)
+{
+	HASH_SEQ_STATUS status;
+	WriteEntry *entry;
+
+	if (write_entries == NULL)
+		return;
+	hash_seq_init(&status, write_entries);
+	while ((entry = hash_seq_search(&status)) != NULL)
+	{
+		Relation	rel;
+
+		if (entry->top == NULL)
+			continue;
+		rel = RelationIdGetRelation(entry->top->relid);
+		if (rel == NULL)
+			continue;
+		if (RelFileNodeEquals(rel->rd_node, entry->node))
+			flush_entry(entry, rel);
+		RelationClose(rel);
+	}
+}
+
+/*
+ * TesseraDiscardWrites
+ *		Forget buffered rows of a relfilenode that is being dropped or
+ *		replaced by this transaction.
+ */
+void
+TesseraDiscardWrites(const RelFileNode *node)
+{
+	WriteEntry *entry;
+
+	if (write_entries == NULL)
+		return;
+	entry = hash_search(write_entries, node, HASH_FIND, NULL);
+	if (entry == NULL)
+		return;
+	while (entry->top)
+	{
+		WriteState *ws = entry->top;
+
+		entry->top = ws->below;
+		free_state(ws);
+	}
+	last_state = NULL;
+}
+
+static void
+tessera_xact_callback(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_PRE_COMMIT:
+		case XACT_EVENT_PRE_PREPARE:
+			TesseraFlushAll();
+			break;
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PREPARE:
+		case XACT_EVENT_PARALLEL_COMMIT:
+		case XACT_EVENT_PARALLEL_ABORT:
+			/* the memory went with TopTransactionContext */
+			write_entries = NULL;
+			last_state = NULL;
+			break;
+		default:
+			break;
+	}
+}
+
+static void
+tessera_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
+						 SubTransactionId parentSubid, void *arg)
+{
+	HASH_SEQ_STATUS status;
+	WriteEntry *entry;
+
+	if (write_entries == NULL)
+		return;
+	if (event != SUBXACT_EVENT_PRE_COMMIT_SUB && event != SUBXACT_EVENT_ABORT_SUB)
+		return;
+
+	last_state = NULL;
+	hash_seq_init(&status, write_entries);
+	while ((entry = hash_seq_search(&status)) != NULL)
+	{
+		WriteState *ws = entry->top;
+
+		if (ws == NULL || ws->subxid != mySubid)
+			continue;
+		if (event == SUBXACT_EVENT_ABORT_SUB)
+		{
+			entry->top = ws->below;
+			free_state(ws);
+		}
+		else if (ws->below && ws->below->subxid == parentSubid)
+		{
+			Relation	rel = RelationIdGetRelation(ws->relid);
+
+			if (rel != NULL)
+			{
+				if (RelFileNodeEquals(rel->rd_node, ws->node))
+					flush_stripe(ws, rel);
+				RelationClose(rel);
+			}
+			entry->top = ws->below;
+			free_state(ws);
+		}
+		else
+			ws->subxid = parentSubid;
+	}
+}
+
+void
+TesseraRegisterXactCallbacks(void)
+{
+	RegisterXactCallback(tessera_xact_callback, NULL);
+	RegisterSubXactCallback(tessera_subxact_callback, NULL);
+}
