@@ -71,6 +71,7 @@ typedef struct TesseraColumnType
 	int16		typlen;
 	bool		typbyval;
 	char		typalign;
+	bool		packable;		/* varlena may have a 1-byte header (storage != plain) */
 	TesseraColumnKind kind;
 	TesseraStatsKind stats;
 	FmgrInfo	cmp;			/* valid if stats == TESSERA_STATS_CMP */

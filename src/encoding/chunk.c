@@ -89,6 +89,8 @@ TesseraColumnTypeInit(TesseraColumnType *type, Form_pg_attribute attr)
 	type->typlen = attr->attlen;
 	type->typbyval = attr->attbyval;
 	type->typalign = attr->attalign;
+	/* the type's storage, not the column's: it cannot change to or from plain */
+	type->packable = (get_typstorage(attr->atttypid) != TYPSTORAGE_PLAIN);
 
 	if (base == NUMERICOID)
 		type->kind = TESSERA_KIND_NUMERIC;
@@ -224,7 +226,7 @@ encode_plain(const TesseraColumnType *type, const Datum *vals, int n, TesseraBuf
 			const char *data = VARDATA_ANY(DatumGetPointer(vals[i]));
 			Size		len = VARSIZE_ANY_EXHDR(DatumGetPointer(vals[i]));
 
-			if (len + VARHDRSZ_SHORT <= VARATT_SHORT_MAX)
+			if (type->packable && len + VARHDRSZ_SHORT <= VARATT_SHORT_MAX)
 			{
 				char	   *dst = TesseraBufAppendSpace(out, len + VARHDRSZ_SHORT);
 
@@ -302,7 +304,7 @@ decode_plain(const TesseraColumnType *type, const char *p, const char *end, int 
 			v = stream + off;
 			if (VARATT_IS_1B(v))
 			{
-				if (VARATT_IS_1B_E(v))
+				if (VARATT_IS_1B_E(v) || !type->packable)
 					return NULL;
 				len = VARSIZE_1B(v);
 				if (len < VARHDRSZ_SHORT)

@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# The README's test command: install what is missing, build and install
+# tessera, then run every suite against temporary clusters:
+#   pg_regress (test/sql, test/expected, test/schedule)
+#   isolation specs (test/isolation), each run on a tessera and a heap table
+#     with the same expected output
+#   TAP tests (test/t/*.pl): crash recovery, standby, WAL consistency,
+#     corruption, dump/restore
+#   the benchmark suite's own tests (bench/test_bench.py)
+# and print one line "N passed, N failed".  Exit status 1 if anything failed.
+#
+# Usage: scripts/test.sh [regress|isolation|tap|bench ...]   (default: all)
+source "$(dirname "$0")/common.sh"
+
+suites=("$@")
+[ ${#suites[@]} -eq 0 ] && suites=(regress isolation tap bench)
+want() { local s; for s in "${suites[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
+
+install_deps
+build_and_install
+
+WORK=$(mktemp -d /tmp/tessera-test.XXXXXX)
+chmod 755 "$WORK"
+chown postgres "$WORK"
+PORT=${TESSERA_TEST_PORT:-54391}
+CLUSTER="$WORK/cluster"
+PGXS_DIR=$(dirname "$("$PGBIN/pg_config" --pgxs)")/..
+PASSED=0
+FAILED=0
+FAILURES=()
+
+pass() { PASSED=$((PASSED + 1)); printf '  ok      %s\n' "$1"; }
+fail() { FAILED=$((FAILED + 1)); FAILURES+=("$1"); printf '  FAILED  %s\n' "$1"; }
+
+cleanup() {
+	stop_cluster "$CLUSTER"
+	if [ "$FAILED" -eq 0 ] && [ -z "${TESSERA_KEEP_TEST_DIR:-}" ]; then
+		rm -rf "$WORK"
+	else
+		echo "test output kept in $WORK" >&2
+	fi
+}
+trap cleanup EXIT
+
+log "starting a test cluster on port $PORT"
+init_cluster "$CLUSTER" "$PORT"
+start_cluster "$CLUSTER"
+
+if want regress; then
+	log "pg_regress"
+	mkdir -p "$WORK/regress" && chown postgres "$WORK/regress"
+	as_postgres "$PGXS_DIR/test/regress/pg_regress" \
+		--inputdir="$REPO/test" --outputdir="$WORK/regress" \
+		--bindir="$PGBIN" --host="$CLUSTER" --port="$PORT" --user=postgres \
+		--dbname=tessera_regression --schedule="$REPO/test/schedule" \
+		>"$WORK/regress/run.log" 2>&1 || true
+	while read -r line; do
+		name=$(sed -E 's/^test ([^ ]+) +\.\.\. .*/\1/' <<<"$line")
+		case "$line" in
+			*"... ok"*) pass "regress/$name" ;;
+			*FAILED* | *failed*) fail "regress/$name" ;;
+		esac
+	done < <(grep -E '^test ' "$WORK/regress/run.log")
+	grep -q '^test ' "$WORK/regress/run.log" || { cat "$WORK/regress/run.log"; fail "regress (did not run)"; }
+	[ -f "$WORK/regress/regression.diffs" ] && [ -s "$WORK/regress/regression.diffs" ] &&
+		echo "  diffs: $WORK/regress/regression.diffs" >&2
+fi
+
+if want isolation; then
+	log "isolation specs (tessera and heap)"
+	iso="$WORK/isolation"
+	mkdir -p "$iso/specs" "$iso/expected" "$iso/out"
+	names=()
+	for spec in "$REPO"/test/isolation/specs/*.spec; do
+		n=$(basename "$spec" .spec)
+		cp "$spec" "$iso/specs/$n.spec"
+		sed 's/USING tessera/USING heap/g' "$spec" >"$iso/specs/${n}_heap.spec"
+		cp "$REPO/test/isolation/expected/$n.out" "$iso/expected/$n.out"
+		cp "$REPO/test/isolation/expected/$n.out" "$iso/expected/${n}_heap.out"
+		names+=("$n" "${n}_heap")
+	done
+	chown -R postgres "$iso"
+	as_postgres "$PGXS_DIR/test/isolation/pg_isolation_regress" \
+		--inputdir="$iso" --outputdir="$iso/out" --bindir="$PGBIN" \
+		--host="$CLUSTER" --port="$PORT" --user=postgres \
+		--dbname=tessera_isolation "${names[@]}" >"$iso/run.log" 2>&1 || true
+	while read -r line; do
+		name=$(sed -E 's/^test ([^ ]+) +\.\.\. .*/\1/' <<<"$line")
+		case "$line" in
+			*"... ok"*) pass "isolation/$name" ;;
+			*FAILED* | *failed*) fail "isolation/$name" ;;
+		esac
+	done < <(grep -E '^test ' "$iso/run.log")
+	grep -q '^test ' "$iso/run.log" || { cat "$iso/run.log"; fail "isolation (did not run)"; }
+fi
+
+if want tap; then
+	log "TAP tests"
+	tap="$WORK/tap"
+	mkdir -p "$tap" && chown postgres "$tap"
+	echo "shared_preload_libraries = 'tessera'" >"$tap/extra.conf"
+	chmod 644 "$tap/extra.conf"
+	for t in "$REPO"/test/t/*.pl; do
+		n=$(basename "$t" .pl)
+		mkdir -p "$tap/$n" && chown postgres "$tap/$n"
+		if (cd "$tap/$n" && PERL5LIB="$PGXS_DIR/test/perl" \
+			PG_REGRESS="$PGXS_DIR/test/regress/pg_regress" TESTDIR="$tap/$n" \
+			as_postgres env TEMP_CONFIG="$tap/extra.conf" PG_TEST_EXTRA="" \
+			prove -I "$PGXS_DIR/test/perl" "$t" >"$tap/$n.log" 2>&1); then
+			pass "tap/$n"
+		else
+			fail "tap/$n"
+			tail -20 "$tap/$n.log" | sed 's/^/      /'
+		fi
+	done
+fi
+
+if want bench; then
+	log "benchmark suite tests"
+	if "$REPO/bench/setup.sh" >"$WORK/bench-setup.log" 2>&1; then
+		if TESSERA_BENCH_DSN="host=$CLUSTER port=$PORT dbname=postgres user=postgres" \
+			python3 "$REPO/bench/test_bench.py" >"$WORK/bench-test.log" 2>&1; then
+			pass "bench/test_bench.py"
+		else
+			fail "bench/test_bench.py"
+			tail -30 "$WORK/bench-test.log" | sed 's/^/      /'
+		fi
+	else
+		fail "bench/setup.sh"
+		tail -20 "$WORK/bench-setup.log" | sed 's/^/      /'
+	fi
+fi
+
+if [ ${#FAILURES[@]} -gt 0 ]; then
+	echo "failed: ${FAILURES[*]}"
+fi
+echo "$PASSED passed, $FAILED failed"
+[ "$FAILED" -eq 0 ]

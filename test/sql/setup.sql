@@ -1,0 +1,51 @@
+-- Helpers shared by every test file: compare a query over a heap table
+-- with the same query over a tessera table.
+CREATE EXTENSION tessera;
+CREATE SCHEMA tt;
+
+-- tt.cmp(query, heap, tessera): run query with {t} replaced by each table
+-- and compare the results as multisets of rows (row_to_json text, so
+-- every type compares, NULLs included).
+CREATE FUNCTION tt.cmp(q text, h text, t text) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+    qh text := replace(q, '{t}', h);
+    qt text := replace(q, '{t}', t);
+    nh bigint;
+    nt bigint;
+    d bigint;
+BEGIN
+    EXECUTE format('SELECT count(*) FROM (%s) q', qh) INTO nh;
+    EXECUTE format('SELECT count(*) FROM (%s) q', qt) INTO nt;
+    EXECUTE format($f$SELECT count(*) FROM (
+        (SELECT row_to_json(tt_a)::text FROM (%1$s) tt_a EXCEPT ALL SELECT row_to_json(tt_b)::text FROM (%2$s) tt_b)
+        UNION ALL
+        (SELECT row_to_json(tt_b)::text FROM (%2$s) tt_b EXCEPT ALL SELECT row_to_json(tt_a)::text FROM (%1$s) tt_a)) d$f$,
+        qh, qt) INTO d;
+    IF d = 0 AND nh = nt THEN
+        RETURN format('same (%s rows)', nh);
+    END IF;
+    RETURN format('DIFFERENT: heap %s rows, tessera %s rows, %s differ', nh, nt, d);
+END $$;
+
+-- tt.cmp_ordered: the same, but the row order must match too
+CREATE FUNCTION tt.cmp_ordered(q text, h text, t text) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+    rh text;
+    rt text;
+    n bigint;
+BEGIN
+    EXECUTE format('SELECT string_agg(row_to_json(tt_a)::text, E''\n''), count(*) FROM (%s) tt_a',
+                   replace(q, '{t}', h)) INTO rh, n;
+    EXECUTE format('SELECT string_agg(row_to_json(tt_a)::text, E''\n'') FROM (%s) tt_a',
+                   replace(q, '{t}', t)) INTO rt;
+    IF rh IS NOT DISTINCT FROM rt THEN
+        RETURN format('same (%s rows, same order)', n);
+    END IF;
+    RETURN 'DIFFERENT';
+END $$;
+
+-- tt.same_table(heap, tessera): every row of both tables, as multisets
+CREATE FUNCTION tt.same_table(h text, t text) RETURNS text
+LANGUAGE sql AS $$ SELECT tt.cmp('SELECT * FROM {t}', h, t) $$;
