@@ -78,6 +78,7 @@ typedef struct TesseraReader
 
 extern TesseraReader *TesseraReaderBegin(Relation rel, Snapshot snapshot, bool bulk);
 extern void TesseraReaderEnd(TesseraReader *reader);
+extern void TesseraReaderSetTupleDesc(TesseraReader *reader, TupleDesc desc);
 extern TesseraStripeDir *TesseraReaderDir(TesseraReader *reader, int stripe);
 extern bool TesseraReaderLoad(TesseraReader *reader, int stripe, int rg);
 extern void TesseraBatchColumn(TesseraBatch *batch, int attidx, Datum **values, bool **isnull);

@@ -258,6 +258,10 @@ TesseraSlotStoreRow(TupleTableSlot *slot, TesseraBatch *batch, int row)
 {
 	uint64		rownum = batch->first_rownum + row;
 
+	/* decode as the caller's descriptor says (ALTER TABLE rewrites) */
+	if (unlikely(slot->tts_tupleDescriptor != batch->reader->tupdesc))
+		TesseraReaderSetTupleDesc(batch->reader, slot->tts_tupleDescriptor);
+
 	if (likely(slot->tts_ops == &TTSOpsTessera))
 	{
 		TesseraTupleTableSlot *ts = (TesseraTupleTableSlot *) slot;

@@ -261,6 +261,37 @@ TesseraReaderBegin(Relation rel, Snapshot snapshot, bool bulk)
 	return r;
 }
 
+/*
+ * TesseraReaderSetTupleDesc
+ *		Decode as desc from now on.  ALTER TABLE rewrites read the old rows
+ *		with the table's old descriptor while the relcache already has the
+ *		new one; the slot tells which one the caller wants.
+ */
+void
+TesseraReaderSetTupleDesc(TesseraReader *r, TupleDesc desc)
+{
+	MemoryContext old;
+
+	if (desc == r->tupdesc)
+		return;
+	old = MemoryContextSwitchTo(r->cxt);
+	r->tupdesc = desc;
+	if (desc->natts > r->natts)
+	{
+		r->batch.values = repalloc(r->batch.values, sizeof(Datum *) * desc->natts);
+		r->batch.isnull = repalloc(r->batch.isnull, sizeof(bool *) * desc->natts);
+	}
+	r->natts = desc->natts;
+	r->types = palloc0(sizeof(TesseraColumnType) * Max(r->natts, 1));
+	r->type_ready = palloc0(sizeof(bool) * Max(r->natts, 1));
+	MemoryContextSwitchTo(old);
+
+	/* decoded columns of the current batch were decoded as the old types */
+	MemoryContextReset(r->batch_cxt);
+	memset(r->batch.values, 0, sizeof(Datum *) * r->natts);
+	memset(r->batch.isnull, 0, sizeof(bool *) * r->natts);
+}
+
 void
 TesseraReaderEnd(TesseraReader *r)
 {
