@@ -49,3 +49,14 @@ END $$;
 -- tt.same_table(heap, tessera): every row of both tables, as multisets
 CREATE FUNCTION tt.same_table(h text, t text) RETURNS text
 LANGUAGE sql AS $$ SELECT tt.cmp('SELECT * FROM {t}', h, t) $$;
+
+-- tt.explain(query): EXPLAIN output lines, for tests that inspect plans
+CREATE FUNCTION tt.explain(q text) RETURNS SETOF text
+LANGUAGE plpgsql AS $$
+DECLARE
+    line text;
+BEGIN
+    FOR line IN EXECUTE 'EXPLAIN ' || q LOOP
+        RETURN NEXT line;
+    END LOOP;
+END $$;
