@@ -188,6 +188,8 @@ value_bytes(const TesseraColumnType *type, Datum d, const char **ptr, uint32 *le
 	}
 	else if (type->typlen == -1)
 	{
+		if (VARATT_IS_EXTERNAL(DatumGetPointer(d)) || VARATT_IS_COMPRESSED(DatumGetPointer(d)))
+			elog(ERROR, "tessera cannot encode a toasted value");
 		*ptr = VARDATA_ANY(DatumGetPointer(d));
 		*len = VARSIZE_ANY_EXHDR(DatumGetPointer(d));
 	}
@@ -221,10 +223,15 @@ encode_plain(const TesseraColumnType *type, const Datum *vals, int n, TesseraBuf
 	}
 	else if (type->typlen == -1)
 	{
+		uint32		len32;
+
 		for (int i = 0; i < n; i++)
 		{
-			const char *data = VARDATA_ANY(DatumGetPointer(vals[i]));
-			Size		len = VARSIZE_ANY_EXHDR(DatumGetPointer(vals[i]));
+			const char *data;
+			Size		len;
+
+			value_bytes(type, vals[i], &data, &len32);
+			len = len32;
 
 			if (type->packable && len + VARHDRSZ_SHORT <= VARATT_SHORT_MAX)
 			{

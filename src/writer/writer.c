@@ -321,8 +321,8 @@ TesseraWriteRow(Relation rel, TupleTableSlot *slot, CommandId cid)
 		ws->isnull[i][r] = false;
 		if (attr->attbyval)
 			ws->values[i][r] = d;
-		else if (attr->attlen == -1 && VARATT_IS_EXTENDED(DatumGetPointer(d)) &&
-				 !VARATT_IS_SHORT(DatumGetPointer(d)))
+		else if (attr->attlen == -1 && (VARATT_IS_EXTERNAL(DatumGetPointer(d)) ||
+										VARATT_IS_COMPRESSED(DatumGetPointer(d))))
 		{
 			/* external, compressed or expanded: store the plain value */
 			ws->values[i][r] = PointerGetDatum(detoast_attr((struct varlena *) DatumGetPointer(d)));
