@@ -170,8 +170,8 @@ tessera_chunk_info(PG_FUNCTION_ARGS)
 			{
 				TesseraChunkDisk *c = &dir->chunks[g * dir->hdr.natts + a];
 				Form_pg_attribute attr = TupleDescAttr(desc, a);
-				Datum		values[13];
-				bool		nulls[13] = {0};
+				Datum		values[14];
+				bool		nulls[14] = {0};
 				text	   *t;
 
 				if (attr->attisdropped)
@@ -201,6 +201,7 @@ tessera_chunk_info(PG_FUNCTION_ARGS)
 						nulls[12] = false;
 					}
 				}
+				values[13] = Int64GetDatum((int64) c->offset);
 				tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 			}
 		}

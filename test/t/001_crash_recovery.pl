@@ -1,0 +1,94 @@
+# Crash recovery: after kill -9 or an immediate shutdown, during and after
+# loads, every committed row is there and no uncommitted one is.
+use strict;
+use warnings;
+
+use FindBin;
+use lib $FindBin::RealBin;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use TesseraNode;
+
+my $node = tessera_node('crash');
+$node->safe_psql('postgres', q{
+	CREATE TABLE t (c1 int, c2 text, c3 int, c4 numeric, c5 timestamp) USING tessera
+		WITH (tessera_stripe_row_limit = 20000, tessera_row_group_row_limit = 3000);
+	CREATE TABLE h (c1 int, c2 text, c3 int, c4 numeric, c5 timestamp);
+	CREATE UNLOGGED TABLE u (a int) USING tessera;
+});
+$node->safe_psql('postgres', seed_sql('t', 1, 50000));
+$node->safe_psql('postgres', seed_sql('h', 1, 50000));
+$node->safe_psql('postgres', 'INSERT INTO u SELECT generate_series(1, 1000)');
+my $agg = 'SELECT count(*), sum(c1), sum(c3), sum(c4), max(c5), count(DISTINCT c2) FROM';
+my $expect = $node->safe_psql('postgres', "$agg h");
+
+# 1. an open transaction has loaded (and written out) rows, then the server
+#    goes down without a checkpoint
+my $open = $node->background_psql('postgres');
+$open->query_safe('BEGIN');
+$open->query_safe(seed_sql('t', 50001, 90000, 'uncommitted'));
+$open->query_safe('SELECT count(*) FROM t');    # forces the stripe to disk
+$open->query_safe('INSERT INTO t VALUES (-1, \'uncommitted\')');
+# and a committed transaction right before the crash, not yet checkpointed
+$node->safe_psql('postgres', seed_sql('t', 90001, 91000, 'late'));
+$node->safe_psql('postgres', seed_sql('h', 90001, 91000, 'late'));
+$expect = $node->safe_psql('postgres', "$agg h");
+crash_and_restart($node);
+$open->{run}->kill_kill;
+
+is($node->safe_psql('postgres', "$agg t"), $expect, 'committed rows survive an immediate shutdown');
+is($node->safe_psql('postgres', "SELECT count(*) FROM t WHERE c2 = 'uncommitted'"), '0',
+	'uncommitted rows are gone');
+is($node->safe_psql('postgres', 'SELECT count(*) FROM u'), '0', 'unlogged table is empty after the crash');
+$node->safe_psql('postgres', 'INSERT INTO u SELECT generate_series(1, 10)');
+is($node->safe_psql('postgres', 'SELECT count(*), sum(a) FROM u'), '10|55',
+	'unlogged table is writable after the crash');
+is( $node->safe_psql('postgres',
+		"SELECT (SELECT sum(row_count) FROM tessera.stripes WHERE relation = 't'::regclass) = (SELECT count(*) FROM t)"),
+	't', 'stripe catalog agrees with the rows');
+
+# 2. kill -9 of the backend in the middle of a large load, after it has
+#    written many stripes: the postmaster resets and replays WAL
+my $size_before = $node->safe_psql('postgres', "SELECT pg_relation_size('t')");
+my $loader = $node->background_psql('postgres', on_error_stop => 0);
+my $loader_pid = $loader->query_safe('SELECT pg_backend_pid()');
+$loader->{stdin} .= seed_sql('t', 100001, 400000, 'interrupted')
+  . " WHERE (i < 400000 OR pg_sleep(600) IS NOT NULL);\n";
+$loader->{run}->pump_nb;
+$node->poll_query_until('postgres',
+	"SELECT count(*) > 0 FROM pg_stat_activity WHERE wait_event = 'PgSleep'")
+  or die 'load did not reach its pause';
+ok($node->safe_psql('postgres', "SELECT pg_relation_size('t') > $size_before") eq 't',
+	'the interrupted load had written stripes');
+crash_and_restart($node, $loader_pid);
+$loader->{run}->kill_kill;
+is($node->safe_psql('postgres', "$agg t"), $expect, 'a load killed half-way leaves no rows');
+
+# 3. writes keep working and row numbers are never reused
+my $before = $node->safe_psql('postgres', 'SELECT max(ctid) FROM t');
+$node->safe_psql('postgres', seed_sql('t', 200001, 200100, 'after'));
+$node->safe_psql('postgres', seed_sql('h', 200001, 200100, 'after'));
+ok( $node->safe_psql('postgres', "SELECT min(ctid) > '$before'::tid FROM t WHERE c2 = 'after'") eq 't',
+	'new rows get new TIDs after recovery');
+
+# 4. immediate shutdown after a committed load with savepoints and a truncate
+$node->safe_psql('postgres', q{
+	BEGIN;
+	CREATE TABLE t2 (a int) USING tessera;
+	INSERT INTO t2 SELECT generate_series(1, 100);
+	SAVEPOINT s;
+	INSERT INTO t2 SELECT generate_series(1000, 2000);
+	ROLLBACK TO s;
+	TRUNCATE t2;
+	INSERT INTO t2 SELECT generate_series(1, 7);
+	COMMIT;
+});
+$node->stop('immediate');
+$node->start;
+is($node->safe_psql('postgres', 'SELECT count(*), sum(a) FROM t2'), '7|28', 'transactional truncate replays');
+is($node->safe_psql('postgres', "$agg t"), $node->safe_psql('postgres', "$agg h"),
+	'table matches heap after the second crash');
+
+$node->stop;
+done_testing();
