@@ -34,6 +34,7 @@
 #include "commands/vacuum.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
+#include "optimizer/plancat.h"
 #include "pgstat.h"
 #include "storage/bufmgr.h"
 #include "storage/smgr.h"
@@ -260,8 +261,12 @@ tessera_relation_needs_toast_table(Relation rel)
 }
 
 /*
- * Pages are real; rows come from ANALYZE/VACUUM's density when known, else
- * from the stripe catalog.
+ * Rows come from ANALYZE/VACUUM's density when known, else from the stripe
+ * catalog.  Pages are not the physical ones: the planner sizes both the
+ * cost of a scan and the number of parallel workers by pages, and what a
+ * scan of tessera costs is decoding the rows, not reading the (compressed)
+ * pages.  So report the pages the decoded rows would fill, never fewer
+ * than the physical ones.
  */
 void
 tessera_relation_estimate_size(Relation rel, int32 *attr_widths, BlockNumber *pages,
@@ -270,30 +275,35 @@ tessera_relation_estimate_size(Relation rel, int32 *attr_widths, BlockNumber *pa
 	BlockNumber curpages = RelationGetNumberOfBlocks(rel);
 	BlockNumber relpages = (BlockNumber) rel->rd_rel->relpages;
 	double		reltuples = (double) rel->rd_rel->reltuples;
+	double		ntuples;
+	double		width;
 
-	*pages = curpages;
 	*allvisfrac = 0;
 	if (curpages <= 1)
 	{
+		*pages = curpages;
 		*tuples = 0;
 		return;
 	}
 	if (reltuples >= 0 && relpages > 1)
-	{
-		*tuples = rint(reltuples / (relpages - 1) * (curpages - 1));
-		return;
-	}
+		ntuples = rint(reltuples / (relpages - 1) * (curpages - 1));
+	else
 	{
 		TesseraMeta meta;
 
 		TesseraReadMeta(rel, &meta);
-		*tuples = 0;
+		ntuples = 0;
 		if (meta.valid)
 		{
 			Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
 
-			*tuples = (double) TesseraCountRows(meta.storage_id, snapshot);
+			ntuples = (double) TesseraCountRows(meta.storage_id, snapshot);
 			UnregisterSnapshot(snapshot);
 		}
 	}
+	width = get_rel_data_width(rel, attr_widths) +
+		MAXALIGN(SizeofHeapTupleHeader) + sizeof(ItemIdData);
+	*tuples = ntuples;
+	*pages = (BlockNumber) Min(Max((double) curpages, ceil(ntuples * width / BLCKSZ)),
+							   (double) MaxBlockNumber);
 }
