@@ -48,6 +48,14 @@ start_cluster "$CLUSTER"
 
 if want regress; then
 	log "pg_regress"
+	# every test file must be in the schedule, and every scheduled one exist
+	missing=0
+	for f in "$REPO"/test/sql/*.sql; do
+		n=$(basename "$f" .sql)
+		grep -qE "^test:.*\b$n\b" "$REPO/test/schedule" || { echo "  test/sql/$n.sql is not in test/schedule"; missing=1; }
+		[ -f "$REPO/test/expected/$n.out" ] || { echo "  test/expected/$n.out is missing"; missing=1; }
+	done
+	if [ "$missing" = 0 ]; then pass "regress/schedule-complete"; else fail "regress/schedule-complete"; fi
 	mkdir -p "$WORK/regress" && chown postgres "$WORK/regress"
 	as_postgres "$PGXS_DIR/test/regress/pg_regress" \
 		--inputdir="$REPO/test" --outputdir="$WORK/regress" \

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The README's main command: install what is missing, build and install
+# tessera, start a throwaway cluster inside the repository (.pgdata/, port
+# 5477, localhost and a socket in .pgdata only), load the seed workload into
+# a heap and a tessera table, run its queries and print them side by side.
+#
+# Usage: scripts/demo.sh [--rows N] [any other bench.py run flag]
+#        scripts/demo.sh stop        stop the cluster
+# The cluster keeps running afterwards:  psql -h "$PWD/.pgdata" -p 5477 -U postgres
+source "$(dirname "$0")/common.sh"
+
+DIR="$REPO/.pgdata"
+PORT=5477
+
+if [ "${1:-}" = stop ]; then
+	stop_cluster "$DIR"
+	exit 0
+fi
+
+install_deps
+build_and_install
+
+if [ ! -f "$DIR/data/PG_VERSION" ]; then
+	log "creating a cluster in $DIR"
+	init_cluster "$DIR" "$PORT"
+	# room for fair loads: both sides get the same settings
+	cat >>"$DIR/data/postgresql.conf" <<CONF
+shared_buffers = 2GB
+work_mem = 64MB
+maintenance_work_mem = 1GB
+max_wal_size = 20GB
+checkpoint_timeout = 30min
+max_parallel_workers_per_gather = 2
+CONF
+fi
+if ! as_postgres "$PGBIN/pg_ctl" -D "$DIR/data" status >/dev/null 2>&1; then
+	log "starting the cluster on port $PORT"
+	start_cluster "$DIR"
+fi
+
+log "installing the benchmark's Python packages"
+"$REPO/bench/setup.sh"
+
+log "running the seed workload (heap vs tessera)"
+export TESSERA_BENCH_DSN="host=$DIR port=$PORT dbname=postgres user=postgres"
+exec python3 "$REPO/bench/bench.py" run --workload seed "$@"
