@@ -21,6 +21,7 @@
 
 #include "access/relscan.h"
 #include "access/tableam.h"
+#include "storage/proc.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
@@ -207,19 +208,54 @@ tessera_index_fetch_tuple(struct IndexFetchTableData *scan, ItemPointer tid,
 	return fetch_row((TesseraFetcher *) scan, tid, snapshot, slot);
 }
 
+/*
+ * One fetcher kept for the whole transaction (in TopTransactionContext) for
+ * tuple_fetch_row_version, which AFTER triggers, foreign key checks and
+ * EvalPlanQual call once per row: rebuilding it every time would decode a
+ * row group per row.  It is valid while the local transaction id and the
+ * relation's storage are the same.
+ */
+static TesseraFetcher *version_fetcher = NULL;
+static LocalTransactionId version_fetcher_lxid = InvalidLocalTransactionId;
+static Oid	version_fetcher_relid = InvalidOid;
+static RelFileNode version_fetcher_node;
+
 bool
 tessera_tuple_fetch_row_version(Relation rel, ItemPointer tid, Snapshot snapshot,
 								TupleTableSlot *slot)
 {
-	TesseraFetcher *f = fetcher_create(rel);
-	bool		found = fetch_row(f, tid, snapshot, slot);
+	TesseraFetcher *f;
+	bool		found;
 
-	/* a stored row points into the fetcher's batch: keep the values */
+	if (version_fetcher == NULL || version_fetcher_lxid != MyProc->lxid ||
+		version_fetcher_relid != RelationGetRelid(rel) ||
+		!RelFileNodeEquals(version_fetcher_node, rel->rd_node))
+	{
+		MemoryContext old;
+
+		/* a fetcher of an earlier transaction went with its memory */
+		if (version_fetcher != NULL && version_fetcher_lxid == MyProc->lxid)
+		{
+			fetcher_reset(version_fetcher);
+			MemoryContextDelete(version_fetcher->cxt);
+			pfree(version_fetcher);
+		}
+		old = MemoryContextSwitchTo(TopTransactionContext);
+		version_fetcher = fetcher_create(rel);
+		MemoryContextSwitchTo(old);
+		version_fetcher_lxid = MyProc->lxid;
+		version_fetcher_relid = RelationGetRelid(rel);
+		version_fetcher_node = rel->rd_node;
+	}
+	f = version_fetcher;
+	f->base.rel = rel;
+	/* the metapage may have been re-initialized by a truncate: re-read it */
+	f->have_meta = false;
+
+	found = fetch_row(f, tid, snapshot, slot);
+	/* the slot points into the fetcher's batch: give it its own copy */
 	if (found)
 		ExecMaterializeSlot(slot);
-	fetcher_reset(f);
-	MemoryContextDelete(f->cxt);
-	pfree(f);
 	return found;
 }
 
