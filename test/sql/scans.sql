@@ -102,8 +102,10 @@ SELECT reltuples FROM pg_class WHERE oid = 'st'::regclass;
 SELECT attname, null_frac BETWEEN 0.10 AND 0.12 OR null_frac = 0 AS null_frac_ok, n_distinct
     FROM pg_stats WHERE tablename = 'st' ORDER BY attname;
 -- estimates use them
+SET max_parallel_workers_per_gather = 0;
 EXPLAIN (COSTS OFF) SELECT * FROM st WHERE grp = 1;
 SELECT (SELECT (regexp_match(plan, 'rows=(\d+)'))[1]::int FROM
         (SELECT string_agg(x, ' ') AS plan FROM (SELECT * FROM tt.explain('SELECT * FROM st WHERE grp = 1')) e(x)) p) BETWEEN 1000 AND 1400 AS estimate_ok;
+RESET max_parallel_workers_per_gather;
 
 DROP TABLE sh, st, small_h, small_t, ah, at;
