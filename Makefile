@@ -9,6 +9,8 @@ OBJS = \
 	src/tableam/modify.o \
 	src/tableam/ddl.o \
 	src/storage/page.o \
+	src/storage/rowstate.o \
+	src/tableam/visibility.o \
 	src/catalog/catalog.o \
 	src/catalog/options.o \
 	src/encoding/codec.o \

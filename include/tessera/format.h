@@ -59,15 +59,52 @@ typedef struct TesseraMetaPageData
 	uint64		next_rownum;	/* first row number not yet reserved */
 	uint64		next_stripe_id; /* first stripe id not yet reserved */
 	uint32		flags;
-	uint32		reserved;
+	BlockNumber state_root;		/* root of the row state map, or 0 */
 } TesseraMetaPageData;
 
-/* Special space at the end of every stripe page. */
+/* Special space at the end of every page but the metapage. */
 typedef struct TesseraPageOpaqueData
 {
 	uint32		magic;
-	uint32		reserved;
+	uint16		kind;			/* TESSERA_PAGE_* */
+	uint16		level;			/* map pages: 2 (root), 1, 0 */
 } TesseraPageOpaqueData;
+
+#define TESSERA_PAGE_STRIPE		0
+#define TESSERA_PAGE_MAP		1
+#define TESSERA_PAGE_STATE		2
+
+/*
+ * Row state pages.
+ *
+ * A row that has been deleted, updated or locked has a state entry, much
+ * like the xmax half of a heap tuple header.  Entries live in state pages
+ * of TESSERA_STATE_ROWS consecutive row numbers each, created on the first
+ * change of any row they cover; a three-level map (root in the metapage,
+ * TESSERA_MAP_FANOUT block numbers per map page) finds them.  Rows never
+ * changed cost nothing.
+ */
+#define TESSERA_STATE_ROWS		500
+#define TESSERA_MAP_FANOUT		2000
+
+typedef struct TesseraRowState
+{
+	TransactionId xmax;			/* deleter, updater or locker; or a MultiXactId */
+	CommandId	cmax;			/* command of our own transaction that set it */
+	uint16		infomask;		/* TESSERA_RS_* */
+	uint16		new_hi;			/* row number of the new version (updates) */
+	uint32		new_lo;
+} TesseraRowState;
+
+#define TESSERA_RS_XMAX_COMMITTED	0x0001	/* hint: xmax committed */
+#define TESSERA_RS_XMAX_INVALID		0x0002	/* hint: xmax aborted or gone */
+#define TESSERA_RS_IS_MULTI			0x0004	/* xmax is a MultiXactId */
+#define TESSERA_RS_LOCK_ONLY		0x0008	/* xmax only locks the row */
+#define TESSERA_RS_UPDATED			0x0010	/* updated: new_hi/new_lo valid */
+#define TESSERA_RS_KEYS_UPDATED		0x0020	/* delete or key-changing update */
+#define TESSERA_RS_FROZEN_DELETED	0x0040	/* deleted before every snapshot */
+#define TESSERA_RS_LOCK_MASK		0x0300	/* single locker's LockTupleMode */
+#define TESSERA_RS_LOCK_SHIFT		8
 
 #define TESSERA_PAGE_DATA_START	SizeOfPageHeaderData
 #define TESSERA_PAGE_DATA_SIZE \

@@ -51,6 +51,7 @@ typedef struct TesseraBatch
 	int			nrows;			/* visible rows */
 	int			chunk_rows;		/* rows stored in the chunks */
 	TransactionId xmin;
+	bool	   *deleted;		/* [chunk_rows]: deleted for the snapshot; NULL if none */
 	Datum	  **values;			/* [natts]; NULL until decoded */
 	bool	  **isnull;
 } TesseraBatch;
@@ -71,6 +72,7 @@ typedef struct TesseraReader
 	uint64		rownum_end;		/* one past the highest row number */
 	BlockNumber rel_nblocks;
 	BufferAccessStrategy strategy;
+	bool		check_deleted;	/* compute batch->deleted when loading */
 	MemoryContext cxt;			/* lifetime of the reader */
 	MemoryContext batch_cxt;	/* reset for every row group */
 	TesseraBatch batch;

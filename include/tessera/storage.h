@@ -24,6 +24,7 @@ typedef struct TesseraMeta
 	uint64		storage_id;
 	uint64		next_rownum;
 	uint64		next_stripe_id;
+	BlockNumber state_root;		/* 0: no row was ever changed */
 } TesseraMeta;
 
 extern void TesseraCreateStorage(const RelFileNode *rnode, BackendId backend,

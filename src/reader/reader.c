@@ -36,6 +36,7 @@
 #include "utils/snapmgr.h"
 
 #include "tessera/reader.h"
+#include "tessera/rowstate.h"
 #include "tessera/storage.h"
 #include "tessera/tessera.h"
 
@@ -224,6 +225,7 @@ TesseraReaderBegin(Relation rel, Snapshot snapshot, bool bulk)
 	r->batch.values = palloc0(sizeof(Datum *) * Max(r->natts, 1));
 	r->batch.isnull = palloc0(sizeof(bool *) * Max(r->natts, 1));
 	r->strategy = bulk ? GetAccessStrategy(BAS_BULKREAD) : NULL;
+	r->check_deleted = true;
 
 	TesseraReadMeta(rel, &meta);
 	r->rel_nblocks = RelationGetNumberOfBlocks(rel);
@@ -351,6 +353,26 @@ TesseraReaderLoad(TesseraReader *r, int stripe, int rg)
 	b->nrows = (int) visible;
 	b->chunk_rows = (int) rgd->row_count;
 	b->xmin = ss->meta.xmin;
+	b->deleted = NULL;
+
+	/* rows deleted or replaced as far as the snapshot is concerned */
+	if (visible > 0 && r->check_deleted && r->snapshot &&
+		r->snapshot->snapshot_type != SNAPSHOT_ANY)
+	{
+		MemoryContext old = MemoryContextSwitchTo(r->batch_cxt);
+		TesseraRowState *states = palloc(sizeof(TesseraRowState) * b->chunk_rows);
+
+		if (TesseraReadRowStates(r->rel, b->first_rownum, b->chunk_rows, states))
+		{
+			b->deleted = palloc0(sizeof(bool) * b->chunk_rows);
+			for (int i = 0; i < b->nrows; i++)
+				if (!TesseraRowStateEmpty(&states[i]) &&
+					TesseraRowDeleted(&states[i], r->snapshot))
+					b->deleted[i] = true;
+		}
+		pfree(states);
+		MemoryContextSwitchTo(old);
+	}
 	return visible > 0;
 }
 

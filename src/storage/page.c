@@ -191,6 +191,7 @@ TesseraReadMeta(Relation rel, TesseraMeta *result)
 		result->storage_id = meta->storage_id;
 		result->next_rownum = meta->next_rownum;
 		result->next_stripe_id = meta->next_stripe_id;
+		result->state_root = meta->state_root;
 	}
 	UnlockReleaseBuffer(buf);
 }
@@ -304,7 +305,8 @@ TesseraWriteStripePages(Relation rel, const char *data, Size len, BlockNumber *n
 			PageInit(pages[i], BLCKSZ, sizeof(TesseraPageOpaqueData));
 			opaque = (TesseraPageOpaqueData *) PageGetSpecialPointer(pages[i]);
 			opaque->magic = TESSERA_PAGE_MAGIC;
-			opaque->reserved = 0;
+			opaque->kind = TESSERA_PAGE_STRIPE;
+			opaque->level = 0;
 			memcpy((char *) pages[i] + TESSERA_PAGE_DATA_START, data + pos, chunk);
 			((PageHeader) pages[i])->pd_lower = TESSERA_PAGE_DATA_START + chunk;
 			pos += chunk;
@@ -365,6 +367,7 @@ TesseraReadBytes(Relation rel, BlockNumber start_block, BlockNumber nblocks,
 		ok = !PageIsNew(page) &&
 			((PageHeader) page)->pd_special == BLCKSZ - MAXALIGN(sizeof(TesseraPageOpaqueData)) &&
 			opaque->magic == TESSERA_PAGE_MAGIC &&
+			opaque->kind == TESSERA_PAGE_STRIPE &&
 			((PageHeader) page)->pd_lower >= TESSERA_PAGE_DATA_START + off + n;
 		if (ok)
 			memcpy(dst, (char *) page + TESSERA_PAGE_DATA_START + off, n);

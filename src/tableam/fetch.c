@@ -28,6 +28,7 @@
 
 #include "tessera/catalog.h"
 #include "tessera/reader.h"
+#include "tessera/rowstate.h"
 #include "tessera/storage.h"
 #include "tessera/tableam.h"
 #include "tessera/tessera.h"
@@ -103,6 +104,7 @@ reader_for_stripe(Relation rel, TesseraStripe *s, Snapshot snapshot, MemoryConte
 	r->batch_cxt = AllocSetContextCreate(r->cxt, "tessera batch", ALLOCSET_DEFAULT_SIZES);
 	r->batch.reader = r;
 	r->batch.stripe = -1;
+	r->check_deleted = false;	/* fetch_row checks the one row it wants */
 	r->batch.values = palloc0(sizeof(Datum *) * Max(r->natts, 1));
 	r->batch.isnull = palloc0(sizeof(bool *) * Max(r->natts, 1));
 	r->rel_nblocks = RelationGetNumberOfBlocks(rel);
@@ -123,7 +125,8 @@ reader_for_stripe(Relation rel, TesseraStripe *s, Snapshot snapshot, MemoryConte
  * Fetch the row with this TID into slot if snapshot sees it.
  */
 static bool
-fetch_row(TesseraFetcher *f, ItemPointer tid, Snapshot snapshot, TupleTableSlot *slot)
+fetch_row(TesseraFetcher *f, ItemPointer tid, Snapshot snapshot, TupleTableSlot *slot,
+		  bool *all_dead)
 {
 	Relation	rel = f->base.rel;
 	uint64		rownum;
@@ -171,6 +174,22 @@ fetch_row(TesseraFetcher *f, ItemPointer tid, Snapshot snapshot, TupleTableSlot 
 		row >= f->reader->batch.nrows)
 		return false;
 
+	/* deleted or replaced? */
+	if (snapshot->snapshot_type != SNAPSHOT_ANY)
+	{
+		TesseraRowState st;
+
+		if (TesseraGetRowState(rel, rownum, &st))
+		{
+			if (TesseraRowDeleted(&st, snapshot))
+			{
+				if (all_dead && TesseraRowDeadToAll(&st, rel))
+					*all_dead = true;
+				return false;
+			}
+		}
+	}
+
 	TesseraSlotStoreRow(slot, &f->reader->batch, row);
 	return true;
 }
@@ -205,7 +224,7 @@ tessera_index_fetch_tuple(struct IndexFetchTableData *scan, ItemPointer tid,
 	*call_again = false;
 	if (all_dead)
 		*all_dead = false;
-	return fetch_row((TesseraFetcher *) scan, tid, snapshot, slot);
+	return fetch_row((TesseraFetcher *) scan, tid, snapshot, slot, all_dead);
 }
 
 /*
@@ -252,7 +271,7 @@ tessera_tuple_fetch_row_version(Relation rel, ItemPointer tid, Snapshot snapshot
 	/* the metapage may have been re-initialized by a truncate: re-read it */
 	f->have_meta = false;
 
-	found = fetch_row(f, tid, snapshot, slot);
+	found = fetch_row(f, tid, snapshot, slot, NULL);
 	/* the slot points into the fetcher's batch: give it its own copy */
 	if (found)
 		ExecMaterializeSlot(slot);
@@ -271,10 +290,31 @@ tessera_tuple_tid_valid(TableScanDesc scan, ItemPointer tid)
 	return meta.valid && rownum < meta.next_rownum;
 }
 
+/* Follow the update chain from tid to the newest version visible to the scan's snapshot. */
 void
 tessera_tuple_get_latest_tid(TableScanDesc scan, ItemPointer tid)
 {
-	/* rows are never updated yet: every TID is its own latest version */
+	Relation	rel = scan->rs_rd;
+	ItemPointerData cur = *tid;
+
+	for (;;)
+	{
+		uint64		rownum;
+		TesseraRowState st;
+		uint64		newrow;
+
+		if (!TesseraTidToRownum(&cur, &rownum) || !TesseraGetRowState(rel, rownum, &st) ||
+			!(st.infomask & TESSERA_RS_UPDATED))
+			break;
+		newrow = TesseraRowStateNewRownum(&st);
+		if (newrow >= TESSERA_MAX_ROWNUM)
+			break;
+		/* only follow updates the snapshot sees */
+		if (!TesseraRowDeleted(&st, scan->rs_snapshot))
+			break;
+		TesseraRownumToTid(newrow, &cur);
+		*tid = cur;
+	}
 }
 
 bool
@@ -283,6 +323,7 @@ tessera_tuple_satisfies_snapshot(Relation rel, TupleTableSlot *slot, Snapshot sn
 	TesseraMeta meta;
 	TesseraStripe s;
 	TesseraStripeDir *dir;
+	TesseraRowState st;
 	uint64		rownum;
 	bool		visible;
 
@@ -293,6 +334,7 @@ tessera_tuple_satisfies_snapshot(Relation rel, TupleTableSlot *slot, Snapshot sn
 		return false;
 	dir = TesseraLoadDir(rel, &s, RelationGetNumberOfBlocks(rel));
 	visible = rownum - s.first_rownum < TesseraVisibleRows(&s, dir, snapshot);
-	pfree(dir);
+	if (visible && TesseraGetRowState(rel, rownum, &st))
+		visible = !TesseraRowDeleted(&st, snapshot);
 	return visible;
 }

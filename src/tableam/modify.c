@@ -1,12 +1,33 @@
 /*-------------------------------------------------------------------------
  *
  * modify.c
- *	  Inserts into a tessera relation; UPDATE, DELETE and row locks.
+ *	  INSERT, DELETE, UPDATE and row locks on a tessera relation.
  *
  * NOTES
- *	  Inserts go to the backend's write buffer (writer.c), which assigns
- *	  each row its final TID at once.  UPDATE, DELETE and row locks are not
- *	  implemented yet and fail cleanly before anything is changed.
+ *	  Inserts go to the backend's write buffer (writer.c), which gives each
+ *	  row its final TID at once.
+ *
+ *	  DELETE, UPDATE and SELECT ... FOR UPDATE/SHARE change the row's state
+ *	  entry (rowstate.c), which plays the part of a heap tuple's xmax, with
+ *	  heap's rules: an entry names one deleter, updater or locker, or a
+ *	  MultiXactId when several transactions hold compatible locks (and at
+ *	  most one of them updates).  Under the state page's exclusive lock we
+ *	  look at the current holders:
+ *
+ *	  - our own update or delete: TM_SelfModified;
+ *	  - a committed update or delete: TM_Updated (with the new version's
+ *		TID) or TM_Deleted, for EvalPlanQual or a serialization failure;
+ *	  - a running holder whose lock conflicts with ours: unlock the page,
+ *		take the heavyweight tuple lock (so waiters queue as on heap), wait
+ *		for that transaction, and look again;
+ *	  - otherwise we add ourselves, write the entry and WAL-log it.
+ *
+ *	  An UPDATE marks the old row updated first, then inserts the new
+ *	  version through the write buffer, then records the new version's row
+ *	  number in the old row's entry.  Until it commits, nobody else can use
+ *	  that number anyway: they wait for us first.  Row locks live in the
+ *	  same entries (lock-only xmax), so they cost a state page write like
+ *	  heap's do.
  *
  * IDENTIFICATION
  *	  src/tableam/modify.c
@@ -15,36 +36,482 @@
  */
 #include "postgres.h"
 
+#include "access/multixact.h"
 #include "access/tableam.h"
+#include "access/xact.h"
+#include "miscadmin.h"
+#include "pgstat.h"
+#include "storage/lmgr.h"
+#include "storage/predicate.h"
+#include "storage/procarray.h"
+#include "utils/datum.h"
 #include "utils/rel.h"
+#include "utils/relcache.h"
 
+#include "tessera/catalog.h"
+#include "tessera/reader.h"
+#include "tessera/rowstate.h"
+#include "tessera/storage.h"
 #include "tessera/tableam.h"
 #include "tessera/tessera.h"
 #include "tessera/writer.h"
 
-static void
-not_yet(Relation rel, const char *what)
+#define NEW_ROWNUM_PENDING	UINT64CONST(0xFFFFFFFFFFFF)
+
+typedef enum ModifyOp
 {
-	ereport(ERROR,
-			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			 errmsg("%s is not supported on tessera table \"%s\" yet",
-					what, RelationGetRelationName(rel)),
-			 errhint("Copy the rows you need to change into a heap table, or change the table's access method with ALTER TABLE ... SET ACCESS METHOD heap.")));
+	OP_DELETE,
+	OP_UPDATE,
+	OP_LOCK
+} ModifyOp;
+
+/* a transaction holding the row: deleter, updater or locker */
+typedef struct Holder
+{
+	TransactionId xid;
+	LockTupleMode mode;
+	bool		updater;
+} Holder;
+
+/* heavyweight lock modes that make tuple lock waiters queue as heap's do */
+static const LOCKMODE tuple_lock_modes[] = {
+	AccessShareLock,			/* LockTupleKeyShare */
+	RowShareLock,				/* LockTupleShare */
+	ExclusiveLock,				/* LockTupleNoKeyExclusive */
+	AccessExclusiveLock			/* LockTupleExclusive */
+};
+
+static bool
+modes_conflict(LockTupleMode a, LockTupleMode b)
+{
+	if (a == LockTupleExclusive || b == LockTupleExclusive)
+		return true;
+	if (a == LockTupleKeyShare || b == LockTupleKeyShare)
+		return false;
+	/* Share and NoKeyExclusive */
+	return !(a == LockTupleShare && b == LockTupleShare);
+}
+
+static LockTupleMode
+mode_of_status(MultiXactStatus status)
+{
+	switch (status)
+	{
+		case MultiXactStatusForKeyShare:
+			return LockTupleKeyShare;
+		case MultiXactStatusForShare:
+			return LockTupleShare;
+		case MultiXactStatusForNoKeyUpdate:
+		case MultiXactStatusNoKeyUpdate:
+			return LockTupleNoKeyExclusive;
+		default:
+			return LockTupleExclusive;
+	}
+}
+
+static MultiXactStatus
+status_of(LockTupleMode mode, bool updater)
+{
+	if (updater)
+		return mode == LockTupleExclusive ? MultiXactStatusUpdate : MultiXactStatusNoKeyUpdate;
+	switch (mode)
+	{
+		case LockTupleKeyShare:
+			return MultiXactStatusForKeyShare;
+		case LockTupleShare:
+			return MultiXactStatusForShare;
+		case LockTupleNoKeyExclusive:
+			return MultiXactStatusForNoKeyUpdate;
+		default:
+			return MultiXactStatusForUpdate;
+	}
+}
+
+/* The holders named by a state entry, palloc'd; returns their number. */
+static int
+entry_holders(const TesseraRowState *st, Holder **out)
+{
+	Holder	   *h;
+
+	*out = NULL;
+	if (st->xmax == InvalidTransactionId || (st->infomask & TESSERA_RS_XMAX_INVALID))
+		return 0;
+	if (st->infomask & TESSERA_RS_IS_MULTI)
+	{
+		MultiXactMember *members;
+		int			n = GetMultiXactIdMembers(st->xmax, &members, false,
+											  (st->infomask & TESSERA_RS_LOCK_ONLY) != 0);
+
+		if (n <= 0)
+			return 0;
+		h = palloc(sizeof(Holder) * n);
+		for (int i = 0; i < n; i++)
+		{
+			h[i].xid = members[i].xid;
+			h[i].mode = mode_of_status(members[i].status);
+			h[i].updater = ISUPDATE_from_mxstatus(members[i].status);
+		}
+		pfree(members);
+		*out = h;
+		return n;
+	}
+	h = palloc(sizeof(Holder));
+	h->xid = st->xmax;
+	h->updater = (st->infomask & TESSERA_RS_LOCK_ONLY) == 0;
+	if (h->updater)
+		h->mode = (st->infomask & TESSERA_RS_KEYS_UPDATED) ? LockTupleExclusive : LockTupleNoKeyExclusive;
+	else
+		h->mode = (LockTupleMode) ((st->infomask & TESSERA_RS_LOCK_MASK) >> TESSERA_RS_LOCK_SHIFT);
+	*out = h;
+	return 1;
+}
+
+/* Is row rownum (its insertion) visible to snapshot? */
+static bool
+row_inserted_visible(Relation rel, uint64 rownum, Snapshot snapshot)
+{
+	TesseraMeta meta;
+	TesseraStripe s;
+	TesseraStripeDir *dir;
+	bool		visible;
+
+	TesseraReadMeta(rel, &meta);
+	if (!meta.valid || !TesseraFindStripe(meta.storage_id, rownum, snapshot, &s))
+		return false;
+	dir = TesseraLoadDir(rel, &s, RelationGetNumberOfBlocks(rel));
+	visible = rownum - s.first_rownum < TesseraVisibleRows(&s, dir, snapshot);
+	return visible;
+}
+
+static void
+fill_failure(TM_FailureData *tmfd, ItemPointer tid, const TesseraRowState *st,
+			 TransactionId xmax, CommandId cmax)
+{
+	uint64		newrow = TesseraRowStateNewRownum(st);
+
+	tmfd->xmax = xmax;
+	tmfd->cmax = cmax;
+	if ((st->infomask & TESSERA_RS_UPDATED) && newrow != NEW_ROWNUM_PENDING)
+	{
+		if (newrow == TESSERA_MAX_ROWNUM)
+			ItemPointerSetMovedPartitions(&tmfd->ctid);
+		else
+			TesseraRownumToTid(newrow, &tmfd->ctid);
+	}
+	else
+		tmfd->ctid = *tid;
+}
+
+/*
+ * Delete, mark updated or lock row *tid.  mode is the lock strength the
+ * operation needs.  On TM_Ok the entry is written and the page released.
+ */
+static TM_Result
+modify_row(Relation rel, ItemPointer tid, CommandId cid, Snapshot crosscheck,
+		   ModifyOp op, LockTupleMode mode, LockWaitPolicy wait_policy,
+		   bool changing_part, TM_FailureData *tmfd)
+{
+	uint64		rownum;
+	TransactionId xid = GetCurrentTransactionId();
+	LockTupleMode tuplock_mode = mode;
+	bool		have_tuple_lock = false;
+	TesseraStateRef ref;
+	TM_Result	result;
+
+	if (!TesseraTidToRownum(tid, &rownum))
+		elog(ERROR, "invalid tessera TID (%u,%u)",
+			 ItemPointerGetBlockNumberNoCheck(tid), ItemPointerGetOffsetNumberNoCheck(tid));
+
+	/* this backend's buffered rows must be on disk before they change */
+	TesseraFlushRelation(rel);
+	MultiXactIdSetOldestMember();
+	if (op != OP_LOCK)
+		CheckForSerializableConflictIn(rel, tid, ItemPointerGetBlockNumber(tid));
+
+	for (;;)
+	{
+		Holder	   *holders;
+		int			n;
+		Holder	   *wait_for = NULL;
+		Holder	   *committed = NULL;
+		bool		self_modified = false;
+		int			own_lock = -1;	/* strongest LockTupleMode we hold */
+		CommandId	self_cmax = InvalidCommandId;
+
+		CHECK_FOR_INTERRUPTS();
+		TesseraLockRowState(rel, rownum, &ref);
+		n = entry_holders(ref.entry, &holders);
+
+		if (ref.entry->infomask & TESSERA_RS_FROZEN_DELETED)
+		{
+			fill_failure(tmfd, tid, ref.entry, InvalidTransactionId, InvalidCommandId);
+			TesseraUnlockRowState(&ref);
+			result = TM_Deleted;
+			goto done;
+		}
+
+		for (int i = 0; i < n; i++)
+		{
+			Holder	   *h = &holders[i];
+
+			if (TransactionIdIsCurrentTransactionId(h->xid))
+			{
+				if (h->updater)
+				{
+					self_modified = true;
+					self_cmax = ref.entry->cmax;
+				}
+				else if ((int) h->mode > own_lock)
+					own_lock = (int) h->mode;
+			}
+			else if (TransactionIdIsInProgress(h->xid))
+			{
+				if (modes_conflict(h->mode, mode) && wait_for == NULL)
+					wait_for = h;
+			}
+			else if (h->updater && TransactionIdDidCommit(h->xid))
+				committed = h;
+		}
+
+		if (self_modified)
+		{
+			fill_failure(tmfd, tid, ref.entry, xid, self_cmax);
+			TesseraUnlockRowState(&ref);
+			result = TM_SelfModified;
+			goto done;
+		}
+		if (committed)
+		{
+			fill_failure(tmfd, tid, ref.entry, committed->xid, InvalidCommandId);
+			result = (ref.entry->infomask & TESSERA_RS_UPDATED) ? TM_Updated : TM_Deleted;
+			TesseraUnlockRowState(&ref);
+			goto done;
+		}
+		if (wait_for)
+		{
+			TransactionId wxid = wait_for->xid;
+
+			fill_failure(tmfd, tid, ref.entry, wxid, InvalidCommandId);
+			TesseraUnlockRowState(&ref);
+			if (op != OP_LOCK && wait_policy == LockWaitError)
+			{
+				/* tuple_delete/update without waiting */
+				result = TM_BeingModified;
+				goto done;
+			}
+			if (!have_tuple_lock)
+			{
+				switch (wait_policy)
+				{
+					case LockWaitBlock:
+						LockTuple(rel, tid, tuple_lock_modes[tuplock_mode]);
+						break;
+					case LockWaitSkip:
+						if (!ConditionalLockTuple(rel, tid, tuple_lock_modes[tuplock_mode]))
+						{
+							result = TM_WouldBlock;
+							goto done;
+						}
+						break;
+					case LockWaitError:
+						if (!ConditionalLockTuple(rel, tid, tuple_lock_modes[tuplock_mode]))
+							ereport(ERROR,
+									(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+									 errmsg("could not obtain lock on row in relation \"%s\"",
+											RelationGetRelationName(rel))));
+						break;
+				}
+				have_tuple_lock = true;
+			}
+			switch (wait_policy)
+			{
+				case LockWaitBlock:
+					XactLockTableWait(wxid, rel, tid,
+									  op == OP_DELETE ? XLTW_Delete :
+									  op == OP_UPDATE ? XLTW_Update : XLTW_Lock);
+					break;
+				case LockWaitSkip:
+					if (!ConditionalXactLockTableWait(wxid))
+					{
+						result = TM_WouldBlock;
+						goto done;
+					}
+					break;
+				case LockWaitError:
+					if (!ConditionalXactLockTableWait(wxid))
+						ereport(ERROR,
+								(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+								 errmsg("could not obtain lock on row in relation \"%s\"",
+										RelationGetRelationName(rel))));
+					break;
+			}
+			if (n > 0)
+				pfree(holders);
+			continue;
+		}
+
+		/* free to go; a serializable crosscheck may still object */
+		if (crosscheck != InvalidSnapshot && !row_inserted_visible(rel, rownum, crosscheck))
+		{
+			fill_failure(tmfd, tid, ref.entry, InvalidTransactionId, InvalidCommandId);
+			TesseraUnlockRowState(&ref);
+			result = TM_Updated;
+			goto done;
+		}
+
+		/* a lock we already hold at least as strongly: nothing to write */
+		if (op == OP_LOCK && own_lock >= (int) mode)
+		{
+			TesseraUnlockRowState(&ref);
+			result = TM_Ok;
+			goto done;
+		}
+
+		{
+			MultiXactMember *members = palloc(sizeof(MultiXactMember) * (n + 1));
+			int			nmembers = 0;
+			TesseraRowState newst;
+			bool		updater_present = (op != OP_LOCK);
+
+			/* running holders that stay: compatible locks and updaters */
+			for (int i = 0; i < n; i++)
+			{
+				Holder	   *h = &holders[i];
+
+				if (TransactionIdIsCurrentTransactionId(h->xid) ||
+					!TransactionIdIsInProgress(h->xid))
+					continue;
+				members[nmembers].xid = h->xid;
+				members[nmembers].status = status_of(h->mode, h->updater);
+				if (h->updater)
+					updater_present = true;
+				nmembers++;
+			}
+
+			memset(&newst, 0, sizeof(newst));
+			newst.cmax = cid;
+			/* never weaken a lock we already hold */
+			if (own_lock > (int) mode)
+				mode = (LockTupleMode) own_lock;
+			if (nmembers == 0)
+			{
+				newst.xmax = xid;
+				if (op == OP_LOCK)
+					newst.infomask = TESSERA_RS_LOCK_ONLY | ((uint16) mode << TESSERA_RS_LOCK_SHIFT);
+			}
+			else
+			{
+				members[nmembers].xid = xid;
+				members[nmembers].status = status_of(mode, op != OP_LOCK);
+				nmembers++;
+				newst.xmax = MultiXactIdCreateFromMembers(nmembers, members);
+				newst.infomask = TESSERA_RS_IS_MULTI;
+				if (!updater_present)
+					newst.infomask |= TESSERA_RS_LOCK_ONLY;
+			}
+			pfree(members);
+
+			if (op != OP_LOCK)
+			{
+				if (mode == LockTupleExclusive)
+					newst.infomask |= TESSERA_RS_KEYS_UPDATED;
+				if (op == OP_UPDATE || changing_part)
+				{
+					uint64		pending = changing_part ? TESSERA_MAX_ROWNUM : NEW_ROWNUM_PENDING;
+
+					newst.infomask |= TESSERA_RS_UPDATED;
+					newst.new_hi = (uint16) (pending >> 32);
+					newst.new_lo = (uint32) pending;
+				}
+			}
+
+			START_CRIT_SECTION();
+			*ref.entry = newst;
+			TesseraLogRowState(rel, &ref);
+			END_CRIT_SECTION();
+			TesseraUnlockRowState(&ref);
+			result = TM_Ok;
+		}
+		break;
+	}
+
+done:
+	if (have_tuple_lock)
+		UnlockTuple(rel, tid, tuple_lock_modes[tuplock_mode]);
+	return result;
+}
+
+/* Record where an updated row's new version went. */
+static void
+set_new_version(Relation rel, uint64 rownum, uint64 newrow)
+{
+	TesseraStateRef ref;
+
+	TesseraLockRowState(rel, rownum, &ref);
+	START_CRIT_SECTION();
+	ref.entry->new_hi = (uint16) (newrow >> 32);
+	ref.entry->new_lo = (uint32) newrow;
+	TesseraLogRowState(rel, &ref);
+	END_CRIT_SECTION();
+	TesseraUnlockRowState(&ref);
+}
+
+/* Does the update change a column that a unique index or foreign key uses? */
+static bool
+keys_change(Relation rel, ItemPointer otid, TupleTableSlot *newslot)
+{
+	Bitmapset  *keys = RelationGetIndexAttrBitmap(rel, INDEX_ATTR_BITMAP_KEY);
+	TupleTableSlot *old;
+	bool		changed = false;
+	int			attr = -1;
+
+	if (bms_is_empty(keys))
+		return false;
+	old = MakeSingleTupleTableSlot(RelationGetDescr(rel), &TTSOpsTessera);
+	if (!tessera_tuple_fetch_row_version(rel, otid, SnapshotAny, old))
+		changed = true;
+	else
+	{
+		slot_getallattrs(old);
+		slot_getallattrs(newslot);
+		while (!changed && (attr = bms_next_member(keys, attr)) >= 0)
+		{
+			int			attnum = attr + FirstLowInvalidHeapAttributeNumber;
+			Form_pg_attribute att;
+
+			if (attnum <= 0)
+				continue;
+			att = TupleDescAttr(RelationGetDescr(rel), attnum - 1);
+			if (old->tts_isnull[attnum - 1] != newslot->tts_isnull[attnum - 1])
+				changed = true;
+			else if (!old->tts_isnull[attnum - 1] &&
+					 !datumIsEqual(old->tts_values[attnum - 1], newslot->tts_values[attnum - 1],
+								   att->attbyval, att->attlen))
+				changed = true;
+		}
+	}
+	ExecDropSingleTupleTableSlot(old);
+	bms_free(keys);
+	return changed;
 }
 
 void
 tessera_tuple_insert(Relation rel, TupleTableSlot *slot, CommandId cid, int options,
 					 struct BulkInsertStateData *bistate)
 {
+	CheckForSerializableConflictIn(rel, NULL, InvalidBlockNumber);
 	TesseraWriteRow(rel, slot, cid);
+	pgstat_count_heap_insert(rel, 1);
 }
 
 void
 tessera_multi_insert(Relation rel, TupleTableSlot **slots, int nslots, CommandId cid,
 					 int options, struct BulkInsertStateData *bistate)
 {
+	CheckForSerializableConflictIn(rel, NULL, InvalidBlockNumber);
 	for (int i = 0; i < nslots; i++)
 		TesseraWriteRow(rel, slots[i], cid);
+	pgstat_count_heap_insert(rel, nslots);
 }
 
 void
@@ -52,22 +519,29 @@ tessera_tuple_insert_speculative(Relation rel, TupleTableSlot *slot, CommandId c
 								 int options, struct BulkInsertStateData *bistate,
 								 uint32 specToken)
 {
-	not_yet(rel, "INSERT ... ON CONFLICT");
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("INSERT ... ON CONFLICT is not supported on tessera table \"%s\" yet",
+					RelationGetRelationName(rel))));
 }
 
 void
 tessera_tuple_complete_speculative(Relation rel, TupleTableSlot *slot, uint32 specToken,
 								   bool succeeded)
 {
-	not_yet(rel, "INSERT ... ON CONFLICT");
 }
 
 TM_Result
 tessera_tuple_delete(Relation rel, ItemPointer tid, CommandId cid, Snapshot snapshot,
 					 Snapshot crosscheck, bool wait, TM_FailureData *tmfd, bool changingPart)
 {
-	not_yet(rel, "DELETE");
-	return TM_Ok;
+	TM_Result	result;
+
+	result = modify_row(rel, tid, cid, crosscheck, OP_DELETE, LockTupleExclusive,
+						wait ? LockWaitBlock : LockWaitError, changingPart, tmfd);
+	if (result == TM_Ok)
+		pgstat_count_heap_delete(rel);
+	return result;
 }
 
 TM_Result
@@ -75,7 +549,25 @@ tessera_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot, Comma
 					 Snapshot snapshot, Snapshot crosscheck, bool wait,
 					 TM_FailureData *tmfd, LockTupleMode *lockmode, bool *update_indexes)
 {
-	not_yet(rel, "UPDATE");
+	TM_Result	result;
+	uint64		oldrow = 0;
+	uint64		newrow = 0;
+
+	*lockmode = keys_change(rel, otid, slot) ? LockTupleExclusive : LockTupleNoKeyExclusive;
+	*update_indexes = false;
+	result = modify_row(rel, otid, cid, crosscheck, OP_UPDATE, *lockmode,
+						wait ? LockWaitBlock : LockWaitError, false, tmfd);
+	if (result != TM_Ok)
+		return result;
+
+	TesseraWriteRow(rel, slot, cid);
+	if (!TesseraTidToRownum(otid, &oldrow) || !TesseraTidToRownum(&slot->tts_tid, &newrow))
+		elog(ERROR, "invalid tessera TID in update");
+	set_new_version(rel, oldrow, newrow);
+
+	/* the new version has a new TID: every index needs an entry for it */
+	*update_indexes = true;
+	pgstat_count_heap_update(rel, false);
 	return TM_Ok;
 }
 
@@ -84,8 +576,35 @@ tessera_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot, TupleTableS
 				   CommandId cid, LockTupleMode mode, LockWaitPolicy wait_policy,
 				   uint8 flags, TM_FailureData *tmfd)
 {
-	not_yet(rel, "row locking (SELECT ... FOR UPDATE/SHARE)");
-	return TM_Ok;
+	TM_Result	result;
+
+	tmfd->traversed = false;
+	for (;;)
+	{
+		result = modify_row(rel, tid, cid, InvalidSnapshot, OP_LOCK, mode, wait_policy,
+							false, tmfd);
+		if (result != TM_Updated || !(flags & TUPLE_LOCK_FLAG_FIND_LAST_VERSION))
+			break;
+		if (ItemPointerIndicatesMovedPartitions(&tmfd->ctid))
+			ereport(ERROR,
+					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+					 errmsg("tuple to be locked was already moved to another partition due to concurrent update")));
+		if (ItemPointerEquals(&tmfd->ctid, tid))
+		{
+			result = TM_Deleted;
+			break;
+		}
+		/* follow the update to the new version and lock that one */
+		*tid = tmfd->ctid;
+		tmfd->traversed = true;
+	}
+
+	if (result == TM_Ok &&
+		!tessera_tuple_fetch_row_version(rel, tid, SnapshotAny, slot))
+		elog(ERROR, "locked row (%u,%u) of \"%s\" does not exist",
+			 ItemPointerGetBlockNumber(tid), ItemPointerGetOffsetNumber(tid),
+			 RelationGetRelationName(rel));
+	return result;
 }
 
 void
@@ -97,7 +616,35 @@ tessera_finish_bulk_insert(Relation rel, int options)
 TransactionId
 tessera_index_delete_tuples(Relation rel, TM_IndexDeleteOp *delstate)
 {
-	/* rows are never deleted yet, so no index entry is ever dead */
-	delstate->ndeltids = 0;
-	return InvalidTransactionId;
+	/*
+	 * Bottom-up index deletion: report the entries whose rows no snapshot
+	 * can see any more.  The latest deleting xid is what a standby must
+	 * wait for before applying the index deletion.
+	 */
+	TransactionId latest = InvalidTransactionId;
+	int			ndeletable = 0;
+
+	for (int i = 0; i < delstate->ndeltids; i++)
+	{
+		TM_IndexDelete *d = &delstate->deltids[i];
+		TM_IndexStatus *s = &delstate->status[d->id];
+		uint64		rownum;
+		TesseraRowState st;
+
+		s->knowndeletable = false;
+		if (!TesseraTidToRownum(&d->tid, &rownum) || !TesseraGetRowState(rel, rownum, &st))
+			continue;
+		if (TesseraRowDeadToAll(&st, rel))
+		{
+			TransactionId upd = TesseraRowUpdateXid(&st);
+
+			s->knowndeletable = true;
+			ndeletable++;
+			if (TransactionIdIsValid(upd) &&
+				(!TransactionIdIsValid(latest) || TransactionIdFollows(upd, latest)))
+				latest = upd;
+		}
+	}
+	(void) ndeletable;
+	return latest;
 }

@@ -287,6 +287,8 @@ scan_next(TesseraScanDesc scan, ScanDirection dir, TupleTableSlot *slot)
 				rownum = b->first_rownum + row;
 				if (scan->has_range && (rownum < scan->range_lo || rownum >= scan->range_hi))
 					continue;
+				if (b->deleted && b->deleted[row])
+					continue;
 				TesseraSlotStoreRow(slot, b, row);
 				pgstat_count_heap_getnext(scan->base.rs_rd);
 				return true;
@@ -392,46 +394,49 @@ tessera_scan_analyze_next_tuple(TableScanDesc sscan, TransactionId OldestXmin,
 {
 	TesseraScanDesc scan = (TesseraScanDesc) sscan;
 	TesseraReader *r = scan->reader;
-	uint64		ord;
-	int			lo,
-				hi,
-				stripe = -1,
-				rg,
-				row;
 
-	if (scan->analyze_pos >= scan->analyze_end)
+	while (scan->analyze_pos < scan->analyze_end)
 	{
-		ExecClearTuple(slot);
-		return false;
-	}
-	ord = scan->analyze_pos++;
+		uint64		ord = scan->analyze_pos++;
+		int			lo = 0,
+					hi = r->nstripes - 1,
+					stripe = -1,
+					rg,
+					row;
 
-	/* find the stripe holding the ord-th visible row */
-	lo = 0;
-	hi = r->nstripes - 1;
-	while (lo <= hi)
-	{
-		int			mid = lo + (hi - lo) / 2;
-
-		if (ord < r->stripes[mid].row_base)
-			hi = mid - 1;
-		else if (ord >= r->stripes[mid].row_base + r->stripes[mid].visible_rows)
-			lo = mid + 1;
-		else
+		CHECK_FOR_INTERRUPTS();
+		/* the stripe holding the ord-th visible row */
+		while (lo <= hi)
 		{
-			stripe = mid;
-			break;
-		}
-	}
-	if (stripe < 0 ||
-		!TesseraReaderLocate(r, r->stripes[stripe].meta.first_rownum +
-							 (ord - r->stripes[stripe].row_base), &stripe, &rg, &row) ||
-		!TesseraReaderLoad(r, stripe, rg))
-		elog(ERROR, "tessera analyze lost row " UINT64_FORMAT, ord);
+			int			mid = lo + (hi - lo) / 2;
 
-	TesseraSlotStoreRow(slot, &r->batch, row);
-	*liverows += 1;
-	return true;
+			if (ord < r->stripes[mid].row_base)
+				hi = mid - 1;
+			else if (ord >= r->stripes[mid].row_base + r->stripes[mid].visible_rows)
+				lo = mid + 1;
+			else
+			{
+				stripe = mid;
+				break;
+			}
+		}
+		if (stripe < 0 ||
+			!TesseraReaderLocate(r, r->stripes[stripe].meta.first_rownum +
+								 (ord - r->stripes[stripe].row_base), &stripe, &rg, &row) ||
+			!TesseraReaderLoad(r, stripe, rg))
+			elog(ERROR, "tessera analyze lost row " UINT64_FORMAT, ord);
+
+		if (r->batch.deleted && r->batch.deleted[row])
+		{
+			*deadrows += 1;
+			continue;
+		}
+		TesseraSlotStoreRow(slot, &r->batch, row);
+		*liverows += 1;
+		return true;
+	}
+	ExecClearTuple(slot);
+	return false;
 }
 
 /* ---- TABLESAMPLE ---- */
@@ -489,7 +494,8 @@ tessera_scan_sample_next_tuple(TableScanDesc sscan, SampleScanState *scanstate,
 		}
 		rownum = (uint64) scan->sample_block * TESSERA_TIDS_PER_BLOCK + (off - 1);
 		if (TesseraReaderLocate(r, rownum, &stripe, &rg, &row) &&
-			TesseraReaderLoad(r, stripe, rg))
+			TesseraReaderLoad(r, stripe, rg) &&
+			!(r->batch.deleted && r->batch.deleted[row]))
 		{
 			TesseraSlotStoreRow(slot, &r->batch, row);
 			pgstat_count_heap_getnext(scan->base.rs_rd);
