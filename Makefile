@@ -8,6 +8,7 @@ OBJS = \
 	src/tableam/fetch.o \
 	src/tableam/modify.o \
 	src/tableam/ddl.o \
+	src/tableam/index.o \
 	src/storage/page.o \
 	src/storage/rowstate.o \
 	src/tableam/visibility.o \

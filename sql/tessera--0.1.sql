@@ -29,7 +29,8 @@ CREATE TABLE tessera_internal.stripe (
     dir_bytes    bigint NOT NULL,
     row_groups   integer NOT NULL,
     columns      integer NOT NULL,
-    flags        integer NOT NULL
+    flags        integer NOT NULL,
+    reserved_rows bigint NOT NULL
 ) USING heap;
 CREATE INDEX stripe_first_row_idx ON tessera_internal.stripe (storage_id, first_row);
 REVOKE ALL ON tessera_internal.stripe FROM PUBLIC;

@@ -30,6 +30,7 @@ typedef struct TesseraStripe
 	uint32		n_row_groups;
 	uint32		natts;
 	uint32		flags;
+	uint64		reserved_rows;	/* row numbers reserved from first_rownum */
 
 	/* from the catalog tuple, filled by readers */
 	ItemPointerData catalog_tid;
@@ -46,5 +47,7 @@ extern bool TesseraFindStripe(uint64 storage_id, uint64 rownum, Snapshot snapsho
 extern void TesseraDeleteStripes(uint64 storage_id);
 extern uint64 TesseraCountRows(uint64 storage_id, Snapshot snapshot);
 extern Oid	TesseraInternalRelid(const char *name, bool missing_ok);
+extern int	TesseraConcurrentInserters(uint64 storage_id, Snapshot snapshot,
+									   TransactionId **xids);
 
 #endif							/* TESSERA_CATALOG_H */

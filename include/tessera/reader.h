@@ -52,6 +52,7 @@ typedef struct TesseraBatch
 	int			chunk_rows;		/* rows stored in the chunks */
 	TransactionId xmin;
 	bool	   *deleted;		/* [chunk_rows]: deleted for the snapshot; NULL if none */
+	TesseraRowState *states;	/* [chunk_rows] with keep_states; NULL if none */
 	Datum	  **values;			/* [natts]; NULL until decoded */
 	bool	  **isnull;
 } TesseraBatch;
@@ -73,6 +74,7 @@ typedef struct TesseraReader
 	BlockNumber rel_nblocks;
 	BufferAccessStrategy strategy;
 	bool		check_deleted;	/* compute batch->deleted when loading */
+	bool		keep_states;	/* SnapshotAny: keep row states in batch->states */
 	MemoryContext cxt;			/* lifetime of the reader */
 	MemoryContext batch_cxt;	/* reset for every row group */
 	TesseraBatch batch;
@@ -92,6 +94,7 @@ extern uint32 TesseraStripeRowGroups(TesseraReader *reader, int stripe);
 extern TesseraStripeDir *TesseraLoadDir(Relation rel, const TesseraStripe *stripe,
 										BlockNumber rel_nblocks);
 extern uint64 TesseraVisibleRows(TesseraStripe *stripe, TesseraStripeDir *dir, Snapshot snapshot);
+extern void TesseraSerializableConflictOut(Relation rel, TransactionId xid, Snapshot snapshot);
 extern void TesseraReportCorrupt(Relation rel, uint64 stripe_id, int rg, int attidx,
 								 const char *detail) pg_attribute_noreturn();
 

@@ -46,6 +46,10 @@ extern bool tessera_scan_sample_next_block(TableScanDesc scan, struct SampleScan
 extern bool tessera_scan_sample_next_tuple(TableScanDesc scan, struct SampleScanState *scanstate,
 										   TupleTableSlot *slot);
 
+extern const struct TesseraRowState *TesseraScanCurrentState(TableScanDesc scan);
+extern void TesseraScanSetBlockRange(TableScanDesc scan, BlockNumber start, BlockNumber nblocks);
+extern void TesseraScanKeepStates(TableScanDesc scan);
+
 /* fetch.c */
 extern struct IndexFetchTableData *tessera_index_fetch_begin(Relation rel);
 extern void tessera_index_fetch_reset(struct IndexFetchTableData *data);

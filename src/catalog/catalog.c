@@ -58,7 +58,8 @@
 #define Anum_stripe_row_groups		10
 #define Anum_stripe_columns			11
 #define Anum_stripe_flags			12
-#define Natts_stripe				12
+#define Anum_stripe_reserved_rows	13
+#define Natts_stripe				13
 
 /*
  * TesseraInternalRelid
@@ -108,6 +109,7 @@ form_stripe_tuple(Relation rel, const TesseraStripe *s)
 	values[Anum_stripe_row_groups - 1] = Int32GetDatum((int32) s->n_row_groups);
 	values[Anum_stripe_columns - 1] = Int32GetDatum((int32) s->natts);
 	values[Anum_stripe_flags - 1] = Int32GetDatum((int32) s->flags);
+	values[Anum_stripe_reserved_rows - 1] = Int64GetDatum((int64) s->reserved_rows);
 
 	return heap_form_tuple(RelationGetDescr(rel), values, nulls);
 }
@@ -140,6 +142,7 @@ deform_stripe_tuple(Relation rel, HeapTuple tup, TesseraStripe *s)
 	s->n_row_groups = (uint32) DatumGetInt32(values[Anum_stripe_row_groups - 1]);
 	s->natts = (uint32) DatumGetInt32(values[Anum_stripe_columns - 1]);
 	s->flags = (uint32) DatumGetInt32(values[Anum_stripe_flags - 1]);
+	s->reserved_rows = (uint64) DatumGetInt64(values[Anum_stripe_reserved_rows - 1]);
 	s->catalog_tid = tup->t_self;
 	s->xmin = HeapTupleHeaderGetXmin(tup->t_data);
 	s->own = TransactionIdIsCurrentTransactionId(s->xmin);
@@ -250,7 +253,20 @@ TesseraFindStripe(uint64 storage_id, uint64 rownum, Snapshot snapshot,
 	{
 		deform_stripe_tuple(rel, tup, result);
 		if (result->row_count == 0)
+		{
+			/*
+			 * A stripe still being written by a running transaction: a
+			 * dirty snapshot must learn about its rows (unique checks wait
+			 * for the inserter, as for an in-progress heap insert).
+			 */
+			if (snapshot->snapshot_type == SNAPSHOT_DIRTY && !result->own &&
+				rownum < result->first_rownum + result->reserved_rows)
+			{
+				found = true;
+				break;
+			}
 			continue;
+		}
 		found = rownum < result->first_rownum + result->row_count;
 		break;
 	}
@@ -304,4 +320,46 @@ TesseraDeleteStripes(uint64 storage_id)
 		simple_heap_delete(rel, &tup->t_self);
 	systable_endscan(scan);
 	table_close(rel, NoLock);
+}
+
+/*
+ * TesseraConcurrentInserters
+ *		Transactions whose stripes of this storage the MVCC snapshot does not
+ *		see although they committed or are running: serializable readers
+ *		have read around them (rw-conflicts out).  Returns a palloc'd array.
+ */
+int
+TesseraConcurrentInserters(uint64 storage_id, Snapshot snapshot, TransactionId **xids)
+{
+	Relation	rel = table_open(TesseraInternalRelid("stripe", false), AccessShareLock);
+	Oid			idx = TesseraInternalRelid("stripe_first_row_idx", false);
+	ScanKeyData key[1];
+	SysScanDesc scan;
+	HeapTuple	tup;
+	int			n = 0,
+				cap = 8;
+	SnapshotData dirty;
+
+	*xids = palloc(sizeof(TransactionId) * cap);
+	InitDirtySnapshot(dirty);
+	ScanKeyInit(&key[0], Anum_stripe_storage_id, BTEqualStrategyNumber,
+				F_INT8EQ, Int64GetDatum((int64) storage_id));
+	scan = systable_beginscan(rel, idx, true, &dirty, 1, key);
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		TransactionId xmin = HeapTupleHeaderGetXmin(tup->t_data);
+
+		if (TransactionIdIsCurrentTransactionId(xmin) ||
+			!XidInMVCCSnapshot(xmin, snapshot))
+			continue;
+		if (n == cap)
+		{
+			cap *= 2;
+			*xids = repalloc(*xids, sizeof(TransactionId) * cap);
+		}
+		(*xids)[n++] = xmin;
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return n;
 }

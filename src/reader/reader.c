@@ -30,7 +30,10 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "access/subtrans.h"
+#include "access/xact.h"
 #include "port/pg_crc32c.h"
+#include "storage/predicate.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
@@ -232,7 +235,10 @@ TesseraReaderBegin(Relation rel, Snapshot snapshot, bool bulk)
 	if (meta.valid)
 	{
 		r->storage_id = meta.storage_id;
-		list = TesseraListStripes(meta.storage_id, snapshot);
+		/* SnapshotAny scans (index builds) want every stripe that exists, not aborted ones */
+		list = TesseraListStripes(meta.storage_id,
+								  snapshot && snapshot->snapshot_type == SNAPSHOT_ANY ?
+								  SnapshotSelf : snapshot);
 	}
 	r->stripes = palloc0(sizeof(TesseraScanStripe) * Max(list_length(list), 1));
 	foreach(lc, list)
@@ -259,6 +265,17 @@ TesseraReaderBegin(Relation rel, Snapshot snapshot, bool bulk)
 	}
 	r->nstripes = n;
 	list_free_deep(list);
+
+	/* serializable: stripes of concurrent transactions we cannot see */
+	if (meta.valid && snapshot && IsMVCCSnapshot(snapshot) &&
+		CheckForSerializableConflictOutNeeded(rel, snapshot))
+	{
+		TransactionId *xids;
+		int			nx = TesseraConcurrentInserters(meta.storage_id, snapshot, &xids);
+
+		for (int i = 0; i < nx; i++)
+			TesseraSerializableConflictOut(rel, xids[i], snapshot);
+	}
 	MemoryContextSwitchTo(old);
 	return r;
 }
@@ -354,6 +371,7 @@ TesseraReaderLoad(TesseraReader *r, int stripe, int rg)
 	b->chunk_rows = (int) rgd->row_count;
 	b->xmin = ss->meta.xmin;
 	b->deleted = NULL;
+	b->states = NULL;
 
 	/* rows deleted or replaced as far as the snapshot is concerned */
 	if (visible > 0 && r->check_deleted && r->snapshot &&
@@ -364,13 +382,38 @@ TesseraReaderLoad(TesseraReader *r, int stripe, int rg)
 
 		if (TesseraReadRowStates(r->rel, b->first_rownum, b->chunk_rows, states))
 		{
+			bool		ssi = IsMVCCSnapshot(r->snapshot) &&
+				CheckForSerializableConflictOutNeeded(r->rel, r->snapshot);
+
 			b->deleted = palloc0(sizeof(bool) * b->chunk_rows);
 			for (int i = 0; i < b->nrows; i++)
-				if (!TesseraRowStateEmpty(&states[i]) &&
-					TesseraRowDeleted(&states[i], r->snapshot))
+			{
+				if (TesseraRowStateEmpty(&states[i]))
+					continue;
+				if (TesseraRowDeleted(&states[i], r->snapshot))
 					b->deleted[i] = true;
+				else if (ssi)
+				{
+					/* visible, but a concurrent transaction deleted it */
+					TransactionId upd = TesseraRowUpdateXid(&states[i]);
+
+					if (TransactionIdIsValid(upd))
+						TesseraSerializableConflictOut(r->rel, upd, r->snapshot);
+				}
+			}
 		}
 		pfree(states);
+		MemoryContextSwitchTo(old);
+	}
+	else if (visible > 0 && r->keep_states)
+	{
+		MemoryContext old = MemoryContextSwitchTo(r->batch_cxt);
+		TesseraRowState *states = palloc(sizeof(TesseraRowState) * b->chunk_rows);
+
+		if (TesseraReadRowStates(r->rel, b->first_rownum, b->chunk_rows, states))
+			b->states = states;
+		else
+			pfree(states);
 		MemoryContextSwitchTo(old);
 	}
 	return visible > 0;
@@ -529,4 +572,22 @@ TesseraReaderGlobalRg(TesseraReader *r, uint32 g, int *stripe, int *rg)
 	}
 	*stripe = lo;
 	*rg = (int) (g - r->stripes[lo].rg_base);
+}
+
+/*
+ * TesseraSerializableConflictOut
+ *		Report a rw-conflict out with xid (a concurrent inserter or deleter
+ *		of rows this serializable transaction read around), as heap does.
+ */
+void
+TesseraSerializableConflictOut(Relation rel, TransactionId xid, Snapshot snapshot)
+{
+	if (!TransactionIdIsValid(xid) || TransactionIdIsCurrentTransactionId(xid) ||
+		TransactionIdPrecedes(xid, TransactionXmin))
+		return;
+	xid = SubTransGetTopmostTransaction(xid);
+	if (TransactionIdPrecedes(xid, TransactionXmin) ||
+		TransactionIdEquals(xid, GetTopTransactionIdIfAny()))
+		return;
+	CheckForSerializableConflictOut(rel, xid, snapshot);
 }

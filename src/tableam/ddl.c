@@ -221,32 +221,6 @@ tessera_relation_vacuum(Relation rel, struct VacuumParams *params,
 					RelationGetRelationName(rel), rows, nblocks)));
 }
 
-double
-tessera_index_build_range_scan(Relation table_rel, Relation index_rel,
-							   struct IndexInfo *index_info, bool allow_sync,
-							   bool anyvisible, bool progress,
-							   BlockNumber start_blockno, BlockNumber numblocks,
-							   IndexBuildCallback callback, void *callback_state,
-							   TableScanDesc scan)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			 errmsg("indexes on tessera table \"%s\" are not supported yet",
-					RelationGetRelationName(table_rel))));
-	return 0;
-}
-
-void
-tessera_index_validate_scan(Relation table_rel, Relation index_rel,
-							struct IndexInfo *index_info, Snapshot snapshot,
-							struct ValidateIndexState *state)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			 errmsg("indexes on tessera table \"%s\" are not supported yet",
-					RelationGetRelationName(table_rel))));
-}
-
 uint64
 tessera_relation_size(Relation rel, ForkNumber forkNumber)
 {

@@ -21,6 +21,7 @@
 
 #include "access/relscan.h"
 #include "access/tableam.h"
+#include "storage/predicate.h"
 #include "storage/proc.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -161,6 +162,21 @@ fetch_row(TesseraFetcher *f, ItemPointer tid, Snapshot snapshot, TupleTableSlot 
 		}
 		if (!TesseraFindStripe(f->meta.storage_id, rownum, snapshot, &s))
 			return false;
+		if (s.row_count == 0)
+		{
+			/*
+			 * Another transaction is inserting this row and has not written
+			 * it yet (only dirty snapshots get here).  Like an in-progress
+			 * heap insert it "exists" with xmin set in the snapshot, so that
+			 * unique checks wait for the inserter; its values are not
+			 * available yet.
+			 */
+			snapshot->xmin = s.xmin;
+			ExecStoreAllNullTuple(slot);
+			slot->tts_tid = *tid;
+			slot->tts_tableOid = RelationGetRelid(rel);
+			return true;
+		}
 		f->reader = reader_for_stripe(rel, &s, snapshot, f->cxt);
 		f->snapshot = snapshot;
 		f->snapshot_type = snapshot->snapshot_type;
@@ -187,7 +203,11 @@ fetch_row(TesseraFetcher *f, ItemPointer tid, Snapshot snapshot, TupleTableSlot 
 					*all_dead = true;
 				return false;
 			}
+			if (IsMVCCSnapshot(snapshot))
+				TesseraSerializableConflictOut(rel, TesseraRowUpdateXid(&st), snapshot);
 		}
+		if (IsMVCCSnapshot(snapshot))
+			PredicateLockTID(rel, tid, snapshot, f->reader->batch.xmin);
 	}
 
 	TesseraSlotStoreRow(slot, &f->reader->batch, row);

@@ -514,21 +514,42 @@ tessera_multi_insert(Relation rel, TupleTableSlot **slots, int nslots, CommandId
 	pgstat_count_heap_insert(rel, nslots);
 }
 
+/*
+ * INSERT ... ON CONFLICT: the row is inserted as usual.  Others' unique
+ * checks see it as an in-progress insert (through the stripe placeholder)
+ * and wait for our transaction rather than for a speculative token.
+ */
 void
 tessera_tuple_insert_speculative(Relation rel, TupleTableSlot *slot, CommandId cid,
 								 int options, struct BulkInsertStateData *bistate,
 								 uint32 specToken)
 {
-	ereport(ERROR,
-			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			 errmsg("INSERT ... ON CONFLICT is not supported on tessera table \"%s\" yet",
-					RelationGetRelationName(rel))));
+	tessera_tuple_insert(rel, slot, cid, options, bistate);
 }
 
+/*
+ * If the insertion lost (a conflicting row appeared meanwhile), the row
+ * must vanish for everyone at once, as heap's "super-delete" does: its
+ * state says deleted before every snapshot.
+ */
 void
 tessera_tuple_complete_speculative(Relation rel, TupleTableSlot *slot, uint32 specToken,
 								   bool succeeded)
 {
+	TesseraStateRef ref;
+	uint64		rownum;
+
+	if (succeeded)
+		return;
+	if (!TesseraTidToRownum(&slot->tts_tid, &rownum))
+		elog(ERROR, "invalid tessera TID in speculative insertion");
+	TesseraLockRowState(rel, rownum, &ref);
+	START_CRIT_SECTION();
+	memset(ref.entry, 0, sizeof(TesseraRowState));
+	ref.entry->infomask = TESSERA_RS_FROZEN_DELETED;
+	TesseraLogRowState(rel, &ref);
+	END_CRIT_SECTION();
+	TesseraUnlockRowState(&ref);
 }
 
 TM_Result

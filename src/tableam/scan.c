@@ -35,10 +35,12 @@
 #include "pgstat.h"
 #include "port/atomics.h"
 #include "storage/bufmgr.h"
+#include "storage/predicate.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
 #include "tessera/reader.h"
+#include "tessera/rowstate.h"
 #include "tessera/tableam.h"
 #include "tessera/tessera.h"
 #include "tessera/writer.h"
@@ -74,6 +76,11 @@ typedef struct TesseraScanDescData
 	/* TABLESAMPLE */
 	BlockNumber sample_nblocks;
 	BlockNumber sample_block;
+
+	/* bitmap scans: candidate row numbers of the current TID block */
+	uint64		bm_rows[MaxHeapTuplesPerPage];
+	int			bm_n;
+	int			bm_pos;
 } TesseraScanDescData;
 
 typedef struct TesseraScanDescData *TesseraScanDesc;
@@ -112,6 +119,10 @@ tessera_scan_begin(Relation rel, Snapshot snapshot, int nkeys, struct ScanKeyDat
 	bulk = (flags & SO_ALLOW_STRAT) != 0 &&
 		RelationGetNumberOfBlocks(rel) > (BlockNumber) (NBuffers / 4);
 	scan->reader = TesseraReaderBegin(rel, snapshot, bulk);
+
+	/* serializable: a sequential scan reads the whole relation */
+	if (flags & (SO_TYPE_SEQSCAN | SO_TYPE_SAMPLESCAN))
+		PredicateLockRelation(rel, snapshot);
 	scan->pos_stripe = -1;
 	scan->sample_block = InvalidBlockNumber;
 
@@ -509,15 +520,93 @@ tessera_scan_sample_next_tuple(TableScanDesc sscan, SampleScanState *scanstate,
 bool
 tessera_scan_bitmap_next_block(TableScanDesc sscan, struct TBMIterateResult *tbmres)
 {
-	ereport(ERROR,
-			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			 errmsg("bitmap scans of tessera tables are not supported yet")));
-	return false;
+	TesseraScanDesc scan = (TesseraScanDesc) sscan;
+	uint64		base;
+
+	scan->bm_n = scan->bm_pos = 0;
+	if (tbmres->blockno & TESSERA_DELTA_BLOCK_FLAG)
+		return false;
+	base = (uint64) tbmres->blockno * TESSERA_TIDS_PER_BLOCK;
+	if (tbmres->ntuples >= 0)
+	{
+		/* exact: the offsets the index gave */
+		for (int i = 0; i < tbmres->ntuples; i++)
+		{
+			OffsetNumber off = tbmres->offsets[i];
+
+			if (off >= 1 && off <= TESSERA_TIDS_PER_BLOCK)
+				scan->bm_rows[scan->bm_n++] = base + off - 1;
+		}
+	}
+	else
+	{
+		/* lossy: every row of the block */
+		for (uint64 i = 0; i < TESSERA_TIDS_PER_BLOCK; i++)
+			scan->bm_rows[scan->bm_n++] = base + i;
+	}
+	return scan->bm_n > 0 && base < scan->reader->rownum_end;
 }
 
 bool
 tessera_scan_bitmap_next_tuple(TableScanDesc sscan, struct TBMIterateResult *tbmres,
 							   TupleTableSlot *slot)
 {
+	TesseraScanDesc scan = (TesseraScanDesc) sscan;
+	TesseraReader *r = scan->reader;
+
+	while (scan->bm_pos < scan->bm_n)
+	{
+		uint64		rownum = scan->bm_rows[scan->bm_pos++];
+		int			stripe,
+					rg,
+					row;
+
+		if (TesseraReaderLocate(r, rownum, &stripe, &rg, &row) &&
+			TesseraReaderLoad(r, stripe, rg) &&
+			!(r->batch.deleted && r->batch.deleted[row]))
+		{
+			TesseraSlotStoreRow(slot, &r->batch, row);
+			pgstat_count_heap_fetch(scan->base.rs_rd);
+			return true;
+		}
+	}
+	ExecClearTuple(slot);
 	return false;
+}
+
+/*
+ * TesseraScanCurrentState
+ *		The row state of the row the scan returned last (with a SnapshotAny
+ *		scan, which keeps them), or NULL if it has none.
+ */
+const TesseraRowState *
+TesseraScanCurrentState(TableScanDesc sscan)
+{
+	TesseraScanDesc scan = (TesseraScanDesc) sscan;
+	TesseraBatch *b = &scan->reader->batch;
+
+	if (b->states == NULL || scan->pos_row < 0 || scan->pos_row >= b->chunk_rows ||
+		TesseraRowStateEmpty(&b->states[scan->pos_row]))
+		return NULL;
+	return &b->states[scan->pos_row];
+}
+
+/* Restrict a scan to rows whose TID block is in [start, start + nblocks). */
+void
+TesseraScanSetBlockRange(TableScanDesc sscan, BlockNumber start, BlockNumber nblocks)
+{
+	TesseraScanDesc scan = (TesseraScanDesc) sscan;
+
+	scan->has_range = true;
+	scan->range_lo = (uint64) start * TESSERA_TIDS_PER_BLOCK;
+	scan->range_hi = nblocks == InvalidBlockNumber ? TESSERA_MAX_ROWNUM :
+		Min((uint64) (start + (uint64) nblocks) * TESSERA_TIDS_PER_BLOCK, TESSERA_MAX_ROWNUM);
+	scan->pos_stripe = -1;
+}
+
+/* Keep row states in batches (index builds over SnapshotAny scans). */
+void
+TesseraScanKeepStates(TableScanDesc sscan)
+{
+	((TesseraScanDesc) sscan)->reader->keep_states = true;
 }

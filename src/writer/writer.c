@@ -206,6 +206,7 @@ start_stripe(WriteState *ws, Relation rel)
 	ws->stripe.stripe_id = stripe_id;
 	ws->stripe.first_rownum = first;
 	ws->stripe.natts = ws->natts;
+	ws->stripe.reserved_rows = want;
 	TesseraInsertStripe(&ws->stripe);
 
 	ws->has_stripe = true;
@@ -227,6 +228,11 @@ extend_reservation(WriteState *ws, Relation rel)
 		return false;
 	ws->reserved_end += want;
 	ws->reserve_size = Max(ws->reserve_size, want);
+
+	/* let others' dirty snapshots see that these rows are being inserted */
+	ws->stripe.reserved_rows = ws->reserved_end - ws->stripe.first_rownum;
+	if (!IsInParallelMode())
+		TesseraCompleteStripe(&ws->stripe);
 	return true;
 }
 
