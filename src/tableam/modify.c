@@ -43,8 +43,10 @@
 #include "pgstat.h"
 #include "storage/lmgr.h"
 #include "storage/predicate.h"
+#include "storage/proc.h"
 #include "storage/procarray.h"
 #include "utils/datum.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/relcache.h"
 
@@ -183,6 +185,67 @@ row_inserted_visible(Relation rel, uint64 rownum, Snapshot snapshot)
 	return visible;
 }
 
+/*
+ * Command ids of rows our own transaction inserted, for the stripe last
+ * asked about; kept for the transaction so bulk changes probe the catalog
+ * once per stripe.
+ */
+typedef struct OwnStripeCache
+{
+	LocalTransactionId lxid;
+	RelFileNode node;
+	uint64		first;
+	uint64		end;
+	bool		own;
+	int			nruns;
+	TesseraCidRun *runs;
+} OwnStripeCache;
+
+static OwnStripeCache own_cache;
+
+/*
+ * If our own transaction inserted row rownum, set *cmin to the command
+ * that did and return true.
+ */
+static bool
+own_insert_cid(Relation rel, uint64 rownum, CommandId *cmin)
+{
+	if (own_cache.lxid != MyProc->lxid || !RelFileNodeEquals(own_cache.node, rel->rd_node) ||
+		rownum < own_cache.first || rownum >= own_cache.end)
+	{
+		TesseraMeta meta;
+		TesseraStripe s;
+
+		own_cache.lxid = InvalidLocalTransactionId;
+		own_cache.runs = NULL;
+		TesseraReadMeta(rel, &meta);
+		if (!meta.valid || !TesseraFindStripe(meta.storage_id, rownum, SnapshotAny, &s))
+			return false;
+		own_cache.first = s.first_rownum;
+		own_cache.end = s.first_rownum + s.row_count;
+		own_cache.own = s.own;
+		own_cache.nruns = 0;
+		if (s.own)
+		{
+			MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
+			TesseraStripeDir *dir = TesseraLoadDir(rel, &s, RelationGetNumberOfBlocks(rel));
+
+			own_cache.nruns = dir->hdr.n_cid_runs;
+			own_cache.runs = dir->cids;
+			MemoryContextSwitchTo(old);
+		}
+		own_cache.node = rel->rd_node;
+		own_cache.lxid = MyProc->lxid;
+	}
+	if (!own_cache.own)
+		return false;
+	*cmin = FirstCommandId;
+	for (int k = 0; k < own_cache.nruns; k++)
+		if (own_cache.runs[k].first_row <= rownum - own_cache.first)
+			*cmin = own_cache.runs[k].cid;
+	return true;
+}
+
 static void
 fill_failure(TM_FailureData *tmfd, ItemPointer tid, const TesseraRowState *st,
 			 TransactionId xmax, CommandId cmax)
@@ -239,6 +302,18 @@ modify_row(Relation rel, ItemPointer tid, CommandId cid, Snapshot crosscheck,
 		CommandId	self_cmax = InvalidCommandId;
 
 		CHECK_FOR_INTERRUPTS();
+
+		/* inserted by a later command of our own transaction: not ours to see */
+		{
+			CommandId	cmin;
+
+			if (own_insert_cid(rel, rownum, &cmin) && cmin >= cid)
+			{
+				result = TM_Invisible;
+				goto done;
+			}
+		}
+
 		TesseraLockRowState(rel, rownum, &ref);
 		n = entry_holders(ref.entry, &holders);
 
@@ -277,7 +352,8 @@ modify_row(Relation rel, ItemPointer tid, CommandId cid, Snapshot crosscheck,
 		{
 			fill_failure(tmfd, tid, ref.entry, xid, self_cmax);
 			TesseraUnlockRowState(&ref);
-			result = TM_SelfModified;
+			/* changed by this command or a later one, or before it (then gone) */
+			result = (self_cmax >= cid) ? TM_SelfModified : TM_Invisible;
 			goto done;
 		}
 		if (committed)
@@ -620,8 +696,8 @@ tessera_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot, TupleTableS
 		tmfd->traversed = true;
 	}
 
-	if (result == TM_Ok &&
-		!tessera_tuple_fetch_row_version(rel, tid, SnapshotAny, slot))
+	/* the slot gets the row even on failure: callers look at its xmin */
+	if (!tessera_tuple_fetch_row_version(rel, tid, SnapshotAny, slot) && result == TM_Ok)
 		elog(ERROR, "locked row (%u,%u) of \"%s\" does not exist",
 			 ItemPointerGetBlockNumber(tid), ItemPointerGetOffsetNumber(tid),
 			 RelationGetRelationName(rel));

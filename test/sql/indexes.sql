@@ -1,0 +1,146 @@
+-- Indexes and constraints on tessera tables, compared with heap.
+SET tessera.row_group_row_limit = 1000;
+CREATE TABLE ih (id int, k text, j jsonb, r int4range, p point, t tsvector, arr int[]);
+INSERT INTO ih SELECT i, 'k' || (i % 500), jsonb_build_object('a', i % 10, 'b', i),
+    int4range(i, i + 10), point(i % 100, i / 100), to_tsvector('simple', 'word' || (i % 50) || ' other'),
+    ARRAY[i % 5, i % 7]
+FROM generate_series(1, 20000) i;
+CREATE TABLE it (LIKE ih) USING tessera;
+INSERT INTO it SELECT * FROM ih;
+
+CREATE UNIQUE INDEX it_id ON it (id);
+CREATE INDEX it_k ON it USING hash (k);
+CREATE INDEX it_j ON it USING gin (j);
+CREATE INDEX it_t ON it USING gin (t);
+CREATE INDEX it_arr ON it USING gin (arr);
+CREATE INDEX it_r ON it USING gist (r);
+CREATE INDEX it_p ON it USING spgist (p);
+CREATE INDEX it_expr ON it ((id % 100), lower(k)) WHERE id > 1000;
+CREATE INDEX it_multi ON it (k, id DESC);
+CREATE UNIQUE INDEX ih_id ON ih (id);
+CREATE INDEX ih_k ON ih USING hash (k);
+CREATE INDEX ih_j ON ih USING gin (j);
+CREATE INDEX ih_r ON ih USING gist (r);
+
+-- each index answers as heap does, through the index
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+EXPLAIN (COSTS OFF) SELECT * FROM it WHERE id = 777;
+SELECT tt.cmp('SELECT * FROM {t} WHERE id = 777', 'ih', 'it');
+SELECT tt.cmp('SELECT * FROM {t} WHERE id BETWEEN 100 AND 250', 'ih', 'it');
+SELECT tt.cmp_ordered('SELECT id FROM {t} WHERE id > 19990 ORDER BY id DESC', 'ih', 'it');
+EXPLAIN (COSTS OFF) SELECT id FROM it WHERE k = 'k42';
+SELECT tt.cmp('SELECT id FROM {t} WHERE k = ''k42''', 'ih', 'it');
+EXPLAIN (COSTS OFF) SELECT id FROM it WHERE (id % 100) = 7 AND lower(k) = 'k7' AND id > 1000;
+SELECT tt.cmp('SELECT id FROM {t} WHERE (id % 100) = 7 AND lower(k) = ''k7'' AND id > 1000', 'ih', 'it');
+-- index-only scans fall back to fetching rows, still right
+EXPLAIN (COSTS OFF) SELECT id FROM it WHERE id < 50;
+SELECT tt.cmp('SELECT id FROM {t} WHERE id < 50', 'ih', 'it');
+RESET enable_bitmapscan;
+SELECT tt.cmp('SELECT id FROM {t} WHERE j @> ''{"a": 3}''', 'ih', 'it');
+SELECT tt.cmp('SELECT id FROM {t} WHERE t @@ to_tsquery(''simple'', ''word7'')', 'ih', 'it');
+SELECT tt.cmp('SELECT id FROM {t} WHERE arr @> ARRAY[3, 4]', 'ih', 'it');
+SELECT tt.cmp('SELECT id FROM {t} WHERE r @> 15000', 'ih', 'it');
+SELECT tt.cmp('SELECT id FROM {t} WHERE p <@ box(point(10, 10), point(12, 50))', 'ih', 'it');
+EXPLAIN (COSTS OFF) SELECT id FROM it WHERE p <@ box(point(10, 10), point(12, 50));
+SELECT tt.cmp_ordered('SELECT id FROM {t} ORDER BY p <-> point(50, 50), id LIMIT 5', 'ih', 'it');
+RESET enable_seqscan;
+
+-- indexes follow updates and deletes
+UPDATE it SET k = 'moved', id = id + 100000 WHERE id % 1000 = 0;
+UPDATE ih SET k = 'moved', id = id + 100000 WHERE id % 1000 = 0;
+DELETE FROM it WHERE id % 3 = 0;
+DELETE FROM ih WHERE id % 3 = 0;
+SET enable_seqscan = off;
+SELECT tt.cmp('SELECT * FROM {t} WHERE id > 100000', 'ih', 'it');
+SELECT tt.cmp('SELECT id FROM {t} WHERE k = ''moved''', 'ih', 'it');
+SELECT tt.cmp('SELECT id FROM {t} WHERE id BETWEEN 1 AND 3000', 'ih', 'it');
+SELECT tt.cmp('SELECT id FROM {t} WHERE j @> ''{"a": 3}''', 'ih', 'it');
+RESET enable_seqscan;
+
+-- unique and primary key constraints
+INSERT INTO it (id) VALUES (1);
+INSERT INTO it (id) VALUES (3);
+UPDATE it SET id = 2 WHERE id = 1;
+ALTER TABLE it ADD CONSTRAINT it_pk PRIMARY KEY USING INDEX it_id;
+INSERT INTO it (id) VALUES (NULL);
+BEGIN;
+INSERT INTO it (id) VALUES (999999);
+INSERT INTO it (id) VALUES (999999);
+ROLLBACK;
+INSERT INTO it (id) VALUES (999999);
+SELECT count(*) FROM it WHERE id = 999999;
+-- deferrable unique constraint
+CREATE TABLE du (a int UNIQUE DEFERRABLE INITIALLY DEFERRED) USING tessera;
+INSERT INTO du VALUES (1), (2);
+BEGIN;
+UPDATE du SET a = a + 1;
+COMMIT;
+SELECT * FROM du ORDER BY a;
+BEGIN;
+INSERT INTO du VALUES (3);
+COMMIT;
+
+-- ON CONFLICT
+CREATE TABLE oc_h (id int PRIMARY KEY, n int, note text);
+CREATE TABLE oc_t (id int PRIMARY KEY, n int, note text) USING tessera;
+INSERT INTO oc_h SELECT i, 0, 'init' FROM generate_series(1, 100) i;
+INSERT INTO oc_t SELECT i, 0, 'init' FROM generate_series(1, 100) i;
+INSERT INTO oc_h SELECT i % 150, 1, 'upsert' FROM generate_series(50, 200) i
+    ON CONFLICT (id) DO UPDATE SET n = oc_h.n + excluded.n, note = excluded.note WHERE oc_h.id % 2 = 0;
+INSERT INTO oc_t SELECT i % 150, 1, 'upsert' FROM generate_series(50, 200) i
+    ON CONFLICT (id) DO UPDATE SET n = oc_t.n + excluded.n, note = excluded.note WHERE oc_t.id % 2 = 0;
+SELECT tt.same_table('oc_h', 'oc_t');
+INSERT INTO oc_h SELECT i, 1, 'upsert' FROM generate_series(50, 140) i
+    ON CONFLICT (id) DO UPDATE SET n = oc_h.n + excluded.n, note = excluded.note WHERE oc_h.id % 2 = 0;
+INSERT INTO oc_t SELECT i, 1, 'upsert' FROM generate_series(50, 140) i
+    ON CONFLICT (id) DO UPDATE SET n = oc_t.n + excluded.n, note = excluded.note WHERE oc_t.id % 2 = 0;
+SELECT tt.same_table('oc_h', 'oc_t');
+INSERT INTO oc_t VALUES (1, 5, 'x'), (1000, 5, 'x') ON CONFLICT DO NOTHING;
+INSERT INTO oc_h VALUES (1, 5, 'x'), (1000, 5, 'x') ON CONFLICT DO NOTHING;
+SELECT tt.same_table('oc_h', 'oc_t');
+INSERT INTO oc_t VALUES (2, 1, 'a'), (2, 2, 'b') ON CONFLICT (id) DO UPDATE SET n = excluded.n;
+INSERT INTO oc_t VALUES (2000, 1, 'a') ON CONFLICT (id) DO UPDATE SET n = excluded.n RETURNING *;
+INSERT INTO oc_t VALUES (2000, 7, 'a') ON CONFLICT (id) DO UPDATE SET n = excluded.n RETURNING *;
+
+-- foreign keys in both directions
+CREATE TABLE parent_t (id int PRIMARY KEY, name text) USING tessera;
+CREATE TABLE child_t (id int, parent_id int REFERENCES parent_t ON DELETE CASCADE ON UPDATE CASCADE) USING tessera;
+CREATE TABLE child_h (id int, parent_id int REFERENCES parent_t ON DELETE SET NULL);
+INSERT INTO parent_t SELECT i, 'p' || i FROM generate_series(1, 10) i;
+INSERT INTO child_t SELECT i, i % 10 + 1 FROM generate_series(1, 50) i;
+INSERT INTO child_h SELECT i, i % 10 + 1 FROM generate_series(1, 50) i;
+INSERT INTO child_t VALUES (99, 42);
+DELETE FROM parent_t WHERE id = 3;
+SELECT count(*) FROM child_t WHERE parent_id = 3;
+SELECT count(*) FROM child_h WHERE parent_id IS NULL;
+UPDATE parent_t SET id = 100 WHERE id = 4;
+SELECT count(*) FROM child_t WHERE parent_id = 100;
+UPDATE parent_t SET name = 'renamed' WHERE id = 5;
+DELETE FROM child_h WHERE parent_id = 6;
+ALTER TABLE child_h DROP CONSTRAINT child_h_parent_id_fkey;
+DELETE FROM parent_t WHERE id = 6;
+CREATE TABLE parent_h (id int PRIMARY KEY);
+INSERT INTO parent_h SELECT generate_series(1, 5);
+CREATE TABLE child2_t (pid int REFERENCES parent_h) USING tessera;
+INSERT INTO child2_t VALUES (1), (2);
+INSERT INTO child2_t VALUES (9);
+DELETE FROM parent_h WHERE id = 1;
+
+-- exclusion constraint
+CREATE TABLE booking (room int, during int4range, EXCLUDE USING gist (during WITH &&)) USING tessera;
+INSERT INTO booking VALUES (1, '[1,5)'), (2, '[5,9)');
+INSERT INTO booking VALUES (3, '[4,6)');
+SELECT count(*) FROM booking;
+
+-- REINDEX, CREATE INDEX CONCURRENTLY, BRIN refused
+REINDEX TABLE it;
+CREATE INDEX CONCURRENTLY it_conc ON it (k);
+REINDEX INDEX CONCURRENTLY it_conc;
+SELECT indisvalid FROM pg_index WHERE indexrelid = 'it_conc'::regclass;
+SET enable_seqscan = off;
+SELECT tt.cmp('SELECT id FROM {t} WHERE k = ''k42''', 'ih', 'it');
+RESET enable_seqscan;
+CREATE INDEX ON it USING brin (id);
+
+DROP TABLE ih, it, du, oc_h, oc_t, child_t, child_h, parent_t, child2_t, parent_h, booking;
