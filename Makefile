@@ -9,6 +9,7 @@ OBJS = \
 	src/tableam/modify.o \
 	src/tableam/ddl.o \
 	src/tableam/index.o \
+	src/tableam/vacuum.o \
 	src/storage/page.o \
 	src/storage/rowstate.o \
 	src/tableam/visibility.o \

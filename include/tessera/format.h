@@ -103,6 +103,7 @@ typedef struct TesseraRowState
 #define TESSERA_RS_UPDATED			0x0010	/* updated: new_hi/new_lo valid */
 #define TESSERA_RS_KEYS_UPDATED		0x0020	/* delete or key-changing update */
 #define TESSERA_RS_FROZEN_DELETED	0x0040	/* deleted before every snapshot */
+#define TESSERA_RS_INDEXES_CLEAN	0x0080	/* VACUUM removed its index entries */
 #define TESSERA_RS_LOCK_MASK		0x0300	/* single locker's LockTupleMode */
 #define TESSERA_RS_LOCK_SHIFT		8
 

@@ -35,6 +35,11 @@ extern void TesseraLogRowState(Relation rel, TesseraStateRef *ref);
 extern void TesseraUnlockRowState(TesseraStateRef *ref);
 extern void TesseraForgetRowStateCache(void);
 
+typedef void (*TesseraStatePageFn) (Relation rel, BlockNumber blkno, uint64 first_rownum,
+									void *arg);
+extern void TesseraForEachStatePage(Relation rel, TesseraStatePageFn fn, void *arg);
+extern Buffer TesseraLockStatePage(Relation rel, BlockNumber blkno, TesseraRowState **entries);
+
 /* tableam/visibility.c */
 extern TransactionId TesseraRowUpdateXid(const TesseraRowState *st);
 extern bool TesseraRowDeleted(const TesseraRowState *st, Snapshot snapshot);

@@ -19,6 +19,7 @@
 extern void TesseraWriteRow(Relation rel, TupleTableSlot *slot, CommandId cid);
 extern void TesseraFlushRelation(Relation rel);
 extern void TesseraFlushAll(void);
+extern void TesseraFlushRowIfPending(Relation rel, uint64 rownum);
 extern bool TesseraHavePendingWrites(void);
 extern void TesseraDiscardWrites(const RelFileNode *node);
 extern void TesseraRegisterXactCallbacks(void);

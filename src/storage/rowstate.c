@@ -359,3 +359,92 @@ TesseraUnlockRowState(TesseraStateRef *ref)
 	ref->buf = InvalidBuffer;
 	ref->entry = NULL;
 }
+
+/*
+ * TesseraForEachStatePage
+ *		Call fn for every state page, in row number order, with the row
+ *		number of its first entry.  No lock is held during the call.
+ */
+void
+TesseraForEachStatePage(Relation rel, TesseraStatePageFn fn, void *arg)
+{
+	TesseraMeta meta;
+	BlockNumber *level_blocks[MAP_LEVELS];
+
+	TesseraReadMeta(rel, &meta);
+	if (!meta.valid || meta.state_root == 0)
+		return;
+
+	/* copy each map page's entries, then descend: no lock across callbacks */
+	for (int l = 0; l < MAP_LEVELS; l++)
+		level_blocks[l] = palloc(sizeof(BlockNumber) * TESSERA_MAP_FANOUT);
+
+	{
+		int			idx[MAP_LEVELS];
+		BlockNumber blk[MAP_LEVELS];
+		int			level = MAP_LEVELS - 1;
+
+		blk[level] = meta.state_root;
+		idx[level] = -1;
+		/* load the root */
+		{
+			Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, blk[level], RBM_NORMAL, NULL);
+
+			LockBuffer(buf, BUFFER_LOCK_SHARE);
+			check_page(rel, buf, TESSERA_PAGE_MAP, level);
+			memcpy(level_blocks[level], map_entries(BufferGetPage(buf)),
+				   sizeof(BlockNumber) * TESSERA_MAP_FANOUT);
+			UnlockReleaseBuffer(buf);
+		}
+		while (level < MAP_LEVELS)
+		{
+			BlockNumber child;
+
+			idx[level]++;
+			if (idx[level] >= TESSERA_MAP_FANOUT)
+			{
+				level++;
+				continue;
+			}
+			child = level_blocks[level][idx[level]];
+			if (child == 0)
+				continue;
+			if (level == 0)
+			{
+				uint64		index = 0;
+
+				for (int l = MAP_LEVELS - 1; l >= 0; l--)
+					index = index * TESSERA_MAP_FANOUT + idx[l];
+				CHECK_FOR_INTERRUPTS();
+				fn(rel, child, index * TESSERA_STATE_ROWS, arg);
+				continue;
+			}
+			/* descend */
+			{
+				Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, child, RBM_NORMAL, NULL);
+
+				LockBuffer(buf, BUFFER_LOCK_SHARE);
+				check_page(rel, buf, TESSERA_PAGE_MAP, level - 1);
+				memcpy(level_blocks[level - 1], map_entries(BufferGetPage(buf)),
+					   sizeof(BlockNumber) * TESSERA_MAP_FANOUT);
+				UnlockReleaseBuffer(buf);
+			}
+			level--;
+			idx[level] = -1;
+		}
+	}
+	for (int l = 0; l < MAP_LEVELS; l++)
+		pfree(level_blocks[l]);
+}
+
+/* Lock a state page by block number (for VACUUM). */
+Buffer
+TesseraLockStatePage(Relation rel, BlockNumber blkno, TesseraRowState **entries)
+{
+	Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, NULL);
+
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	check_page(rel, buf, TESSERA_PAGE_STATE, 0);
+	*entries = state_entries(BufferGetPage(buf));
+	return buf;
+}

@@ -11,9 +11,9 @@
  *	  the old storage are deleted in the same transaction, so a rollback
  *	  brings back both the old file and its stripes.
  *
- *	  relfrozenxid stays invalid: stripe pages hold no transaction ids.  The
- *	  catalog rows that do are in ordinary heap tables, vacuumed and frozen
- *	  as such.
+ *	  Stripe pages hold no transaction ids; row states of changed rows do,
+ *	  so relfrozenxid starts like heap's and VACUUM advances it.  The stripe
+ *	  catalog rows are ordinary heap tuples, vacuumed and frozen as such.
  *
  * IDENTIFICATION
  *	  src/tableam/ddl.c
@@ -67,8 +67,12 @@ tessera_relation_set_new_filenode(Relation rel, const RelFileNode *newrnode,
 								  char persistence, TransactionId *freezeXid,
 								  MultiXactId *minmulti)
 {
-	*freezeXid = InvalidTransactionId;
-	*minmulti = InvalidMultiXactId;
+	/*
+	 * Row states of changed rows hold transaction ids and multixacts; VACUUM
+	 * advances these as heap's does (vacuum.c).
+	 */
+	*freezeXid = RecentXmin;
+	*minmulti = GetOldestMultiXactId();
 
 	/* replacing an existing relfilenode (TRUNCATE, rewrite)? */
 	if (!RelFileNodeEquals(*newrnode, rel->rd_node))
@@ -188,37 +192,6 @@ tessera_relation_copy_for_cluster(Relation OldTable, Relation NewTable, Relation
 	*num_tuples = n;
 	*tups_vacuumed = 0;
 	*tups_recently_dead = 0;
-}
-
-/*
- * Plain VACUUM: nothing to reclaim until rows can be deleted; refresh the
- * planner's row count.
- */
-void
-tessera_relation_vacuum(Relation rel, struct VacuumParams *params,
-						BufferAccessStrategy bstrategy)
-{
-	BlockNumber nblocks = RelationGetNumberOfBlocks(rel);
-	TesseraMeta meta;
-	uint64		rows = 0;
-	int			elevel = (params->options & VACOPT_VERBOSE) ? INFO : DEBUG2;
-
-	TesseraReadMeta(rel, &meta);
-	if (meta.valid)
-	{
-		Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
-
-		rows = TesseraCountRows(meta.storage_id, snapshot);
-		UnregisterSnapshot(snapshot);
-	}
-	vac_update_relstats(rel, nblocks, (double) rows, 0,
-						RelationGetForm(rel)->relhasindex,
-						InvalidTransactionId, InvalidMultiXactId,
-						NULL, NULL, false);
-	ereport(elevel,
-			(errmsg("vacuuming tessera table \"%s.%s\": " UINT64_FORMAT " rows in %u pages",
-					get_namespace_name(RelationGetNamespace(rel)),
-					RelationGetRelationName(rel), rows, nblocks)));
 }
 
 uint64

@@ -138,8 +138,8 @@ fetch_row(TesseraFetcher *f, ItemPointer tid, Snapshot snapshot, TupleTableSlot 
 	if (!TesseraTidToRownum(tid, &rownum))
 		return false;
 
-	/* this backend's buffered rows must be findable */
-	TesseraFlushRelation(rel);
+	/* a row still in this backend's write buffer must be findable */
+	TesseraFlushRowIfPending(rel, rownum);
 
 	if (!f->have_meta)
 	{

@@ -285,8 +285,8 @@ modify_row(Relation rel, ItemPointer tid, CommandId cid, Snapshot crosscheck,
 		elog(ERROR, "invalid tessera TID (%u,%u)",
 			 ItemPointerGetBlockNumberNoCheck(tid), ItemPointerGetOffsetNumberNoCheck(tid));
 
-	/* this backend's buffered rows must be on disk before they change */
-	TesseraFlushRelation(rel);
+	/* a row still in this backend's buffer must be on disk before it changes */
+	TesseraFlushRowIfPending(rel, rownum);
 	MultiXactIdSetOldestMember();
 	if (op != OP_LOCK)
 		CheckForSerializableConflictIn(rel, tid, ItemPointerGetBlockNumber(tid));

@@ -526,6 +526,31 @@ TesseraFlushRelation(Relation rel)
 		flush_entry(entry, rel);
 }
 
+/*
+ * TesseraFlushRowIfPending
+ *		Write out this backend's buffered rows of rel if row rownum is among
+ *		them, so that it can be fetched, changed or locked.
+ */
+void
+TesseraFlushRowIfPending(Relation rel, uint64 rownum)
+{
+	WriteEntry *entry;
+
+	if (write_entries == NULL)
+		return;
+	entry = hash_search(write_entries, &rel->rd_node, HASH_FIND, NULL);
+	if (entry == NULL)
+		return;
+	for (WriteState *ws = entry->top; ws != NULL; ws = ws->below)
+	{
+		if (ws->has_stripe && rownum >= ws->stripe.first_rownum && rownum < ws->next_rownum)
+		{
+			flush_entry(entry, rel);
+			return;
+		}
+	}
+}
+
 bool
 TesseraHavePendingWrites(void)
 {

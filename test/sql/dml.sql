@@ -162,3 +162,35 @@ SELECT count(*) FROM dt WHERE id = 3;
 
 DROP TABLE dh, dt, src, tlog, ph, pt;
 DROP FUNCTION tt.both(text), tlog_row(), tlog_stmt();
+
+-- VACUUM removes index entries of dead rows and keeps everything else right
+CREATE TABLE vh (id int PRIMARY KEY, v text);
+CREATE TABLE vt (id int PRIMARY KEY, v text) USING tessera;
+INSERT INTO vh SELECT i, 'v' || i FROM generate_series(1, 5000) i;
+INSERT INTO vt SELECT i, 'v' || i FROM generate_series(1, 5000) i;
+DELETE FROM vh WHERE id % 2 = 0;
+DELETE FROM vt WHERE id % 2 = 0;
+UPDATE vh SET v = 'u' WHERE id % 5 = 1;
+UPDATE vt SET v = 'u' WHERE id % 5 = 1;
+BEGIN;
+DELETE FROM vt WHERE id < 100;
+ROLLBACK;
+VACUUM vh;
+VACUUM vt;
+SELECT tt.same_table('vh', 'vt');
+SET enable_seqscan = off;
+SELECT tt.cmp('SELECT * FROM {t} WHERE id BETWEEN 100 AND 400', 'vh', 'vt');
+RESET enable_seqscan;
+SELECT reltuples, relfrozenxid <> '0' AS has_frozenxid FROM pg_class WHERE oid = 'vt'::regclass;
+-- rows deleted after VACUUM, and a second VACUUM
+DELETE FROM vt WHERE id % 3 = 0;
+DELETE FROM vh WHERE id % 3 = 0;
+VACUUM vt;
+VACUUM vt;
+SELECT tt.same_table('vh', 'vt');
+-- VACUUM FULL drops the dead rows and the row states
+VACUUM FULL vt;
+SELECT tt.same_table('vh', 'vt');
+SELECT pg_relation_size('vt') < 8192 * 10 AS compact;
+INSERT INTO vt VALUES (1, 'dup');
+DROP TABLE vh, vt;
