@@ -1,0 +1,1 @@
+"""tessera's benchmark suite: heap vs tessera (vs DuckDB) in one run."""
