@@ -21,6 +21,7 @@ OBJS = \
 	src/encoding/chunk.o \
 	src/writer/writer.o \
 	src/reader/reader.o \
+	src/reader/cache.o \
 	src/executor/slot.o \
 	src/utility/hooks.o \
 	src/debug/inspect.o

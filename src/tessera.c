@@ -20,6 +20,7 @@
 #include "miscadmin.h"
 #include "utils/guc.h"
 
+#include "tessera/cache.h"
 #include "tessera/tessera.h"
 #include "tessera/writer.h"
 
@@ -66,6 +67,10 @@ _PG_init(void)
 							&tessera_row_group_row_limit, 10000,
 							TESSERA_MIN_ROW_GROUP_ROWS, TESSERA_MAX_ROW_GROUP_ROWS,
 							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("tessera.fetch_cache_size",
+							"Memory each backend may use to cache decompressed chunks for single-row fetches.",
+							NULL, &tessera_fetch_cache_size, 64, 1, 65536,
+							PGC_USERSET, GUC_UNIT_MB, NULL, NULL, NULL);
 	MarkGUCPrefixReserved("tessera");
 
 	TesseraRegisterReloptions();

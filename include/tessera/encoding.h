@@ -106,6 +106,11 @@ typedef void (*TesseraCorruptFn) (void *arg, const char *detail) pg_attribute_no
 extern void TesseraDecodeChunk(const TesseraColumnType *type, const TesseraChunkDisk *chunk,
 							   const char *stored, int nrows, Datum *values, bool *isnull,
 							   TesseraCorruptFn corrupt, void *arg);
+extern const char *TesseraChunkRaw(const TesseraChunkDisk *chunk, const char *stored,
+								   TesseraCorruptFn corrupt, void *arg);
+extern Datum TesseraDecodeValue(const TesseraColumnType *type, const TesseraChunkDisk *chunk,
+								const char *raw, int nrows, int row, bool *isnull,
+								TesseraCorruptFn corrupt, void *arg);
 
 /* Min/max serialization into a stripe directory's stats area. */
 extern bool TesseraStatSerialize(const TesseraColumnType *type, Datum value, TesseraBuf *out,
@@ -122,10 +127,14 @@ extern bool TesseraCodecAvailable(int codec);
 /* integers (encoding/intcodec.c) */
 extern void TesseraEncodeInts(const int64 *values, int n, TesseraBuf *out);
 extern const char *TesseraDecodeInts(const char *p, const char *end, int n, int64 *out);
+extern const char *TesseraSkipInts(const char *p, const char *end, int n);
+extern bool TesseraIntAt(const char *p, const char *end, int n, int idx, int64 *out);
 
 #ifdef HAVE_INT128
 extern void TesseraEncodeWide(const int128 *values, int n, TesseraBuf *out);
 extern const char *TesseraDecodeWide(const char *p, const char *end, int n, int128 *out);
+extern const char *TesseraSkipWide(const char *p, const char *end, int n);
+extern bool TesseraWideAt(const char *p, const char *end, int n, int idx, int128 *out);
 #endif
 
 /* numerics (encoding/decimal.c) */
@@ -133,6 +142,7 @@ extern bool TesseraEncodeDecimal(const Datum *values, int n, TesseraBuf *out,
 								 int *min_idx, int *max_idx);
 extern const char *TesseraDecodeDecimal(const char *p, const char *end, int n,
 										Datum *out);
+extern bool TesseraDecimalAt(const char *p, const char *end, int n, int idx, Datum *out);
 
 /* Bytes of padding the decoder may read past the end of a raw payload. */
 #define TESSERA_DECODE_PADDING 16

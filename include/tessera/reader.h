@@ -94,6 +94,15 @@ extern uint32 TesseraStripeRowGroups(TesseraReader *reader, int stripe);
 extern TesseraStripeDir *TesseraLoadDir(Relation rel, const TesseraStripe *stripe,
 										BlockNumber rel_nblocks);
 extern uint64 TesseraVisibleRows(TesseraStripe *stripe, TesseraStripeDir *dir, Snapshot snapshot);
+typedef struct TesseraCorruptContext
+{
+	Relation	rel;
+	uint64		stripe_id;
+	int			rg;
+	int			attidx;
+} TesseraCorruptContext;
+
+extern void TesseraChunkCorrupt(void *arg, const char *detail) pg_attribute_noreturn();
 extern void TesseraSerializableConflictOut(Relation rel, TransactionId xid, Snapshot snapshot);
 extern void TesseraReportCorrupt(Relation rel, uint64 stripe_id, int rg, int attidx,
 								 const char *detail) pg_attribute_noreturn();
@@ -101,5 +110,6 @@ extern void TesseraReportCorrupt(Relation rel, uint64 stripe_id, int rg, int att
 /* the slot type (executor/slot.c) */
 extern PGDLLIMPORT const TupleTableSlotOps TTSOpsTessera;
 extern void TesseraSlotStoreRow(TupleTableSlot *slot, TesseraBatch *batch, int row);
+extern void TesseraSlotSetXmin(TupleTableSlot *slot, TransactionId xmin);
 
 #endif							/* TESSERA_READER_H */

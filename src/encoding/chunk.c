@@ -692,22 +692,7 @@ TesseraDecodeChunk(const TesseraColumnType *type, const TesseraChunkDisk *chunk,
 	if (n == 0 || n > nrows)
 		corrupt(arg, "invalid value count");
 
-	if (chunk->codec == TESSERA_CODEC_NONE)
-	{
-		if (chunk->raw_bytes != chunk->stored_bytes)
-			corrupt(arg, "raw size differs from stored size");
-		raw = stored;
-	}
-	else
-	{
-		char	   *buf = MemoryContextAllocHuge(CurrentMemoryContext,
-												 (Size) chunk->raw_bytes + TESSERA_DECODE_PADDING);
-
-		if (!TesseraDecompress(chunk->codec, stored, chunk->stored_bytes, buf, chunk->raw_bytes))
-			corrupt(arg, "decompression failed");
-		memset(buf + chunk->raw_bytes, 0, TESSERA_DECODE_PADDING);
-		raw = buf;
-	}
+	raw = TesseraChunkRaw(chunk, stored, corrupt, arg);
 	p = raw;
 	end = raw + chunk->raw_bytes;
 
@@ -880,4 +865,185 @@ TesseraStatDeserialize(const TesseraColumnType *type, const char *data, uint32 l
 	copy = palloc(MAXALIGN(len));
 	memcpy(copy, data, len);
 	return PointerGetDatum(copy);
+}
+
+/*
+ * TesseraChunkRaw
+ *		The raw (decompressed) payload of a chunk, followed by
+ *		TESSERA_DECODE_PADDING addressable bytes: stored itself when the
+ *		chunk is not compressed, else palloc'd in the current context.
+ */
+const char *
+TesseraChunkRaw(const TesseraChunkDisk *chunk, const char *stored,
+				TesseraCorruptFn corrupt, void *arg)
+{
+	char	   *buf;
+
+	if (chunk->codec == TESSERA_CODEC_NONE)
+	{
+		if (chunk->raw_bytes != chunk->stored_bytes)
+			corrupt(arg, "raw size differs from stored size");
+		return stored;
+	}
+	buf = MemoryContextAllocHuge(CurrentMemoryContext,
+								 (Size) chunk->raw_bytes + TESSERA_DECODE_PADDING);
+	if (!TesseraDecompress(chunk->codec, stored, chunk->stored_bytes, buf, chunk->raw_bytes))
+		corrupt(arg, "decompression failed");
+	memset(buf + chunk->raw_bytes, 0, TESSERA_DECODE_PADDING);
+	return buf;
+}
+
+/* Value idx of a PLAIN section (a pointer into it), or false if malformed. */
+static bool
+plain_at(const TesseraColumnType *type, const char *p, const char *end, int n, int idx, Datum *out)
+{
+	uint32		nbytes;
+	const char *stream;
+	Size		off = 0;
+
+	if (end - p < (ptrdiff_t) sizeof(uint32) || idx < 0 || idx >= n)
+		return false;
+	memcpy(&nbytes, p, sizeof(uint32));
+	stream = p + MAXALIGN(sizeof(uint32));
+	if (stream > end || (Size) (end - stream) < nbytes)
+		return false;
+	if (type->typlen > 0)
+	{
+		Size		stride = fixed_stride(type);
+
+		if ((Size) n * stride != nbytes)
+			return false;
+		*out = PointerGetDatum(stream + stride * idx);
+		return true;
+	}
+	for (int i = 0;; i++)
+	{
+		const char *v;
+		Size		len;
+
+		if (off >= nbytes)
+			return false;
+		if (type->typlen == -1)
+		{
+			off = att_align_pointer(off, type->typalign, -1, stream + off);
+			if (off >= nbytes)
+				return false;
+			v = stream + off;
+			if (VARATT_IS_1B(v))
+			{
+				if (VARATT_IS_1B_E(v) || !type->packable)
+					return false;
+				len = VARSIZE_1B(v);
+			}
+			else
+			{
+				if (off + VARHDRSZ > nbytes || !VARATT_IS_4B_U(v))
+					return false;
+				len = VARSIZE_4B(v);
+			}
+			if (len < 1 || off + len > nbytes)
+				return false;
+		}
+		else
+		{
+			v = stream + off;
+			len = strnlen(v, nbytes - off);
+			if (off + len >= nbytes)
+				return false;
+			len++;
+		}
+		if (i == idx)
+		{
+			*out = PointerGetDatum(v);
+			return true;
+		}
+		off += len;
+	}
+}
+
+/*
+ * TesseraDecodeValue
+ *		Value `row` of a chunk from its raw payload, decoding nothing else
+ *		(O(1) for frame-of-reference integers and fixed-size values, a walk
+ *		for deltas, runs and variable-length values).  By-reference results
+ *		point into raw or are palloc'd in the current context.
+ */
+Datum
+TesseraDecodeValue(const TesseraColumnType *type, const TesseraChunkDisk *chunk,
+				   const char *raw, int nrows, int row, bool *isnull,
+				   TesseraCorruptFn corrupt, void *arg)
+{
+	const char *p = raw;
+	const char *end = raw + chunk->raw_bytes;
+	int			n = chunk->value_count;
+	int			j = row;
+	Datum		result = (Datum) 0;
+	bool		ok = false;
+
+	*isnull = true;
+	if (chunk->encoding == TESSERA_ENC_ABSENT)
+		return (Datum) 0;
+	if (n == 0 || n > nrows || row < 0 || row >= nrows)
+		corrupt(arg, "invalid value count");
+	if (n < nrows)
+	{
+		const uint8 *bits = (const uint8 *) p;
+		Size		nbytes = (nrows + 7) / 8;
+
+		if ((Size) (end - p) < nbytes)
+			corrupt(arg, "null bitmap truncated");
+		if ((bits[row >> 3] & (1 << (row & 7))) == 0)
+			return (Datum) 0;
+		j = 0;
+		for (int b = 0; b < (row >> 3); b++)
+			j += pg_popcount32(bits[b]);
+		j += pg_popcount32(bits[row >> 3] & ((1 << (row & 7)) - 1));
+		p += MAXALIGN(nbytes);
+	}
+
+	switch (chunk->encoding)
+	{
+		case TESSERA_ENC_INT:
+			{
+				int64		v;
+
+				if (type->kind == TESSERA_KIND_BYVAL && TesseraIntAt(p, end, n, j, &v))
+				{
+					result = int_to_byval(v, type->typlen);
+					ok = true;
+				}
+				break;
+			}
+		case TESSERA_ENC_DECIMAL:
+			ok = type->kind == TESSERA_KIND_NUMERIC && TesseraDecimalAt(p, end, n, j, &result);
+			break;
+		case TESSERA_ENC_PLAIN:
+			ok = type->kind != TESSERA_KIND_BYVAL && plain_at(type, p, end, n, j, &result);
+			break;
+		case TESSERA_ENC_DICT:
+			{
+				uint32		ndict;
+				uint32		nbytes;
+				const char *codes;
+				int64		code;
+
+				if (type->kind == TESSERA_KIND_BYVAL || end - p < (ptrdiff_t) (2 * MAXALIGN(sizeof(uint32))))
+					break;
+				memcpy(&ndict, p, sizeof(uint32));
+				p += MAXALIGN(sizeof(uint32));
+				memcpy(&nbytes, p, sizeof(uint32));
+				codes = p + MAXALIGN(sizeof(uint32)) + MAXALIGN(nbytes);
+				if (ndict == 0 || ndict > (uint32) n || codes > end ||
+					!TesseraIntAt(codes, end, n, j, &code) || (uint64) code >= ndict)
+					break;
+				ok = plain_at(type, p, end, ndict, (int) code, &result);
+				break;
+			}
+		default:
+			break;
+	}
+	if (!ok)
+		corrupt(arg, "malformed values");
+	*isnull = false;
+	return result;
 }

@@ -423,6 +423,52 @@ TesseraDecodeDecimal(const char *p, const char *end, int n, Datum *out)
 	return p;
 }
 
+/*
+ * TesseraDecimalAt
+ *		Value idx of a decimal section, palloc'd in the current context.
+ */
+bool
+TesseraDecimalAt(const char *p, const char *end, int n, int idx, Datum *out)
+{
+	DecimalHeader hdr;
+	const char *vals;
+	int64		scale;
+	int128		v;
+	char	   *buf;
+
+	init_pow10();
+	if (end - p < (ptrdiff_t) sizeof(hdr))
+		return false;
+	memcpy(&hdr, p, sizeof(hdr));
+	if (hdr.count != (uint32) n || hdr.max_scale > DEC_MAX_DIGITS ||
+		(hdr.mode != DEC_MODE_INT64 && hdr.mode != DEC_MODE_INT128))
+		return false;
+	p += MAXALIGN(sizeof(hdr));
+	if (!TesseraIntAt(p, end, n, idx, &scale) || scale < 0 || scale > hdr.max_scale)
+		return false;
+	vals = TesseraSkipInts(p, end, n);
+	if (vals == NULL)
+		return false;
+	if (hdr.mode == DEC_MODE_INT64)
+	{
+		int64		v64;
+
+		if (!TesseraIntAt(vals, end, n, idx, &v64))
+			return false;
+		v = v64;
+	}
+	else if (!TesseraWideAt(vals, end, n, idx, &v))
+		return false;
+	if (hdr.max_scale > scale)
+		v /= (int128) pow10_128[hdr.max_scale - scale];
+	if (v >= (int128) pow10_128[DEC_MAX_DIGITS] || v <= -(int128) pow10_128[DEC_MAX_DIGITS])
+		return false;
+	buf = palloc(DEC_MAX_BYTES);
+	build_numeric(buf, v, (int) scale);
+	*out = PointerGetDatum(buf);
+	return true;
+}
+
 #else							/* !HAVE_INT128 */
 
 bool
@@ -436,6 +482,12 @@ const char *
 TesseraDecodeDecimal(const char *p, const char *end, int n, Datum *out)
 {
 	return NULL;
+}
+
+bool
+TesseraDecimalAt(const char *p, const char *end, int n, int idx, Datum *out)
+{
+	return false;
 }
 
 #endif							/* HAVE_INT128 */

@@ -577,3 +577,179 @@ TesseraDecodeWide(const char *p, const char *end, int n, int128 *out)
 }
 
 #endif							/* HAVE_INT128 */
+
+/* ---- random access ---- */
+
+static inline uint64
+unpack_one(const uint8 *in, uint64 i, int width)
+{
+	uint64		bitpos = i * width;
+	Size		byte = bitpos >> 3;
+	int			shift = bitpos & 7;
+	uint64		word;
+	uint64		v;
+
+	if (width == 0)
+		return 0;
+	memcpy(&word, in + byte, sizeof(word));
+	if (width == 64 && shift == 0)
+		return word;
+	v = word >> shift;
+	if (shift + width > 64)
+		v |= ((uint64) in[byte + 8]) << (64 - shift);
+	return width == 64 ? v : v & ((UINT64CONST(1) << width) - 1);
+}
+
+/* Bytes of the integer section at p (header included, padded), or 0 if malformed. */
+static Size
+int_section_size(const char *p, const char *end, int n, IntSectionHeader *hdr)
+{
+	Size		body;
+
+	if (end - p < (ptrdiff_t) sizeof(IntSectionHeader))
+		return 0;
+	memcpy(hdr, p, sizeof(IntSectionHeader));
+	if (hdr->count != (uint32) n || hdr->width > 64 || hdr->width2 > 64)
+		return 0;
+	switch (hdr->mode)
+	{
+		case INT_MODE_FOR:
+			body = packed_bytes(n, hdr->width);
+			break;
+		case INT_MODE_DELTA:
+			if (n == 0)
+				return 0;
+			body = packed_bytes(n - 1, hdr->width);
+			break;
+		case INT_MODE_RLE:
+			if (hdr->runs == 0 || hdr->runs > (uint32) n)
+				return 0;
+			body = packed_bytes(hdr->runs, hdr->width) + packed_bytes(hdr->runs, hdr->width2);
+			break;
+		default:
+			return 0;
+	}
+	if (sizeof(IntSectionHeader) + body > (Size) (end - p))
+		return 0;
+	return MAXALIGN(sizeof(IntSectionHeader) + body);
+}
+
+/* The start of the section after the integer section at p, or NULL. */
+const char *
+TesseraSkipInts(const char *p, const char *end, int n)
+{
+	IntSectionHeader hdr;
+	Size		size = int_section_size(p, end, n, &hdr);
+
+	return size == 0 ? NULL : p + size;
+}
+
+/*
+ * TesseraIntAt
+ *		Value idx of the integer section at p, without decoding the others
+ *		(FOR: one unpack; DELTA: a prefix sum; RLE: a walk over the runs).
+ */
+bool
+TesseraIntAt(const char *p, const char *end, int n, int idx, int64 *out)
+{
+	IntSectionHeader hdr;
+	const uint8 *data = (const uint8 *) p + sizeof(IntSectionHeader);
+
+	if (idx < 0 || idx >= n || int_section_size(p, end, n, &hdr) == 0)
+		return false;
+	switch (hdr.mode)
+	{
+		case INT_MODE_FOR:
+			*out = (int64) (unpack_one(data, idx, hdr.width) + (uint64) hdr.base);
+			return true;
+		case INT_MODE_DELTA:
+			{
+				uint64		acc = (uint64) hdr.first;
+
+				if (hdr.width == 0)
+					acc += (uint64) idx * (uint64) hdr.base;
+				else
+					for (int i = 0; i < idx; i++)
+						acc += unpack_one(data, i, hdr.width) + (uint64) hdr.base;
+				*out = (int64) acc;
+				return true;
+			}
+		case INT_MODE_RLE:
+			{
+				Size		vbytes = packed_bytes(hdr.runs, hdr.width);
+				uint64		pos = 0;
+
+				for (uint32 r = 0; r < hdr.runs; r++)
+				{
+					pos += unpack_one(data + vbytes, r, hdr.width2) + (uint64) hdr.base2;
+					if ((uint64) idx < pos)
+					{
+						*out = (int64) (unpack_one(data, r, hdr.width) + (uint64) hdr.base);
+						return true;
+					}
+				}
+				return false;
+			}
+	}
+	return false;
+}
+
+#ifdef HAVE_INT128
+const char *
+TesseraSkipWide(const char *p, const char *end, int n)
+{
+	WideSectionHeader hdr;
+	uint64		count;
+	Size		body;
+
+	if (end - p < (ptrdiff_t) sizeof(hdr))
+		return NULL;
+	memcpy(&hdr, p, sizeof(hdr));
+	if (hdr.count != (uint32) n || hdr.width > 128 ||
+		(hdr.mode != INT_MODE_FOR && hdr.mode != INT_MODE_DELTA) ||
+		(hdr.mode == INT_MODE_DELTA && n == 0))
+		return NULL;
+	count = (hdr.mode == INT_MODE_FOR) ? n : n - 1;
+	body = packed_bytes(count, Min(hdr.width, 64)) + packed_bytes(count, Max(hdr.width - 64, 0));
+	if (sizeof(hdr) + body > (Size) (end - p))
+		return NULL;
+	return p + MAXALIGN(sizeof(hdr) + body);
+}
+
+bool
+TesseraWideAt(const char *p, const char *end, int n, int idx, int128 *out)
+{
+	WideSectionHeader hdr;
+	const uint8 *data = (const uint8 *) p + sizeof(hdr);
+	int			wlo,
+				whi;
+	uint64		count;
+	Size		blo;
+	uint128		base;
+
+	if (idx < 0 || idx >= n || TesseraSkipWide(p, end, n) == NULL)
+		return false;
+	memcpy(&hdr, p, sizeof(hdr));
+	wlo = Min(hdr.width, 64);
+	whi = Max(hdr.width - 64, 0);
+	count = (hdr.mode == INT_MODE_FOR) ? n : n - 1;
+	blo = packed_bytes(count, wlo);
+	base = ((uint128) (uint64) hdr.base_hi << 64) | hdr.base_lo;
+
+#define WIDE_AT(i) (((uint128) unpack_one(data, (i), wlo)) | \
+					(whi > 0 ? ((uint128) unpack_one(data + blo, (i), whi)) << 64 : 0))
+
+	if (hdr.mode == INT_MODE_FOR)
+		*out = (int128) (WIDE_AT(idx) + base);
+	else
+	{
+		uint128		acc = ((uint128) (uint64) hdr.first_hi << 64) | hdr.first_lo;
+
+		for (int i = 0; i < idx; i++)
+			acc += WIDE_AT(i) + base;
+		*out = (int128) acc;
+	}
+#undef WIDE_AT
+	return true;
+}
+#endif

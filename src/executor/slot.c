@@ -308,3 +308,11 @@ TesseraSlotStoreRow(TupleTableSlot *slot, TesseraBatch *batch, int row)
 	TesseraRownumToTid(rownum, &slot->tts_tid);
 	slot->tts_tableOid = RelationGetRelid(batch->reader->rel);
 }
+
+/* Record the inserting transaction of a row stored by value (single-row fetches). */
+void
+TesseraSlotSetXmin(TupleTableSlot *slot, TransactionId xmin)
+{
+	if (slot->tts_ops == &TTSOpsTessera)
+		((TesseraTupleTableSlot *) slot)->xmin = xmin;
+}

@@ -43,13 +43,6 @@
 #include "tessera/storage.h"
 #include "tessera/tessera.h"
 
-typedef struct CorruptContext
-{
-	Relation	rel;
-	uint64		stripe_id;
-	int			rg;
-	int			attidx;
-} CorruptContext;
 
 void
 TesseraReportCorrupt(Relation rel, uint64 stripe_id, int rg, int attidx, const char *detail)
@@ -74,12 +67,10 @@ TesseraReportCorrupt(Relation rel, uint64 stripe_id, int rg, int attidx, const c
 			 errdetail("%s.", detail)));
 }
 
-static void chunk_corrupt(void *arg, const char *detail) pg_attribute_noreturn();
-
-static void
-chunk_corrupt(void *arg, const char *detail)
+void
+TesseraChunkCorrupt(void *arg, const char *detail)
 {
-	CorruptContext *c = (CorruptContext *) arg;
+	TesseraCorruptContext *c = (TesseraCorruptContext *) arg;
 
 	TesseraReportCorrupt(c->rel, c->stripe_id, c->rg, c->attidx, detail);
 }
@@ -450,7 +441,7 @@ decode_column(TesseraBatch *b, int i)
 	else
 	{
 		TesseraChunkDisk *cd = &dir->chunks[b->rg * dir->hdr.natts + i];
-		CorruptContext cc;
+		TesseraCorruptContext cc;
 		char	   *stored;
 		pg_crc32c	crc;
 
@@ -472,16 +463,16 @@ decode_column(TesseraBatch *b, int i)
 		if (cd->stored_bytes > 0 &&
 			!TesseraReadBytes(r->rel, ss->meta.start_block, ss->meta.nblocks,
 							  cd->offset, cd->stored_bytes, stored, r->strategy))
-			chunk_corrupt(&cc, "chunk pages are invalid");
+			TesseraChunkCorrupt(&cc, "chunk pages are invalid");
 		memset(stored + cd->stored_bytes, 0, TESSERA_DECODE_PADDING);
 		INIT_CRC32C(crc);
 		COMP_CRC32C(crc, stored, cd->stored_bytes);
 		FIN_CRC32C(crc);
 		if (crc != cd->crc)
-			chunk_corrupt(&cc, "chunk checksum mismatch");
+			TesseraChunkCorrupt(&cc, "chunk checksum mismatch");
 
 		TesseraDecodeChunk(&r->types[i], cd, stored, b->chunk_rows, values, isnull,
-						   chunk_corrupt, &cc);
+						   TesseraChunkCorrupt, &cc);
 	}
 	b->values[i] = values;
 	b->isnull[i] = isnull;

@@ -23,10 +23,12 @@
 #include "access/tableam.h"
 #include "storage/predicate.h"
 #include "storage/proc.h"
+#include "utils/datum.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
+#include "tessera/cache.h"
 #include "tessera/catalog.h"
 #include "tessera/reader.h"
 #include "tessera/rowstate.h"
@@ -39,10 +41,17 @@ typedef struct TesseraFetcher
 {
 	IndexFetchTableData base;
 	MemoryContext cxt;
+	MemoryContext row_cxt;		/* one fetched row's values; reset per fetch */
 	bool		have_meta;
 	TesseraMeta meta;
+	TesseraColumnType *types;	/* per attribute, set up on first use */
+	bool	   *type_ready;
 
-	/* cache: one stripe, valid for one snapshot */
+	/* the row group fetched last: a second hit in a row decodes it whole */
+	uint64		last_stripe_id;
+	int			last_rg;
+
+	/* cache: one stripe's decoded row group, valid for one snapshot */
 	TesseraReader *reader;		/* holds exactly that stripe */
 	Snapshot	snapshot;
 	SnapshotType snapshot_type;
@@ -59,6 +68,8 @@ fetcher_create(Relation rel)
 	f->base.rel = rel;
 	f->cxt = AllocSetContextCreate(CurrentMemoryContext, "tessera fetch",
 								   ALLOCSET_SMALL_SIZES);
+	f->row_cxt = AllocSetContextCreate(f->cxt, "tessera fetched row", ALLOCSET_SMALL_SIZES);
+	f->last_rg = -1;
 	return f;
 }
 
@@ -70,6 +81,7 @@ fetcher_reset(TesseraFetcher *f)
 	f->reader = NULL;
 	f->snapshot = NULL;
 	f->have_meta = false;
+	f->last_rg = -1;
 }
 
 static bool
@@ -84,12 +96,10 @@ same_snapshot(TesseraFetcher *f, Snapshot snapshot)
 	return snapshot->snapshot_type == SNAPSHOT_ANY;
 }
 
-/*
- * A reader holding just the stripe with this row number, or NULL if the
- * snapshot sees no such stripe.
- */
+/* A reader holding just one stripe, with its (cached) directory. */
 static TesseraReader *
-reader_for_stripe(Relation rel, TesseraStripe *s, Snapshot snapshot, MemoryContext cxt)
+reader_for_stripe(Relation rel, TesseraStripe *s, TesseraStripeDir *dir, Snapshot snapshot,
+				  MemoryContext cxt)
 {
 	MemoryContext old = MemoryContextSwitchTo(cxt);
 	TesseraReader *r = palloc0(sizeof(TesseraReader));
@@ -112,14 +122,109 @@ reader_for_stripe(Relation rel, TesseraStripe *s, Snapshot snapshot, MemoryConte
 	r->storage_id = s->storage_id;
 	r->stripes = palloc0(sizeof(TesseraScanStripe));
 	r->stripes[0].meta = *s;
-	r->stripes[0].dir = TesseraLoadDir(rel, s, r->rel_nblocks);
-	r->stripes[0].visible_rows = TesseraVisibleRows(s, r->stripes[0].dir, snapshot);
+	r->stripes[0].dir = dir;
+	r->stripes[0].visible_rows = TesseraVisibleRows(s, dir, snapshot);
 	r->nstripes = 1;
 	r->total_rgs = s->n_row_groups;
 	r->total_rows = r->stripes[0].visible_rows;
 	r->rownum_end = s->first_rownum + s->row_count;
 	MemoryContextSwitchTo(old);
 	return r;
+}
+
+/* Row group of rownum in a directory, and its index in it. */
+static int
+find_row_group(TesseraStripeDir *dir, uint64 rownum, int *row)
+{
+	int			lo = 0,
+				hi = (int) dir->hdr.n_row_groups - 1;
+
+	while (lo <= hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+		TesseraRowGroupDisk *g = &dir->rgs[mid];
+
+		if (rownum < g->first_rownum)
+			hi = mid - 1;
+		else if (rownum >= g->first_rownum + g->row_count)
+			lo = mid + 1;
+		else
+		{
+			*row = (int) (rownum - g->first_rownum);
+			return mid;
+		}
+	}
+	return -1;
+}
+
+/*
+ * Decode one row's values straight from the cached chunk payloads (no row
+ * group decoding), into the slot.
+ */
+static void
+store_single_row(TesseraFetcher *f, TesseraCachedStripe *cs, int rg, int row,
+				 TupleTableSlot *slot, uint64 rownum)
+{
+	Relation	rel = f->base.rel;
+	TupleDesc	desc = slot->tts_tupleDescriptor;
+	TesseraStripeDir *dir = cs->dir;
+	int			nrows = (int) dir->rgs[rg].row_count;
+	MemoryContext old;
+	TesseraCorruptContext cc;
+
+	if (f->types == NULL)
+	{
+		f->types = MemoryContextAllocZero(f->cxt, sizeof(TesseraColumnType) * Max(desc->natts, 1));
+		f->type_ready = MemoryContextAllocZero(f->cxt, sizeof(bool) * Max(desc->natts, 1));
+	}
+	cc.rel = rel;
+	cc.stripe_id = cs->s.stripe_id;
+	cc.rg = rg;
+
+	ExecClearTuple(slot);
+	MemoryContextReset(f->row_cxt);
+	old = MemoryContextSwitchTo(f->row_cxt);
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute attr = TupleDescAttr(desc, i);
+
+		if (attr->attisdropped)
+		{
+			slot->tts_values[i] = (Datum) 0;
+			slot->tts_isnull[i] = true;
+		}
+		else if ((uint32) i >= dir->hdr.natts)
+			slot->tts_values[i] = getmissingattr(desc, i + 1, &slot->tts_isnull[i]);
+		else
+		{
+			const char *raw;
+			Datum		d;
+
+			if (!f->type_ready[i])
+			{
+				MemoryContext tcxt = MemoryContextSwitchTo(f->cxt);
+
+				TesseraColumnTypeInit(&f->types[i], attr);
+				f->type_ready[i] = true;
+				MemoryContextSwitchTo(tcxt);
+			}
+			cc.attidx = i;
+			raw = TesseraCacheChunkRaw(rel, cs, rg, i, TesseraChunkCorrupt, &cc);
+			d = TesseraDecodeValue(&f->types[i], &dir->chunks[rg * dir->hdr.natts + i],
+								   raw, nrows, row, &slot->tts_isnull[i],
+								   TesseraChunkCorrupt, &cc);
+			/* the payload may be evicted by the next column's: copy now */
+			if (!slot->tts_isnull[i] && !attr->attbyval)
+				d = datumCopy(d, false, attr->attlen);
+			slot->tts_values[i] = d;
+		}
+	}
+	MemoryContextSwitchTo(old);
+	ExecStoreVirtualTuple(slot);
+	ExecMaterializeSlot(slot);
+	TesseraRownumToTid(rownum, &slot->tts_tid);
+	slot->tts_tableOid = RelationGetRelid(rel);
+	TesseraSlotSetXmin(slot, cs->s.xmin);
 }
 
 /*
@@ -131,8 +236,11 @@ fetch_row(TesseraFetcher *f, ItemPointer tid, Snapshot snapshot, TupleTableSlot 
 {
 	Relation	rel = f->base.rel;
 	uint64		rownum;
-	int			stripe,
-				rg,
+	TesseraCachedStripe *cs;
+	TesseraStripeDir *dir;
+	TesseraRowState st;
+	bool		own;
+	int			rg,
 				row;
 
 	if (!TesseraTidToRownum(tid, &rownum))
@@ -148,69 +256,100 @@ fetch_row(TesseraFetcher *f, ItemPointer tid, Snapshot snapshot, TupleTableSlot 
 	}
 	if (!f->meta.valid)
 		return false;
+	if (snapshot->snapshot_type == SNAPSHOT_DIRTY)
+		snapshot->xmin = snapshot->xmax = InvalidTransactionId;
 
-	if (f->reader == NULL || !same_snapshot(f, snapshot) ||
-		rownum < f->reader->stripes[0].meta.first_rownum ||
-		rownum >= f->reader->rownum_end)
+	cs = TesseraCacheStripe(rel, f->meta.storage_id, rownum);
+	if (cs == NULL)
 	{
 		TesseraStripe s;
 
-		if (f->reader)
+		/*
+		 * Another transaction may be inserting this row and not have written
+		 * it yet.  Like an in-progress heap insert it "exists" for a dirty
+		 * snapshot, with xmin set, so that unique checks wait for the
+		 * inserter; its values are not available yet.
+		 */
+		if (snapshot->snapshot_type == SNAPSHOT_DIRTY &&
+			TesseraFindStripe(f->meta.storage_id, rownum, snapshot, &s) && s.row_count == 0)
 		{
-			TesseraReaderEnd(f->reader);
-			f->reader = NULL;
-		}
-		if (!TesseraFindStripe(f->meta.storage_id, rownum, snapshot, &s))
-			return false;
-		if (s.row_count == 0)
-		{
-			/*
-			 * Another transaction is inserting this row and has not written
-			 * it yet (only dirty snapshots get here).  Like an in-progress
-			 * heap insert it "exists" with xmin set in the snapshot, so that
-			 * unique checks wait for the inserter; its values are not
-			 * available yet.
-			 */
 			snapshot->xmin = s.xmin;
 			ExecStoreAllNullTuple(slot);
 			slot->tts_tid = *tid;
 			slot->tts_tableOid = RelationGetRelid(rel);
 			return true;
 		}
-		f->reader = reader_for_stripe(rel, &s, snapshot, f->cxt);
+		return false;
+	}
+	if (!TesseraCacheStripeVisible(cs, snapshot, &own))
+		return false;
+	dir = TesseraCacheDir(rel, cs);
+	if (own && rownum - cs->s.first_rownum >= TesseraVisibleRows(&cs->s, dir, snapshot))
+		return false;
+	rg = find_row_group(dir, rownum, &row);
+	if (rg < 0)
+		return false;
+
+	/* deleted or replaced? */
+	if (snapshot->snapshot_type != SNAPSHOT_ANY && TesseraGetRowState(rel, rownum, &st))
+	{
+		if (TesseraRowDeleted(&st, snapshot))
+		{
+			if (all_dead && TesseraRowDeadToAll(&st, rel))
+				*all_dead = true;
+			return false;
+		}
+		if (IsMVCCSnapshot(snapshot))
+			TesseraSerializableConflictOut(rel, TesseraRowUpdateXid(&st), snapshot);
+	}
+	if (IsMVCCSnapshot(snapshot))
+		PredicateLockTID(rel, tid, snapshot, cs->s.xmin);
+
+	/*
+	 * A lone fetch decodes one value per column from the cached payloads; a
+	 * second fetch in a row from the same row group decodes it whole and
+	 * serves the following ones from the decoded columns.
+	 */
+	if (f->reader && same_snapshot(f, snapshot) && f->reader->stripes[0].meta.stripe_id == cs->s.stripe_id)
+	{
+		int			stripe,
+					rrg,
+					rrow;
+
+		if (TesseraReaderLocate(f->reader, rownum, &stripe, &rrg, &rrow) &&
+			TesseraReaderLoad(f->reader, stripe, rrg) && rrow < f->reader->batch.nrows)
+		{
+			TesseraSlotStoreRow(slot, &f->reader->batch, rrow);
+			return true;
+		}
+		return false;
+	}
+	if (f->last_stripe_id == cs->s.stripe_id && f->last_rg == rg &&
+		(snapshot->snapshot_type == SNAPSHOT_MVCC || snapshot->snapshot_type == SNAPSHOT_ANY))
+	{
+		int			stripe,
+					rrg,
+					rrow;
+
+		if (f->reader)
+			TesseraReaderEnd(f->reader);
+		f->reader = reader_for_stripe(rel, &cs->s, dir, snapshot, f->cxt);
 		f->snapshot = snapshot;
 		f->snapshot_type = snapshot->snapshot_type;
 		f->curcid = snapshot->curcid;
 		f->snap_xmin = snapshot->xmin;
 		f->snap_xmax = snapshot->xmax;
-	}
-
-	if (!TesseraReaderLocate(f->reader, rownum, &stripe, &rg, &row) ||
-		!TesseraReaderLoad(f->reader, stripe, rg) ||
-		row >= f->reader->batch.nrows)
-		return false;
-
-	/* deleted or replaced? */
-	if (snapshot->snapshot_type != SNAPSHOT_ANY)
-	{
-		TesseraRowState st;
-
-		if (TesseraGetRowState(rel, rownum, &st))
+		if (TesseraReaderLocate(f->reader, rownum, &stripe, &rrg, &rrow) &&
+			TesseraReaderLoad(f->reader, stripe, rrg) && rrow < f->reader->batch.nrows)
 		{
-			if (TesseraRowDeleted(&st, snapshot))
-			{
-				if (all_dead && TesseraRowDeadToAll(&st, rel))
-					*all_dead = true;
-				return false;
-			}
-			if (IsMVCCSnapshot(snapshot))
-				TesseraSerializableConflictOut(rel, TesseraRowUpdateXid(&st), snapshot);
+			TesseraSlotStoreRow(slot, &f->reader->batch, rrow);
+			return true;
 		}
-		if (IsMVCCSnapshot(snapshot))
-			PredicateLockTID(rel, tid, snapshot, f->reader->batch.xmin);
+		return false;
 	}
-
-	TesseraSlotStoreRow(slot, &f->reader->batch, row);
+	f->last_stripe_id = cs->s.stripe_id;
+	f->last_rg = rg;
+	store_single_row(f, cs, rg, row, slot, rownum);
 	return true;
 }
 
@@ -223,7 +362,11 @@ tessera_index_fetch_begin(Relation rel)
 void
 tessera_index_fetch_reset(struct IndexFetchTableData *data)
 {
-	fetcher_reset((TesseraFetcher *) data);
+	/*
+	 * Called at every rescan (each outer row of a nested loop).  We hold no
+	 * buffer pins, and the cached stripe and row group stay valid, so keep
+	 * them: the next probe often lands in the same row group.
+	 */
 }
 
 void

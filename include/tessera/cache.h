@@ -1,0 +1,38 @@
+/*-------------------------------------------------------------------------
+ *
+ * cache.h
+ *	  Per-backend caches of stripes, directories and chunk payloads for
+ *	  single-row fetches.
+ *
+ * IDENTIFICATION
+ *	  include/tessera/cache.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef TESSERA_CACHE_H
+#define TESSERA_CACHE_H
+
+#include "utils/rel.h"
+#include "utils/snapshot.h"
+
+#include "tessera/catalog.h"
+#include "tessera/encoding.h"
+#include "tessera/reader.h"
+
+typedef struct TesseraCachedStripe
+{
+	TesseraStripe s;
+	bool		committed;		/* xmin known committed */
+	TesseraStripeDir *dir;		/* loaded on first use */
+} TesseraCachedStripe;
+
+extern int	tessera_fetch_cache_size;
+
+extern TesseraCachedStripe *TesseraCacheStripe(Relation rel, uint64 storage_id, uint64 rownum);
+extern bool TesseraCacheStripeVisible(TesseraCachedStripe *cs, Snapshot snapshot, bool *own);
+extern TesseraStripeDir *TesseraCacheDir(Relation rel, TesseraCachedStripe *cs);
+extern const char *TesseraCacheChunkRaw(Relation rel, TesseraCachedStripe *cs, int rg, int att,
+										TesseraCorruptFn corrupt, void *arg);
+extern void TesseraResetFetchCache(void);
+
+#endif							/* TESSERA_CACHE_H */

@@ -1,0 +1,332 @@
+/*-------------------------------------------------------------------------
+ *
+ * cache.c
+ *	  Per-backend caches for single-row fetches: stripe catalog rows,
+ *	  stripe directories and decompressed chunk payloads.
+ *
+ * NOTES
+ *	  Index scans, TID scans and trigger fetches read one row at a time, at
+ *	  random.  Going to the catalog, re-reading and checksumming a stripe
+ *	  directory and decompressing chunks for every row would cost far more
+ *	  than heap's buffer lookup, so these are cached for the life of the
+ *	  backend.  Everything cached is immutable: a stripe's catalog row is
+ *	  final once written (placeholders are never cached), its directory and
+ *	  chunks never change, and storage ids are never reused.  Visibility is
+ *	  decided per fetch from the cached xmin, as heap decides it from a
+ *	  tuple header.
+ *
+ *	  Payloads are kept in least-recently-used order within
+ *	  tessera.fetch_cache_size; stripes and directories are dropped
+ *	  wholesale if their context grows past the same limit.
+ *
+ * IDENTIFICATION
+ *	  src/reader/cache.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/transam.h"
+#include "access/xact.h"
+#include "lib/ilist.h"
+#include "port/pg_crc32c.h"
+#include "storage/procarray.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+
+#include "tessera/cache.h"
+#include "tessera/reader.h"
+#include "tessera/storage.h"
+#include "tessera/tessera.h"
+
+int			tessera_fetch_cache_size = 64; /* MB */
+
+typedef struct StorageCache
+{
+	uint64		storage_id;		/* hash key */
+	int			n;
+	int			cap;
+	TesseraCachedStripe *stripes;	/* sorted by first_rownum */
+} StorageCache;
+
+typedef struct ChunkKey
+{
+	uint64		storage_id;
+	uint64		stripe_id;
+	uint32		rg;
+	uint32		att;
+} ChunkKey;
+
+typedef struct ChunkEntry
+{
+	ChunkKey	key;
+	char	   *raw;
+	Size		size;
+	dlist_node	lru;
+} ChunkEntry;
+
+static MemoryContext cache_cxt = NULL;	/* stripes and directories */
+static MemoryContext chunk_cxt = NULL;	/* payloads */
+static HTAB *storages = NULL;
+static HTAB *chunks = NULL;
+static dlist_head chunk_lru = DLIST_STATIC_INIT(chunk_lru);
+static Size chunk_bytes = 0;
+
+static Size
+cache_limit(void)
+{
+	return (Size) tessera_fetch_cache_size * 1024 * 1024;
+}
+
+static void
+init_caches(void)
+{
+	HASHCTL		ctl;
+
+	if (storages != NULL)
+		return;
+	if (cache_cxt == NULL)
+	{
+		cache_cxt = AllocSetContextCreate(TopMemoryContext, "tessera stripe cache",
+										  ALLOCSET_DEFAULT_SIZES);
+		chunk_cxt = AllocSetContextCreate(TopMemoryContext, "tessera chunk cache",
+										  ALLOCSET_DEFAULT_SIZES);
+	}
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = sizeof(uint64);
+	ctl.entrysize = sizeof(StorageCache);
+	ctl.hcxt = cache_cxt;
+	storages = hash_create("tessera stripe cache", 64, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	memset(&ctl, 0, sizeof(ctl));
+	ctl.keysize = sizeof(ChunkKey);
+	ctl.entrysize = sizeof(ChunkEntry);
+	ctl.hcxt = chunk_cxt;
+	chunks = hash_create("tessera chunk cache", 1024, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	dlist_init(&chunk_lru);
+	chunk_bytes = 0;
+}
+
+/* Forget everything (memory limit, or storage gone). */
+void
+TesseraResetFetchCache(void)
+{
+	if (cache_cxt != NULL)
+	{
+		MemoryContextReset(cache_cxt);
+		MemoryContextReset(chunk_cxt);
+	}
+	storages = NULL;
+	chunks = NULL;
+	dlist_init(&chunk_lru);
+	chunk_bytes = 0;
+}
+
+static TesseraCachedStripe *
+search(StorageCache *sc, uint64 rownum)
+{
+	int			lo = 0,
+				hi = sc->n - 1;
+
+	while (lo <= hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+		TesseraCachedStripe *cs = &sc->stripes[mid];
+
+		if (rownum < cs->s.first_rownum)
+			hi = mid - 1;
+		else if (rownum >= cs->s.first_rownum + cs->s.row_count)
+			lo = mid + 1;
+		else
+			return cs;
+	}
+	return NULL;
+}
+
+/*
+ * TesseraCacheStripe
+ *		The complete stripe holding rownum, whatever its visibility, or NULL
+ *		if no complete stripe holds it (yet).
+ */
+TesseraCachedStripe *
+TesseraCacheStripe(Relation rel, uint64 storage_id, uint64 rownum)
+{
+	StorageCache *sc;
+	TesseraCachedStripe *cs;
+	TesseraStripe s;
+	bool		found;
+	int			pos;
+
+	if (storages != NULL && MemoryContextMemAllocated(cache_cxt, true) > cache_limit())
+		TesseraResetFetchCache();
+	init_caches();
+	sc = hash_search(storages, &storage_id, HASH_ENTER, &found);
+	if (!found)
+	{
+		sc->n = 0;
+		sc->cap = 16;
+		sc->stripes = MemoryContextAlloc(cache_cxt, sizeof(TesseraCachedStripe) * sc->cap);
+	}
+	cs = search(sc, rownum);
+	if (cs != NULL)
+		return cs;
+
+	/* one catalog probe; any snapshot: row numbers are unique */
+	if (!TesseraFindStripe(storage_id, rownum, SnapshotAny, &s) || s.row_count == 0)
+		return NULL;
+	if (sc->n == sc->cap)
+	{
+		sc->cap *= 2;
+		sc->stripes = repalloc(sc->stripes, sizeof(TesseraCachedStripe) * sc->cap);
+	}
+	pos = 0;
+	while (pos < sc->n && sc->stripes[pos].s.first_rownum < s.first_rownum)
+		pos++;
+	memmove(&sc->stripes[pos + 1], &sc->stripes[pos], sizeof(TesseraCachedStripe) * (sc->n - pos));
+	memset(&sc->stripes[pos], 0, sizeof(TesseraCachedStripe));
+	sc->stripes[pos].s = s;
+	sc->n++;
+	return &sc->stripes[pos];
+}
+
+/*
+ * TesseraCacheStripeVisible
+ *		Does snapshot see the stripe (its insertion)?  *own tells whether the
+ *		current transaction wrote it (the caller then checks command ids).
+ *		A dirty snapshot gets a running inserter in snapshot->xmin.
+ */
+bool
+TesseraCacheStripeVisible(TesseraCachedStripe *cs, Snapshot snapshot, bool *own)
+{
+	TransactionId xmin = cs->s.xmin;
+
+	*own = TransactionIdIsCurrentTransactionId(xmin);
+	cs->s.own = *own;
+	if (*own || snapshot->snapshot_type == SNAPSHOT_ANY)
+		return true;
+
+	switch (snapshot->snapshot_type)
+	{
+		case SNAPSHOT_MVCC:
+			if (XidInMVCCSnapshot(xmin, snapshot))
+				return false;
+			break;
+		case SNAPSHOT_DIRTY:
+			if (!cs->committed && TransactionIdIsInProgress(xmin))
+			{
+				snapshot->xmin = xmin;
+				return true;
+			}
+			break;
+		case SNAPSHOT_NON_VACUUMABLE:
+			if (!cs->committed && TransactionIdIsInProgress(xmin))
+				return true;
+			break;
+		default:
+			if (!cs->committed && TransactionIdIsInProgress(xmin))
+				return false;
+			break;
+	}
+	if (cs->committed)
+		return true;
+	if (TransactionIdDidCommit(xmin))
+	{
+		cs->committed = true;
+		return true;
+	}
+	return false;
+}
+
+TesseraStripeDir *
+TesseraCacheDir(Relation rel, TesseraCachedStripe *cs)
+{
+	if (cs->dir == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(cache_cxt);
+
+		cs->dir = TesseraLoadDir(rel, &cs->s, RelationGetNumberOfBlocks(rel));
+		MemoryContextSwitchTo(old);
+	}
+	return cs->dir;
+}
+
+/*
+ * TesseraCacheChunkRaw
+ *		The decompressed payload of chunk att of row group rg, read,
+ *		checksummed and decompressed on a miss.  Valid until the next call.
+ */
+const char *
+TesseraCacheChunkRaw(Relation rel, TesseraCachedStripe *cs, int rg, int att,
+					 TesseraCorruptFn corrupt, void *arg)
+{
+	TesseraStripeDir *dir = TesseraCacheDir(rel, cs);
+	TesseraChunkDisk *cd = &dir->chunks[rg * dir->hdr.natts + att];
+	ChunkKey	key;
+	ChunkEntry *e;
+	bool		found;
+
+	init_caches();
+	memset(&key, 0, sizeof(key));
+	key.storage_id = cs->s.storage_id;
+	key.stripe_id = cs->s.stripe_id;
+	key.rg = rg;
+	key.att = att;
+	e = hash_search(chunks, &key, HASH_ENTER, &found);
+	if (found)
+	{
+		dlist_move_head(&chunk_lru, &e->lru);
+		return e->raw;
+	}
+	e->raw = NULL;
+	e->size = 0;
+	dlist_push_head(&chunk_lru, &e->lru);
+
+	PG_TRY();
+	{
+		MemoryContext old = MemoryContextSwitchTo(chunk_cxt);
+		char	   *stored = MemoryContextAllocHuge(chunk_cxt,
+													(Size) cd->stored_bytes + TESSERA_DECODE_PADDING);
+		const char *raw;
+		pg_crc32c	crc;
+
+		if (cd->stored_bytes > 0 &&
+			!TesseraReadBytes(rel, cs->s.start_block, cs->s.nblocks, cd->offset,
+							  cd->stored_bytes, stored, NULL))
+			corrupt(arg, "chunk pages are invalid");
+		memset(stored + cd->stored_bytes, 0, TESSERA_DECODE_PADDING);
+		INIT_CRC32C(crc);
+		COMP_CRC32C(crc, stored, cd->stored_bytes);
+		FIN_CRC32C(crc);
+		if (crc != cd->crc)
+			corrupt(arg, "chunk checksum mismatch");
+		raw = TesseraChunkRaw(cd, stored, corrupt, arg);
+		if (raw != stored)
+			pfree(stored);
+		e->raw = (char *) raw;
+		e->size = (Size) cd->raw_bytes + TESSERA_DECODE_PADDING;
+		MemoryContextSwitchTo(old);
+	}
+	PG_CATCH();
+	{
+		dlist_delete(&e->lru);
+		hash_search(chunks, &key, HASH_REMOVE, NULL);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+
+	/* stay within budget, never evicting what we just made */
+	chunk_bytes += e->size;
+	while (chunk_bytes > cache_limit() && !dlist_is_empty(&chunk_lru))
+	{
+		ChunkEntry *victim = dlist_tail_element(ChunkEntry, lru, &chunk_lru);
+
+		if (victim == e)
+			break;
+		dlist_delete(&victim->lru);
+		chunk_bytes -= victim->size;
+		if (victim->raw)
+			pfree(victim->raw);
+		hash_search(chunks, &victim->key, HASH_REMOVE, NULL);
+	}
+	return e->raw;
+}
