@@ -33,10 +33,14 @@ checkpoint_timeout = 30min
 max_parallel_workers_per_gather = 2
 CONF
 fi
-if ! as_postgres "$PGBIN/pg_ctl" -D "$DIR/data" status >/dev/null 2>&1; then
+# (re)start, so that the server runs the tessera library just installed
+if as_postgres "$PGBIN/pg_ctl" -D "$DIR/data" status >/dev/null 2>&1; then
+	log "restarting the cluster on port $PORT"
+	stop_cluster "$DIR"
+else
 	log "starting the cluster on port $PORT"
-	start_cluster "$DIR"
 fi
+start_cluster "$DIR"
 
 log "installing the benchmark's Python packages"
 "$REPO/bench/setup.sh"

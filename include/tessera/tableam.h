@@ -59,6 +59,8 @@ extern bool tessera_index_fetch_tuple(struct IndexFetchTableData *scan, ItemPoin
 									  bool *call_again, bool *all_dead);
 extern bool tessera_tuple_fetch_row_version(Relation rel, ItemPointer tid, Snapshot snapshot,
 											TupleTableSlot *slot);
+extern bool TesseraFetchUnmaterialized(Relation rel, ItemPointer tid, Snapshot snapshot,
+									   TupleTableSlot *slot);
 extern bool tessera_tuple_tid_valid(TableScanDesc scan, ItemPointer tid);
 extern void tessera_tuple_get_latest_tid(TableScanDesc scan, ItemPointer tid);
 extern bool tessera_tuple_satisfies_snapshot(Relation rel, TupleTableSlot *slot, Snapshot snapshot);

@@ -37,6 +37,7 @@
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
 #include "storage/smgr.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 
 #include "tessera/catalog.h"
@@ -179,8 +180,20 @@ TesseraReadMeta(Relation rel, TesseraMeta *result)
 	TesseraMetaPageData *meta;
 
 	memset(result, 0, sizeof(TesseraMeta));
-	if (RelationGetNumberOfBlocks(rel) == 0)
-		return;
+
+	/*
+	 * A relfilenode gets its metapage when it is created and keeps one, so
+	 * once seen it need not be looked for again (rd_amcache goes away with
+	 * the relcache entry, which a new relfilenode invalidates).  This saves
+	 * an lseek per row on paths that read the metapage per row.
+	 */
+	if (rel->rd_amcache == NULL)
+	{
+		if (RelationGetNumberOfBlocks(rel) == 0)
+			return;
+		rel->rd_amcache = MemoryContextAllocZero(CacheMemoryContext, sizeof(bool));
+		*(bool *) rel->rd_amcache = true;
+	}
 
 	buf = ReadBufferExtended(rel, MAIN_FORKNUM, TESSERA_METAPAGE_BLKNO, RBM_NORMAL, NULL);
 	LockBuffer(buf, BUFFER_LOCK_SHARE);

@@ -60,6 +60,10 @@ typedef struct TesseraFetcher
 	TransactionId snap_xmax;
 } TesseraFetcher;
 
+static bool tessera_tuple_fetch_row_version_internal(Relation rel, ItemPointer tid,
+													 Snapshot snapshot, TupleTableSlot *slot,
+													 bool materialize);
+
 static TesseraFetcher *
 fetcher_create(Relation rel)
 {
@@ -402,9 +406,9 @@ static LocalTransactionId version_fetcher_lxid = InvalidLocalTransactionId;
 static Oid	version_fetcher_relid = InvalidOid;
 static RelFileNode version_fetcher_node;
 
-bool
-tessera_tuple_fetch_row_version(Relation rel, ItemPointer tid, Snapshot snapshot,
-								TupleTableSlot *slot)
+static bool
+tessera_tuple_fetch_row_version_internal(Relation rel, ItemPointer tid, Snapshot snapshot,
+										 TupleTableSlot *slot, bool materialize)
 {
 	TesseraFetcher *f;
 	bool		found;
@@ -436,8 +440,29 @@ tessera_tuple_fetch_row_version(Relation rel, ItemPointer tid, Snapshot snapshot
 
 	found = fetch_row(f, tid, snapshot, slot, NULL);
 	/* the slot points into the fetcher's batch: give it its own copy */
-	if (found)
+	if (found && materialize)
 		ExecMaterializeSlot(slot);
+	return found;
+}
+
+bool
+tessera_tuple_fetch_row_version(Relation rel, ItemPointer tid, Snapshot snapshot,
+								TupleTableSlot *slot)
+{
+	return tessera_tuple_fetch_row_version_internal(rel, tid, snapshot, slot, true);
+}
+
+/*
+ * TesseraFetchUnmaterialized
+ *		Like tuple_fetch_row_version, but the slot keeps pointing into the
+ *		fetcher's decoded row group: use its values before the next fetch.
+ */
+bool
+TesseraFetchUnmaterialized(Relation rel, ItemPointer tid, Snapshot snapshot, TupleTableSlot *slot)
+{
+	bool		found;
+
+	found = tessera_tuple_fetch_row_version_internal(rel, tid, snapshot, slot, false);
 	return found;
 }
 

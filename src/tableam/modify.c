@@ -544,25 +544,28 @@ keys_change(Relation rel, ItemPointer otid, TupleTableSlot *newslot)
 	if (bms_is_empty(keys))
 		return false;
 	old = MakeSingleTupleTableSlot(RelationGetDescr(rel), &TTSOpsTessera);
-	if (!tessera_tuple_fetch_row_version(rel, otid, SnapshotAny, old))
+	if (!TesseraFetchUnmaterialized(rel, otid, SnapshotAny, old))
 		changed = true;
 	else
 	{
-		slot_getallattrs(old);
-		slot_getallattrs(newslot);
+		/* only the key columns are decoded and compared */
 		while (!changed && (attr = bms_next_member(keys, attr)) >= 0)
 		{
 			int			attnum = attr + FirstLowInvalidHeapAttributeNumber;
 			Form_pg_attribute att;
+			bool		oldnull,
+						newnull;
+			Datum		oldval,
+						newval;
 
 			if (attnum <= 0)
 				continue;
 			att = TupleDescAttr(RelationGetDescr(rel), attnum - 1);
-			if (old->tts_isnull[attnum - 1] != newslot->tts_isnull[attnum - 1])
+			oldval = slot_getattr(old, attnum, &oldnull);
+			newval = slot_getattr(newslot, attnum, &newnull);
+			if (oldnull != newnull)
 				changed = true;
-			else if (!old->tts_isnull[attnum - 1] &&
-					 !datumIsEqual(old->tts_values[attnum - 1], newslot->tts_values[attnum - 1],
-								   att->attbyval, att->attlen))
+			else if (!oldnull && !datumIsEqual(oldval, newval, att->attbyval, att->attlen))
 				changed = true;
 		}
 	}
