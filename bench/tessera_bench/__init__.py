@@ -1,1 +1,15 @@
-"""tessera's benchmark suite: heap vs tessera (vs DuckDB) in one run."""
+"""tessera's benchmark suite: heap and tessera side by side in one run.
+
+Workloads (each a function (Pg, Config) -> result dict, see common.py):
+seed, tpch, small, oltp, dml.
+"""
+
+from . import dml, oltp, seed, small, tpch
+
+WORKLOADS = {
+    "seed": seed.run,
+    "tpch": tpch.run,
+    "small": small.run,
+    "oltp": oltp.run,
+    "dml": dml.run,
+}

@@ -1,281 +1,400 @@
-"""Reports: Markdown, JSON, PNG charts, a text summary, and comparison of
-two JSON files.  Speedup = heap time / tessera time (> 1: tessera faster);
-size ratio = tessera / heap."""
+"""The Markdown report, the text summary printed at the end of a run, and
+the checks that decide the exit status.
+
+Ratios are always stated the same way:
+  speedup    = heap time / tessera time   (> 1: tessera is faster; for
+               pgbench tessera TPS / heap TPS, the same sense)
+  size ratio = tessera bytes / heap bytes (< 1: tessera is smaller)
+"""
 
 from __future__ import annotations
 
-import json
-import math
-import os
+import re
 from typing import Optional
 
+SPEEDUP_DEF = "speedup = heap time / tessera time (> 1 means tessera is faster)"
+SIZE_DEF = "size ratio = tessera / heap (< 1 means tessera is smaller)"
+MB = 1024 * 1024
+STATUSES = ("timeout", "unsupported", "error", "skipped")
 
-def speedup(heap: Optional[float], tess: Optional[float]) -> Optional[float]:
-    if heap is None or tess is None or tess <= 0:
-        return None
-    return heap / tess
 
+# ---------------------------------------------------------------- cells
 
 def fmt_s(v: Optional[float]) -> str:
     if v is None:
         return "-"
-    return f"{v:.3f}" if v < 100 else f"{v:.0f}"
+    if v >= 100:
+        return f"{v:.0f}"
+    if v >= 1:
+        return f"{v:.2f}"
+    return f"{v:.3f}" if v >= 0.001 else f"{v:.2g}"
 
 
 def fmt_x(v: Optional[float]) -> str:
-    return "-" if v is None else f"{v:.2f}x"
+    if v is None:
+        return "-"
+    return f"{v:.2f}x" if v < 100 else f"{v:.0f}x"
 
 
 def fmt_mb(b: Optional[float]) -> str:
-    return "-" if b is None else f"{b / 1048576:.3g}"
-
-
-def side_cell(d: Optional[dict], key: str = "best") -> str:
-    if d is None:
+    if b is None:
         return "-"
-    if d.get("status") != "ok":
-        return f"{d.get('status')}: {d.get('error', '')}"[:60]
-    return fmt_s(d.get(key))
+    mb = b / MB
+    if mb >= 100:
+        return f"{mb:.0f}"
+    if mb >= 10:
+        return f"{mb:.1f}"
+    return f"{mb:.2f}" if mb >= 1 else f"{mb:.3g}"
 
 
-def query_rows(w: dict) -> list:
-    """(name, heap s, tessera s, speedup, duckdb s, match) for query-style workloads."""
+def fmt_ratio(v: Optional[float]) -> str:
+    return "-" if v is None else f"{v:.4f}" if v < 1 else f"{v:.2f}"
+
+
+def fmt_num(v: Optional[float], digits: int = 0) -> str:
+    return "-" if v is None else f"{v:,.{digits}f}"
+
+
+def status_text(o: Optional[dict], width: int = 0) -> Optional[str]:
+    """None for a successful outcome, else 'unsupported: message' etc."""
+    if o is None:
+        return "-"
+    if o.get("status") == "ok":
+        return None
+    text = o.get("status", "?")
+    if o.get("error") and o.get("status") != "timeout":
+        text += f": {o['error']}"
+    if width and len(text) > width:
+        text = text[: width - 1] + "…"
+    return text
+
+
+def median_cell(o: Optional[dict], key: str = "median", fmt=fmt_s) -> str:
+    """A secondary figure: its value, or '-' (the failure is shown once, in
+    the main cell)."""
+    return fmt(ok_value(o, key))
+
+
+def cell(o: Optional[dict], key: str = "best", fmt=fmt_s, width: int = 0) -> str:
+    bad = status_text(o, width)
+    return bad if bad is not None else fmt(o.get(key))
+
+
+def ok_value(o: Optional[dict], key: str) -> Optional[float]:
+    if not o or o.get("status") != "ok":
+        return None
+    return o.get(key)
+
+
+def ratio(a: Optional[float], b: Optional[float]) -> Optional[float]:
+    return a / b if a is not None and b else None
+
+
+def speedup(item: dict, key: str = "best") -> Optional[float]:
+    """heap / tessera for times; tessera / heap for TPS."""
+    if key == "tps":
+        return ratio(ok_value(item.get("tessera"), "tps"), ok_value(item.get("heap"), "tps"))
+    return ratio(ok_value(item.get("heap"), key), ok_value(item.get("tessera"), key))
+
+
+def match_text(item: dict) -> str:
+    return {True: "yes", False: "NO", None: "-"}[item.get("match")]
+
+
+# ---------------------------------------------------------------- tables
+
+def text_table(header: list, rows: list, indent: str = "  ") -> list:
+    """Aligned ' | '-separated lines (first column left, others right)."""
+    widths = [max(len(str(r[i])) for r in [header] + rows) for i in range(len(header))]
+
+    def line(r):
+        cells = [str(c).ljust(widths[0]) if i == 0 else str(c).rjust(widths[i]) for i, c in enumerate(r)]
+        return indent + " | ".join(cells).rstrip()
+    return [line(header)] + [line(r) for r in rows]
+
+
+_NUMERIC = re.compile(r"^(-|[-+]?[0-9][0-9.,e+-]*(x|%)?)$")
+
+
+def md_table(header: list, rows: list) -> list:
+    """A Markdown table; columns whose cells are all numbers align right."""
+    def esc(c):
+        return str(c).replace("|", "\\|").replace("\n", " ")
+
+    def numeric(i):
+        def number_like(c):
+            c = str(c).strip()
+            return c == "" or _NUMERIC.match(c) or c.split(":")[0] in STATUSES
+        return i > 0 and rows and all(number_like(r[i]) for r in rows)
+    out = ["| " + " | ".join(esc(h) for h in header) + " |",
+           "|" + "|".join("---:" if numeric(i) else "---" for i in range(len(header))) + "|"]
+    out += ["| " + " | ".join(esc(c) for c in r) + " |" for r in rows]
+    return out
+
+
+# ---------------------------------------------------------------- per kind
+
+def has_duckdb(g: dict) -> bool:
+    return any("duckdb" in it for it in g["items"])
+
+
+def query_rows(g: dict, width: int = 0, medians: bool = False) -> tuple:
+    duck = has_duckdb(g)
+    header = ["query", "heap s", "tessera s", "speedup"]
+    if medians:
+        header = ["query", "heap best s", "heap median s", "tessera best s", "tessera median s", "speedup"]
+    header += ["duckdb s"] if duck else []
+    header += ["match"]
     rows = []
-    for q in w.get("queries", []):
-        h, t = q.get("heap", {}), q.get("tessera", {})
-        rows.append((q["name"], side_cell(h), side_cell(t), fmt_x(speedup(h.get("best"), t.get("best"))),
-                     side_cell(q.get("duckdb")) if "duckdb" in q else None,
-                     {True: "yes", False: "NO", None: "-"}[q.get("match")]))
-    return rows
+    for it in g["items"]:
+        h, t = it.get("heap"), it.get("tessera")
+        r = [it["name"]]
+        if medians:
+            r += [cell(h, width=width), median_cell(h), cell(t, width=width), median_cell(t)]
+        else:
+            r += [cell(h, width=width), cell(t, width=width)]
+        r.append(fmt_x(speedup(it)))
+        if duck:
+            r.append(cell(it.get("duckdb"), width=width))
+        r.append(match_text(it))
+        rows.append(r)
+    return header, rows
 
 
-def mismatches(results: dict) -> list:
-    bad = []
-    for wname, w in results.get("workloads", {}).items():
-        for q in w.get("queries", []):
-            if q.get("match") is False:
-                bad.append(f"{wname}/{q['name']}")
-        if w.get("match") is False:
-            bad.append(wname)
-    return bad
+def write_rows(g: dict, width: int = 0, full: bool = False) -> tuple:
+    header = ["operation", "heap s", "tessera s", "speedup", "heap WAL MB", "tessera WAL MB"]
+    if full:
+        header += ["WAL tessera/heap", "heap MB after", "tessera MB after", "rows"]
+    header += ["match"]
+    if full:
+        header += ["notes"]
+    rows = []
+    for it in g["items"]:
+        h, t = it.get("heap"), it.get("tessera")
+        r = [it["name"], cell(h, width=width), cell(t, width=width), fmt_x(speedup(it)),
+             fmt_mb(ok_value(h, "wal_bytes")), fmt_mb(ok_value(t, "wal_bytes"))]
+        if full:
+            counts = {ok_value(h, "rowcount"), ok_value(t, "rowcount")} - {None, -1}
+            r += [fmt_ratio(ratio(ok_value(t, "wal_bytes"), ok_value(h, "wal_bytes"))),
+                  fmt_mb(ok_value(h, "bytes_after")), fmt_mb(ok_value(t, "bytes_after")),
+                  "/".join(f"{c:,}" for c in sorted(counts)) or "-"]
+        r.append(match_text(it))
+        if full:
+            r.append(write_notes(it))
+        rows.append(r)
+    return header, rows
 
+
+def write_notes(it: dict) -> str:
+    """Secondary figures of a write: sizes before, VACUUM time, caveats."""
+    h, t = it.get("heap") or {}, it.get("tessera") or {}
+    notes = []
+    if "bytes_before" in h or "bytes_before" in t:
+        notes.append(f"MB before: heap {fmt_mb(h.get('bytes_before'))}, tessera {fmt_mb(t.get('bytes_before'))}")
+    if "vacuum_seconds" in h or "vacuum_seconds" in t:
+        notes.append(f"then VACUUM: heap {fmt_s(h.get('vacuum_seconds'))} s, "
+                     f"tessera {fmt_s(t.get('vacuum_seconds'))} s (MB after are after it)")
+    for side, o in (("heap", h), ("tessera", t)):
+        if o.get("note"):
+            notes.append(f"{side} {o['note']}")
+    return "; ".join(notes)
+
+
+def pgbench_rows(g: dict, width: int = 0, full: bool = False) -> tuple:
+    header = ["test", "heap TPS", "tessera TPS", "speedup"]
+    if full:
+        header = ["test", "clients", "heap TPS", "heap ms", "tessera TPS", "tessera ms", "speedup"]
+    rows = []
+    for it in g["items"]:
+        h, t = it.get("heap"), it.get("tessera")
+        if full:
+            def ms(v):
+                return fmt_num(v, 3)
+            rows.append([it["name"], it.get("clients", "-"), cell(h, "tps", fmt_num, width),
+                         median_cell(h, "latency_ms", ms), cell(t, "tps", fmt_num, width),
+                         median_cell(t, "latency_ms", ms), fmt_x(speedup(it, "tps"))])
+        else:
+            rows.append([it["name"], cell(h, "tps", fmt_num, width), cell(t, "tps", fmt_num, width),
+                         fmt_x(speedup(it, "tps"))])
+    return header, rows
+
+
+def sweep_rows(g: dict, width: int = 0, full: bool = False) -> tuple:
+    header = ["codec", "tessera MB", "tessera/heap"]
+    if full:
+        header = ["codec", "options", "tessera MB", "tessera/heap", "load s", "compression ratio"]
+    rows = []
+    for it in g["items"]:
+        t = it.get("tessera")
+        r = [it["name"]]
+        if full:
+            r.append(it.get("options", ""))
+        r += [cell(t, "bytes", fmt_mb, width), fmt_ratio(ok_value(t, "ratio"))]
+        if full:
+            cr = ok_value(t, "compression_ratio")
+            r += [fmt_s(ok_value(t, "best")), "-" if cr is None else f"{cr:.1f}"]
+        rows.append(r)
+    return header, rows
+
+
+def size_rows(w: dict) -> tuple:
+    h, t = w["sizes"].get("heap", {}), w["sizes"].get("tessera", {})
+    header = ["size", "heap MB", "tessera MB", "tessera/heap"]
+    rows = []
+    for key, label in (("relation_bytes", "pg_relation_size"), ("total_bytes", "pg_total_relation_size")):
+        rows.append([label, fmt_mb(h.get(key)), fmt_mb(t.get(key)), fmt_ratio(ratio(t.get(key), h.get(key)))])
+    return header, rows
+
+
+def load_speedup(w: dict) -> Optional[float]:
+    return ratio(ok_value(w["load"].get("heap"), "best"), ok_value(w["load"].get("tessera"), "best"))
+
+
+# ---------------------------------------------------------------- text summary
 
 def text_summary(results: dict) -> str:
     out = []
-    for wname, w in results.get("workloads", {}).items():
-        out.append(f"\n== {wname} ==")
+    for name, w in results.get("workloads", {}).items():
+        out.append(f"\n== {name}: {w.get('title', '')} ==")
         if "error" in w:
-            out.append(f"  failed: {w['error']}")
+            out.append(f"  FAILED: {w['error']}")
             continue
-        if "load" in w:
-            h, t = w["load"].get("heap", {}), w["load"].get("tessera", {})
-            out.append(f"  load: heap {fmt_s(h.get('seconds'))} s | tessera {fmt_s(t.get('seconds'))} s"
-                       f" | tessera/heap {fmt_x((t.get('seconds') or 0) / h['seconds'] if h.get('seconds') else None)}")
-        if "sizes" in w:
-            hs, ts = w["sizes"]["heap"]["total_bytes"], w["sizes"]["tessera"]["total_bytes"]
-            out.append(f"  size: heap {fmt_mb(hs)} MB | tessera {fmt_mb(ts)} MB | tessera/heap {ts / hs:.4f}"
-                       f" (1/{hs / ts:.0f})" if ts else "")
-        if w.get("queries"):
-            has_duck = any("duckdb" in q for q in w["queries"])
-            hdr = f"  {'query':<16} {'heap s':>9} {'tessera s':>10} {'speedup':>9}"
-            hdr += f" {'duckdb s':>9}" if has_duck else ""
-            out.append(hdr + "  match")
-            for name, h, t, x, d, m in query_rows(w):
-                line = f"  {name:<16} {h:>9} {t:>10} {x:>9}"
-                line += f" {d or '-':>9}" if has_duck else ""
-                out.append(line + f"  {m}")
-        for s in w.get("sweep", []):
-            out.append(f"  codec {s['codec']:<8} {fmt_mb(s['bytes'])} MB for {s['rows']} rows ({fmt_s(s['seconds'])} s)")
-        if wname == "small":
-            for side in ("heap", "tessera"):
-                d = w[side]
-                out.append(f"  {side}: {fmt_s(d['seconds'])} s, {fmt_mb(d['bytes'])} MB, "
-                           f"after VACUUM {fmt_mb(d['bytes_after_vacuum'])} MB, bulk-loaded {fmt_mb(d['bulk_bytes'])} MB")
-        for tst in w.get("tests", []):
-            h, t = tst["heap"], tst["tessera"]
-            ht = h.get("tps") if h.get("status") == "ok" else None
-            tt_ = t.get("tps") if t.get("status") == "ok" else None
-            tcell = f"{tt_:.0f}" if tt_ is not None else f"{t.get('status')}: {t.get('error', '')}"[:50]
-            out.append(f"  {tst['name']:<18} heap {ht or 0:>9.0f} tps | tessera {tcell:>9} tps"
-                       f" | tessera/heap {fmt_x(tt_ / ht if ht and tt_ else None)}")
-        for op in w.get("ops", []):
-            h, t = op["heap"], op["tessera"]
-            line = f"  {op['name']:<18} heap {side_cell(h)} s | tessera {side_cell(t)} s"
-            if h.get("best") and t.get("best"):
-                line += f" | tessera/heap {t['best'] / h['best']:.2f}x"
-            if "wal_bytes" in h and "wal_bytes" in t:
-                line += f" | WAL {fmt_mb(h['wal_bytes'])} / {fmt_mb(t['wal_bytes'])} MB"
-            if "ratio" in h and "ratio" in t:
-                line += f" | size after/before heap {h['ratio']:.2f} tessera {t['ratio']:.2f}"
-            out.append(line)
-    return "\n".join(out)
+        if w.get("load") and "heap" in w["load"] and "tessera" in w["load"]:
+            h, t = w["load"]["heap"], w["load"]["tessera"]
+            duck = f" | duckdb {cell(w['load']['duckdb'])} s" if "duckdb" in w["load"] else ""
+            out.append(f"  load: heap {cell(h, width=60)} s | tessera {cell(t, width=60)} s"
+                       f" | speedup {fmt_x(load_speedup(w))}{duck}")
+        if w.get("sizes"):
+            header, rows = size_rows(w)
+            out += text_table(header, rows)
+        for g in w.get("groups", []):
+            if not g["items"]:
+                if g.get("note"):
+                    out.append(f"  {g['name']}: {g['note']}")
+                continue
+            out.append(f"  -- {g['name']}")
+            kind = g["kind"]
+            if kind == "query":
+                header, rows = query_rows(g, width=40)
+            elif kind == "write":
+                header, rows = write_rows(g, width=40)
+            elif kind == "pgbench":
+                header, rows = pgbench_rows(g, width=40)
+            else:
+                header, rows = sweep_rows(g, width=40)
+            out += text_table(header, rows)
+    return "\n".join(out).lstrip("\n")
 
 
-def markdown(results: dict) -> str:
+# ---------------------------------------------------------------- markdown
+
+def _meta_rows(m: dict) -> list:
+    mem = m.get("memory_bytes")
+    return [
+        ["started", m.get("started", "-")],
+        ["command", m.get("command", "-")],
+        ["CPU", f"{m.get('nproc')} cores usable ({m.get('cpu_count')} online), {m.get('cpu_model', '-')}"],
+        ["memory", f"{mem / 2**30:.1f} GiB" if mem else "-"],
+        ["OS", m.get("os", "-")],
+        ["PostgreSQL", m.get("server_version", "-")],
+        ["tessera", f"extension {m.get('tessera_version') or '-'}, commit {m.get('git_commit', '-')}, "
+                    f"access method of the tessera side: {m.get('tessera_am', 'tessera')}"],
+        ["DuckDB", m.get("duckdb_version") or "not used"],
+        ["runs", f"warm-up + {m.get('runs')} timed runs per query; statement_timeout {m.get('timeout')} s"],
+    ]
+
+
+def markdown(results: dict, charts: Optional[dict] = None) -> str:
+    charts = charts or {}
     m = results.get("meta", {})
     out = ["# tessera benchmark", "",
-           f"Run {m.get('started')} on {m.get('cpus')} CPUs, {m.get('memory_gb')} GB RAM; {m.get('version')}", "",
-           "Speedup = heap time / tessera time (> 1 means tessera is faster). "
-           "Size ratio = tessera / heap. Times are seconds, best of "
-           f"{m.get('runs')} runs after a warm-up (median in results.json).", "",
-           "Settings: " + ", ".join(f"{k}={v}" for k, v in m.get("settings", {}).items()), ""]
-    for wname, w in results.get("workloads", {}).items():
-        out.append(f"## {wname}")
-        out.append("")
+           f"Heap and tessera measured in the same run on the same server. {SPEEDUP_DEF}; {SIZE_DEF}.",
+           "Times are seconds. Query times: best (and median) of the timed runs after a warm-up run "
+           "that also captures the answer; `match` says whether heap and tessera returned the same "
+           "answer (exact for text and numeric, floats within 1e-9 relative; in order only when the "
+           "query has ORDER BY). `timeout` means the statement exceeded statement_timeout; "
+           "`unsupported: ...` is tessera's feature_not_supported error. results.json holds every figure.",
+           "", "## Machine", ""]
+    out += md_table(["fact", "value"], _meta_rows(m))
+    out += ["", "Server settings:", ""]
+    out += md_table(["setting", "value"], [[k, v] for k, v in m.get("settings", {}).items()])
+    out.append("")
+    for name, w in results.get("workloads", {}).items():
+        out += [f"## {name}: {w.get('title', '')}", ""]
         if "error" in w:
-            out += [f"Failed: `{w['error']}`", ""]
+            out += [f"**Failed:** `{w['error']}`", ""]
             continue
-        if "method" in w:
-            out += [w["method"], ""]
-        if "load" in w:
-            out += ["| load | seconds |", "|---|---|"]
-            for side, d in w["load"].items():
-                out.append(f"| {side} | {fmt_s(d.get('seconds'))} |")
-            out.append("")
-        if "sizes" in w:
-            hs, ts = w["sizes"]["heap"]["total_bytes"], w["sizes"]["tessera"]["total_bytes"]
-            out += ["| size | MB |", "|---|---|", f"| heap | {fmt_mb(hs)} |", f"| tessera | {fmt_mb(ts)} |",
-                    f"| tessera/heap | {ts / hs:.4f} |", ""]
-        if w.get("queries"):
-            has_duck = any("duckdb" in q for q in w["queries"])
-            out.append("| query | heap s | tessera s | speedup |" + (" duckdb s |" if has_duck else "") + " same answer |")
-            out.append("|---|---|---|---|" + ("---|" if has_duck else "") + "---|")
-            for name, h, t, x, d, mt in query_rows(w):
-                out.append(f"| {name} | {h} | {t} | {x} |" + (f" {d or '-'} |" if has_duck else "") + f" {mt} |")
-            out.append("")
-        if w.get("sweep"):
-            out += ["| codec | rows | MB | load s |", "|---|---|---|---|"]
-            for s in w["sweep"]:
-                out.append(f"| {s['codec']} | {s['rows']} | {fmt_mb(s['bytes'])} | {fmt_s(s['seconds'])} |")
-            out.append("")
-        if wname == "small":
-            out += ["| side | seconds | WAL MB | MB | MB after VACUUM | MB bulk-loaded |", "|---|---|---|---|---|---|"]
-            for side in ("heap", "tessera"):
-                d = w[side]
-                out.append(f"| {side} | {fmt_s(d['seconds'])} | {fmt_mb(d['wal_bytes'])} | {fmt_mb(d['bytes'])} | "
-                           f"{fmt_mb(d['bytes_after_vacuum'])} | {fmt_mb(d['bulk_bytes'])} |")
-            out.append("")
-        if w.get("tests"):
-            out += ["| test | heap tps | heap ms | tessera tps | tessera ms | tessera/heap |", "|---|---|---|---|---|---|"]
-            for t in w["tests"]:
-                h, x = t["heap"], t["tessera"]
-                ratio = x["tps"] / h["tps"] if h.get("tps") and x.get("tps") else None
-                out.append(f"| {t['name']} | {h.get('tps', h.get('status'))} | {h.get('latency_ms', '-')} | "
-                           f"{x.get('tps', x.get('status') + ': ' + x.get('error', ''))} | {x.get('latency_ms', '-')} | {fmt_x(ratio)} |")
-            out.append("")
-        if w.get("ops"):
-            out += ["| operation | heap s | tessera s | tessera/heap | heap WAL MB | tessera WAL MB | notes |",
-                    "|---|---|---|---|---|---|---|"]
-            for op in w["ops"]:
-                h, t = op["heap"], op["tessera"]
-                ratio = t["best"] / h["best"] if h.get("best") and t.get("best") else None
-                notes = ""
-                if "ratio" in h:
-                    notes = f"size after/before: heap {h['ratio']:.2f}, tessera {t.get('ratio', 0) or 0:.2f}"
-                out.append(f"| {op['name']} | {side_cell(h)} | {side_cell(t)} | {fmt_x(ratio)} | "
-                           f"{fmt_mb(h.get('wal_bytes'))} | {fmt_mb(t.get('wal_bytes'))} | {notes} |")
-            out.append("")
-        if os.path.exists(os.path.join(results.get("out_dir", ""), f"{wname}.png")):
-            out += [f"![{wname}]({wname}.png)", ""]
+        for note in w.get("notes", []):
+            out += [note, ""]
+        if w.get("load"):
+            rows = []
+            for side, o in w["load"].items():
+                rows.append([side, cell(o), fmt_mb(ok_value(o, "wal_bytes")),
+                             fmt_s(ok_value(o, "vacuum_analyze_seconds"))])
+            rows.append(["speedup (heap/tessera)", fmt_x(load_speedup(w)), "", ""])
+            out += md_table(["load", "seconds", "WAL MB", "VACUUM ANALYZE s"], rows) + [""]
+        if w.get("sizes"):
+            header, rows = size_rows(w)
+            t = w["sizes"].get("tessera", {})
+            if "stripes" in t:
+                rows.append(["tessera stripes", "", str(t["stripes"]), ""])
+            if t.get("compression_ratio"):
+                rows.append(["tessera.compression_ratio()", "", f"{t['compression_ratio']:.1f}", ""])
+            if w.get("sizes_note"):
+                out += [f"Sizes: {w['sizes_note']}.", ""]
+            out += md_table(header, rows) + [""]
+        for g in w.get("groups", []):
+            out += [f"### {g['name']}", ""]
+            if g.get("note"):
+                out += [g["note"], ""]
+            if not g["items"]:
+                continue
+            kind = g["kind"]
+            if kind == "query":
+                header, rows = query_rows(g, medians=True)
+            elif kind == "write":
+                header, rows = write_rows(g, full=True)
+            elif kind == "pgbench":
+                header, rows = pgbench_rows(g, full=True)
+            else:
+                out += [f"{g.get('rows', 0):,} rows per load; heap reference {fmt_mb(g.get('heap_bytes'))} MB "
+                        "(pg_total_relation_size).", ""]
+                header, rows = sweep_rows(g, full=True)
+            out += md_table(header, rows) + [""]
+            diffs = [f"- `{it['name']}`: {it['difference']}" for it in g["items"] if it.get("difference")]
+            if diffs:
+                out += ["Answers that differ:", ""] + diffs + [""]
+            sqls = [it for it in g["items"] if it.get("sql") and kind in ("write",)]
+            if sqls:
+                out += ["<details><summary>statements</summary>", ""]
+                out += [f"- `{it['name']}`: `{it['sql']}`" for it in sqls] + ["", "</details>", ""]
+        if name in charts:
+            out += [f"![{name}]({charts[name]})", ""]
+    if "sizes" in charts:
+        out += ["## Sizes", "", f"![sizes]({charts['sizes']})", ""]
     return "\n".join(out)
 
 
-def charts(results: dict, out_dir: str) -> list:
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return []
-    made = []
-    for wname, w in results.get("workloads", {}).items():
-        qs = [q for q in w.get("queries", []) if q["heap"].get("best") and q["tessera"].get("best")]
-        if not qs:
+# ---------------------------------------------------------------- exit status
+
+def problems(results: dict) -> tuple:
+    """(mismatches, errors): answers that differ between heap and tessera,
+    and measurements or workloads that failed with an error (not a timeout,
+    not unsupported)."""
+    mismatches, errors = [], []
+    for name, w in results.get("workloads", {}).items():
+        if "error" in w:
+            errors.append(f"{name}: {w['error']}")
             continue
-        names = [q["name"] for q in qs]
-        heap = [q["heap"]["best"] for q in qs]
-        tess = [q["tessera"]["best"] for q in qs]
-        ratios = [h / t for h, t in zip(heap, tess)]
-        fig, ax = plt.subplots(figsize=(max(6, len(names) * 0.6), 4))
-        x = range(len(names))
-        ax.bar([i - 0.2 for i in x], heap, 0.4, label="heap")
-        ax.bar([i + 0.2 for i in x], tess, 0.4, label="tessera")
-        span = max(max(heap + tess) / max(min(heap + tess), 1e-6), max(ratios) / max(min(ratios), 1e-6))
-        if span > 10:
-            ax.set_yscale("log")
-        ax.set_xticks(list(x))
-        ax.set_xticklabels(names, rotation=45, ha="right")
-        ax.set_ylabel("seconds (best)")
-        ax.set_title(f"{wname}: heap vs tessera")
-        ax.legend()
-        fig.tight_layout()
-        path = os.path.join(out_dir, f"{wname}.png")
-        fig.savefig(path, dpi=100)
-        plt.close(fig)
-        made.append(path)
-    sizes = [(wn, w["sizes"]["heap"]["total_bytes"], w["sizes"]["tessera"]["total_bytes"])
-             for wn, w in results.get("workloads", {}).items() if "sizes" in w]
-    if sizes:
-        fig, ax = plt.subplots(figsize=(5, 4))
-        x = range(len(sizes))
-        ax.bar([i - 0.2 for i in x], [s[1] / 1048576 for s in sizes], 0.4, label="heap")
-        ax.bar([i + 0.2 for i in x], [s[2] / 1048576 for s in sizes], 0.4, label="tessera")
-        ax.set_yscale("log")
-        ax.set_xticks(list(x))
-        ax.set_xticklabels([s[0] for s in sizes])
-        ax.set_ylabel("MB (log)")
-        ax.set_title("table size")
-        ax.legend()
-        fig.tight_layout()
-        path = os.path.join(out_dir, "sizes.png")
-        fig.savefig(path, dpi=100)
-        plt.close(fig)
-        made.append(path)
-    return made
-
-
-def flatten(results: dict) -> dict:
-    """Every figure of a results file as a flat {path: number} map."""
-    flat = {}
-
-    def walk(prefix, v):
-        if isinstance(v, dict):
-            key = v.get("name")
-            for k, x in v.items():
-                if k in ("sql", "error", "runs", "name", "status", "method", "script"):
-                    continue
-                walk(f"{prefix}/{k}" if prefix else k, x)
-        elif isinstance(v, list):
-            for i, x in enumerate(v):
-                label = x.get("name") or x.get("codec") if isinstance(x, dict) else None
-                walk(f"{prefix}/{label or i}", x)
-        elif isinstance(v, (int, float)) and not isinstance(v, bool) and not (isinstance(v, float) and math.isnan(v)):
-            flat[prefix] = v
-
-    walk("", results.get("workloads", {}))
-    return flat
-
-
-def compare(old: dict, new: dict) -> str:
-    a, b = flatten(old), flatten(new)
-    lines = [f"{'figure':<60} {'old':>14} {'new':>14} {'change':>9}"]
-    for k in sorted(set(a) | set(b)):
-        va, vb = a.get(k), b.get(k)
-        if va is None or vb is None:
-            change = "new" if va is None else "gone"
-        elif va == 0:
-            change = "-"
-        else:
-            change = f"{(vb - va) / abs(va) * 100:+.1f}%"
-        lines.append(f"{k:<60} {'' if va is None else f'{va:.6g}':>14} {'' if vb is None else f'{vb:.6g}':>14} {change:>9}")
-    return "\n".join(lines)
-
-
-def write_all(results: dict, out_dir: str) -> None:
-    os.makedirs(out_dir, exist_ok=True)
-    results["out_dir"] = out_dir
-    charts(results, out_dir)
-    with open(os.path.join(out_dir, "results.json"), "w") as f:
-        json.dump(results, f, indent=1, default=str)
-    with open(os.path.join(out_dir, "report.md"), "w") as f:
-        f.write(markdown(results))
+        for side, o in (w.get("load") or {}).items():
+            if o.get("status") == "error":
+                errors.append(f"{name}/load/{side}: {o.get('error')}")
+        for g in w.get("groups", []):
+            for it in g["items"]:
+                if it.get("match") is False:
+                    mismatches.append(f"{name}/{it['name']}")
+                for side in ("heap", "tessera"):
+                    o = it.get(side) or {}
+                    if o.get("status") == "error":
+                        errors.append(f"{name}/{it['name']}/{side}: {o.get('error')}")
+    return mismatches, errors

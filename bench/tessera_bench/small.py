@@ -1,0 +1,80 @@
+"""Small commits: 10,000 transactions of 10 rows each (--small-txns), the
+time and size that leaves, the size after VACUUM, a scan of the result, and
+the same rows bulk-loaded in one statement for reference."""
+
+from __future__ import annotations
+
+import time
+
+import psycopg
+
+from .common import (SIDES, Config, access_method, compare_query, drop_schemas, ensure_extension, group,
+                     reset_schemas, storage_facts, wanted)
+from .pg import OK, Pg, failure, outcome, progress, time_statement
+from .seed import COLUMNS, INSERT
+
+SCHEMAS = {"heap": "bench_small_heap", "tessera": "bench_small_tessera"}
+ROWS_PER_TXN = 10
+
+
+def _commits(pg: Pg, table: str, txns: int) -> dict:
+    try:
+        with pg.no_timeout():
+            lsn = pg.wal_lsn()
+            start = time.perf_counter()
+            for k in range(txns):
+                pg.execute(INSERT.format(t=table, lo=k * ROWS_PER_TXN + 1, hi=(k + 1) * ROWS_PER_TXN))
+            seconds = time.perf_counter() - start
+            return outcome(OK, [seconds], wal_bytes=pg.wal_since(lsn), bytes_after=pg.total_size(table))
+    except psycopg.Error as e:
+        pg.recover()
+        return failure(e)
+
+
+def run(pg: Pg, cfg: Config) -> dict:
+    ensure_extension(pg, cfg)
+    txns = cfg.small_txns
+    rows = txns * ROWS_PER_TXN
+    res = {"title": f"small commits: {txns:,} transactions of {ROWS_PER_TXN} rows",
+           "params": {"transactions": txns, "rows_per_transaction": ROWS_PER_TXN},
+           "notes": [f"Each transaction is one INSERT ... SELECT of {ROWS_PER_TXN} seed rows, committed "
+                     "(autocommit), one after another on one connection. Then VACUUM, a scan, and for "
+                     f"reference the same {rows:,} rows loaded by one INSERT into another table."],
+           "groups": []}
+    reset_schemas(pg, SCHEMAS)
+    try:
+        ops = {"commits": {"name": "commits", "sql": f"{txns} x INSERT of {ROWS_PER_TXN} rows"},
+               "vacuum": {"name": "vacuum", "sql": "VACUUM t"},
+               "bulk_load": {"name": "bulk_load", "sql": f"INSERT of {rows} rows in one statement"}}
+        sums = {}
+        for side in SIDES:
+            s = SCHEMAS[side]
+            am = access_method(cfg, side)
+            pg.execute(f"CREATE TABLE {s}.t {COLUMNS} USING {am}")
+            pg.execute(f"CREATE TABLE {s}.bulk {COLUMNS} USING {am}")
+            pg.checkpoint()
+            progress(f"  {txns:,} transactions of {ROWS_PER_TXN} rows into {side}")
+            ops["commits"][side] = _commits(pg, f"{s}.t", txns)
+            ops["vacuum"][side] = time_statement(pg, f"VACUUM {s}.t")
+            if ops["vacuum"][side]["status"] == OK:
+                ops["vacuum"][side]["bytes_after"] = pg.total_size(f"{s}.t")
+            sums[side] = pg.checksum(f"{s}.t")
+            progress(f"  bulk load of {rows:,} rows into {side}")
+            with pg.no_timeout():
+                ops["bulk_load"][side] = time_statement(pg, INSERT.format(t=f"{s}.bulk", lo=1, hi=rows))
+            if ops["bulk_load"][side]["status"] == OK:
+                ops["bulk_load"][side]["bytes_after"] = pg.total_size(f"{s}.bulk")
+        ops["commits"]["match"] = sums["heap"] == sums["tessera"]
+        res["groups"].append(group("writes", "write", list(ops.values())))
+        res["sizes"] = {side: dict(pg.sizes([f"{SCHEMAS[side]}.t"]),
+                                   **storage_facts(pg, cfg, side, [f"{SCHEMAS[side]}.t"])) for side in SIDES}
+        res["sizes_note"] = "the table after the small commits and VACUUM"
+        if wanted(cfg, "scan"):
+            with pg.no_timeout():
+                for side in SIDES:
+                    pg.execute(f"ANALYZE {SCHEMAS[side]}.t")
+            q = compare_query(pg, cfg, "scan", "SELECT count(*), sum(c1), avg(c4), max(c5) FROM t", SCHEMAS)
+            res["groups"].append(group("queries", "query", [q]))
+    finally:
+        drop_schemas(pg, cfg, SCHEMAS)
+    return res
