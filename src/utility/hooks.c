@@ -19,6 +19,13 @@
  *	  buffered rows, and nothing may be written once parallel mode starts,
  *	  so buffered rows are written out first.
  *
+ *	  Publications: logical decoding does not see rows in stripe pages, so a
+ *	  publication that would contain a tessera table would silently drop its
+ *	  changes.  After every statement that can put a table into a
+ *	  publication (CREATE/ALTER PUBLICATION, CREATE TABLE, ALTER TABLE,
+ *	  ALTER ... SET SCHEMA) the tessera tables are checked and the statement
+ *	  fails if one of them is published.
+ *
  *	  Every hook calls the previous one.
  *
  * IDENTIFICATION
@@ -34,8 +41,13 @@
 #include "access/xact.h"
 #include "catalog/indexing.h"
 #include "catalog/namespace.h"
+#include "access/genam.h"
+#include "access/heapam.h"
+#include "access/tableam.h"
 #include "catalog/objectaccess.h"
+#include "catalog/partition.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_publication.h"
 #include "commands/tablecmds.h"
 #include "executor/executor.h"
 #include "nodes/parsenodes.h"
@@ -100,6 +112,87 @@ reject_non_tessera(Oid relid)
 			 errdetail("Table \"%s\" does not use the tessera access method.",
 					   get_rel_name(relid)),
 			 errhint("Create the table with USING tessera, or leave out the tessera_* parameters.")));
+}
+
+/*
+ * The publication that a change to table relid (a permanent tessera table)
+ * would be published through, or InvalidOid.
+ */
+static Oid
+publication_of(Oid relid, Oid relnamespace, List *all_tables_pubs)
+{
+	List	   *pubs;
+	List	   *ancestors;
+	ListCell   *lc;
+
+	if (all_tables_pubs != NIL)
+		return linitial_oid(all_tables_pubs);
+	pubs = list_concat(GetRelationPublications(relid), GetSchemaPublications(relnamespace));
+	if (pubs != NIL)
+		return linitial_oid(pubs);
+
+	/* a partition is published through a published ancestor */
+	ancestors = get_partition_ancestors(relid);
+	foreach(lc, ancestors)
+	{
+		Oid			ancestor = lfirst_oid(lc);
+
+		pubs = list_concat(GetRelationPublications(ancestor),
+						   GetSchemaPublications(get_rel_namespace(ancestor)));
+		if (pubs != NIL)
+			return linitial_oid(pubs);
+	}
+	return InvalidOid;
+}
+
+/*
+ * Raise feature_not_supported if any tessera table is in a publication.
+ * Cheap when there are no publications, which is the common case.
+ */
+static void
+check_no_published_tessera_tables(void)
+{
+	Relation	pubrel;
+	SysScanDesc pubscan;
+	bool		any_pub;
+	Relation	classrel;
+	TableScanDesc scan;
+	HeapTuple	tup;
+	List	   *all_tables_pubs;
+
+	CommandCounterIncrement();
+	pubrel = table_open(PublicationRelationId, AccessShareLock);
+	pubscan = systable_beginscan(pubrel, InvalidOid, false, NULL, 0, NULL);
+	any_pub = HeapTupleIsValid(systable_getnext(pubscan));
+	systable_endscan(pubscan);
+	table_close(pubrel, AccessShareLock);
+	if (!any_pub)
+		return;
+
+	all_tables_pubs = GetAllTablesPublications();
+	classrel = table_open(RelationRelationId, AccessShareLock);
+	scan = table_beginscan_catalog(classrel, 0, NULL);
+	while ((tup = heap_getnext(scan, ForwardScanDirection)) != NULL)
+	{
+		Form_pg_class form = (Form_pg_class) GETSTRUCT(tup);
+		Oid			pubid;
+
+		if (form->relkind != RELKIND_RELATION ||
+			form->relpersistence != RELPERSISTENCE_PERMANENT ||
+			!IsTesseraAmOid(form->relam))
+			continue;
+		pubid = publication_of(form->oid, form->relnamespace, all_tables_pubs);
+		if (OidIsValid(pubid))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("tessera table \"%s\" cannot be published",
+							NameStr(form->relname)),
+					 errdetail("Publication \"%s\" would include it, and logical decoding does not see changes to tessera tables.",
+							   get_publication_name(pubid, false)),
+					 errhint("Leave the table out of the publication, or publish a heap table instead.")));
+	}
+	table_endscan(scan);
+	table_close(classrel, AccessShareLock);
 }
 
 static void
@@ -246,7 +339,13 @@ tessera_ProcessUtility(PlannedStmt *pstmt, const char *queryString, bool readOnl
 	}
 	PG_END_TRY();
 
-	if (target == NULL || !IsTransactionState())
+	if (!IsTransactionState())
+		return;
+	if (IsA(parsetree, CreatePublicationStmt) || IsA(parsetree, AlterPublicationStmt) ||
+		IsA(parsetree, CreateStmt) || IsA(parsetree, CreateTableAsStmt) ||
+		IsA(parsetree, AlterTableStmt) || IsA(parsetree, AlterObjectSchemaStmt))
+		check_no_published_tessera_tables();
+	if (target == NULL)
 		return;
 
 	CommandCounterIncrement();
