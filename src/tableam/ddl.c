@@ -24,6 +24,8 @@
 
 #include <math.h>
 
+#include "access/genam.h"
+#include "access/heapam.h"
 #include "access/multixact.h"
 #include "access/tableam.h"
 #include "access/xact.h"
@@ -41,6 +43,7 @@
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
+#include "utils/tuplesort.h"
 
 #include "tessera/catalog.h"
 #include "tessera/reader.h"
@@ -132,6 +135,31 @@ tessera_relation_copy_data(Relation rel, const RelFileNode *newrnode)
  * Nothing can write concurrently (AccessExclusiveLock), so a fresh MVCC
  * snapshot sees exactly the rows that exist.
  */
+/* Write the row in oldslot to NewTable; dropped columns become NULL. */
+static void
+copy_row(Relation NewTable, TupleTableSlot *oldslot, TupleTableSlot *newslot, CommandId cid)
+{
+	TupleDesc	newdesc = RelationGetDescr(NewTable);
+
+	slot_getallattrs(oldslot);
+	ExecClearTuple(newslot);
+	for (int i = 0; i < newdesc->natts; i++)
+	{
+		if (TupleDescAttr(newdesc, i)->attisdropped)
+		{
+			newslot->tts_values[i] = (Datum) 0;
+			newslot->tts_isnull[i] = true;
+		}
+		else
+		{
+			newslot->tts_values[i] = oldslot->tts_values[i];
+			newslot->tts_isnull[i] = oldslot->tts_isnull[i];
+		}
+	}
+	ExecStoreVirtualTuple(newslot);
+	TesseraWriteRow(NewTable, newslot, cid);
+}
+
 void
 tessera_relation_copy_for_cluster(Relation OldTable, Relation NewTable, Relation OldIndex,
 								  bool use_sort, TransactionId OldestXmin,
@@ -140,49 +168,89 @@ tessera_relation_copy_for_cluster(Relation OldTable, Relation NewTable, Relation
 								  double *tups_recently_dead)
 {
 	Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
-	TableScanDesc scan;
+	TableScanDesc scan = NULL;
+	IndexScanDesc iscan = NULL;
+	Tuplesortstate *sort = NULL;
 	TupleTableSlot *oldslot = table_slot_create(OldTable, NULL);
 	TupleTableSlot *newslot = table_slot_create(NewTable, NULL);
+	TupleTableSlot *sortslot = NULL;
 	CommandId	cid = GetCurrentCommandId(true);
-	TupleDesc	newdesc = RelationGetDescr(NewTable);
+	TupleDesc	olddesc = RelationGetDescr(OldTable);
 	double		n = 0;
 
-	if (OldIndex != NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("CLUSTER is not supported on tessera table \"%s\" yet",
-						RelationGetRelationName(OldTable)),
-				 errhint("Use VACUUM FULL to rewrite the table.")));
+	Assert(olddesc->natts == RelationGetDescr(NewTable)->natts);
 
-	Assert(RelationGetDescr(OldTable)->natts == newdesc->natts);
-	pgstat_progress_update_param(PROGRESS_CLUSTER_PHASE, PROGRESS_CLUSTER_PHASE_SEQ_SCAN_HEAP);
+	/*
+	 * The rows are those the latest snapshot sees: the command holds an
+	 * AccessExclusiveLock, so no other transaction is writing the table.
+	 * CLUSTER gives them in index order, either by sorting (what the planner
+	 * prefers for large tables) or through an index scan.
+	 */
+	if (OldIndex != NULL && use_sort)
+	{
+		sort = tuplesort_begin_cluster(olddesc, OldIndex, maintenance_work_mem, NULL,
+									   TUPLESORT_NONE);
+		sortslot = MakeSingleTupleTableSlot(olddesc, &TTSOpsHeapTuple);
+	}
+	if (OldIndex != NULL && !use_sort)
+	{
+		pgstat_progress_update_param(PROGRESS_CLUSTER_PHASE,
+									 PROGRESS_CLUSTER_PHASE_INDEX_SCAN_HEAP);
+		iscan = index_beginscan(OldTable, OldIndex, snapshot, 0, 0);
+		index_rescan(iscan, NULL, 0, NULL, 0);
+	}
+	else
+	{
+		pgstat_progress_update_param(PROGRESS_CLUSTER_PHASE,
+									 PROGRESS_CLUSTER_PHASE_SEQ_SCAN_HEAP);
+		scan = table_beginscan(OldTable, snapshot, 0, NULL);
+	}
 
-	scan = table_beginscan(OldTable, snapshot, 0, NULL);
-	while (table_scan_getnextslot(scan, ForwardScanDirection, oldslot))
+	for (;;)
 	{
 		CHECK_FOR_INTERRUPTS();
-		slot_getallattrs(oldslot);
-		ExecClearTuple(newslot);
-		for (int i = 0; i < newdesc->natts; i++)
+		if (iscan != NULL ? !index_getnext_slot(iscan, ForwardScanDirection, oldslot)
+			: !table_scan_getnextslot(scan, ForwardScanDirection, oldslot))
+			break;
+		if (sort != NULL)
 		{
-			/* dropped columns are NULL in the new table */
-			if (TupleDescAttr(newdesc, i)->attisdropped)
-			{
-				newslot->tts_values[i] = (Datum) 0;
-				newslot->tts_isnull[i] = true;
-			}
-			else
-			{
-				newslot->tts_values[i] = oldslot->tts_values[i];
-				newslot->tts_isnull[i] = oldslot->tts_isnull[i];
-			}
+			bool		shouldfree;
+			HeapTuple	tuple = ExecFetchSlotHeapTuple(oldslot, false, &shouldfree);
+
+			tuplesort_putheaptuple(sort, tuple);
+			if (shouldfree)
+				heap_freetuple(tuple);
+			continue;
 		}
-		ExecStoreVirtualTuple(newslot);
-		TesseraWriteRow(NewTable, newslot, cid);
+		copy_row(NewTable, oldslot, newslot, cid);
 		n += 1;
 		pgstat_progress_update_param(PROGRESS_CLUSTER_HEAP_TUPLES_WRITTEN, (int64) n);
 	}
-	table_endscan(scan);
+	if (iscan != NULL)
+		index_endscan(iscan);
+	if (scan != NULL)
+		table_endscan(scan);
+
+	if (sort != NULL)
+	{
+		HeapTuple	tuple;
+
+		pgstat_progress_update_param(PROGRESS_CLUSTER_PHASE,
+									 PROGRESS_CLUSTER_PHASE_SORT_TUPLES);
+		tuplesort_performsort(sort);
+		pgstat_progress_update_param(PROGRESS_CLUSTER_PHASE,
+									 PROGRESS_CLUSTER_PHASE_WRITE_NEW_HEAP);
+		while ((tuple = tuplesort_getheaptuple(sort, true)) != NULL)
+		{
+			CHECK_FOR_INTERRUPTS();
+			ExecStoreHeapTuple(tuple, sortslot, false);
+			copy_row(NewTable, sortslot, newslot, cid);
+			n += 1;
+			pgstat_progress_update_param(PROGRESS_CLUSTER_HEAP_TUPLES_WRITTEN, (int64) n);
+		}
+		tuplesort_end(sort);
+		ExecDropSingleTupleTableSlot(sortslot);
+	}
 	TesseraFlushRelation(NewTable);
 
 	ExecDropSingleTupleTableSlot(oldslot);

@@ -143,4 +143,36 @@ SELECT tt.cmp('SELECT id FROM {t} WHERE k = ''k42''', 'ih', 'it');
 RESET enable_seqscan;
 CREATE INDEX ON it USING brin (id);
 
+
+-- CLUSTER: rewrites in index order, by sort or by index scan
+CREATE TABLE cl_t (a int, b text, d int) USING tessera;
+CREATE TABLE cl_h (a int, b text, d int);
+INSERT INTO cl_t SELECT (g * 7919) % 10007, 'v' || g, g FROM generate_series(1, 10007) g;
+INSERT INTO cl_h SELECT * FROM cl_t;
+ALTER TABLE cl_t DROP COLUMN d;
+ALTER TABLE cl_h DROP COLUMN d;
+CREATE INDEX cl_t_a ON cl_t (a);
+CREATE INDEX cl_h_a ON cl_h (a);
+DELETE FROM cl_t WHERE a % 3 = 0;
+DELETE FROM cl_h WHERE a % 3 = 0;
+SET enable_indexscan = off;         -- CLUSTER sorts
+CLUSTER cl_t USING cl_t_a;
+CLUSTER cl_h USING cl_h_a;
+RESET enable_indexscan;
+SELECT tt.cmp_ordered('SELECT a, b FROM {t}', 'cl_h', 'cl_t');
+SELECT min(ctid), max(ctid) FROM cl_t;
+UPDATE cl_t SET a = -a WHERE a < 5000;
+UPDATE cl_h SET a = -a WHERE a < 5000;
+SET enable_seqscan = off;           -- CLUSTER scans the index
+SET enable_bitmapscan = off;
+CLUSTER cl_t;
+CLUSTER cl_h;
+RESET enable_seqscan;
+RESET enable_bitmapscan;
+SELECT tt.cmp_ordered('SELECT a, b FROM {t}', 'cl_h', 'cl_t');
+SET enable_seqscan = off;
+SELECT tt.cmp('SELECT a, b FROM {t} WHERE a BETWEEN -100 AND 100', 'cl_h', 'cl_t');
+RESET enable_seqscan;
+DROP TABLE cl_t, cl_h;
+
 DROP TABLE ih, it, du, oc_h, oc_t, child_t, child_h, parent_t, child2_t, parent_h, booking;
