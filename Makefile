@@ -23,6 +23,7 @@ OBJS = \
 	src/reader/reader.o \
 	src/reader/cache.o \
 	src/executor/slot.o \
+	src/executor/customscan.o \
 	src/utility/hooks.o \
 	src/debug/inspect.o
 
@@ -31,14 +32,15 @@ DATA = sql/tessera--0.1.sql
 PGFILEDESC = "tessera - columnar table access method"
 
 PG_CPPFLAGS = -I$(srcdir)/include
-PG_CFLAGS = -Wall -Wmissing-prototypes -Werror=implicit-function-declaration
+PG_CFLAGS = -Wall -Wmissing-prototypes -Werror=implicit-function-declaration -MMD -MP
 SHLIB_LINK = -lzstd -llz4
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-# rebuild objects when a header they include changes
-override CPPFLAGS += -MMD -MP
+# rebuild objects when a header they include changes (in CFLAGS, not
+# CPPFLAGS: the JIT bitcode compile would overwrite the .d with its own
+# target, and the .o would then never be rebuilt)
 -include $(OBJS:.o=.d)
 EXTRA_CLEAN += $(OBJS:.o=.d)

@@ -75,5 +75,12 @@ _PG_init(void)
 
 	TesseraRegisterReloptions();
 	TesseraRegisterXactCallbacks();
+	DefineCustomBoolVariable("tessera.enable_custom_scan",
+							 "Lets the planner use TesseraScan for tessera tables.",
+							 "TesseraScan reads only the columns a query uses, skips row groups by their min/max values and filters rows on column vectors.",
+							 &tessera_enable_custom_scan, true, PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+
 	TesseraInstallHooks();
+	TesseraInitCustomScan();
 }

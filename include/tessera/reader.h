@@ -75,6 +75,7 @@ typedef struct TesseraReader
 	BufferAccessStrategy strategy;
 	bool		check_deleted;	/* compute batch->deleted when loading */
 	bool		keep_states;	/* SnapshotAny: keep row states in batch->states */
+	const bool *needed;			/* [natts] columns a slot may decode; NULL: all */
 	MemoryContext cxt;			/* lifetime of the reader */
 	MemoryContext batch_cxt;	/* reset for every row group */
 	TesseraBatch batch;
@@ -89,6 +90,20 @@ extern void TesseraBatchColumn(TesseraBatch *batch, int attidx, Datum **values, 
 extern bool TesseraReaderLocate(TesseraReader *reader, uint64 rownum, int *stripe, int *rg, int *row);
 extern void TesseraReaderGlobalRg(TesseraReader *reader, uint32 g, int *stripe, int *rg);
 extern uint32 TesseraStripeRowGroups(TesseraReader *reader, int stripe);
+
+/* What a row group's chunk says about its values, without reading it. */
+typedef struct TesseraChunkSummary
+{
+	uint32		rows;			/* rows stored in the row group */
+	uint32		nonnull;		/* non-NULL values */
+	bool		has_minmax;
+	Datum		min;			/* of the column's type; valid if has_minmax */
+	Datum		max;
+} TesseraChunkSummary;
+
+extern void TesseraReaderChunkSummary(TesseraReader *reader, int stripe, int rg, int attidx,
+									  TesseraChunkSummary *summary);
+extern TesseraColumnType *TesseraReaderColumnType(TesseraReader *reader, int attidx);
 
 /* standalone directory access for introspection and TID fetches */
 extern TesseraStripeDir *TesseraLoadDir(Relation rel, const TesseraStripe *stripe,

@@ -50,6 +50,16 @@ extern const struct TesseraRowState *TesseraScanCurrentState(TableScanDesc scan)
 extern void TesseraScanSetBlockRange(TableScanDesc scan, BlockNumber start, BlockNumber nblocks);
 extern void TesseraScanKeepStates(TableScanDesc scan);
 
+struct TesseraReader;
+struct TesseraBatch;
+typedef bool (*TesseraRowGroupFilter) (void *arg, struct TesseraReader *reader, int stripe, int rg);
+typedef const bool *(*TesseraBatchFilter) (void *arg, struct TesseraBatch *batch);
+extern void TesseraScanSetFilters(TableScanDesc scan, TesseraRowGroupFilter rg_filter,
+								  TesseraBatchFilter batch_filter, void *arg);
+extern void TesseraScanSetColumns(TableScanDesc scan, const bool *needed);
+extern bool TesseraScanNextRow(TableScanDesc scan, ScanDirection dir, struct TesseraBatch **batch,
+							   int *row);
+
 /* fetch.c */
 extern struct IndexFetchTableData *tessera_index_fetch_begin(Relation rel);
 extern void tessera_index_fetch_reset(struct IndexFetchTableData *data);

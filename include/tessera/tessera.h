@@ -119,6 +119,10 @@ extern const TableAmRoutine *TesseraTableAmRoutine(void);
 extern bool IsTesseraRelation(Relation rel);
 extern bool IsTesseraAmOid(Oid amoid);
 
+/* TesseraScan (executor/customscan.c) */
+extern bool tessera_enable_custom_scan;
+extern void TesseraInitCustomScan(void);
+
 /* hooks (utility/hooks.c) */
 extern void TesseraInstallHooks(void);
 

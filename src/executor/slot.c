@@ -90,6 +90,13 @@ tts_tessera_getsomeattrs(TupleTableSlot *slot, int natts)
 		Datum	   *values;
 		bool	   *isnull;
 
+		if (b->reader->needed && !b->reader->needed[i])
+		{
+			/* a column the plan never looks at */
+			slot->tts_values[i] = (Datum) 0;
+			slot->tts_isnull[i] = true;
+			continue;
+		}
 		TesseraBatchColumn(b, i, &values, &isnull);
 		slot->tts_values[i] = values[ts->row];
 		slot->tts_isnull[i] = isnull[ts->row];

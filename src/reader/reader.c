@@ -332,6 +332,69 @@ TesseraStripeRowGroups(TesseraReader *r, int stripe)
 }
 
 /*
+ * TesseraReaderColumnType
+ *		How column attidx is stored (set up on first use).
+ */
+TesseraColumnType *
+TesseraReaderColumnType(TesseraReader *r, int attidx)
+{
+	if (!r->type_ready[attidx])
+	{
+		MemoryContext old = MemoryContextSwitchTo(r->cxt);
+
+		TesseraColumnTypeInit(&r->types[attidx], TupleDescAttr(r->tupdesc, attidx));
+		r->type_ready[attidx] = true;
+		MemoryContextSwitchTo(old);
+	}
+	return &r->types[attidx];
+}
+
+/*
+ * TesseraReaderChunkSummary
+ *		Row count, non-NULL count and min/max of column attidx in row group
+ *		rg of stripe, from the stripe directory alone.  By-reference min/max
+ *		are palloc'd in the current memory context.
+ */
+void
+TesseraReaderChunkSummary(TesseraReader *r, int stripe, int rg, int attidx,
+						  TesseraChunkSummary *summary)
+{
+	TesseraStripeDir *dir = TesseraReaderDir(r, stripe);
+	Form_pg_attribute attr = TupleDescAttr(r->tupdesc, attidx);
+
+	memset(summary, 0, sizeof(TesseraChunkSummary));
+	summary->rows = dir->rgs[rg].row_count;
+	if (attr->attisdropped)
+		return;					/* all NULL */
+	if ((uint32) attidx >= dir->hdr.natts)
+	{
+		/* added after the stripe was written: every row has the default */
+		bool		isnull;
+		Datum		missing = getmissingattr(r->tupdesc, attidx + 1, &isnull);
+
+		if (!isnull)
+		{
+			summary->nonnull = summary->rows;
+			summary->has_minmax = true;
+			summary->min = summary->max = missing;
+		}
+	}
+	else
+	{
+		TesseraChunkDisk *cd = &dir->chunks[rg * dir->hdr.natts + attidx];
+		TesseraColumnType *type = TesseraReaderColumnType(r, attidx);
+
+		summary->nonnull = cd->value_count;
+		if (cd->min_len > 0 && cd->max_len > 0 && type->stats != TESSERA_STATS_NONE)
+		{
+			summary->has_minmax = true;
+			summary->min = TesseraStatDeserialize(type, dir->stats + cd->min_off, cd->min_len);
+			summary->max = TesseraStatDeserialize(type, dir->stats + cd->max_off, cd->max_len);
+		}
+	}
+}
+
+/*
  * TesseraReaderLoad
  *		Make row group rg of stripe the current batch.  Returns false if
  *		the snapshot sees none of its rows.

@@ -77,6 +77,12 @@ typedef struct TesseraScanDescData
 	BlockNumber sample_nblocks;
 	BlockNumber sample_block;
 
+	/* TesseraScan: row-group and row filters (see TesseraScanSetFilters) */
+	TesseraRowGroupFilter rg_filter;
+	TesseraBatchFilter batch_filter;
+	void	   *filter_arg;
+	const bool *sel;			/* rows of the batch that pass; NULL: all */
+
 	/* bitmap scans: candidate row numbers of the current TID block */
 	uint64		bm_rows[MaxHeapTuplesPerPage];
 	int			bm_n;
@@ -174,6 +180,24 @@ rg_in_range(TesseraScanDesc scan, int stripe, int rg)
 		g->first_rownum + g->row_count > scan->range_lo;
 }
 
+/* May row group rg of stripe hold rows that pass the scan's filter? */
+static inline bool
+rg_passes(TesseraScanDesc scan, int stripe, int rg)
+{
+	if (scan->rg_filter == NULL)
+		return true;
+	return scan->rg_filter(scan->filter_arg, scan->reader, stripe, rg);
+}
+
+/* The loaded batch's rows that pass the scan's row filter. */
+static inline void
+filter_batch(TesseraScanDesc scan)
+{
+	scan->sel = NULL;
+	if (scan->batch_filter != NULL)
+		scan->sel = scan->batch_filter(scan->filter_arg, &scan->reader->batch);
+}
+
 /*
  * Move to the next (or previous) row group with visible rows and load it.
  * Returns false at the end of the scan.
@@ -199,11 +223,13 @@ advance_rg(TesseraScanDesc scan, ScanDirection dir)
 				return false;
 			}
 			TesseraReaderGlobalRg(r, g, &stripe, &rg);
-			if (rg_in_range(scan, stripe, rg) && TesseraReaderLoad(r, stripe, rg))
+			if (rg_in_range(scan, stripe, rg) && rg_passes(scan, stripe, rg) &&
+				TesseraReaderLoad(r, stripe, rg))
 			{
 				scan->pos_stripe = stripe;
 				scan->pos_rg = rg;
 				scan->pos_row = -1;
+				filter_batch(scan);
 				return true;
 			}
 		}
@@ -260,16 +286,22 @@ advance_rg(TesseraScanDesc scan, ScanDirection dir)
 		}
 		scan->pos_stripe = stripe;
 		scan->pos_rg = rg;
-		if (rg_in_range(scan, stripe, rg) && TesseraReaderLoad(r, stripe, rg))
+		if (rg_in_range(scan, stripe, rg) && rg_passes(scan, stripe, rg) &&
+			TesseraReaderLoad(r, stripe, rg))
 		{
 			scan->pos_row = ScanDirectionIsForward(dir) ? -1 : r->batch.nrows;
+			filter_batch(scan);
 			return true;
 		}
 	}
 }
 
-static bool
-scan_next(TesseraScanDesc scan, ScanDirection dir, TupleTableSlot *slot)
+/*
+ * Advance to the next row the scan returns; it is row *row of the reader's
+ * current batch.
+ */
+static inline bool
+scan_next_row(TesseraScanDesc scan, ScanDirection dir, int *rowp)
 {
 	TesseraReader *r = scan->reader;
 
@@ -282,35 +314,70 @@ scan_next(TesseraScanDesc scan, ScanDirection dir, TupleTableSlot *slot)
 		if (scan->pos_stripe >= 0 && scan->pos_stripe < r->nstripes)
 		{
 			TesseraBatch *b = &r->batch;
+			int			step = ScanDirectionIsForward(dir) ? 1 : -1;
 
 			/* another user of the reader may have moved the batch */
 			if (b->stripe != scan->pos_stripe || b->rg != scan->pos_rg)
+			{
 				(void) TesseraReaderLoad(r, scan->pos_stripe, scan->pos_rg);
+				filter_batch(scan);
+			}
 
 			for (;;)
 			{
-				int			row = scan->pos_row + (ScanDirectionIsForward(dir) ? 1 : -1);
+				int			row = scan->pos_row + step;
 				uint64		rownum;
 
 				if (row < 0 || row >= b->nrows)
 					break;
 				scan->pos_row = row;
-				rownum = b->first_rownum + row;
-				if (scan->has_range && (rownum < scan->range_lo || rownum >= scan->range_hi))
+				if (scan->sel && !scan->sel[row])
 					continue;
 				if (b->deleted && b->deleted[row])
 					continue;
-				TesseraSlotStoreRow(slot, b, row);
-				pgstat_count_heap_getnext(scan->base.rs_rd);
+				rownum = b->first_rownum + row;
+				if (scan->has_range && (rownum < scan->range_lo || rownum >= scan->range_hi))
+					continue;
+				*rowp = row;
 				return true;
 			}
 		}
 		if (!advance_rg(scan, dir))
-		{
-			ExecClearTuple(slot);
 			return false;
-		}
 	}
+}
+
+static bool
+scan_next(TesseraScanDesc scan, ScanDirection dir, TupleTableSlot *slot)
+{
+	int			row;
+
+	if (!scan_next_row(scan, dir, &row))
+	{
+		ExecClearTuple(slot);
+		return false;
+	}
+	TesseraSlotStoreRow(slot, &scan->reader->batch, row);
+	pgstat_count_heap_getnext(scan->base.rs_rd);
+	return true;
+}
+
+/*
+ * TesseraScanNextRow
+ *		The next row of a sequential or parallel scan, as a batch and a row
+ *		in it, without storing it in a slot (TesseraScan's fast path).  The
+ *		batch stays valid until the next call.
+ */
+bool
+TesseraScanNextRow(TableScanDesc sscan, ScanDirection dir, TesseraBatch **batch, int *row)
+{
+	TesseraScanDesc scan = (TesseraScanDesc) sscan;
+
+	if (!scan_next_row(scan, dir, row))
+		return false;
+	*batch = &scan->reader->batch;
+	pgstat_count_heap_getnext(scan->base.rs_rd);
+	return true;
 }
 
 bool
@@ -609,4 +676,34 @@ void
 TesseraScanKeepStates(TableScanDesc sscan)
 {
 	((TesseraScanDesc) sscan)->reader->keep_states = true;
+}
+
+/*
+ * TesseraScanSetFilters
+ *		Make a sequential or parallel scan skip the row groups rg_filter
+ *		rejects (before they are read) and the rows of a loaded batch that
+ *		batch_filter leaves out of the selection it returns (NULL: all
+ *		rows).  Used by TesseraScan; either filter may be NULL.
+ */
+void
+TesseraScanSetFilters(TableScanDesc sscan, TesseraRowGroupFilter rg_filter,
+					  TesseraBatchFilter batch_filter, void *arg)
+{
+	TesseraScanDesc scan = (TesseraScanDesc) sscan;
+
+	scan->rg_filter = rg_filter;
+	scan->batch_filter = batch_filter;
+	scan->filter_arg = arg;
+	scan->sel = NULL;
+}
+
+/*
+ * TesseraScanSetColumns
+ *		Only the columns flagged in needed[natts] are decoded; the others
+ *		read as NULL.  The caller guarantees nothing looks at them.
+ */
+void
+TesseraScanSetColumns(TableScanDesc sscan, const bool *needed)
+{
+	((TesseraScanDesc) sscan)->reader->needed = needed;
 }

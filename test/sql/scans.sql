@@ -1,5 +1,7 @@
 -- Plain table AM scans: sequential, parallel, TID, sample, rescans,
--- joins, and ANALYZE statistics, each compared with heap.
+-- joins, and ANALYZE statistics, each compared with heap.  TesseraScan is
+-- off here (customscan.sql tests it), so these are the table AM's own scans.
+SET tessera.enable_custom_scan = off;
 CREATE TABLE sh (id int, grp int, val numeric, txt text);
 INSERT INTO sh SELECT i, i % 50, (i * 37 % 1000)::numeric / 8,
     CASE WHEN i % 9 = 0 THEN NULL ELSE 'v' || (i % 300) END FROM generate_series(1, 60000) i;

@@ -1,0 +1,1351 @@
+/*-------------------------------------------------------------------------
+ *
+ * customscan.c
+ *	  TesseraScan: a custom scan of a tessera table that decodes only the
+ *	  columns the query uses, skips row groups by their min/max and null
+ *	  counts, filters rows on decoded column vectors, and runs in parallel.
+ *
+ * NOTES
+ *	  Planning: set_rel_pathlist_hook adds a TesseraScan path (and a
+ *	  partial one for parallel plans) beside PostgreSQL's own.  Its cost
+ *	  scales the decoded size of the table by the share of the row width
+ *	  the query reads and by the share of row groups expected to survive
+ *	  skipping: the qual's selectivity where the column's values follow
+ *	  the row order (pg_stats correlation), all of them where they do not.
+ *	  So the planner still prefers an index scan for a few rows.
+ *
+ *	  Quals are sorted at plan time into three overlapping sets:
+ *	  - row-group filters: `col op expr`, `col op ANY/ALL (array)`,
+ *	    `col IS [NOT] NULL`, and AND/OR trees of them, where op is in the
+ *	    column type's default btree family (the order the chunk min/max was
+ *	    computed in; same collation for collatable types) and expr uses no
+ *	    column of this table and nothing volatile: constants, parameters
+ *	    (prepared statements, init plans, lateral and nested-loop values).
+ *	    expr is evaluated once per (re)scan; a row group whose summary
+ *	    proves the filter false for every row is never read.  A row group's
+ *	    summary covers every row it stores, deleted or not, so skipping
+ *	    is exact.
+ *	  - vector quals: top-level `col op expr` on integers, dates,
+ *	    timestamps and floats with a btree comparison: evaluated by tight
+ *	    loops over the decoded column, leaving a selection of rows; only
+ *	    selected rows become tuples.  They are left out of the plan's qual
+ *	    and re-checked only for EvalPlanQual.
+ *	  - everything else stays in the plan's qual, run by ExecScan.
+ *
+ *	  Projection: the columns referenced anywhere in the target list or the
+ *	  quals (all of them for a whole-row reference) are the only ones a
+ *	  slot decodes; the others read as NULL and are never fetched.
+ *
+ *	  Parallel: the table AM's parallel scan hands out row groups from a
+ *	  shared counter; the filters run in each participant.
+ *
+ * IDENTIFICATION
+ *	  src/executor/customscan.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/nbtree.h"
+#include "access/relscan.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_statistic.h"
+#include "catalog/pg_type.h"
+#include "commands/explain.h"
+#include "executor/executor.h"
+#include "executor/nodeCustom.h"
+#include "miscadmin.h"
+#include "nodes/extensible.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/clauses.h"
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/pathnode.h"
+#include "optimizer/paths.h"
+#include "optimizer/restrictinfo.h"
+#include "parser/parsetree.h"
+#include "utils/array.h"
+#include "utils/float.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/ruleutils.h"
+#include "utils/selfuncs.h"
+#include "utils/syscache.h"
+#include "utils/typcache.h"
+
+#include "tessera/reader.h"
+#include "tessera/tableam.h"
+#include "tessera/tessera.h"
+
+bool		tessera_enable_custom_scan = true;
+
+static set_rel_pathlist_hook_type prev_set_rel_pathlist = NULL;
+
+/* ---- qual analysis, shared by planning and execution ---- */
+
+/* A comparison's column: Var of the scanned relation, maybe relabeled. */
+static Var *
+scan_var(Node *node, Index relid)
+{
+	while (node && IsA(node, RelabelType))
+		node = (Node *) ((RelabelType *) node)->arg;
+	if (node && IsA(node, Var) && ((Var *) node)->varno == relid &&
+		((Var *) node)->varlevelsup == 0 && ((Var *) node)->varattno > 0)
+		return (Var *) node;
+	return NULL;
+}
+
+/* Can expr be evaluated once per scan, before any row is read? */
+static bool
+scan_constant(Node *expr, Index relid)
+{
+	return !bms_is_member(relid, pull_varnos(NULL, expr)) &&
+		!contain_volatile_functions(expr) && !contain_subplans(expr);
+}
+
+/*
+ * The btree family that orders a column's chunk min/max: the default one
+ * of its base type.
+ */
+static Oid
+column_btree_family(Oid typid)
+{
+	TypeCacheEntry *tc = lookup_type_cache(getBaseType(typid), TYPECACHE_BTREE_OPFAMILY);
+
+	return tc->btree_opf;
+}
+
+/*
+ * Is opno (with the column on the left) a comparison that chunk min/max
+ * can decide?  Returns the strategy and the cross-type ORDER proc.
+ */
+static bool
+skip_operator(Oid opno, Var *var, Oid inputcollid, Relation rel, int *strategy,
+			  Oid *orderproc)
+{
+	Oid			opf = column_btree_family(var->vartype);
+	Oid			lefttype,
+				righttype;
+	Form_pg_attribute attr;
+
+	if (!OidIsValid(opf) || !op_in_opfamily(opno, opf))
+		return false;
+	get_op_opfamily_properties(opno, opf, false, strategy, &lefttype, &righttype);
+	if (*strategy < BTLessStrategyNumber || *strategy > BTGreaterStrategyNumber)
+		return false;
+	*orderproc = get_opfamily_proc(opf, lefttype, righttype, BTORDER_PROC);
+	if (!OidIsValid(*orderproc))
+		return false;
+	attr = TupleDescAttr(RelationGetDescr(rel), var->varattno - 1);
+	if (attr->attisdropped)
+		return false;
+	/* min/max were computed in the column's collation */
+	if (type_is_collatable(attr->atttypid) && inputcollid != attr->attcollation)
+		return false;
+	return true;
+}
+
+/*
+ * Put a comparison in the form `col op expr`: returns the column and the
+ * operator and expression to use, or NULL.
+ */
+static Var *
+normalize_opexpr(OpExpr *op, Index relid, Oid *opno, Node **value)
+{
+	Var		   *var;
+
+	if (list_length(op->args) != 2)
+		return NULL;
+	if ((var = scan_var(linitial(op->args), relid)) != NULL &&
+		scan_constant(lsecond(op->args), relid))
+	{
+		*opno = op->opno;
+		*value = lsecond(op->args);
+		return var;
+	}
+	if ((var = scan_var(lsecond(op->args), relid)) != NULL &&
+		scan_constant(linitial(op->args), relid))
+	{
+		*opno = get_commutator(op->opno);
+		*value = linitial(op->args);
+		return OidIsValid(*opno) ? var : NULL;
+	}
+	return NULL;
+}
+
+/* Can row-group summaries decide this qual (a tree of supported parts)? */
+static bool
+skippable(Node *node, Index relid, Relation rel)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, OpExpr))
+	{
+		OpExpr	   *op = (OpExpr *) node;
+		Oid			opno;
+		Node	   *value;
+		Var		   *var = normalize_opexpr(op, relid, &opno, &value);
+		int			strategy;
+		Oid			proc;
+
+		return var != NULL && skip_operator(opno, var, op->inputcollid, rel, &strategy, &proc);
+	}
+	if (IsA(node, ScalarArrayOpExpr))
+	{
+		ScalarArrayOpExpr *op = (ScalarArrayOpExpr *) node;
+		Var		   *var;
+		int			strategy;
+		Oid			proc;
+
+		if (list_length(op->args) != 2)
+			return false;
+		var = scan_var(linitial(op->args), relid);
+		return var != NULL && scan_constant(lsecond(op->args), relid) &&
+			skip_operator(op->opno, var, op->inputcollid, rel, &strategy, &proc);
+	}
+	if (IsA(node, NullTest))
+	{
+		NullTest   *nt = (NullTest *) node;
+
+		return !nt->argisrow && scan_var((Node *) nt->arg, relid) != NULL;
+	}
+	if (IsA(node, BoolExpr))
+	{
+		BoolExpr   *b = (BoolExpr *) node;
+		ListCell   *lc;
+
+		if (b->boolop == NOT_EXPR)
+			return false;
+		foreach(lc, b->args)
+		{
+			if (!skippable(lfirst(lc), relid, rel))
+				return false;
+		}
+		return true;
+	}
+	return false;
+}
+
+typedef enum VecKind
+{
+	VEC_INT,					/* int2/int4/int8 column, integer value */
+	VEC_INT32,					/* date */
+	VEC_INT64,					/* timestamp, timestamptz */
+	VEC_FLOAT4,
+	VEC_FLOAT8
+} VecKind;
+
+/* Is this top-level qual one the vector filter evaluates? */
+static bool
+vectorizable(Node *node, Index relid, Relation rel, VecKind *kind, int *strategy,
+			 int *attidx, Node **value)
+{
+	OpExpr	   *op;
+	Oid			opno;
+	Var		   *var;
+	Oid			coltype,
+				valtype,
+				proc;
+
+	if (!IsA(node, OpExpr))
+		return false;
+	op = (OpExpr *) node;
+	var = normalize_opexpr(op, relid, &opno, value);
+	if (var == NULL)
+		return false;
+	if (!skip_operator(opno, var, op->inputcollid, rel, strategy, &proc))
+		return false;
+	coltype = getBaseType(var->vartype);
+	valtype = exprType(*value);
+	*attidx = var->varattno - 1;
+	switch (coltype)
+	{
+		case INT2OID:
+		case INT4OID:
+		case INT8OID:
+			*kind = VEC_INT;
+			return valtype == INT2OID || valtype == INT4OID || valtype == INT8OID;
+		case DATEOID:
+			*kind = VEC_INT32;
+			return valtype == DATEOID;
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+			*kind = VEC_INT64;
+			return valtype == coltype;
+		case FLOAT4OID:
+			*kind = VEC_FLOAT4;
+			return valtype == FLOAT4OID;
+		case FLOAT8OID:
+			*kind = VEC_FLOAT8;
+			return valtype == FLOAT8OID;
+		default:
+			return false;
+	}
+}
+
+/* ---- planning ---- */
+
+typedef struct ColumnsContext
+{
+	Bitmapset  *attrs;			/* offset by FirstLowInvalidHeapAttributeNumber */
+} ColumnsContext;
+
+static bool
+whole_row(Bitmapset *attrs)
+{
+	return bms_is_member(0 - FirstLowInvalidHeapAttributeNumber, attrs);
+}
+
+/* Correlation of a column with the row order (0 when unknown). */
+static double
+column_correlation(Oid relid, AttrNumber attnum)
+{
+	HeapTuple	tup = SearchSysCache3(STATRELATTINH, ObjectIdGetDatum(relid),
+									  Int16GetDatum(attnum), BoolGetDatum(false));
+	AttStatsSlot sslot;
+	double		corr = 0.0;
+
+	if (!HeapTupleIsValid(tup))
+		return 0.0;
+	if (get_attstatsslot(&sslot, tup, STATISTIC_KIND_CORRELATION, InvalidOid,
+						 ATTSTATSSLOT_NUMBERS))
+	{
+		if (sslot.nnumbers == 1)
+			corr = sslot.numbers[0];
+		free_attstatsslot(&sslot);
+	}
+	ReleaseSysCache(tup);
+	return corr;
+}
+
+/* The single column a qual tree refers to, or 0. */
+static AttrNumber
+single_column(Node *clause, Index relid)
+{
+	Bitmapset  *attrs = NULL;
+	int			k;
+
+	pull_varattnos(clause, relid, &attrs);
+	if (bms_num_members(attrs) != 1)
+		return 0;
+	k = bms_singleton_member(attrs) + FirstLowInvalidHeapAttributeNumber;
+	return k > 0 ? k : 0;
+}
+
+static double
+parallel_divisor(int workers)
+{
+	double		divisor = workers;
+
+	if (parallel_leader_participation)
+	{
+		double		leader = 1.0 - (0.3 * workers);
+
+		if (leader > 0)
+			divisor += leader;
+	}
+	return divisor;
+}
+
+static CustomPathMethods tscan_path_methods;
+
+static CustomPath *
+tscan_make_path(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte, Relation relation,
+				Bitmapset *attrs, int parallel_workers)
+{
+	CustomPath *cpath = makeNode(CustomPath);
+	Path	   *path = &cpath->path;
+	TupleDesc	desc = RelationGetDescr(relation);
+	Relids		required_outer = rel->lateral_relids;
+	double		total_width = 0,
+				read_width = 0,
+				read_frac = 1.0,
+				vec_sel = 1.0,
+				rows_read,
+				rows_kept;
+	int			nvec = 0;
+	List	   *other_quals = NIL;
+	QualCost	qcost;
+	Cost		disk_cost,
+				cpu_run;
+	ListCell   *lc;
+	bool		all = whole_row(attrs);
+
+	path->pathtype = T_CustomScan;
+	path->parent = rel;
+	path->pathtarget = rel->reltarget;
+	path->param_info = get_baserel_parampathinfo(root, rel, required_outer);
+	path->parallel_aware = parallel_workers > 0;
+	path->parallel_safe = rel->consider_parallel;
+	path->parallel_workers = parallel_workers;
+	path->pathkeys = NIL;
+	path->rows = path->param_info ? path->param_info->ppi_rows : rel->rows;
+	cpath->flags = CUSTOMPATH_SUPPORT_BACKWARD_SCAN;
+#ifdef CUSTOMPATH_SUPPORT_PROJECTION
+	cpath->flags |= CUSTOMPATH_SUPPORT_PROJECTION;
+#endif
+	cpath->methods = &tscan_path_methods;
+
+	/* share of the decoded row width the query reads */
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute attr = TupleDescAttr(desc, i);
+		int32		w;
+
+		if (attr->attisdropped)
+			continue;
+		w = get_attavgwidth(RelationGetRelid(relation), attr->attnum);
+		if (w <= 0)
+			w = get_typavgwidth(attr->atttypid, attr->atttypmod);
+		total_width += w;
+		if (all || bms_is_member(attr->attnum - FirstLowInvalidHeapAttributeNumber, attrs))
+			read_width += w;
+	}
+
+	/* share of the row groups that survive skipping; vector quals */
+	foreach(lc, rel->baserestrictinfo)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+		Node	   *clause = (Node *) rinfo->clause;
+		AttrNumber	attnum = single_column(clause, rel->relid);
+		Selectivity sel = clause_selectivity(root, (Node *) rinfo, 0, JOIN_INNER, NULL);
+		VecKind		kind;
+		int			strategy,
+					attidx;
+		Node	   *value;
+
+		if (attnum > 0 && skippable(clause, rel->relid, relation))
+		{
+			double		corr = column_correlation(RelationGetRelid(relation), attnum);
+
+			read_frac = Min(read_frac, sel + (1.0 - sel) * (1.0 - corr * corr));
+		}
+		if (vectorizable(clause, rel->relid, relation, &kind, &strategy, &attidx, &value))
+		{
+			nvec++;
+			vec_sel *= sel;
+		}
+		else
+			other_quals = lappend(other_quals, rinfo);
+	}
+	read_frac = Max(read_frac, 1.0 / Max(rel->tuples / 10000.0, 1.0));
+
+	rows_read = rel->tuples * read_frac;
+	rows_kept = rows_read * vec_sel;
+	disk_cost = seq_page_cost * rel->pages * read_frac *
+		(total_width > 0 ? Max(read_width / total_width, 0.01) : 1.0);
+	cost_qual_eval(&qcost, other_quals, root);
+	if (path->param_info)
+	{
+		QualCost	jcost;
+
+		cost_qual_eval(&jcost, path->param_info->ppi_clauses, root);
+		qcost.startup += jcost.startup;
+		qcost.per_tuple += jcost.per_tuple;
+	}
+	/* no tuple is formed for a row the vector filter drops */
+	cpu_run = rows_read * nvec * cpu_operator_cost * 0.1 +
+		rows_kept * (cpu_tuple_cost * 0.8 + qcost.per_tuple);
+	if (parallel_workers > 0)
+	{
+		double		divisor = parallel_divisor(parallel_workers);
+
+		cpu_run /= divisor;
+		path->rows = clamp_row_est(path->rows / divisor);
+	}
+	path->startup_cost = qcost.startup + path->pathtarget->cost.startup;
+	path->total_cost = path->startup_cost + disk_cost + cpu_run +
+		path->pathtarget->cost.per_tuple * path->rows;
+	if (!enable_seqscan)
+	{
+		path->startup_cost += disable_cost;
+		path->total_cost += disable_cost;
+	}
+	cpath->custom_private = list_make1(attrs ? bms_copy(attrs) : NULL);
+	return cpath;
+}
+
+static bool
+has_current_of(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, CurrentOfExpr))
+		return true;
+	return expression_tree_walker(node, has_current_of, context);
+}
+
+static void
+tessera_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rte)
+{
+	Relation	relation;
+	Bitmapset  *attrs = NULL;
+	ListCell   *lc;
+
+	if (prev_set_rel_pathlist)
+		prev_set_rel_pathlist(root, rel, rti, rte);
+
+	if (!tessera_enable_custom_scan || rte->rtekind != RTE_RELATION ||
+		rte->relkind != RELKIND_RELATION || rte->tablesample != NULL || rte->inh ||
+		(rel->reloptkind != RELOPT_BASEREL && rel->reloptkind != RELOPT_OTHER_MEMBER_REL) ||
+		IS_DUMMY_REL(rel))
+		return;
+	foreach(lc, rel->baserestrictinfo)
+	{
+		if (has_current_of((Node *) lfirst_node(RestrictInfo, lc)->clause, NULL))
+			return;				/* only a TID scan can do that */
+	}
+
+	relation = table_open(rte->relid, NoLock);
+	if (!IsTesseraRelation(relation))
+	{
+		table_close(relation, NoLock);
+		return;
+	}
+
+	/* every column the query uses: target list, quals, joins, RETURNING */
+	pull_varattnos((Node *) rel->reltarget->exprs, rel->relid, &attrs);
+	foreach(lc, rel->baserestrictinfo)
+		pull_varattnos((Node *) lfirst_node(RestrictInfo, lc)->clause, rel->relid, &attrs);
+
+	add_path(rel, &tscan_make_path(root, rel, rte, relation, attrs, 0)->path);
+
+	if (rel->consider_parallel && rel->lateral_relids == NULL)
+	{
+		int			workers = compute_parallel_worker(rel, rel->pages, -1,
+													  max_parallel_workers_per_gather);
+
+		if (workers > 0)
+			add_partial_path(rel, &tscan_make_path(root, rel, rte, relation, attrs, workers)->path);
+	}
+	table_close(relation, NoLock);
+}
+
+static CustomScanMethods tscan_plan_methods;
+
+static Plan *
+tscan_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *tlist,
+				List *clauses, List *custom_plans)
+{
+	CustomScan *cscan = makeNode(CustomScan);
+	RangeTblEntry *rte = planner_rt_fetch(rel->relid, root);
+	Relation	relation = table_open(rte->relid, NoLock);
+	Bitmapset  *attrs = linitial(best_path->custom_private);
+	List	   *quals = extract_actual_clauses(clauses, false);
+	List	   *skip = NIL,
+			   *vector = NIL,
+			   *plain = NIL;
+	List	   *needed = NIL;
+	ListCell   *lc;
+	int			natts = RelationGetDescr(relation)->natts;
+
+	foreach(lc, quals)
+	{
+		Node	   *qual = lfirst(lc);
+		VecKind		kind;
+		int			strategy,
+					attidx;
+		Node	   *value;
+
+		if (skippable(qual, rel->relid, relation))
+			skip = lappend(skip, qual);
+		if (vectorizable(qual, rel->relid, relation, &kind, &strategy, &attidx, &value))
+			vector = lappend(vector, qual);
+		else
+			plain = lappend(plain, qual);
+	}
+
+	/* the columns to decode; the target list is the final one */
+	pull_varattnos((Node *) tlist, rel->relid, &attrs);
+	pull_varattnos((Node *) quals, rel->relid, &attrs);
+	for (int i = 1; i <= natts; i++)
+	{
+		if (whole_row(attrs) ||
+			bms_is_member(i - FirstLowInvalidHeapAttributeNumber, attrs))
+			needed = lappend_int(needed, i);
+	}
+	table_close(relation, NoLock);
+
+	cscan->scan.plan.targetlist = tlist;
+	cscan->scan.plan.qual = plain;
+	cscan->scan.scanrelid = rel->relid;
+	cscan->flags = best_path->flags;
+	cscan->methods = &tscan_plan_methods;
+	/* custom_exprs: the skip quals, then the vector quals */
+	cscan->custom_exprs = list_concat(list_copy(skip), vector);
+	cscan->custom_private = list_make3(makeInteger(list_length(skip)),
+									   makeInteger(list_length(vector)),
+									   needed);
+	return &cscan->scan.plan;
+}
+
+/* ---- execution ---- */
+
+typedef enum SkipKind
+{
+	SKIP_CMP,
+	SKIP_ARRAY,
+	SKIP_ISNULL,
+	SKIP_NOTNULL,
+	SKIP_AND,
+	SKIP_OR
+} SkipKind;
+
+typedef struct SkipNode
+{
+	SkipKind	kind;
+	int			attidx;
+	int			strategy;
+	bool		use_or;			/* SKIP_ARRAY: ANY rather than ALL */
+	Oid			collation;
+	FmgrInfo	order;			/* compare(column value, expr value) */
+	ExprState  *expr;
+	Oid			elemtype;		/* SKIP_ARRAY */
+	/* the expression's value in this scan */
+	Datum		value;
+	bool		isnull;
+	Datum	   *elems;
+	bool	   *elemnulls;
+	int			nelems;
+	List	   *children;		/* SKIP_AND, SKIP_OR */
+} SkipNode;
+
+typedef struct VecQual
+{
+	VecKind		kind;
+	int			strategy;
+	int			attidx;
+	Oid			valtype;
+	ExprState  *expr;
+	/* the value in this scan */
+	bool		isnull;
+	int64		ival;
+	float8		fval;
+} VecQual;
+
+typedef struct TesseraScanState
+{
+	CustomScanState css;
+	List	   *skip;			/* SkipNode, ANDed */
+	VecQual    *vquals;
+	int			nvquals;
+	ExprState  *vector_recheck; /* the vector quals, for EvalPlanQual */
+	List	   *skip_exprs;		/* for EXPLAIN */
+	List	   *vector_exprs;
+	List	   *needed_list;
+	bool	   *needed;
+	bool		values_ready;
+	bool		filters_set;
+	MemoryContext filter_cxt;
+	bool	   *sel;
+	int			sel_cap;
+	uint64		rgs_read;
+	uint64		rgs_skipped;
+	uint64		rows_removed;
+	/* fast path: no plan qual, output columns are plain columns */
+	bool		fast;
+	int			nproj;
+	int		   *proj_att;		/* [nproj] attribute index of each output */
+} TesseraScanState;
+
+static CustomExecMethods tscan_exec_methods;
+
+static Node *
+tscan_create_state(CustomScan *cscan)
+{
+	TesseraScanState *state = (TesseraScanState *) newNode(sizeof(TesseraScanState),
+														  T_CustomScanState);
+
+	state->css.methods = &tscan_exec_methods;
+	return (Node *) state;
+}
+
+static SkipNode *
+build_skip(Node *node, Index relid, Relation rel, PlanState *ps)
+{
+	SkipNode   *sn = palloc0(sizeof(SkipNode));
+
+	if (IsA(node, OpExpr))
+	{
+		OpExpr	   *op = (OpExpr *) node;
+		Oid			opno,
+					proc;
+		Node	   *value;
+		Var		   *var = normalize_opexpr(op, relid, &opno, &value);
+
+		if (var == NULL || !skip_operator(opno, var, op->inputcollid, rel, &sn->strategy, &proc))
+			elog(ERROR, "TesseraScan: unexpected row-group filter");
+		sn->kind = SKIP_CMP;
+		sn->attidx = var->varattno - 1;
+		sn->collation = op->inputcollid;
+		fmgr_info(proc, &sn->order);
+		sn->expr = ExecInitExpr((Expr *) value, ps);
+	}
+	else if (IsA(node, ScalarArrayOpExpr))
+	{
+		ScalarArrayOpExpr *op = (ScalarArrayOpExpr *) node;
+		Var		   *var = scan_var(linitial(op->args), relid);
+		Oid			proc;
+
+		if (var == NULL || !skip_operator(op->opno, var, op->inputcollid, rel, &sn->strategy, &proc))
+			elog(ERROR, "TesseraScan: unexpected row-group filter");
+		sn->kind = SKIP_ARRAY;
+		sn->attidx = var->varattno - 1;
+		sn->use_or = op->useOr;
+		sn->collation = op->inputcollid;
+		fmgr_info(proc, &sn->order);
+		sn->expr = ExecInitExpr((Expr *) lsecond(op->args), ps);
+		sn->elemtype = get_element_type(exprType(lsecond(op->args)));
+	}
+	else if (IsA(node, NullTest))
+	{
+		NullTest   *nt = (NullTest *) node;
+
+		sn->kind = nt->nulltesttype == IS_NULL ? SKIP_ISNULL : SKIP_NOTNULL;
+		sn->attidx = scan_var((Node *) nt->arg, relid)->varattno - 1;
+	}
+	else
+	{
+		BoolExpr   *b = castNode(BoolExpr, node);
+		ListCell   *lc;
+
+		sn->kind = b->boolop == AND_EXPR ? SKIP_AND : SKIP_OR;
+		foreach(lc, b->args)
+			sn->children = lappend(sn->children, build_skip(lfirst(lc), relid, rel, ps));
+	}
+	return sn;
+}
+
+static void
+tscan_begin(CustomScanState *node, EState *estate, int eflags)
+{
+	TesseraScanState *ts = (TesseraScanState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	Relation	rel = node->ss.ss_currentRelation;
+	int			nskip = intVal(linitial(cscan->custom_private));
+	int			nvec = intVal(lsecond(cscan->custom_private));
+	int			natts = RelationGetDescr(rel)->natts;
+	ListCell   *lc;
+	int			i = 0;
+
+	/*
+	 * PostgreSQL 15 gives a custom scan a virtual scan slot, which would make
+	 * us decode every column of every row: use tessera's lazy slot and
+	 * compile the projection and quals for it.
+	 */
+	node->ss.ss_ScanTupleSlot = ExecAllocTableSlot(&estate->es_tupleTable,
+												   RelationGetDescr(rel), &TTSOpsTessera);
+	node->ss.ps.scanops = &TTSOpsTessera;
+	node->ss.ps.scanopsfixed = true;
+	node->ss.ps.scanopsset = true;
+	ExecAssignScanProjectionInfoWithVarno(&node->ss, cscan->scan.scanrelid);
+	node->ss.ps.qual = ExecInitQual(cscan->scan.plan.qual, &node->ss.ps);
+
+	/*
+	 * Without a plan qual, and with an output of plain columns (the usual
+	 * shape under an Agg or a join), rows go straight from the decoded
+	 * column arrays into the result slot.
+	 */
+	if (node->ss.ps.qual == NULL && node->ss.ps.ps_ProjInfo != NULL)
+	{
+		List	   *tlist = cscan->scan.plan.targetlist;
+		ListCell   *tl;
+
+		ts->fast = true;
+		ts->proj_att = palloc(sizeof(int) * Max(list_length(tlist), 1));
+		foreach(tl, tlist)
+		{
+			TargetEntry *tle = lfirst_node(TargetEntry, tl);
+			Var		   *var = (Var *) tle->expr;
+
+			if (!IsA(var, Var) || var->varno != cscan->scan.scanrelid ||
+				var->varattno <= 0 || var->varattno > RelationGetDescr(rel)->natts ||
+				TupleDescAttr(RelationGetDescr(rel), var->varattno - 1)->attisdropped)
+			{
+				ts->fast = false;
+				break;
+			}
+			ts->proj_att[ts->nproj++] = var->varattno - 1;
+		}
+	}
+
+	ts->needed_list = lthird(cscan->custom_private);
+	ts->needed = palloc0(sizeof(bool) * Max(natts, 1));
+	foreach(lc, ts->needed_list)
+	{
+		int			attnum = lfirst_int(lc);
+
+		if (attnum >= 1 && attnum <= natts)
+			ts->needed[attnum - 1] = true;
+	}
+
+	ts->vquals = palloc0(sizeof(VecQual) * Max(nvec, 1));
+	foreach(lc, cscan->custom_exprs)
+	{
+		Node	   *qual = lfirst(lc);
+
+		if (i < nskip)
+		{
+			ts->skip_exprs = lappend(ts->skip_exprs, qual);
+			ts->skip = lappend(ts->skip, build_skip(qual, cscan->scan.scanrelid, rel, &node->ss.ps));
+		}
+		else
+		{
+			VecQual    *vq = &ts->vquals[ts->nvquals++];
+			Node	   *value;
+
+			if (!vectorizable(qual, cscan->scan.scanrelid, rel, &vq->kind, &vq->strategy,
+							  &vq->attidx, &value))
+				elog(ERROR, "TesseraScan: unexpected vector qual");
+			vq->valtype = exprType(value);
+			vq->expr = ExecInitExpr((Expr *) value, &node->ss.ps);
+			ts->vector_exprs = lappend(ts->vector_exprs, qual);
+		}
+		i++;
+	}
+	Assert(ts->nvquals == nvec);
+	ts->vector_recheck = ExecInitQual(ts->vector_exprs, &node->ss.ps);
+	ts->filter_cxt = AllocSetContextCreate(CurrentMemoryContext, "TesseraScan filter",
+										   ALLOCSET_SMALL_SIZES);
+}
+
+/* Evaluate the quals' expressions for this (re)scan. */
+static void
+eval_skip_values(TesseraScanState *ts, List *nodes, ExprContext *econtext)
+{
+	ListCell   *lc;
+
+	foreach(lc, nodes)
+	{
+		SkipNode   *sn = lfirst(lc);
+
+		if (sn->kind == SKIP_AND || sn->kind == SKIP_OR)
+			eval_skip_values(ts, sn->children, econtext);
+		else if (sn->expr != NULL)
+		{
+			sn->value = ExecEvalExprSwitchContext(sn->expr, econtext, &sn->isnull);
+			if (sn->kind == SKIP_ARRAY && !sn->isnull)
+			{
+				ArrayType  *arr = DatumGetArrayTypeP(sn->value);
+				int16		elmlen;
+				bool		elmbyval;
+				char		elmalign;
+
+				get_typlenbyvalalign(sn->elemtype, &elmlen, &elmbyval, &elmalign);
+				deconstruct_array(arr, sn->elemtype, elmlen, elmbyval, elmalign,
+								  &sn->elems, &sn->elemnulls, &sn->nelems);
+			}
+		}
+	}
+}
+
+static void
+eval_values(TesseraScanState *ts)
+{
+	ExprContext *econtext = ts->css.ss.ps.ps_ExprContext;
+	MemoryContext old;
+
+	/* values live until the next rescan */
+	MemoryContextReset(ts->filter_cxt);
+	old = MemoryContextSwitchTo(ts->filter_cxt);
+	ResetExprContext(econtext);
+	eval_skip_values(ts, ts->skip, econtext);
+	for (int i = 0; i < ts->nvquals; i++)
+	{
+		VecQual    *vq = &ts->vquals[i];
+		Datum		d = ExecEvalExprSwitchContext(vq->expr, econtext, &vq->isnull);
+
+		if (vq->isnull)
+			continue;
+		switch (vq->valtype)
+		{
+			case INT2OID:
+				vq->ival = DatumGetInt16(d);
+				break;
+			case INT4OID:
+			case DATEOID:
+				vq->ival = DatumGetInt32(d);
+				break;
+			case INT8OID:
+			case TIMESTAMPOID:
+			case TIMESTAMPTZOID:
+				vq->ival = DatumGetInt64(d);
+				break;
+			case FLOAT4OID:
+				vq->fval = DatumGetFloat4(d);
+				break;
+			case FLOAT8OID:
+				vq->fval = DatumGetFloat8(d);
+				break;
+		}
+	}
+	MemoryContextSwitchTo(old);
+	ts->values_ready = true;
+}
+
+/* Could a row with a value in [min, max] satisfy `col strategy value`? */
+static bool
+range_may_match(SkipNode *sn, TesseraChunkSummary *cs, Datum value)
+{
+	int			c;
+
+	switch (sn->strategy)
+	{
+		case BTLessStrategyNumber:
+			return DatumGetInt32(FunctionCall2Coll(&sn->order, sn->collation, cs->min, value)) < 0;
+		case BTLessEqualStrategyNumber:
+			return DatumGetInt32(FunctionCall2Coll(&sn->order, sn->collation, cs->min, value)) <= 0;
+		case BTEqualStrategyNumber:
+			c = DatumGetInt32(FunctionCall2Coll(&sn->order, sn->collation, cs->min, value));
+			if (c > 0)
+				return false;
+			return DatumGetInt32(FunctionCall2Coll(&sn->order, sn->collation, cs->max, value)) >= 0;
+		case BTGreaterEqualStrategyNumber:
+			return DatumGetInt32(FunctionCall2Coll(&sn->order, sn->collation, cs->max, value)) >= 0;
+		case BTGreaterStrategyNumber:
+			return DatumGetInt32(FunctionCall2Coll(&sn->order, sn->collation, cs->max, value)) > 0;
+	}
+	return true;
+}
+
+/* May some row of the row group satisfy the filter? */
+static bool
+skip_may_match(SkipNode *sn, TesseraReader *r, int stripe, int rg)
+{
+	TesseraChunkSummary cs;
+	ListCell   *lc;
+
+	switch (sn->kind)
+	{
+		case SKIP_AND:
+			foreach(lc, sn->children)
+			{
+				if (!skip_may_match(lfirst(lc), r, stripe, rg))
+					return false;
+			}
+			return true;
+		case SKIP_OR:
+			foreach(lc, sn->children)
+			{
+				if (skip_may_match(lfirst(lc), r, stripe, rg))
+					return true;
+			}
+			return false;
+		default:
+			break;
+	}
+
+	TesseraReaderChunkSummary(r, stripe, rg, sn->attidx, &cs);
+	switch (sn->kind)
+	{
+		case SKIP_ISNULL:
+			return cs.nonnull < cs.rows;
+		case SKIP_NOTNULL:
+			return cs.nonnull > 0;
+		case SKIP_CMP:
+			/* comparisons are strict: NULLs never match */
+			if (sn->isnull || cs.nonnull == 0)
+				return false;
+			return !cs.has_minmax || range_may_match(sn, &cs, sn->value);
+		case SKIP_ARRAY:
+			if (sn->isnull || cs.nonnull == 0)
+				return false;
+			if (!cs.has_minmax)
+				return true;
+			for (int i = 0; i < sn->nelems; i++)
+			{
+				bool		m = !sn->elemnulls[i] && range_may_match(sn, &cs, sn->elems[i]);
+
+				if (sn->use_or && m)
+					return true;
+				if (!sn->use_or && !m)
+					return false;
+			}
+			return !sn->use_or;
+		default:
+			return true;
+	}
+}
+
+static bool
+tscan_rg_filter(void *arg, TesseraReader *r, int stripe, int rg)
+{
+	TesseraScanState *ts = arg;
+	MemoryContext tmp = ts->css.ss.ps.ps_ExprContext->ecxt_per_tuple_memory;
+	MemoryContext old = MemoryContextSwitchTo(tmp);
+	bool		may = true;
+	ListCell   *lc;
+
+	foreach(lc, ts->skip)
+	{
+		if (!skip_may_match(lfirst(lc), r, stripe, rg))
+		{
+			may = false;
+			break;
+		}
+	}
+	MemoryContextSwitchTo(old);
+	if (may)
+		ts->rgs_read++;
+	else
+	{
+		ts->rgs_skipped++;
+		if (ts->css.ss.ps.instrument)
+			ts->css.ss.ps.instrument->ntuples2 += 1;
+	}
+	return may;
+}
+
+#define VEC_LOOP(GET, VAL, LT, LE, EQ) \
+	do { \
+		switch (vq->strategy) \
+		{ \
+			case BTLessStrategyNumber: \
+				for (int i = 0; i < n; i++) \
+					sel[i] &= !isnull[i] && LT(GET(values[i]), VAL); \
+				break; \
+			case BTLessEqualStrategyNumber: \
+				for (int i = 0; i < n; i++) \
+					sel[i] &= !isnull[i] && LE(GET(values[i]), VAL); \
+				break; \
+			case BTEqualStrategyNumber: \
+				for (int i = 0; i < n; i++) \
+					sel[i] &= !isnull[i] && EQ(GET(values[i]), VAL); \
+				break; \
+			case BTGreaterEqualStrategyNumber: \
+				for (int i = 0; i < n; i++) \
+					sel[i] &= !isnull[i] && LE(VAL, GET(values[i])); \
+				break; \
+			case BTGreaterStrategyNumber: \
+				for (int i = 0; i < n; i++) \
+					sel[i] &= !isnull[i] && LT(VAL, GET(values[i])); \
+				break; \
+		} \
+	} while (0)
+
+#define NUM_LT(a, b) ((a) < (b))
+#define NUM_LE(a, b) ((a) <= (b))
+#define NUM_EQ(a, b) ((a) == (b))
+
+static inline int64
+int_datum(Datum d, int16 typlen)
+{
+	return typlen == 2 ? (int64) DatumGetInt16(d) :
+		typlen == 4 ? (int64) DatumGetInt32(d) : DatumGetInt64(d);
+}
+
+static const bool *
+tscan_batch_filter(void *arg, TesseraBatch *b)
+{
+	TesseraScanState *ts = arg;
+	bool	   *sel;
+	int			n = b->nrows;
+	uint64		kept = 0,
+				live = 0;
+
+	if (ts->nvquals == 0)
+		return NULL;
+	if (ts->sel_cap < b->chunk_rows)
+	{
+		if (ts->sel)
+			pfree(ts->sel);
+		ts->sel_cap = Max(b->chunk_rows, 1024);
+		ts->sel = MemoryContextAlloc(ts->css.ss.ps.state->es_query_cxt, ts->sel_cap);
+	}
+	sel = ts->sel;
+	memset(sel, true, n);
+
+	for (int q = 0; q < ts->nvquals; q++)
+	{
+		VecQual    *vq = &ts->vquals[q];
+		Datum	   *values;
+		bool	   *isnull;
+
+		if (vq->isnull)
+		{
+			memset(sel, false, n);
+			break;
+		}
+		TesseraBatchColumn(b, vq->attidx, &values, &isnull);
+		switch (vq->kind)
+		{
+			case VEC_INT:
+				{
+					int16		typlen = TupleDescAttr(b->reader->tupdesc, vq->attidx)->attlen;
+					int64		v = vq->ival;
+
+					if (typlen == 4)
+						VEC_LOOP(DatumGetInt32, v, NUM_LT, NUM_LE, NUM_EQ);
+					else if (typlen == 8)
+						VEC_LOOP(DatumGetInt64, v, NUM_LT, NUM_LE, NUM_EQ);
+					else
+						VEC_LOOP(DatumGetInt16, v, NUM_LT, NUM_LE, NUM_EQ);
+					break;
+				}
+			case VEC_INT32:
+				{
+					int32		v = (int32) vq->ival;
+
+					VEC_LOOP(DatumGetInt32, v, NUM_LT, NUM_LE, NUM_EQ);
+					break;
+				}
+			case VEC_INT64:
+				{
+					int64		v = vq->ival;
+
+					VEC_LOOP(DatumGetInt64, v, NUM_LT, NUM_LE, NUM_EQ);
+					break;
+				}
+			case VEC_FLOAT4:
+				{
+					float4		v = (float4) vq->fval;
+
+					VEC_LOOP(DatumGetFloat4, v, float4_lt, float4_le, float4_eq);
+					break;
+				}
+			case VEC_FLOAT8:
+				{
+					float8		v = vq->fval;
+
+					VEC_LOOP(DatumGetFloat8, v, float8_lt, float8_le, float8_eq);
+					break;
+				}
+		}
+	}
+
+	for (int i = 0; i < n; i++)
+	{
+		bool		dead = b->deleted && b->deleted[i];
+
+		live += !dead;
+		kept += !dead && sel[i];
+	}
+	ts->rows_removed += live - kept;
+	if (ts->css.ss.ps.instrument)
+		ts->css.ss.ps.instrument->nfiltered2 += live - kept;
+	return sel;
+}
+
+static void
+set_filters(TesseraScanState *ts)
+{
+	TableScanDesc scan = ts->css.ss.ss_currentScanDesc;
+
+	TesseraScanSetColumns(scan, ts->needed);
+	TesseraScanSetFilters(scan, ts->skip != NIL ? tscan_rg_filter : NULL,
+						  ts->nvquals > 0 ? tscan_batch_filter : NULL, ts);
+	ts->filters_set = true;
+}
+
+static TupleTableSlot *
+tscan_next(ScanState *ss)
+{
+	TesseraScanState *ts = (TesseraScanState *) ss;
+	TableScanDesc scan = ss->ss_currentScanDesc;
+	TupleTableSlot *slot = ss->ss_ScanTupleSlot;
+
+	if (scan == NULL)
+	{
+		scan = table_beginscan(ss->ss_currentRelation, ss->ps.state->es_snapshot, 0, NULL);
+		ss->ss_currentScanDesc = scan;
+		ts->filters_set = false;
+	}
+	if (!ts->filters_set)
+		set_filters(ts);
+	if (!ts->values_ready)
+		eval_values(ts);
+
+	if (table_scan_getnextslot(scan, ss->ps.state->es_direction, slot))
+		return slot;
+	return ExecClearTuple(slot);
+}
+
+static bool
+tscan_recheck(ScanState *ss, TupleTableSlot *slot)
+{
+	TesseraScanState *ts = (TesseraScanState *) ss;
+	ExprContext *econtext = ss->ps.ps_ExprContext;
+
+	if (ts->vector_recheck == NULL)
+		return true;
+	econtext->ecxt_scantuple = slot;
+	return ExecQual(ts->vector_recheck, econtext);
+}
+
+static TupleTableSlot *
+tscan_exec_fast(TesseraScanState *ts)
+{
+	ScanState  *ss = &ts->css.ss;
+	TableScanDesc scan = ss->ss_currentScanDesc;
+	TupleTableSlot *out = ss->ps.ps_ResultTupleSlot;
+	TesseraBatch *b;
+	int			row;
+
+	if (scan == NULL)
+	{
+		scan = table_beginscan(ss->ss_currentRelation, ss->ps.state->es_snapshot, 0, NULL);
+		ss->ss_currentScanDesc = scan;
+		ts->filters_set = false;
+	}
+	if (!ts->filters_set)
+		set_filters(ts);
+	if (!ts->values_ready)
+		eval_values(ts);
+
+	ExecClearTuple(out);
+	if (!TesseraScanNextRow(scan, ss->ps.state->es_direction, &b, &row))
+		return out;
+	for (int j = 0; j < ts->nproj; j++)
+	{
+		int			a = ts->proj_att[j];
+		Datum	   *values = b->values[a];
+		bool	   *isnull = b->isnull[a];
+
+		if (unlikely(values == NULL))
+			TesseraBatchColumn(b, a, &values, &isnull);
+		out->tts_values[j] = values[row];
+		out->tts_isnull[j] = isnull[row];
+	}
+	return ExecStoreVirtualTuple(out);
+}
+
+static TupleTableSlot *
+tscan_exec(CustomScanState *node)
+{
+	TesseraScanState *ts = (TesseraScanState *) node;
+
+	if (ts->fast && node->ss.ps.state->es_epq_active == NULL)
+		return tscan_exec_fast(ts);
+	return ExecScan(&node->ss, tscan_next, tscan_recheck);
+}
+
+static void
+tscan_end(CustomScanState *node)
+{
+	if (node->ss.ps.ps_ResultTupleSlot)
+		ExecClearTuple(node->ss.ps.ps_ResultTupleSlot);
+	ExecClearTuple(node->ss.ss_ScanTupleSlot);
+	if (node->ss.ss_currentScanDesc)
+		table_endscan(node->ss.ss_currentScanDesc);
+}
+
+static void
+tscan_rescan(CustomScanState *node)
+{
+	TesseraScanState *ts = (TesseraScanState *) node;
+
+	if (node->ss.ss_currentScanDesc)
+		table_rescan(node->ss.ss_currentScanDesc, NULL);
+	/* parameters may have changed */
+	ts->values_ready = false;
+	ExecScanReScan(&node->ss);
+}
+
+/* ---- parallel ---- */
+
+static Size
+tscan_estimate_dsm(CustomScanState *node, ParallelContext *pcxt)
+{
+	return table_parallelscan_estimate(node->ss.ss_currentRelation,
+									   node->ss.ps.state->es_snapshot);
+}
+
+static void
+tscan_init_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
+{
+	ParallelTableScanDesc pscan = coordinate;
+
+	table_parallelscan_initialize(node->ss.ss_currentRelation, pscan,
+								  node->ss.ps.state->es_snapshot);
+	node->ss.ss_currentScanDesc = table_beginscan_parallel(node->ss.ss_currentRelation, pscan);
+	((TesseraScanState *) node)->filters_set = false;
+}
+
+static void
+tscan_reinit_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
+{
+	table_parallelscan_reinitialize(node->ss.ss_currentRelation, coordinate);
+}
+
+static void
+tscan_init_worker(CustomScanState *node, shm_toc *toc, void *coordinate)
+{
+	node->ss.ss_currentScanDesc = table_beginscan_parallel(node->ss.ss_currentRelation,
+														   coordinate);
+	((TesseraScanState *) node)->filters_set = false;
+}
+
+/* ---- EXPLAIN ---- */
+
+static void
+tscan_explain(CustomScanState *node, List *ancestors, ExplainState *es)
+{
+	TesseraScanState *ts = (TesseraScanState *) node;
+	Relation	rel = node->ss.ss_currentRelation;
+	List	   *context;
+	List	   *names = NIL;
+	ListCell   *lc;
+
+	foreach(lc, ts->needed_list)
+		names = lappend(names, NameStr(TupleDescAttr(RelationGetDescr(rel), lfirst_int(lc) - 1)->attname));
+	if (names == NIL && es->format == EXPLAIN_FORMAT_TEXT)
+		ExplainPropertyText("Columns", "none", es);
+	else if (es->verbose || es->format != EXPLAIN_FORMAT_TEXT)
+		ExplainPropertyList("Columns", names, es);
+
+	context = set_deparse_context_plan(es->deparse_cxt, node->ss.ps.plan, ancestors);
+	if (ts->skip_exprs != NIL)
+		ExplainPropertyText("Row Group Filter",
+							deparse_expression((Node *) make_ands_explicit(ts->skip_exprs),
+											   context, es->verbose, false), es);
+	if (ts->vector_exprs != NIL)
+		ExplainPropertyText("Vector Filter",
+							deparse_expression((Node *) make_ands_explicit(ts->vector_exprs),
+											   context, es->verbose, false), es);
+	if (es->analyze && node->ss.ps.instrument)
+	{
+		Instrumentation *instr = node->ss.ps.instrument;
+
+		if (ts->skip_exprs != NIL)
+		{
+			if (!node->ss.ps.plan->parallel_aware)
+				ExplainPropertyUInteger("Row Groups Read", NULL, ts->rgs_read, es);
+			ExplainPropertyFloat("Row Groups Skipped", NULL, instr->ntuples2, 0, es);
+		}
+		if (ts->vector_exprs != NIL)
+			ExplainPropertyFloat("Rows Removed by Vector Filter", NULL, instr->nfiltered2, 0, es);
+	}
+}
+
+/* ---- registration ---- */
+
+void
+TesseraInitCustomScan(void)
+{
+	tscan_path_methods.CustomName = "TesseraScan";
+	tscan_path_methods.PlanCustomPath = tscan_plan_path;
+
+	tscan_plan_methods.CustomName = "TesseraScan";
+	tscan_plan_methods.CreateCustomScanState = tscan_create_state;
+	RegisterCustomScanMethods(&tscan_plan_methods);
+
+	tscan_exec_methods.CustomName = "TesseraScan";
+	tscan_exec_methods.BeginCustomScan = tscan_begin;
+	tscan_exec_methods.ExecCustomScan = tscan_exec;
+	tscan_exec_methods.EndCustomScan = tscan_end;
+	tscan_exec_methods.ReScanCustomScan = tscan_rescan;
+	tscan_exec_methods.EstimateDSMCustomScan = tscan_estimate_dsm;
+	tscan_exec_methods.InitializeDSMCustomScan = tscan_init_dsm;
+	tscan_exec_methods.ReInitializeDSMCustomScan = tscan_reinit_dsm;
+	tscan_exec_methods.InitializeWorkerCustomScan = tscan_init_worker;
+	tscan_exec_methods.ExplainCustomScan = tscan_explain;
+
+	prev_set_rel_pathlist = set_rel_pathlist_hook;
+	set_rel_pathlist_hook = tessera_set_rel_pathlist;
+}

@@ -1,0 +1,178 @@
+-- TesseraScan: projection, row-group skipping, vector filters and parallel
+-- scans give exactly heap's answers, for every supported qual shape and
+-- type, with deleted, updated and uncommitted rows, cursors, rescans and
+-- parameters; EXPLAIN shows what was read and skipped.
+CREATE TABLE ch (id int, i2 smallint, i8 bigint, f4 real, f8 float8, d date, ts timestamp,
+                 tz timestamptz, n numeric, t text, tc text COLLATE "C", b bool, u uuid, arr int[]);
+INSERT INTO ch SELECT i,
+    CASE WHEN i % 7 = 0 THEN NULL ELSE (i % 300 - 150)::smallint END,
+    CASE WHEN i % 11 = 0 THEN NULL ELSE i::bigint * 1000003 % 99991 - 50000 END,
+    CASE WHEN i % 13 = 0 THEN NULL WHEN i % 997 = 0 THEN 'NaN' WHEN i % 991 = 0 THEN '-Infinity' ELSE (i % 500) / 4.0 END,
+    CASE WHEN i % 17 = 0 THEN NULL WHEN i % 983 = 0 THEN 'NaN' WHEN i % 977 = 0 THEN 'Infinity' ELSE i / 3.0 END,
+    date '2020-01-01' + i / 10,
+    timestamp '2024-01-01' + i * interval '17 seconds',
+    CASE WHEN i % 5 = 0 THEN NULL ELSE timestamptz '2024-01-01 00:00+00' + (i % 1000) * interval '1 hour' END,
+    CASE WHEN i % 19 = 0 THEN NULL ELSE (i % 10000)::numeric / 7 END,
+    CASE WHEN i % 23 = 0 THEN NULL ELSE 'v' || (i % 5000) END,
+    CASE WHEN i % 29 = 0 THEN NULL ELSE chr(65 + i % 26) || chr(97 + i % 26) || i END,
+    CASE WHEN i % 31 = 0 THEN NULL ELSE i % 3 = 0 END,
+    md5(i::text)::uuid,
+    ARRAY[i, i % 10]
+FROM generate_series(1, 30000) i;
+CREATE TABLE ct (LIKE ch) USING tessera
+    WITH (tessera_row_group_row_limit = 1000, tessera_stripe_row_limit = 5000);
+INSERT INTO ct SELECT * FROM ch;
+-- some stripes whose rows do not follow id order
+INSERT INTO ch SELECT * FROM ch WHERE id % 100 = 1 ORDER BY id DESC;
+INSERT INTO ct SELECT * FROM ct WHERE id % 100 = 1 ORDER BY id DESC;
+ANALYZE ch;
+ANALYZE ct;
+SET max_parallel_workers_per_gather = 0;
+
+-- the plan uses TesseraScan, reading only the columns it needs
+EXPLAIN (COSTS OFF, VERBOSE) SELECT id, t FROM ct WHERE i8 > 0;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM ct;
+SET tessera.enable_custom_scan = off;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM ct;
+RESET tessera.enable_custom_scan;
+
+-- every qual shape, compared with heap
+SELECT q, tt.cmp('SELECT * FROM {t} WHERE ' || q, 'ch', 'ct') FROM (VALUES
+    ('id = 1234'), ('id < 50'), ('id <= 50'), ('id > 29990'), ('id >= 29990'), ('50 > id'),
+    ('id BETWEEN 1000 AND 1100'), ('id BETWEEN 1100 AND 1000'), ('id <> 5 AND id < 10'),
+    ('id = 1234 OR id = 25000'), ('id < 10 OR id > 29995'), ('(id < 100 OR i2 = 3) AND id < 2000'),
+    ('id IN (5, 15000, 29999, 31000)'), ('id = ANY (ARRAY[7, NULL])'), ('id < ALL (ARRAY[100, 50])'),
+    ('id > ANY (''{}''::int[])'), ('id < ALL (''{}''::int[])'), ('id = NULL'), ('id IN (NULL)'),
+    ('i2 = -150'), ('i2 < -149'), ('i2 IS NULL'), ('i2 IS NOT NULL AND i2 > 148'), ('i2 = 100000'),
+    ('i2 > 5::bigint'), ('i8 < -49990'), ('i8 = 12345::int'), ('i8 IS NULL AND id < 100'),
+    ('f4 > 124'), ('f4 = ''NaN'''), ('f4 < ''-1'''), ('f4 >= ''Infinity'''), ('f4 IS NULL AND id < 500'),
+    ('f8 > 9999'), ('f8 = ''NaN'''), ('f8 = ''Infinity'''), ('f8 < 1'), ('f8 > 1e300'), ('f8 > 5::real'),
+    ('d = date ''2020-02-01'''), ('d < date ''2020-01-03'''), ('d > ''2020-01-03''::timestamp AND id < 100'),
+    ('ts >= timestamp ''2024-01-06'''), ('ts < ''2024-01-01 00:01'''),
+    ('tz > timestamptz ''2024-02-11 00:00+00'''), ('tz IS NULL AND id < 1000'),
+    ('n > 1428'), ('n = 1'), ('n BETWEEN 10 AND 10.5'),
+    ('t = ''v42'''), ('t < ''v1'''), ('t > ''v999'''), ('t < ''v1'' COLLATE "C"'), ('t IS NULL AND id < 200'),
+    ('tc < ''Ab'''), ('tc > ''Za'''), ('tc < ''b'' COLLATE "C"'), ('t LIKE ''v12%'''),
+    ('b'), ('NOT b'), ('b IS NULL'), ('b = true AND id < 30'),
+    ('u = ''c4ca4238-a0b9-2382-0dcc-509a6f75849b'''), ('u < ''00100000-0000-0000-0000-000000000000'''),
+    ('arr = ''{5,5}'''), ('id + 0 = 77'), ('id = 77 AND random() >= 0'),
+    ('id < (SELECT 20)'), ('id = (SELECT max(id) FROM ch)'), ('id < length(''abcdef'')')
+) v(q);
+
+-- projections, whole rows, system columns, expressions
+SELECT tt.cmp('SELECT t FROM {t}', 'ch', 'ct');
+SELECT tt.cmp('SELECT x FROM {t} x WHERE id < 300', 'ch', 'ct');
+SELECT tt.cmp('SELECT x.*::text FROM {t} x WHERE id > 29900', 'ch', 'ct');
+SELECT tt.cmp('SELECT id, n * 2, upper(t) FROM {t} WHERE i2 = 7', 'ch', 'ct');
+SELECT count(*), count(t), sum(id), min(tc), max(ts) FROM ct;
+SELECT count(*), count(t), sum(id), min(tc), max(ts) FROM ch;
+SELECT ctid, id FROM ct WHERE id BETWEEN 3000 AND 3002 ORDER BY id;
+SELECT tableoid::regclass, id FROM ct WHERE id = 3;
+
+-- row groups are skipped, and the vector filter removes rows
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+    SELECT count(*) FROM ct WHERE id BETWEEN 10500 AND 11499;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+    SELECT count(*) FROM ct WHERE t = 'v42' AND id > 0;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+    SELECT count(*) FROM ct WHERE id < 0;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+    SELECT count(*) FROM ct WHERE i8 IS NULL;
+
+-- prepared statements: parameters decide what is skipped, per execution
+PREPARE p(int, int) AS SELECT count(*), sum(i8) FROM ct WHERE id BETWEEN $1 AND $2;
+PREPARE ph(int, int) AS SELECT count(*), sum(i8) FROM ch WHERE id BETWEEN $1 AND $2;
+SET plan_cache_mode = force_generic_plan;
+EXECUTE p(100, 2000); EXECUTE ph(100, 2000);
+EXECUTE p(20000, 20100); EXECUTE ph(20000, 20100);
+EXECUTE p(NULL, 5); EXECUTE ph(NULL, 5);
+RESET plan_cache_mode;
+
+-- rescans with lateral and nested-loop parameters
+SELECT tt.cmp('SELECT g, (SELECT count(*) FROM {t} WHERE id BETWEEN g AND g + 50) FROM generate_series(1, 30000, 2999) g', 'ch', 'ct');
+SELECT tt.cmp('SELECT g, x.id FROM generate_series(1, 30000, 4999) g, LATERAL (SELECT id FROM {t} WHERE id > g ORDER BY id LIMIT 2) x', 'ch', 'ct');
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+SELECT tt.cmp('SELECT a.id, b.id FROM {t} a JOIN {t} b ON b.id = a.id + 1 WHERE a.id < 40 AND b.id < 60', 'ch', 'ct');
+RESET enable_hashjoin;
+RESET enable_mergejoin;
+
+-- deleted, updated and uncommitted rows; subtransactions
+DELETE FROM ch WHERE id % 10 = 3;
+DELETE FROM ct WHERE id % 10 = 3;
+UPDATE ch SET id = -id, t = 'moved' WHERE id BETWEEN 5000 AND 5100;
+UPDATE ct SET id = -id, t = 'moved' WHERE id BETWEEN 5000 AND 5100;
+SELECT tt.cmp('SELECT * FROM {t} WHERE id BETWEEN 4990 AND 5200 OR id < -5050', 'ch', 'ct');
+BEGIN;
+INSERT INTO ct SELECT * FROM ch WHERE id BETWEEN 1 AND 10;
+INSERT INTO ct (id, t) VALUES (99999, 'mine');
+SELECT count(*), sum(id) FROM ct WHERE id BETWEEN 1 AND 10 OR id > 90000;
+SAVEPOINT s;
+INSERT INTO ct (id, t) VALUES (99998, 'sub');
+DELETE FROM ct WHERE id = 2;
+SELECT count(*), sum(id) FROM ct WHERE id BETWEEN 1 AND 10 OR id > 90000;
+ROLLBACK TO s;
+SELECT count(*), sum(id) FROM ct WHERE id BETWEEN 1 AND 10 OR id > 90000;
+ROLLBACK;
+SELECT tt.same_table('ch', 'ct');
+
+-- cursors: backward, scroll and WITH HOLD
+BEGIN;
+DECLARE c SCROLL CURSOR FOR SELECT id, t FROM ct WHERE id BETWEEN 990 AND 1010 OR id > 29998;
+FETCH 3 FROM c;
+FETCH BACKWARD 2 FROM c;
+FETCH LAST FROM c;
+FETCH ABSOLUTE 5 FROM c;
+FETCH BACKWARD ALL FROM c;
+COMMIT;
+DECLARE h CURSOR WITH HOLD FOR SELECT id FROM ct WHERE id BETWEEN 2000 AND 2004;
+FETCH ALL FROM h;
+CLOSE h;
+
+-- LIMIT stops early
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+    SELECT id FROM ct WHERE i2 > 0 LIMIT 3;
+
+-- an index still wins for a few rows
+CREATE INDEX ct_id ON ct (id);
+EXPLAIN (COSTS OFF) SELECT * FROM ct WHERE id = 1234;
+SET enable_seqscan = off;   -- disables TesseraScan like a sequential scan
+EXPLAIN (COSTS OFF) SELECT * FROM ct WHERE id < 20000;
+RESET enable_seqscan;
+DROP INDEX ct_id;
+
+-- parallel plans with 0, 1, 2 and 4 workers
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+EXPLAIN (COSTS OFF) SELECT count(*), sum(i8) FROM ct WHERE f8 > 10;
+SELECT w, tt.cmp('SELECT i2, count(*), sum(i8), min(t), max(tz) FROM {t} WHERE f8 > 10 OR id < 500 GROUP BY i2', 'ch', 'ct')
+FROM (VALUES (0), (1), (2), (4)) v(w), LATERAL (SELECT set_config('max_parallel_workers_per_gather', w::text, false)) s;
+SET max_parallel_workers_per_gather = 4;
+SELECT tt.cmp('SELECT a.id, b.t FROM {t} a JOIN {t} b ON a.id = b.id WHERE a.i2 = 1', 'ch', 'ct');
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+    SELECT count(*) FROM ct WHERE id BETWEEN 10500 AND 11499;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;
+
+-- UPDATE, DELETE and SELECT FOR UPDATE through TesseraScan
+EXPLAIN (COSTS OFF) UPDATE ct SET n = n + 1 WHERE id BETWEEN 100 AND 120;
+SELECT tt.cmp('SELECT * FROM {t} WHERE id BETWEEN 100 AND 120 FOR UPDATE', 'ch', 'ct');
+UPDATE ch SET n = n + 1 WHERE id BETWEEN 100 AND 120;
+UPDATE ct SET n = n + 1 WHERE id BETWEEN 100 AND 120;
+DELETE FROM ch WHERE f8 > 9990;
+DELETE FROM ct WHERE f8 > 9990;
+SELECT tt.same_table('ch', 'ct');
+
+-- a column added later reads its default in older stripes
+ALTER TABLE ch ADD COLUMN k int DEFAULT 7;
+ALTER TABLE ct ADD COLUMN k int DEFAULT 7;
+INSERT INTO ch (id, k) VALUES (40000, 8);
+INSERT INTO ct (id, k) VALUES (40000, 8);
+SELECT q, tt.cmp('SELECT id, k FROM {t} WHERE ' || q, 'ch', 'ct') FROM (VALUES
+    ('k = 7 AND id < 20'), ('k = 8'), ('k > 7'), ('k IS NULL')) v(q);
+
+DROP TABLE ch, ct;
