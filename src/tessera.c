@@ -21,6 +21,7 @@
 #include "utils/guc.h"
 
 #include "tessera/cache.h"
+#include "tessera/rowstate.h"
 #include "tessera/tessera.h"
 #include "tessera/writer.h"
 
@@ -83,4 +84,5 @@ _PG_init(void)
 
 	TesseraInstallHooks();
 	TesseraInitCustomScan();
+	TesseraRegisterRmgr();
 }

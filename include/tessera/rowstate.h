@@ -58,4 +58,7 @@ TesseraRowStateNewRownum(const TesseraRowState *st)
 	return ((uint64) st->new_hi << 32) | st->new_lo;
 }
 
+extern void TesseraRegisterRmgr(void);
+extern void TesseraLogConflictHorizon(Relation rel, TransactionId horizon);
+
 #endif							/* TESSERA_ROWSTATE_H */

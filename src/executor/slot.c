@@ -219,6 +219,9 @@ tts_tessera_copyslot(TupleTableSlot *dstslot, TupleTableSlot *srcslot)
 	dstslot->tts_nvalid = srcdesc->natts;
 	dstslot->tts_flags &= ~TTS_FLAG_EMPTY;
 	tts_tessera_materialize(dstslot);
+	/* the copy is still that row: logical apply finds rows this way */
+	dstslot->tts_tid = srcslot->tts_tid;
+	dstslot->tts_tableOid = srcslot->tts_tableOid;
 }
 
 static HeapTuple

@@ -30,7 +30,12 @@
 #include "postgres.h"
 
 #include "access/generic_xlog.h"
+#include "access/xlog_internal.h"
 #include "access/xloginsert.h"
+#include "access/xlogreader.h"
+#include "access/xlogutils.h"
+#include "lib/stringinfo.h"
+#include "storage/standby.h"
 #include "catalog/pg_control.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
@@ -447,4 +452,83 @@ TesseraLockStatePage(Relation rel, BlockNumber blkno, TesseraRowState **entries)
 	check_page(rel, buf, TESSERA_PAGE_STATE, 0);
 	*entries = state_entries(BufferGetPage(buf));
 	return buf;
+}
+
+/*
+ * Recovery conflicts.
+ *
+ * Generic WAL records carry no snapshot horizon, so freezing a row dead
+ * would not cancel standby queries that still see it.  A record of our own
+ * resource manager names the horizon; its redo resolves the conflict the
+ * way heap's prune records do.  A custom resource manager must be loaded
+ * through shared_preload_libraries; without that no record is written and
+ * standbys get no conflicts (the README says to preload tessera).
+ */
+#define TESSERA_RMGR_ID RM_EXPERIMENTAL_ID
+#define XLOG_TESSERA_CONFLICT 0x00
+
+typedef struct xl_tessera_conflict
+{
+	RelFileNode node;
+	TransactionId horizon;
+} xl_tessera_conflict;
+
+static bool tessera_rmgr_registered = false;
+
+static void
+tessera_rm_redo(XLogReaderState *record)
+{
+	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
+	xl_tessera_conflict *xlrec = (xl_tessera_conflict *) XLogRecGetData(record);
+
+	if (info != XLOG_TESSERA_CONFLICT)
+		elog(PANIC, "tessera redo: unknown record type %u", info);
+	if (InHotStandby)
+		ResolveRecoveryConflictWithSnapshot(xlrec->horizon, xlrec->node);
+}
+
+static void
+tessera_rm_desc(StringInfo buf, XLogReaderState *record)
+{
+	xl_tessera_conflict *xlrec = (xl_tessera_conflict *) XLogRecGetData(record);
+
+	appendStringInfo(buf, "rel %u/%u/%u; horizon %u", xlrec->node.spcNode,
+					 xlrec->node.dbNode, xlrec->node.relNode, xlrec->horizon);
+}
+
+static const char *
+tessera_rm_identify(uint8 info)
+{
+	return (info & ~XLR_INFO_MASK) == XLOG_TESSERA_CONFLICT ? "CONFLICT" : NULL;
+}
+
+static RmgrData tessera_rmgr = {
+	.rm_name = "tessera",
+	.rm_redo = tessera_rm_redo,
+	.rm_desc = tessera_rm_desc,
+	.rm_identify = tessera_rm_identify,
+};
+
+void
+TesseraRegisterRmgr(void)
+{
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+	RegisterCustomRmgr(TESSERA_RMGR_ID, &tessera_rmgr);
+	tessera_rmgr_registered = true;
+}
+
+void
+TesseraLogConflictHorizon(Relation rel, TransactionId horizon)
+{
+	xl_tessera_conflict xlrec;
+
+	if (!tessera_rmgr_registered || !RelationNeedsWAL(rel) || !XLogStandbyInfoActive() ||
+		!TransactionIdIsValid(horizon))
+		return;
+	xlrec.node = rel->rd_node;
+	xlrec.horizon = horizon;
+	XLogBeginInsert();
+	XLogRegisterData((char *) &xlrec, sizeof(xlrec));
+	(void) XLogInsert(TESSERA_RMGR_ID, XLOG_TESSERA_CONFLICT);
 }

@@ -69,6 +69,7 @@ typedef struct VacState
 	BufferAccessStrategy strategy;
 	int			elevel;
 	uint64		dead_total;
+	TransactionId latest_removed;	/* newest deleter of a row made dead */
 	uint64		cleared;
 	uint64		kept;
 	int			index_passes;
@@ -105,6 +106,15 @@ flush_dead(VacState *vs)
 		vs->stats[k] = vac_bulkdel_one_index(&ivinfo, vs->stats[k], vs->dead);
 	}
 	vs->index_passes++;
+
+	/*
+	 * Standby queries whose snapshot may still see these rows must be
+	 * cancelled before the rows are frozen dead there, as heap's pruning
+	 * does.  Rows frozen by an earlier, interrupted VACUUM have no deleter
+	 * left to name: the cutoff bounds them all.
+	 */
+	TesseraLogConflictHorizon(vs->rel, TransactionIdIsValid(vs->latest_removed) ?
+							  vs->latest_removed : vs->OldestXmin);
 
 	/* freeze the states, one WAL record per state page */
 	while (i < vs->dead->num_items)
@@ -174,7 +184,12 @@ vacuum_state_page(Relation rel, BlockNumber blkno, uint64 first_rownum, void *ar
 				!TransactionIdIsInProgress(upd) && TransactionIdDidCommit(upd))
 			{
 				if (TransactionIdPrecedes(upd, vs->OldestXmin))
+				{
 					dead = true;
+					if (!TransactionIdIsValid(vs->latest_removed) ||
+						TransactionIdFollows(upd, vs->latest_removed))
+						vs->latest_removed = upd;
+				}
 				else
 				{
 					note_xid(vs, upd);
