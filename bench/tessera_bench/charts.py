@@ -120,6 +120,10 @@ def workload_chart(name: str, w: dict, path: str) -> bool:
         if g["kind"] != "sweep":
             ax.legend(fontsize=8)
         ax.grid(axis="y", alpha=0.3)
+    return _save(plt, fig, path)
+
+
+def _save(plt, fig, path: str) -> bool:
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
@@ -151,10 +155,7 @@ def size_chart(results: dict, path: str) -> bool:
     ax.set_title("table sizes (labels: tessera / heap)", fontsize=9)
     ax.legend(fontsize=8)
     ax.grid(axis="y", alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return True
+    return _save(plt, fig, path)
 
 
 def write_charts(results: dict, out_dir: str) -> dict:

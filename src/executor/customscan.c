@@ -234,9 +234,7 @@ skippable(Node *node, Index relid, Relation rel)
 
 typedef enum VecKind
 {
-	VEC_INT,					/* int2/int4/int8 column, integer value */
-	VEC_INT32,					/* date */
-	VEC_INT64,					/* timestamp, timestamptz */
+	VEC_INT,					/* integers, date, timestamps: compared as int64 */
 	VEC_FLOAT4,
 	VEC_FLOAT8
 } VecKind;
@@ -272,11 +270,11 @@ vectorizable(Node *node, Index relid, Relation rel, VecKind *kind, int *strategy
 			*kind = VEC_INT;
 			return valtype == INT2OID || valtype == INT4OID || valtype == INT8OID;
 		case DATEOID:
-			*kind = VEC_INT32;
+			*kind = VEC_INT;
 			return valtype == DATEOID;
 		case TIMESTAMPOID:
 		case TIMESTAMPTZOID:
-			*kind = VEC_INT64;
+			*kind = VEC_INT;
 			return valtype == coltype;
 		case FLOAT4OID:
 			*kind = VEC_FLOAT4;
@@ -355,44 +353,30 @@ parallel_divisor(int workers)
 
 static CustomPathMethods tscan_path_methods;
 
-static CustomPath *
-tscan_make_path(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte, Relation relation,
-				Bitmapset *attrs, int parallel_workers)
+/* What a TesseraScan of the relation costs, apart from parallelism. */
+typedef struct TscanEstimate
 {
-	CustomPath *cpath = makeNode(CustomPath);
-	Path	   *path = &cpath->path;
+	double		read_frac;		/* share of row groups expected to be read */
+	double		width_frac;		/* share of the decoded row width read */
+	double		vec_sel;		/* selectivity of the vector quals */
+	int			nvec;
+	List	   *other_quals;	/* RestrictInfos left to the plan qual */
+} TscanEstimate;
+
+static void
+tscan_estimate(PlannerInfo *root, RelOptInfo *rel, Relation relation, Bitmapset *attrs,
+			   TscanEstimate *est)
+{
 	TupleDesc	desc = RelationGetDescr(relation);
-	Relids		required_outer = rel->lateral_relids;
 	double		total_width = 0,
-				read_width = 0,
-				read_frac = 1.0,
-				vec_sel = 1.0,
-				rows_read,
-				rows_kept;
-	int			nvec = 0;
-	List	   *other_quals = NIL;
-	QualCost	qcost;
-	Cost		disk_cost,
-				cpu_run;
-	ListCell   *lc;
+				read_width = 0;
 	bool		all = whole_row(attrs);
+	ListCell   *lc;
 
-	path->pathtype = T_CustomScan;
-	path->parent = rel;
-	path->pathtarget = rel->reltarget;
-	path->param_info = get_baserel_parampathinfo(root, rel, required_outer);
-	path->parallel_aware = parallel_workers > 0;
-	path->parallel_safe = rel->consider_parallel;
-	path->parallel_workers = parallel_workers;
-	path->pathkeys = NIL;
-	path->rows = path->param_info ? path->param_info->ppi_rows : rel->rows;
-	cpath->flags = CUSTOMPATH_SUPPORT_BACKWARD_SCAN;
-#ifdef CUSTOMPATH_SUPPORT_PROJECTION
-	cpath->flags |= CUSTOMPATH_SUPPORT_PROJECTION;
-#endif
-	cpath->methods = &tscan_path_methods;
+	memset(est, 0, sizeof(TscanEstimate));
+	est->read_frac = 1.0;
+	est->vec_sel = 1.0;
 
-	/* share of the decoded row width the query reads */
 	for (int i = 0; i < desc->natts; i++)
 	{
 		Form_pg_attribute attr = TupleDescAttr(desc, i);
@@ -407,8 +391,8 @@ tscan_make_path(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte, Relation
 		if (all || bms_is_member(attr->attnum - FirstLowInvalidHeapAttributeNumber, attrs))
 			read_width += w;
 	}
+	est->width_frac = total_width > 0 ? Max(read_width / total_width, 0.01) : 1.0;
 
-	/* share of the row groups that survive skipping; vector quals */
 	foreach(lc, rel->baserestrictinfo)
 	{
 		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
@@ -420,27 +404,59 @@ tscan_make_path(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte, Relation
 					attidx;
 		Node	   *value;
 
+		/*
+		 * Skipping pays where the column follows the row order: then only
+		 * the qual's share of row groups is read, otherwise nearly all.
+		 */
 		if (attnum > 0 && skippable(clause, rel->relid, relation))
 		{
 			double		corr = column_correlation(RelationGetRelid(relation), attnum);
 
-			read_frac = Min(read_frac, sel + (1.0 - sel) * (1.0 - corr * corr));
+			est->read_frac = Min(est->read_frac, sel + (1.0 - sel) * (1.0 - corr * corr));
 		}
 		if (vectorizable(clause, rel->relid, relation, &kind, &strategy, &attidx, &value))
 		{
-			nvec++;
-			vec_sel *= sel;
+			est->nvec++;
+			est->vec_sel *= sel;
 		}
 		else
-			other_quals = lappend(other_quals, rinfo);
+			est->other_quals = lappend(est->other_quals, rinfo);
 	}
-	read_frac = Max(read_frac, 1.0 / Max(rel->tuples / 10000.0, 1.0));
+	/* at least one row group (of the default size) */
+	est->read_frac = Max(est->read_frac, 1.0 / Max(rel->tuples / 10000.0, 1.0));
+}
 
-	rows_read = rel->tuples * read_frac;
-	rows_kept = rows_read * vec_sel;
-	disk_cost = seq_page_cost * rel->pages * read_frac *
-		(total_width > 0 ? Max(read_width / total_width, 0.01) : 1.0);
-	cost_qual_eval(&qcost, other_quals, root);
+static CustomPath *
+tscan_make_path(PlannerInfo *root, RelOptInfo *rel, const TscanEstimate *est,
+				Bitmapset *attrs, int parallel_workers)
+{
+	CustomPath *cpath = makeNode(CustomPath);
+	Path	   *path = &cpath->path;
+	double		rows_read,
+				rows_kept;
+	QualCost	qcost;
+	Cost		disk_cost,
+				cpu_run;
+
+	path->pathtype = T_CustomScan;
+	path->parent = rel;
+	path->pathtarget = rel->reltarget;
+	path->param_info = get_baserel_parampathinfo(root, rel, rel->lateral_relids);
+	path->parallel_aware = parallel_workers > 0;
+	path->parallel_safe = rel->consider_parallel;
+	path->parallel_workers = parallel_workers;
+	path->pathkeys = NIL;
+	path->rows = path->param_info ? path->param_info->ppi_rows : rel->rows;
+	cpath->flags = CUSTOMPATH_SUPPORT_BACKWARD_SCAN;
+#ifdef CUSTOMPATH_SUPPORT_PROJECTION
+	cpath->flags |= CUSTOMPATH_SUPPORT_PROJECTION;
+#endif
+	cpath->methods = &tscan_path_methods;
+
+	rows_read = rel->tuples * est->read_frac;
+	rows_kept = rows_read * est->vec_sel;
+	disk_cost = seq_page_cost * rel->pages * est->read_frac * est->width_frac;
+	cost_qual_eval(&qcost, est->other_quals, root);
 	if (path->param_info)
 	{
 		QualCost	jcost;
@@ -450,7 +466,7 @@ tscan_make_path(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte, Relation
 		qcost.per_tuple += jcost.per_tuple;
 	}
 	/* no tuple is formed for a row the vector filter drops */
-	cpu_run = rows_read * nvec * cpu_operator_cost * 0.1 +
+	cpu_run = rows_read * est->nvec * cpu_operator_cost * 0.1 +
 		rows_kept * (cpu_tuple_cost * 0.8 + qcost.per_tuple);
 	if (parallel_workers > 0)
 	{
@@ -486,6 +502,7 @@ tessera_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTbl
 {
 	Relation	relation;
 	Bitmapset  *attrs = NULL;
+	TscanEstimate est;
 	ListCell   *lc;
 
 	if (prev_set_rel_pathlist)
@@ -514,7 +531,8 @@ tessera_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTbl
 	foreach(lc, rel->baserestrictinfo)
 		pull_varattnos((Node *) lfirst_node(RestrictInfo, lc)->clause, rel->relid, &attrs);
 
-	add_path(rel, &tscan_make_path(root, rel, rte, relation, attrs, 0)->path);
+	tscan_estimate(root, rel, relation, attrs, &est);
+	add_path(rel, &tscan_make_path(root, rel, &est, attrs, 0)->path);
 
 	if (rel->consider_parallel && rel->lateral_relids == NULL)
 	{
@@ -522,7 +540,7 @@ tessera_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTbl
 													  max_parallel_workers_per_gather);
 
 		if (workers > 0)
-			add_partial_path(rel, &tscan_make_path(root, rel, rte, relation, attrs, workers)->path);
+			add_partial_path(rel, &tscan_make_path(root, rel, &est, attrs, workers)->path);
 	}
 	table_close(relation, NoLock);
 }
@@ -1086,20 +1104,6 @@ tscan_batch_filter(void *arg, TesseraBatch *b)
 						VEC_LOOP(DatumGetInt64, v, NUM_LT, NUM_LE, NUM_EQ);
 					else
 						VEC_LOOP(DatumGetInt16, v, NUM_LT, NUM_LE, NUM_EQ);
-					break;
-				}
-			case VEC_INT32:
-				{
-					int32		v = (int32) vq->ival;
-
-					VEC_LOOP(DatumGetInt32, v, NUM_LT, NUM_LE, NUM_EQ);
-					break;
-				}
-			case VEC_INT64:
-				{
-					int64		v = vq->ival;
-
-					VEC_LOOP(DatumGetInt64, v, NUM_LT, NUM_LE, NUM_EQ);
 					break;
 				}
 			case VEC_FLOAT4:
