@@ -357,7 +357,8 @@ static CustomPathMethods tscan_path_methods;
 typedef struct TscanEstimate
 {
 	double		read_frac;		/* share of row groups expected to be read */
-	double		width_frac;		/* share of the decoded row width read */
+	int			ncols;			/* columns decoded */
+	BlockNumber phys_pages;		/* the relation's real size */
 	double		vec_sel;		/* selectivity of the vector quals */
 	int			nvec;
 	List	   *other_quals;	/* RestrictInfos left to the plan qual */
@@ -368,59 +369,66 @@ tscan_estimate(PlannerInfo *root, RelOptInfo *rel, Relation relation, Bitmapset 
 			   TscanEstimate *est)
 {
 	TupleDesc	desc = RelationGetDescr(relation);
-	double		total_width = 0,
-				read_width = 0;
 	bool		all = whole_row(attrs);
 	ListCell   *lc;
 
 	memset(est, 0, sizeof(TscanEstimate));
 	est->read_frac = 1.0;
 	est->vec_sel = 1.0;
+	est->phys_pages = RelationGetNumberOfBlocks(relation);
 
 	for (int i = 0; i < desc->natts; i++)
 	{
 		Form_pg_attribute attr = TupleDescAttr(desc, i);
-		int32		w;
 
-		if (attr->attisdropped)
-			continue;
-		w = get_attavgwidth(RelationGetRelid(relation), attr->attnum);
-		if (w <= 0)
-			w = get_typavgwidth(attr->atttypid, attr->atttypmod);
-		total_width += w;
-		if (all || bms_is_member(attr->attnum - FirstLowInvalidHeapAttributeNumber, attrs))
-			read_width += w;
+		if (!attr->attisdropped &&
+			(all || bms_is_member(attr->attnum - FirstLowInvalidHeapAttributeNumber, attrs)))
+			est->ncols++;
 	}
-	est->width_frac = total_width > 0 ? Max(read_width / total_width, 0.01) : 1.0;
 
 	foreach(lc, rel->baserestrictinfo)
 	{
 		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
 		Node	   *clause = (Node *) rinfo->clause;
-		AttrNumber	attnum = single_column(clause, rel->relid);
-		Selectivity sel = clause_selectivity(root, (Node *) rinfo, 0, JOIN_INNER, NULL);
 		VecKind		kind;
 		int			strategy,
 					attidx;
 		Node	   *value;
 
-		/*
-		 * Skipping pays where the column follows the row order: then only
-		 * the qual's share of row groups is read, otherwise nearly all.
-		 */
-		if (attnum > 0 && skippable(clause, rel->relid, relation))
-		{
-			double		corr = column_correlation(RelationGetRelid(relation), attnum);
-
-			est->read_frac = Min(est->read_frac, sel + (1.0 - sel) * (1.0 - corr * corr));
-		}
 		if (vectorizable(clause, rel->relid, relation, &kind, &strategy, &attidx, &value))
 		{
 			est->nvec++;
-			est->vec_sel *= sel;
+			est->vec_sel *= clause_selectivity(root, (Node *) rinfo, 0, JOIN_INNER, NULL);
 		}
 		else
 			est->other_quals = lappend(est->other_quals, rinfo);
+	}
+
+	/*
+	 * Skipping pays where a column follows the row order: then only the
+	 * share of row groups its quals select is read (a BETWEEN's two bounds
+	 * together), otherwise nearly all.  The best column decides.
+	 */
+	for (int i = 0; i < desc->natts; i++)
+	{
+		List	   *col_quals = NIL;
+		Selectivity sel;
+		double		corr;
+
+		foreach(lc, rel->baserestrictinfo)
+		{
+			RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+
+			if (single_column((Node *) rinfo->clause, rel->relid) == i + 1 &&
+				skippable((Node *) rinfo->clause, rel->relid, relation))
+				col_quals = lappend(col_quals, rinfo);
+		}
+		if (col_quals == NIL)
+			continue;
+		sel = clauselist_selectivity(root, col_quals, 0, JOIN_INNER, NULL);
+		corr = column_correlation(RelationGetRelid(relation), i + 1);
+		est->read_frac = Min(est->read_frac, sel + (1.0 - sel) * (1.0 - corr * corr));
+		list_free(col_quals);
 	}
 	/* at least one row group (of the default size) */
 	est->read_frac = Max(est->read_frac, 1.0 / Max(rel->tuples / 10000.0, 1.0));
@@ -453,9 +461,17 @@ tscan_make_path(PlannerInfo *root, RelOptInfo *rel, const TscanEstimate *est,
 #endif
 	cpath->methods = &tscan_path_methods;
 
+	/*
+	 * What a scan costs is decoding, not reading: the stripes are a small
+	 * part of the decoded size that rel->pages reports.  Charge the physical
+	 * pages of the row groups read, one operator per value decoded, and a
+	 * full tuple for every row handed up (not discounted: what the rows cost
+	 * above the scan, in a join or an Agg, is the same as for heap, and an
+	 * index nested loop must still win against a full scan it beats).
+	 */
 	rows_read = rel->tuples * est->read_frac;
 	rows_kept = rows_read * est->vec_sel;
-	disk_cost = seq_page_cost * rel->pages * est->read_frac * est->width_frac;
+	disk_cost = seq_page_cost * est->phys_pages * est->read_frac;
 	cost_qual_eval(&qcost, est->other_quals, root);
 	if (path->param_info)
 	{
@@ -466,8 +482,8 @@ tscan_make_path(PlannerInfo *root, RelOptInfo *rel, const TscanEstimate *est,
 		qcost.per_tuple += jcost.per_tuple;
 	}
 	/* no tuple is formed for a row the vector filter drops */
-	cpu_run = rows_read * est->nvec * cpu_operator_cost * 0.1 +
-		rows_kept * (cpu_tuple_cost * 0.8 + qcost.per_tuple);
+	cpu_run = rows_read * (est->ncols + est->nvec * 0.1) * cpu_operator_cost +
+		rows_kept * (cpu_tuple_cost + qcost.per_tuple);
 	if (parallel_workers > 0)
 	{
 		double		divisor = parallel_divisor(parallel_workers);

@@ -301,7 +301,19 @@ tessera_relation_estimate_size(Relation rel, int32 *attr_widths, BlockNumber *pa
 		return;
 	}
 	if (reltuples >= 0 && relpages > 1)
+	{
+		TesseraMeta meta;
+
+		/*
+		 * Heap's extrapolation by page count, but capped by the row numbers
+		 * handed out so far: pages are not proportional to rows here (state
+		 * pages, aborted stripes and compression add pages without rows).
+		 */
 		ntuples = rint(reltuples / (relpages - 1) * (curpages - 1));
+		TesseraReadMeta(rel, &meta);
+		if (meta.valid)
+			ntuples = Min(ntuples, (double) meta.next_rownum);
+	}
 	else
 	{
 		TesseraMeta meta;
