@@ -55,6 +55,8 @@ typedef struct TesseraBatch
 	TesseraRowState *states;	/* [chunk_rows] with keep_states; NULL if none */
 	Datum	  **values;			/* [natts]; NULL until decoded */
 	bool	  **isnull;
+	const char **raw;			/* [natts] decompressed payloads (sparse reads) */
+	bool		sparse;			/* few rows will be read: decode values singly */
 } TesseraBatch;
 
 typedef struct TesseraReader
@@ -87,6 +89,7 @@ extern void TesseraReaderSetTupleDesc(TesseraReader *reader, TupleDesc desc);
 extern TesseraStripeDir *TesseraReaderDir(TesseraReader *reader, int stripe);
 extern bool TesseraReaderLoad(TesseraReader *reader, int stripe, int rg);
 extern void TesseraBatchColumn(TesseraBatch *batch, int attidx, Datum **values, bool **isnull);
+extern Datum TesseraBatchValue(TesseraBatch *batch, int attidx, int row, bool *isnull);
 extern bool TesseraReaderLocate(TesseraReader *reader, uint64 rownum, int *stripe, int *rg, int *row);
 extern void TesseraReaderGlobalRg(TesseraReader *reader, uint32 g, int *stripe, int *rg);
 extern uint32 TesseraStripeRowGroups(TesseraReader *reader, int stripe);

@@ -1147,6 +1147,8 @@ tscan_batch_filter(void *arg, TesseraBatch *b)
 		kept += !dead && sel[i];
 	}
 	ts->rows_removed += live - kept;
+	/* few rows survive: decode their other columns value by value */
+	b->sparse = kept * 32 < (uint64) n;
 	if (ts->css.ss.ps.instrument)
 		ts->css.ss.ps.instrument->nfiltered2 += live - kept;
 	return sel;
@@ -1228,7 +1230,14 @@ tscan_exec_fast(TesseraScanState *ts)
 		bool	   *isnull = b->isnull[a];
 
 		if (unlikely(values == NULL))
+		{
+			if (b->sparse)
+			{
+				out->tts_values[j] = TesseraBatchValue(b, a, row, &out->tts_isnull[j]);
+				continue;
+			}
 			TesseraBatchColumn(b, a, &values, &isnull);
+		}
 		out->tts_values[j] = values[row];
 		out->tts_isnull[j] = isnull[row];
 	}

@@ -97,6 +97,11 @@ tts_tessera_getsomeattrs(TupleTableSlot *slot, int natts)
 			slot->tts_isnull[i] = true;
 			continue;
 		}
+		if (unlikely(b->sparse))
+		{
+			slot->tts_values[i] = TesseraBatchValue(b, i, ts->row, &slot->tts_isnull[i]);
+			continue;
+		}
 		TesseraBatchColumn(b, i, &values, &isnull);
 		slot->tts_values[i] = values[ts->row];
 		slot->tts_isnull[i] = isnull[ts->row];

@@ -426,6 +426,8 @@ TesseraReaderLoad(TesseraReader *r, int stripe, int rg)
 	b->xmin = ss->meta.xmin;
 	b->deleted = NULL;
 	b->states = NULL;
+	b->raw = NULL;
+	b->sparse = false;
 
 	/* rows deleted or replaced as far as the snapshot is concerned */
 	if (visible > 0 && r->check_deleted && r->snapshot &&
@@ -473,6 +475,44 @@ TesseraReaderLoad(TesseraReader *r, int stripe, int rg)
 	return visible > 0;
 }
 
+/* The chunk of column i in the current batch, and a context naming it. */
+static TesseraChunkDisk *
+chunk_context(TesseraBatch *b, int i, TesseraCorruptContext *cc)
+{
+	TesseraReader *r = b->reader;
+	TesseraScanStripe *ss = &r->stripes[b->stripe];
+	TesseraStripeDir *dir = ss->dir;
+
+	cc->rel = r->rel;
+	cc->stripe_id = ss->meta.stripe_id;
+	cc->rg = b->rg;
+	cc->attidx = i;
+	return &dir->chunks[b->rg * dir->hdr.natts + i];
+}
+
+/* The chunk's stored bytes, read and checksummed, in the batch's memory. */
+static char *
+read_chunk(TesseraBatch *b, TesseraChunkDisk *cd, TesseraCorruptContext *cc)
+{
+	TesseraReader *r = b->reader;
+	TesseraScanStripe *ss = &r->stripes[b->stripe];
+	char	   *stored;
+	pg_crc32c	crc;
+
+	stored = MemoryContextAllocHuge(r->batch_cxt, (Size) cd->stored_bytes + TESSERA_DECODE_PADDING);
+	if (cd->stored_bytes > 0 &&
+		!TesseraReadBytes(r->rel, ss->meta.start_block, ss->meta.nblocks,
+						  cd->offset, cd->stored_bytes, stored, r->strategy))
+		TesseraChunkCorrupt(cc, "chunk pages are invalid");
+	memset(stored + cd->stored_bytes, 0, TESSERA_DECODE_PADDING);
+	INIT_CRC32C(crc);
+	COMP_CRC32C(crc, stored, cd->stored_bytes);
+	FIN_CRC32C(crc);
+	if (crc != cd->crc)
+		TesseraChunkCorrupt(cc, "chunk checksum mismatch");
+	return stored;
+}
+
 static void
 decode_column(TesseraBatch *b, int i)
 {
@@ -503,39 +543,12 @@ decode_column(TesseraBatch *b, int i)
 	}
 	else
 	{
-		TesseraChunkDisk *cd = &dir->chunks[b->rg * dir->hdr.natts + i];
 		TesseraCorruptContext cc;
-		char	   *stored;
-		pg_crc32c	crc;
+		TesseraChunkDisk *cd = chunk_context(b, i, &cc);
+		char	   *stored = read_chunk(b, cd, &cc);
 
-		cc.rel = r->rel;
-		cc.stripe_id = ss->meta.stripe_id;
-		cc.rg = b->rg;
-		cc.attidx = i;
-
-		if (!r->type_ready[i])
-		{
-			MemoryContext tcxt = MemoryContextSwitchTo(r->cxt);
-
-			TesseraColumnTypeInit(&r->types[i], attr);
-			r->type_ready[i] = true;
-			MemoryContextSwitchTo(tcxt);
-		}
-
-		stored = MemoryContextAllocHuge(r->batch_cxt, (Size) cd->stored_bytes + TESSERA_DECODE_PADDING);
-		if (cd->stored_bytes > 0 &&
-			!TesseraReadBytes(r->rel, ss->meta.start_block, ss->meta.nblocks,
-							  cd->offset, cd->stored_bytes, stored, r->strategy))
-			TesseraChunkCorrupt(&cc, "chunk pages are invalid");
-		memset(stored + cd->stored_bytes, 0, TESSERA_DECODE_PADDING);
-		INIT_CRC32C(crc);
-		COMP_CRC32C(crc, stored, cd->stored_bytes);
-		FIN_CRC32C(crc);
-		if (crc != cd->crc)
-			TesseraChunkCorrupt(&cc, "chunk checksum mismatch");
-
-		TesseraDecodeChunk(&r->types[i], cd, stored, b->chunk_rows, values, isnull,
-						   TesseraChunkCorrupt, &cc);
+		TesseraDecodeChunk(TesseraReaderColumnType(r, i), cd, stored, b->chunk_rows,
+						   values, isnull, TesseraChunkCorrupt, &cc);
 	}
 	b->values[i] = values;
 	b->isnull[i] = isnull;
@@ -553,6 +566,48 @@ TesseraBatchColumn(TesseraBatch *b, int attidx, Datum **values, bool **isnull)
 		decode_column(b, attidx);
 	*values = b->values[attidx];
 	*isnull = b->isnull[attidx];
+}
+
+/*
+ * TesseraBatchValue
+ *		Value of column attidx in row `row` of the current batch.  When the
+ *		batch is marked sparse (a filter selected few of its rows) and the
+ *		column is not decoded yet, only this value is decoded, from the
+ *		chunk's decompressed payload; otherwise the column is decoded whole.
+ */
+Datum
+TesseraBatchValue(TesseraBatch *b, int attidx, int row, bool *isnull)
+{
+	TesseraReader *r = b->reader;
+	TesseraStripeDir *dir;
+	TesseraChunkDisk *cd;
+	TesseraCorruptContext cc;
+	MemoryContext old;
+	Datum		result;
+
+	if (b->values[attidx] == NULL)
+	{
+		dir = r->stripes[b->stripe].dir;
+		if (!b->sparse || TupleDescAttr(r->tupdesc, attidx)->attisdropped ||
+			(uint32) attidx >= dir->hdr.natts)
+			decode_column(b, attidx);
+	}
+	if (b->values[attidx] != NULL)
+	{
+		*isnull = b->isnull[attidx][row];
+		return b->values[attidx][row];
+	}
+
+	cd = chunk_context(b, attidx, &cc);
+	old = MemoryContextSwitchTo(r->batch_cxt);
+	if (b->raw == NULL)
+		b->raw = palloc0(sizeof(char *) * r->natts);
+	if (b->raw[attidx] == NULL)
+		b->raw[attidx] = TesseraChunkRaw(cd, read_chunk(b, cd, &cc), TesseraChunkCorrupt, &cc);
+	result = TesseraDecodeValue(TesseraReaderColumnType(r, attidx), cd, b->raw[attidx],
+								b->chunk_rows, row, isnull, TesseraChunkCorrupt, &cc);
+	MemoryContextSwitchTo(old);
+	return result;
 }
 
 /*
