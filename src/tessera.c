@@ -82,6 +82,12 @@ _PG_init(void)
 							 &tessera_enable_custom_scan, true, PGC_USERSET, 0,
 							 NULL, NULL, NULL);
 
+	DefineCustomBoolVariable("tessera.enable_custom_agg",
+							 "Lets the planner use TesseraAgg for aggregates over a tessera table.",
+							 "TesseraAgg computes count, sum, avg, min and max on column vectors.",
+							 &tessera_enable_custom_agg, true, PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+
 	TesseraInstallHooks();
 	TesseraInitCustomScan();
 	TesseraRegisterRmgr();

@@ -57,6 +57,8 @@ typedef const bool *(*TesseraBatchFilter) (void *arg, struct TesseraBatch *batch
 extern void TesseraScanSetFilters(TableScanDesc scan, TesseraRowGroupFilter rg_filter,
 								  TesseraBatchFilter batch_filter, void *arg);
 extern void TesseraScanSetColumns(TableScanDesc scan, const bool *needed);
+extern bool TesseraScanNextBatch(TableScanDesc scan, struct TesseraBatch **batch,
+								 const bool **sel);
 extern bool TesseraScanNextRow(TableScanDesc scan, ScanDirection dir, struct TesseraBatch **batch,
 							   int *row);
 

@@ -121,6 +121,7 @@ extern bool IsTesseraAmOid(Oid amoid);
 
 /* TesseraScan (executor/customscan.c) */
 extern bool tessera_enable_custom_scan;
+extern bool tessera_enable_custom_agg;
 extern void TesseraInitCustomScan(void);
 
 /* hooks (utility/hooks.c) */

@@ -69,7 +69,15 @@
 #include "optimizer/paths.h"
 #include "optimizer/restrictinfo.h"
 #include "parser/parsetree.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_aggregate.h"
+#include "catalog/pg_namespace.h"
+#include "optimizer/planner.h"
+#include "rewrite/rewriteManip.h"
 #include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/fmgrprotos.h"
+#include "utils/numeric.h"
 #include "utils/float.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -756,6 +764,34 @@ build_skip(Node *node, Index relid, Relation rel, PlanState *ps)
 	return sn;
 }
 
+/* Set up the row-group filters and vector quals of a TesseraScan or TesseraAgg. */
+static void
+init_filters(TesseraScanState *ts, List *skip_quals, List *vector_quals, Index relid,
+			 Relation rel)
+{
+	PlanState  *ps = &ts->css.ss.ps;
+	ListCell   *lc;
+
+	ts->skip_exprs = skip_quals;
+	foreach(lc, skip_quals)
+		ts->skip = lappend(ts->skip, build_skip(lfirst(lc), relid, rel, ps));
+
+	ts->vector_exprs = vector_quals;
+	ts->vquals = palloc0(sizeof(VecQual) * Max(list_length(vector_quals), 1));
+	foreach(lc, vector_quals)
+	{
+		VecQual    *vq = &ts->vquals[ts->nvquals++];
+		Node	   *value;
+
+		if (!vectorizable(lfirst(lc), relid, rel, &vq->kind, &vq->strategy, &vq->attidx, &value))
+			elog(ERROR, "TesseraScan: unexpected vector qual");
+		vq->valtype = exprType(value);
+		vq->expr = ExecInitExpr((Expr *) value, ps);
+	}
+	ts->filter_cxt = AllocSetContextCreate(CurrentMemoryContext, "TesseraScan filter",
+										   ALLOCSET_SMALL_SIZES);
+}
+
 static void
 tscan_begin(CustomScanState *node, EState *estate, int eflags)
 {
@@ -766,7 +802,6 @@ tscan_begin(CustomScanState *node, EState *estate, int eflags)
 	int			nvec = intVal(lsecond(cscan->custom_private));
 	int			natts = RelationGetDescr(rel)->natts;
 	ListCell   *lc;
-	int			i = 0;
 
 	/*
 	 * PostgreSQL 15 gives a custom scan a virtual scan slot, which would make
@@ -819,34 +854,11 @@ tscan_begin(CustomScanState *node, EState *estate, int eflags)
 			ts->needed[attnum - 1] = true;
 	}
 
-	ts->vquals = palloc0(sizeof(VecQual) * Max(nvec, 1));
-	foreach(lc, cscan->custom_exprs)
-	{
-		Node	   *qual = lfirst(lc);
-
-		if (i < nskip)
-		{
-			ts->skip_exprs = lappend(ts->skip_exprs, qual);
-			ts->skip = lappend(ts->skip, build_skip(qual, cscan->scan.scanrelid, rel, &node->ss.ps));
-		}
-		else
-		{
-			VecQual    *vq = &ts->vquals[ts->nvquals++];
-			Node	   *value;
-
-			if (!vectorizable(qual, cscan->scan.scanrelid, rel, &vq->kind, &vq->strategy,
-							  &vq->attidx, &value))
-				elog(ERROR, "TesseraScan: unexpected vector qual");
-			vq->valtype = exprType(value);
-			vq->expr = ExecInitExpr((Expr *) value, &node->ss.ps);
-			ts->vector_exprs = lappend(ts->vector_exprs, qual);
-		}
-		i++;
-	}
-	Assert(ts->nvquals == nvec);
+	init_filters(ts, list_copy_head(cscan->custom_exprs, nskip),
+				 list_copy_tail(cscan->custom_exprs, nskip), cscan->scan.scanrelid, rel);
+	if (ts->nvquals != nvec)
+		elog(ERROR, "TesseraScan: plan has %d vector quals, found %d", nvec, ts->nvquals);
 	ts->vector_recheck = ExecInitQual(ts->vector_exprs, &node->ss.ps);
-	ts->filter_cxt = AllocSetContextCreate(CurrentMemoryContext, "TesseraScan filter",
-										   ALLOCSET_SMALL_SIZES);
 }
 
 /* Evaluate the quals' expressions for this (re)scan. */
@@ -1352,6 +1364,586 @@ tscan_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	}
 }
 
+/* ---- TesseraAgg ---- */
+
+/*
+ * TesseraAgg computes an ungrouped aggregate query over one tessera table
+ * (count, sum, avg, min, max of integer, date, timestamp and float columns;
+ * quals the vector filter can evaluate) in loops over decoded column
+ * vectors, one row group at a time, instead of forming a tuple per row and
+ * calling transition functions.  The results are PostgreSQL's own: sums of
+ * int2/int4 in int64 (as int2_sum/int4_sum), of int8 in 128 bits and returned
+ * as numeric, averages as numeric_div(sum, count) exactly as int8_avg and
+ * numeric_avg compute them, min/max in the btree order (NaN above all).
+ * Anything else keeps PostgreSQL's Agg.
+ */
+
+bool		tessera_enable_custom_agg = true;
+
+static create_upper_paths_hook_type prev_create_upper_paths = NULL;
+
+typedef enum TAggKind
+{
+	TAGG_COUNT_STAR,
+	TAGG_COUNT,
+	TAGG_SUM,
+	TAGG_AVG,
+	TAGG_MIN,
+	TAGG_MAX
+} TAggKind;
+
+typedef struct TAggSpec
+{
+	TAggKind	kind;
+	int			attidx;
+	Oid			argtype;		/* base type of the argument */
+	Oid			restype;
+	/* state */
+	int64		count;
+	int128		sum;
+	bool		have;
+	int64		ibest;
+	float8		fbest;
+} TAggSpec;
+
+/* Which of our aggregates an Aggref is, or false. */
+static bool
+tagg_classify(Aggref *agg, Index relid, Relation rel, TAggKind *kind, int *attidx, Oid *argtype)
+{
+	char	   *name;
+	Var		   *var = NULL;
+	Oid			t = InvalidOid;
+
+	if (agg->aggdistinct != NIL || agg->aggorder != NIL || agg->aggfilter != NULL ||
+		agg->aggkind != AGGKIND_NORMAL || agg->agglevelsup != 0 ||
+		agg->aggsplit != AGGSPLIT_SIMPLE || agg->aggvariadic ||
+		get_func_namespace(agg->aggfnoid) != PG_CATALOG_NAMESPACE)
+		return false;
+	name = get_func_name(agg->aggfnoid);
+	if (name == NULL)
+		return false;
+	if (agg->aggstar)
+	{
+		if (strcmp(name, "count") != 0 || agg->aggtype != INT8OID)
+			return false;
+		*kind = TAGG_COUNT_STAR;
+		*attidx = -1;
+		*argtype = InvalidOid;
+		return true;
+	}
+	if (list_length(agg->args) != 1)
+		return false;
+	var = (Var *) ((TargetEntry *) linitial(agg->args))->expr;
+	if (!IsA(var, Var) || var->varno != relid || var->varlevelsup != 0 || var->varattno <= 0 ||
+		TupleDescAttr(RelationGetDescr(rel), var->varattno - 1)->attisdropped)
+		return false;
+	*attidx = var->varattno - 1;
+	*argtype = t = getBaseType(var->vartype);
+
+	if (strcmp(name, "count") == 0)
+	{
+		*kind = TAGG_COUNT;
+		return agg->aggtype == INT8OID;
+	}
+	if (strcmp(name, "sum") == 0 || strcmp(name, "avg") == 0)
+	{
+		*kind = name[0] == 's' ? TAGG_SUM : TAGG_AVG;
+		if (t == INT2OID || t == INT4OID)
+			return agg->aggtype == (*kind == TAGG_SUM ? INT8OID : NUMERICOID);
+		if (t == INT8OID)
+			return agg->aggtype == NUMERICOID;
+		return false;
+	}
+	if (strcmp(name, "min") == 0 || strcmp(name, "max") == 0)
+	{
+		*kind = name[1] == 'i' ? TAGG_MIN : TAGG_MAX;
+		switch (t)
+		{
+			case INT2OID:
+			case INT4OID:
+			case INT8OID:
+			case DATEOID:
+			case TIMESTAMPOID:
+			case TIMESTAMPTZOID:
+			case FLOAT4OID:
+			case FLOAT8OID:
+				return agg->aggtype == t || getBaseType(agg->aggtype) == t;
+			default:
+				return false;
+		}
+	}
+	return false;
+}
+
+typedef struct TAggFindContext
+{
+	List	   *aggs;
+	bool		ok;
+} TAggFindContext;
+
+/* Collect the Aggrefs of the target; a column outside one is not ours. */
+static bool
+tagg_find(Node *node, TAggFindContext *cxt)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Aggref))
+	{
+		cxt->aggs = list_append_unique(cxt->aggs, node);
+		return false;
+	}
+	if (IsA(node, Var) || IsA(node, PlaceHolderVar) || IsA(node, GroupingFunc) ||
+		IsA(node, WindowFunc) || IsA(node, SubLink) || IsA(node, SubPlan))
+	{
+		cxt->ok = false;
+		return true;
+	}
+	return expression_tree_walker(node, tagg_find, cxt);
+}
+
+static CustomPathMethods tagg_path_methods;
+static CustomScanMethods tagg_plan_methods;
+static CustomExecMethods tagg_exec_methods;
+
+static void
+tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_rel,
+						   RelOptInfo *output_rel, void *extra)
+{
+	Query	   *parse = root->parse;
+	RangeTblEntry *rte;
+	Relation	relation;
+	TAggFindContext cxt = {NIL, true};
+	ListCell   *lc;
+	CustomPath *cpath;
+	double		rows_read;
+	int			ncols = 0;
+	TscanEstimate est;
+	Bitmapset  *attrs = NULL;
+
+	if (prev_create_upper_paths)
+		prev_create_upper_paths(root, stage, input_rel, output_rel, extra);
+
+	if (stage != UPPERREL_GROUP_AGG || !tessera_enable_custom_agg || !tessera_enable_custom_scan ||
+		input_rel->reloptkind != RELOPT_BASEREL || input_rel->lateral_relids != NULL ||
+		parse->groupClause != NIL || parse->groupingSets != NIL || parse->havingQual != NULL ||
+		!parse->hasAggs || parse->hasTargetSRFs || parse->rowMarks != NIL)
+		return;
+	rte = planner_rt_fetch(input_rel->relid, root);
+	if (rte->rtekind != RTE_RELATION || rte->relkind != RELKIND_RELATION ||
+		rte->tablesample != NULL || rte->inh)
+		return;
+
+	relation = table_open(rte->relid, NoLock);
+	if (!IsTesseraRelation(relation))
+	{
+		table_close(relation, NoLock);
+		return;
+	}
+
+	/* every qual must be a vector qual; every output an aggregate of ours */
+	foreach(lc, input_rel->baserestrictinfo)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+		VecKind		kind;
+		int			strategy,
+					attidx;
+		Node	   *value;
+
+		if (!vectorizable((Node *) rinfo->clause, input_rel->relid, relation, &kind, &strategy,
+						  &attidx, &value))
+			cxt.ok = false;
+		pull_varattnos((Node *) rinfo->clause, input_rel->relid, &attrs);
+	}
+	foreach(lc, output_rel->reltarget->exprs)
+		(void) tagg_find(lfirst(lc), &cxt);
+	foreach(lc, cxt.aggs)
+	{
+		TAggKind	kind;
+		int			attidx;
+		Oid			argtype;
+
+		if (!tagg_classify(lfirst(lc), input_rel->relid, relation, &kind, &attidx, &argtype))
+			cxt.ok = false;
+		else if (attidx >= 0)
+			ncols++;
+	}
+	if (!cxt.ok || cxt.aggs == NIL)
+	{
+		table_close(relation, NoLock);
+		return;
+	}
+	tscan_estimate(root, input_rel, relation, attrs, &est);
+	table_close(relation, NoLock);
+
+	cpath = makeNode(CustomPath);
+	cpath->path.pathtype = T_CustomScan;
+	cpath->path.parent = output_rel;
+	cpath->path.pathtarget = output_rel->reltarget;
+	cpath->path.param_info = NULL;
+	cpath->path.parallel_aware = false;
+	cpath->path.parallel_safe = false;
+	cpath->path.rows = 1;
+	/* loops over decoded vectors: a tenth of an operator per value */
+	rows_read = input_rel->tuples * est.read_frac;
+	cpath->path.startup_cost = seq_page_cost * est.phys_pages * est.read_frac +
+		rows_read * (ncols + est.nvec + 1) * cpu_operator_cost * 0.1;
+	cpath->path.total_cost = cpath->path.startup_cost + cpu_tuple_cost;
+#ifdef CUSTOMPATH_SUPPORT_PROJECTION
+	cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION;
+#endif
+	cpath->custom_private = list_make2(makeInteger(input_rel->relid), cxt.aggs);
+	cpath->methods = &tagg_path_methods;
+	add_path(output_rel, &cpath->path);
+}
+
+static Plan *
+tagg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *tlist,
+			   List *clauses, List *custom_plans)
+{
+	CustomScan *cscan = makeNode(CustomScan);
+	Index		relid = intVal(linitial(best_path->custom_private));
+	List	   *aggs = lsecond(best_path->custom_private);
+	RelOptInfo *input_rel = find_base_rel(root, relid);
+	RangeTblEntry *rte = planner_rt_fetch(relid, root);
+	Relation	relation = table_open(rte->relid, NoLock);
+	List	   *skip = NIL,
+			   *vector = NIL,
+			   *scan_tlist = NIL;
+	ListCell   *lc;
+
+	foreach(lc, extract_actual_clauses(input_rel->baserestrictinfo, false))
+	{
+		if (skippable(lfirst(lc), relid, relation))
+			skip = lappend(skip, lfirst(lc));
+		vector = lappend(vector, lfirst(lc));
+	}
+	table_close(relation, NoLock);
+	foreach(lc, aggs)
+		scan_tlist = lappend(scan_tlist, makeTargetEntry(copyObject(lfirst(lc)),
+														 list_length(scan_tlist) + 1,
+														 NULL, false));
+
+	cscan->scan.plan.targetlist = tlist;
+	cscan->scan.plan.qual = NIL;
+	cscan->scan.scanrelid = relid;
+	cscan->flags = best_path->flags;
+	cscan->methods = &tagg_plan_methods;
+	/* the scan tuple: one column per aggregate; tlist refers to them */
+	cscan->custom_scan_tlist = scan_tlist;
+	cscan->custom_exprs = NIL;
+
+	/*
+	 * The quals and aggregates the executor interprets itself: setrefs would
+	 * rewrite custom_exprs against custom_scan_tlist, so they travel in
+	 * custom_private with the range table index they were planned with.
+	 */
+	cscan->custom_private = list_make4(makeInteger(relid), skip, vector, copyObject(aggs));
+	return &cscan->scan.plan;
+}
+
+typedef struct TesseraAggState
+{
+	TesseraScanState ts;		/* filters; first */
+	Index		plan_relid;		/* varno of the quals and aggregates */
+	TAggSpec   *specs;
+	int			nspecs;
+	bool		done;
+	bool	   *ok;
+	int			ok_cap;
+} TesseraAggState;
+
+static Node *
+tagg_create_state(CustomScan *cscan)
+{
+	TesseraAggState *state = (TesseraAggState *) newNode(sizeof(TesseraAggState),
+														 T_CustomScanState);
+
+	state->ts.css.methods = &tagg_exec_methods;
+	return (Node *) state;
+}
+
+static void
+tagg_begin(CustomScanState *node, EState *estate, int eflags)
+{
+	TesseraAggState *as = (TesseraAggState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	Relation	rel = node->ss.ss_currentRelation;
+	List	   *aggs = lfourth(cscan->custom_private);
+	ListCell   *lc;
+
+	as->plan_relid = intVal(linitial(cscan->custom_private));
+	init_filters(&as->ts, lsecond(cscan->custom_private), lthird(cscan->custom_private),
+				 as->plan_relid, rel);
+	as->specs = palloc0(sizeof(TAggSpec) * list_length(aggs));
+	foreach(lc, aggs)
+	{
+		Aggref	   *agg = lfirst(lc);
+		TAggSpec   *sp = &as->specs[as->nspecs++];
+
+		if (!tagg_classify(agg, as->plan_relid, rel, &sp->kind, &sp->attidx, &sp->argtype))
+			elog(ERROR, "TesseraAgg: unexpected aggregate");
+		sp->restype = agg->aggtype;
+	}
+}
+
+/* Fold one batch into every aggregate. ok: rows to count (NULL: all n). */
+static void
+tagg_batch(TesseraAggState *as, TesseraBatch *b, const bool *ok, int n)
+{
+	for (int k = 0; k < as->nspecs; k++)
+	{
+		TAggSpec   *sp = &as->specs[k];
+		Datum	   *values;
+		bool	   *isnull;
+		int16		typlen;
+
+		if (sp->kind == TAGG_COUNT_STAR)
+		{
+			if (ok == NULL)
+				sp->count += n;
+			else
+				for (int i = 0; i < n; i++)
+					sp->count += ok[i];
+			continue;
+		}
+		TesseraBatchColumn(b, sp->attidx, &values, &isnull);
+		typlen = TupleDescAttr(b->reader->tupdesc, sp->attidx)->attlen;
+
+#define ROWS(BODY) \
+		do { \
+			if (ok == NULL) \
+			{ for (int i = 0; i < n; i++) if (!isnull[i]) { BODY; } } \
+			else \
+			{ for (int i = 0; i < n; i++) if (ok[i] && !isnull[i]) { BODY; } } \
+		} while (0)
+
+		switch (sp->kind)
+		{
+			case TAGG_COUNT:
+				ROWS(sp->count++);
+				break;
+			case TAGG_SUM:
+			case TAGG_AVG:
+				if (typlen == 2)
+					ROWS(sp->count++; sp->sum += DatumGetInt16(values[i]));
+				else if (typlen == 4)
+					ROWS(sp->count++; sp->sum += DatumGetInt32(values[i]));
+				else
+					ROWS(sp->count++; sp->sum += DatumGetInt64(values[i]));
+				break;
+			case TAGG_MIN:
+			case TAGG_MAX:
+				{
+					bool		want_min = sp->kind == TAGG_MIN;
+
+					if (sp->argtype == FLOAT4OID || sp->argtype == FLOAT8OID)
+					{
+						bool		f4 = sp->argtype == FLOAT4OID;
+
+						ROWS(float8 v = f4 ? (float8) DatumGetFloat4(values[i]) : DatumGetFloat8(values[i]);
+							 if (!sp->have || (want_min ? float8_lt(v, sp->fbest) : float8_gt(v, sp->fbest)))
+							 {
+								 sp->fbest = v;
+								 sp->have = true;
+							 });
+					}
+					else
+					{
+						ROWS(int64 v = int_datum(values[i], typlen);
+							 if (!sp->have || (want_min ? v < sp->ibest : v > sp->ibest))
+							 {
+								 sp->ibest = v;
+								 sp->have = true;
+							 });
+					}
+					break;
+				}
+			default:
+				break;
+		}
+#undef ROWS
+	}
+}
+
+/* An int128 as numeric (through its decimal digits: once per query). */
+static Datum
+int128_numeric(int128 v)
+{
+	char		buf[48];
+	char	   *p = buf + sizeof(buf) - 1;
+	bool		neg = v < 0;
+	uint128		u = neg ? -(uint128) v : (uint128) v;
+
+	*p = '\0';
+	do
+	{
+		*--p = '0' + (int) (u % 10);
+		u /= 10;
+	} while (u != 0);
+	if (neg)
+		*--p = '-';
+	return DirectFunctionCall3(numeric_in, CStringGetDatum(p), ObjectIdGetDatum(InvalidOid),
+							   Int32GetDatum(-1));
+}
+
+static Datum
+tagg_result(TAggSpec *sp, bool *isnull)
+{
+	*isnull = false;
+	switch (sp->kind)
+	{
+		case TAGG_COUNT_STAR:
+		case TAGG_COUNT:
+			return Int64GetDatum(sp->count);
+		case TAGG_SUM:
+			if (sp->count == 0)
+				break;
+			if (sp->restype == INT8OID)
+				return Int64GetDatum((int64) sp->sum);
+			return int128_numeric(sp->sum);
+		case TAGG_AVG:
+			if (sp->count == 0)
+				break;
+			return DirectFunctionCall2(numeric_div, int128_numeric(sp->sum),
+									   NumericGetDatum(int64_to_numeric(sp->count)));
+		case TAGG_MIN:
+		case TAGG_MAX:
+			if (!sp->have)
+				break;
+			switch (sp->argtype)
+			{
+				case FLOAT4OID:
+					return Float4GetDatum((float4) sp->fbest);
+				case FLOAT8OID:
+					return Float8GetDatum(sp->fbest);
+				case INT2OID:
+					return Int16GetDatum((int16) sp->ibest);
+				case INT4OID:
+				case DATEOID:
+					return Int32GetDatum((int32) sp->ibest);
+				default:
+					return Int64GetDatum(sp->ibest);
+			}
+	}
+	*isnull = true;
+	return (Datum) 0;
+}
+
+static TupleTableSlot *
+tagg_exec(CustomScanState *node)
+{
+	TesseraAggState *as = (TesseraAggState *) node;
+	TesseraScanState *ts = &as->ts;
+	ScanState  *ss = &node->ss;
+	TupleTableSlot *slot = ss->ss_ScanTupleSlot;
+	TableScanDesc scan;
+	TesseraBatch *b;
+	const bool *sel;
+	ExprContext *econtext = ss->ps.ps_ExprContext;
+
+	if (as->done)
+		return ExecClearTuple(ss->ps.ps_ResultTupleSlot);
+	as->done = true;
+
+	scan = ss->ss_currentScanDesc;
+	if (scan == NULL)
+	{
+		scan = table_beginscan(ss->ss_currentRelation, ss->ps.state->es_snapshot, 0, NULL);
+		ss->ss_currentScanDesc = scan;
+	}
+	TesseraScanSetFilters(scan, ts->skip != NIL ? tscan_rg_filter : NULL,
+						  ts->nvquals > 0 ? tscan_batch_filter : NULL, ts);
+	eval_values(ts);
+	for (int k = 0; k < as->nspecs; k++)
+	{
+		TAggSpec   *sp = &as->specs[k];
+
+		sp->count = 0;
+		sp->sum = 0;
+		sp->have = false;
+	}
+
+	while (TesseraScanNextBatch(scan, &b, &sel))
+	{
+		const bool *ok = NULL;
+		int			n = b->nrows;
+
+		if (b->deleted != NULL || sel != NULL)
+		{
+			bool	   *mask;
+
+			if (as->ok_cap < n)
+			{
+				as->ok_cap = Max(n, 1024);
+				as->ok = MemoryContextAlloc(ss->ps.state->es_query_cxt, as->ok_cap);
+			}
+			mask = as->ok;
+			for (int i = 0; i < n; i++)
+				mask[i] = !(b->deleted && b->deleted[i]) && !(sel && !sel[i]);
+			ok = mask;
+		}
+		tagg_batch(as, b, ok, n);
+	}
+
+	ExecClearTuple(slot);
+	for (int k = 0; k < as->nspecs; k++)
+		slot->tts_values[k] = tagg_result(&as->specs[k], &slot->tts_isnull[k]);
+	ExecStoreVirtualTuple(slot);
+
+	if (ss->ps.ps_ProjInfo == NULL)
+		return slot;
+	ResetExprContext(econtext);
+	econtext->ecxt_scantuple = slot;
+	return ExecProject(ss->ps.ps_ProjInfo);
+}
+
+static void
+tagg_rescan(CustomScanState *node)
+{
+	TesseraAggState *as = (TesseraAggState *) node;
+
+	if (node->ss.ss_currentScanDesc)
+		table_rescan(node->ss.ss_currentScanDesc, NULL);
+	as->done = false;
+}
+
+static void
+tagg_explain(CustomScanState *node, List *ancestors, ExplainState *es)
+{
+	TesseraAggState *as = (TesseraAggState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	List	   *context = set_deparse_context_plan(es->deparse_cxt, node->ss.ps.plan, ancestors);
+	List	   *aggs = NIL;
+	ListCell   *lc;
+
+	foreach(lc, cscan->custom_scan_tlist)
+		aggs = lappend(aggs, deparse_expression((Node *) lfirst_node(TargetEntry, lc)->expr,
+												context, es->verbose, false));
+	ExplainPropertyList("Aggregates", aggs, es);
+
+	/* the quals carry the planning-time varno: show them as the scan's */
+	foreach(lc, list_make2(as->ts.skip_exprs, as->ts.vector_exprs))
+	{
+		List	   *quals = copyObject(lfirst(lc));
+
+		if (quals == NIL)
+			continue;
+		ChangeVarNodes((Node *) quals, as->plan_relid, cscan->scan.scanrelid, 0);
+		ExplainPropertyText(lfirst(lc) == as->ts.skip_exprs ? "Row Group Filter" : "Vector Filter",
+							deparse_expression((Node *) make_ands_explicit(quals), context,
+											   es->verbose, false), es);
+	}
+	if (es->analyze && node->ss.ps.instrument)
+	{
+		ExplainPropertyUInteger("Row Groups Read", NULL, as->ts.rgs_read, es);
+		if (as->ts.skip_exprs != NIL)
+			ExplainPropertyFloat("Row Groups Skipped", NULL, node->ss.ps.instrument->ntuples2, 0, es);
+		if (as->ts.vector_exprs != NIL)
+			ExplainPropertyFloat("Rows Removed by Vector Filter", NULL,
+								 node->ss.ps.instrument->nfiltered2, 0, es);
+	}
+}
+
 /* ---- registration ---- */
 
 void
@@ -1377,4 +1969,19 @@ TesseraInitCustomScan(void)
 
 	prev_set_rel_pathlist = set_rel_pathlist_hook;
 	set_rel_pathlist_hook = tessera_set_rel_pathlist;
+
+	tagg_path_methods.CustomName = "TesseraAgg";
+	tagg_path_methods.PlanCustomPath = tagg_plan_path;
+	tagg_plan_methods.CustomName = "TesseraAgg";
+	tagg_plan_methods.CreateCustomScanState = tagg_create_state;
+	RegisterCustomScanMethods(&tagg_plan_methods);
+	tagg_exec_methods.CustomName = "TesseraAgg";
+	tagg_exec_methods.BeginCustomScan = tagg_begin;
+	tagg_exec_methods.ExecCustomScan = tagg_exec;
+	tagg_exec_methods.EndCustomScan = tscan_end;
+	tagg_exec_methods.ReScanCustomScan = tagg_rescan;
+	tagg_exec_methods.ExplainCustomScan = tagg_explain;
+
+	prev_create_upper_paths = create_upper_paths_hook;
+	create_upper_paths_hook = tessera_create_upper_paths;
 }

@@ -679,6 +679,27 @@ TesseraScanKeepStates(TableScanDesc sscan)
 }
 
 /*
+ * TesseraScanNextBatch
+ *		The next row group (forward) that passes the scan's row-group
+ *		filter and has rows the snapshot sees, as a loaded batch; *sel is
+ *		the batch filter's selection (NULL: every row).  Rows flagged in
+ *		batch->deleted are not visible.  For TesseraAgg, which consumes
+ *		whole batches.
+ */
+bool
+TesseraScanNextBatch(TableScanDesc sscan, TesseraBatch **batch, const bool **sel)
+{
+	TesseraScanDesc scan = (TesseraScanDesc) sscan;
+
+	CHECK_FOR_INTERRUPTS();
+	if (!advance_rg(scan, ForwardScanDirection))
+		return false;
+	*batch = &scan->reader->batch;
+	*sel = scan->sel;
+	return true;
+}
+
+/*
  * TesseraScanSetFilters
  *		Make a sequential or parallel scan skip the row groups rg_filter
  *		rejects (before they are read) and the rows of a loaded batch that

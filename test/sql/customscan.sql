@@ -1,7 +1,10 @@
 -- TesseraScan: projection, row-group skipping, vector filters and parallel
 -- scans give exactly heap's answers, for every supported qual shape and
 -- type, with deleted, updated and uncommitted rows, cursors, rescans and
--- parameters; EXPLAIN shows what was read and skipped.
+-- parameters; EXPLAIN shows what was read and skipped.  TesseraAgg is off
+-- here, so aggregates run in PostgreSQL's Agg over TesseraScan
+-- (customagg.sql tests TesseraAgg).
+SET tessera.enable_custom_agg = off;
 CREATE TABLE ch (id int, i2 smallint, i8 bigint, f4 real, f8 float8, d date, ts timestamp,
                  tz timestamptz, n numeric, t text, tc text COLLATE "C", b bool, u uuid, arr int[]);
 INSERT INTO ch SELECT i,
