@@ -143,6 +143,9 @@ extern bool TesseraEncodeDecimal(const Datum *values, int n, TesseraBuf *out,
 extern const char *TesseraDecodeDecimal(const char *p, const char *end, int n,
 										Datum *out);
 extern bool TesseraDecimalAt(const char *p, const char *end, int n, int idx, Datum *out);
+#ifdef HAVE_INT128
+extern bool TesseraNumericScaled(Datum d, int128 *value, int *dscale);
+#endif
 
 /* Bytes of padding the decoder may read past the end of a raw payload. */
 #define TESSERA_DECODE_PADDING 16

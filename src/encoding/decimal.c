@@ -469,6 +469,20 @@ TesseraDecimalAt(const char *p, const char *end, int n, int idx, Datum *out)
 	return true;
 }
 
+/*
+ * TesseraNumericScaled
+ *		A finite numeric of at most 38 significant digits as value *
+ *		10^-dscale (TesseraAgg sums them exactly).  False for NaN, infinities
+ *		and longer values.
+ */
+bool
+TesseraNumericScaled(Datum d, int128 *value, int *dscale)
+{
+	if (!pow10_ready)
+		init_pow10();
+	return parse_numeric(d, value, dscale);
+}
+
 #else							/* !HAVE_INT128 */
 
 bool

@@ -1366,16 +1366,22 @@ tscan_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 
 /* ---- TesseraAgg ---- */
 
+#ifdef HAVE_INT128
+
 /*
- * TesseraAgg computes an ungrouped aggregate query over one tessera table
- * (count, sum, avg, min, max of integer, date, timestamp and float columns;
- * quals the vector filter can evaluate) in loops over decoded column
+ * TesseraAgg computes an aggregate query over one tessera table -- count,
+ * sum, avg, min and max of integer, numeric, date, timestamp and float
+ * columns, optionally grouped by one integer, date or timestamp column,
+ * with quals the vector filter evaluates -- in loops over decoded column
  * vectors, one row group at a time, instead of forming a tuple per row and
  * calling transition functions.  The results are PostgreSQL's own: sums of
- * int2/int4 in int64 (as int2_sum/int4_sum), of int8 in 128 bits and returned
- * as numeric, averages as numeric_div(sum, count) exactly as int8_avg and
- * numeric_avg compute them, min/max in the btree order (NaN above all).
- * Anything else keeps PostgreSQL's Agg.
+ * int2/int4 in int64 (as int2_sum/int4_sum), of int8 and numeric exactly in
+ * 128 bits at the largest display scale seen (numerics that do not fit are
+ * added as numerics), averages as numeric_div(sum, count) exactly as
+ * int8_avg and numeric_avg compute them, NaN and infinities as numeric_sum
+ * treats them, min/max in the btree order (NaN above all), NULL for empty
+ * inputs.  Anything else keeps PostgreSQL's Agg.  Groups live in memory;
+ * the path is only offered when the planner expects them to fit work_mem.
  */
 
 bool		tessera_enable_custom_agg = true;
@@ -1398,13 +1404,29 @@ typedef struct TAggSpec
 	int			attidx;
 	Oid			argtype;		/* base type of the argument */
 	Oid			restype;
-	/* state */
+} TAggSpec;
+
+/* One aggregate's state in one group. */
+typedef struct TAggState
+{
 	int64		count;
-	int128		sum;
+	int128		sum;			/* numeric: scaled by 10^scale */
+	int			scale;
 	bool		have;
 	int64		ibest;
 	float8		fbest;
-} TAggSpec;
+	int64		nan;			/* numeric specials */
+	int64		pinf;
+	int64		ninf;
+	Numeric		extra;			/* numeric values that did not fit in sum */
+} TAggState;
+
+static bool
+group_key_type(Oid t)
+{
+	return t == INT2OID || t == INT4OID || t == INT8OID || t == DATEOID ||
+		t == TIMESTAMPOID || t == TIMESTAMPTZOID;
+}
 
 /* Which of our aggregates an Aggref is, or false. */
 static bool
@@ -1450,27 +1472,15 @@ tagg_classify(Aggref *agg, Index relid, Relation rel, TAggKind *kind, int *attid
 		*kind = name[0] == 's' ? TAGG_SUM : TAGG_AVG;
 		if (t == INT2OID || t == INT4OID)
 			return agg->aggtype == (*kind == TAGG_SUM ? INT8OID : NUMERICOID);
-		if (t == INT8OID)
+		if (t == INT8OID || t == NUMERICOID)
 			return agg->aggtype == NUMERICOID;
 		return false;
 	}
 	if (strcmp(name, "min") == 0 || strcmp(name, "max") == 0)
 	{
 		*kind = name[1] == 'i' ? TAGG_MIN : TAGG_MAX;
-		switch (t)
-		{
-			case INT2OID:
-			case INT4OID:
-			case INT8OID:
-			case DATEOID:
-			case TIMESTAMPOID:
-			case TIMESTAMPTZOID:
-			case FLOAT4OID:
-			case FLOAT8OID:
-				return agg->aggtype == t || getBaseType(agg->aggtype) == t;
-			default:
-				return false;
-		}
+		return (group_key_type(t) || t == FLOAT4OID || t == FLOAT8OID) &&
+			getBaseType(agg->aggtype) == t;
 	}
 	return false;
 }
@@ -1478,10 +1488,11 @@ tagg_classify(Aggref *agg, Index relid, Relation rel, TAggKind *kind, int *attid
 typedef struct TAggFindContext
 {
 	List	   *aggs;
+	Var		   *group_var;		/* the only column allowed outside aggregates */
 	bool		ok;
 } TAggFindContext;
 
-/* Collect the Aggrefs of the target; a column outside one is not ours. */
+/* Collect the Aggrefs of the target; any other column is not ours. */
 static bool
 tagg_find(Node *node, TAggFindContext *cxt)
 {
@@ -1492,6 +1503,11 @@ tagg_find(Node *node, TAggFindContext *cxt)
 		cxt->aggs = list_append_unique(cxt->aggs, node);
 		return false;
 	}
+	if (IsA(node, Var) && cxt->group_var != NULL &&
+		((Var *) node)->varno == cxt->group_var->varno &&
+		((Var *) node)->varattno == cxt->group_var->varattno &&
+		((Var *) node)->varlevelsup == 0)
+		return false;
 	if (IsA(node, Var) || IsA(node, PlaceHolderVar) || IsA(node, GroupingFunc) ||
 		IsA(node, WindowFunc) || IsA(node, SubLink) || IsA(node, SubPlan))
 	{
@@ -1505,6 +1521,32 @@ static CustomPathMethods tagg_path_methods;
 static CustomScanMethods tagg_plan_methods;
 static CustomExecMethods tagg_exec_methods;
 
+/* The GROUP BY column, if the query groups by one column we can key on. */
+static bool
+tagg_group_var(PlannerInfo *root, Index relid, Var **group_var)
+{
+	Query	   *parse = root->parse;
+	SortGroupClause *sgc;
+	Var		   *var;
+	TypeCacheEntry *tc;
+
+	*group_var = NULL;
+	if (parse->groupClause == NIL)
+		return true;
+	if (list_length(parse->groupClause) != 1 || parse->groupingSets != NIL)
+		return false;
+	sgc = linitial_node(SortGroupClause, parse->groupClause);
+	var = (Var *) get_sortgroupclause_expr(sgc, parse->targetList);
+	if (!IsA(var, Var) || var->varno != relid || var->varlevelsup != 0 || var->varattno <= 0 ||
+		!group_key_type(getBaseType(var->vartype)))
+		return false;
+	tc = lookup_type_cache(getBaseType(var->vartype), TYPECACHE_EQ_OPR);
+	if (sgc->eqop != tc->eq_opr)
+		return false;
+	*group_var = var;
+	return true;
+}
+
 static void
 tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_rel,
 						   RelOptInfo *output_rel, void *extra)
@@ -1512,10 +1554,11 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 	Query	   *parse = root->parse;
 	RangeTblEntry *rte;
 	Relation	relation;
-	TAggFindContext cxt = {NIL, true};
+	TAggFindContext cxt = {NIL, NULL, true};
 	ListCell   *lc;
 	CustomPath *cpath;
-	double		rows_read;
+	double		rows_read,
+				groups = 1;
 	int			ncols = 0;
 	TscanEstimate est;
 	Bitmapset  *attrs = NULL;
@@ -1525,8 +1568,8 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 
 	if (stage != UPPERREL_GROUP_AGG || !tessera_enable_custom_agg || !tessera_enable_custom_scan ||
 		input_rel->reloptkind != RELOPT_BASEREL || input_rel->lateral_relids != NULL ||
-		parse->groupClause != NIL || parse->groupingSets != NIL || parse->havingQual != NULL ||
-		!parse->hasAggs || parse->hasTargetSRFs || parse->rowMarks != NIL)
+		parse->havingQual != NULL || !parse->hasAggs || parse->hasTargetSRFs ||
+		parse->rowMarks != NIL || !tagg_group_var(root, input_rel->relid, &cxt.group_var))
 		return;
 	rte = planner_rt_fetch(input_rel->relid, root);
 	if (rte->rtekind != RTE_RELATION || rte->relkind != RELKIND_RELATION ||
@@ -1567,6 +1610,13 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 		else if (attidx >= 0)
 			ncols++;
 	}
+	if (cxt.group_var != NULL)
+	{
+		groups = estimate_num_groups(root, list_make1(cxt.group_var), input_rel->rows, NULL, NULL);
+		/* the groups must fit in work_mem */
+		if (groups * (list_length(cxt.aggs) * sizeof(TAggState) + 64) > work_mem * 1024.0)
+			cxt.ok = false;
+	}
 	if (!cxt.ok || cxt.aggs == NIL)
 	{
 		table_close(relation, NoLock);
@@ -1582,16 +1632,16 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 	cpath->path.param_info = NULL;
 	cpath->path.parallel_aware = false;
 	cpath->path.parallel_safe = false;
-	cpath->path.rows = 1;
+	cpath->path.rows = groups;
 	/* loops over decoded vectors: a tenth of an operator per value */
 	rows_read = input_rel->tuples * est.read_frac;
 	cpath->path.startup_cost = seq_page_cost * est.phys_pages * est.read_frac +
-		rows_read * (ncols + est.nvec + 1) * cpu_operator_cost * 0.1;
-	cpath->path.total_cost = cpath->path.startup_cost + cpu_tuple_cost;
+		rows_read * (ncols + est.nvec + 1 + (cxt.group_var ? 2 : 0)) * cpu_operator_cost * 0.1;
+	cpath->path.total_cost = cpath->path.startup_cost + cpu_tuple_cost * groups;
 #ifdef CUSTOMPATH_SUPPORT_PROJECTION
 	cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION;
 #endif
-	cpath->custom_private = list_make2(makeInteger(input_rel->relid), cxt.aggs);
+	cpath->custom_private = list_make3(makeInteger(input_rel->relid), cxt.aggs, cxt.group_var);
 	cpath->methods = &tagg_path_methods;
 	add_path(output_rel, &cpath->path);
 }
@@ -1603,6 +1653,7 @@ tagg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *
 	CustomScan *cscan = makeNode(CustomScan);
 	Index		relid = intVal(linitial(best_path->custom_private));
 	List	   *aggs = lsecond(best_path->custom_private);
+	Var		   *group_var = lthird(best_path->custom_private);
 	RelOptInfo *input_rel = find_base_rel(root, relid);
 	RangeTblEntry *rte = planner_rt_fetch(relid, root);
 	Relation	relation = table_open(rte->relid, NoLock);
@@ -1618,6 +1669,11 @@ tagg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *
 		vector = lappend(vector, lfirst(lc));
 	}
 	table_close(relation, NoLock);
+
+	/* the scan tuple: the group key, then one column per aggregate */
+	if (group_var != NULL)
+		scan_tlist = lappend(scan_tlist, makeTargetEntry((Expr *) copyObject(group_var), 1,
+														 NULL, false));
 	foreach(lc, aggs)
 		scan_tlist = lappend(scan_tlist, makeTargetEntry(copyObject(lfirst(lc)),
 														 list_length(scan_tlist) + 1,
@@ -1628,7 +1684,6 @@ tagg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *
 	cscan->scan.scanrelid = relid;
 	cscan->flags = best_path->flags;
 	cscan->methods = &tagg_plan_methods;
-	/* the scan tuple: one column per aggregate; tlist refers to them */
 	cscan->custom_scan_tlist = scan_tlist;
 	cscan->custom_exprs = NIL;
 
@@ -1637,7 +1692,8 @@ tagg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *
 	 * rewrite custom_exprs against custom_scan_tlist, so they travel in
 	 * custom_private with the range table index they were planned with.
 	 */
-	cscan->custom_private = list_make4(makeInteger(relid), skip, vector, copyObject(aggs));
+	cscan->custom_private = list_make5(makeInteger(relid), skip, vector, copyObject(aggs),
+									   makeInteger(group_var ? group_var->varattno - 1 : -1));
 	return &cscan->scan.plan;
 }
 
@@ -1647,9 +1703,25 @@ typedef struct TesseraAggState
 	Index		plan_relid;		/* varno of the quals and aggregates */
 	TAggSpec   *specs;
 	int			nspecs;
-	bool		done;
+	int			group_att;		/* -1: one group */
+	int16		group_len;
+	/* groups */
+	MemoryContext cxt;
+	TAggState  *states;			/* [ngroups * nspecs] */
+	int64	   *keys;			/* [ngroups] */
+	bool	   *keynull;
+	int			ngroups;
+	int			cap;
+	int			null_group;		/* -1: none yet */
+	int32	   *slots;			/* open addressing: group index or -1 */
+	uint32		nslots;
+	/* per batch */
+	int32	   *gidx;
 	bool	   *ok;
-	int			ok_cap;
+	int			row_cap;
+	/* output */
+	bool		computed;
+	int			next;
 } TesseraAggState;
 
 static Node *
@@ -1684,52 +1756,292 @@ tagg_begin(CustomScanState *node, EState *estate, int eflags)
 			elog(ERROR, "TesseraAgg: unexpected aggregate");
 		sp->restype = agg->aggtype;
 	}
+	as->group_att = intVal(list_nth(cscan->custom_private, 4));
+	if (as->group_att >= 0)
+		as->group_len = TupleDescAttr(RelationGetDescr(rel), as->group_att)->attlen;
+	as->cxt = AllocSetContextCreate(estate->es_query_cxt, "TesseraAgg groups",
+									ALLOCSET_DEFAULT_SIZES);
 }
+
+static void
+tagg_reset(TesseraAggState *as)
+{
+	MemoryContextReset(as->cxt);
+	as->cap = as->group_att >= 0 ? 256 : 1;
+	as->states = MemoryContextAllocZero(as->cxt, sizeof(TAggState) * as->cap * Max(as->nspecs, 1));
+	as->keys = MemoryContextAlloc(as->cxt, sizeof(int64) * as->cap);
+	as->keynull = MemoryContextAlloc(as->cxt, sizeof(bool) * as->cap);
+	as->ngroups = as->group_att >= 0 ? 0 : 1;
+	as->null_group = -1;
+	as->nslots = 0;
+	as->slots = NULL;
+	as->gidx = NULL;
+	as->ok = NULL;
+	as->row_cap = 0;
+	as->computed = false;
+	as->next = 0;
+}
+
+static inline uint32
+hash_key(int64 key)
+{
+	return (uint32) (((uint64) key * UINT64CONST(0x9E3779B97F4A7C15)) >> 32);
+}
+
+static int
+new_group(TesseraAggState *as, int64 key, bool isnull)
+{
+	int			g = as->ngroups++;
+
+	if (g == as->cap)
+	{
+		int			newcap = as->cap * 2;
+
+		as->states = repalloc_huge(as->states, sizeof(TAggState) * newcap * as->nspecs);
+		memset(as->states + (Size) as->cap * as->nspecs, 0,
+			   sizeof(TAggState) * (Size) (newcap - as->cap) * as->nspecs);
+		as->keys = repalloc_huge(as->keys, sizeof(int64) * newcap);
+		as->keynull = repalloc_huge(as->keynull, sizeof(bool) * newcap);
+		as->cap = newcap;
+	}
+	as->keys[g] = key;
+	as->keynull[g] = isnull;
+	return g;
+}
+
+static void
+rehash(TesseraAggState *as, uint32 nslots)
+{
+	if (as->slots)
+		pfree(as->slots);
+	as->nslots = nslots;
+	as->slots = MemoryContextAlloc(as->cxt, sizeof(int32) * nslots);
+	memset(as->slots, 0xff, sizeof(int32) * nslots);
+	for (int g = 0; g < as->ngroups; g++)
+	{
+		uint32		h;
+
+		if (as->keynull[g])
+			continue;
+		h = hash_key(as->keys[g]) & (nslots - 1);
+		while (as->slots[h] >= 0)
+			h = (h + 1) & (nslots - 1);
+		as->slots[h] = g;
+	}
+}
+
+static inline int
+find_group(TesseraAggState *as, int64 key)
+{
+	uint32		h;
+
+	if (as->ngroups * 2 >= (int) as->nslots)
+		rehash(as, Max(as->nslots * 2, 1024));
+	h = hash_key(key) & (as->nslots - 1);
+	for (;;)
+	{
+		int32		g = as->slots[h];
+
+		if (g < 0)
+		{
+			g = new_group(as, key, false);
+			as->slots[h] = g;
+			return g;
+		}
+		if (as->keys[g] == key)
+			return g;
+		h = (h + 1) & (as->nslots - 1);
+	}
+}
+
+/* A numeric as int128 * 10^-scale, through its decimal digits. */
+static Numeric
+scaled_numeric(int128 v, int scale)
+{
+	char		buf[96];
+	char	   *p = buf + sizeof(buf) - 1;
+	bool		neg = v < 0;
+	uint128		u = neg ? -(uint128) v : (uint128) v;
+	int			digits = 0;
+
+	*p = '\0';
+	do
+	{
+		*--p = '0' + (int) (u % 10);
+		u /= 10;
+		digits++;
+		if (digits == scale)
+			*--p = '.';
+	} while (u != 0 || digits < scale + 1);
+	if (*p == '.')
+		*--p = '0';
+	if (neg)
+		*--p = '-';
+	return DatumGetNumeric(DirectFunctionCall3(numeric_in, CStringGetDatum(p),
+											   ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1)));
+}
+
+static void
+add_extra(TAggState *st, Datum value, MemoryContext cxt)
+{
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+	Numeric		prev = st->extra;
+
+	st->extra = prev == NULL ? DatumGetNumericCopy(value) :
+		DatumGetNumeric(DirectFunctionCall2(numeric_add, NumericGetDatum(prev), value));
+	if (prev != NULL)
+		pfree(prev);
+	MemoryContextSwitchTo(old);
+}
+
+/* Add one numeric to a sum kept exactly as int128 at the largest scale. */
+static void
+tagg_numeric_accum(TAggState *st, Datum value, MemoryContext cxt)
+{
+	int128		v;
+	int			sc;
+
+	st->count++;
+	if (!TesseraNumericScaled(value, &v, &sc))
+	{
+		Numeric		num = DatumGetNumeric(value);
+
+		if (numeric_is_nan(num))
+			st->nan++;
+		else if (numeric_is_inf(num))
+		{
+			if (DatumGetBool(DirectFunctionCall2(numeric_lt, value,
+												 NumericGetDatum(int64_to_numeric(0)))))
+				st->ninf++;
+			else
+				st->pinf++;
+		}
+		else
+			add_extra(st, value, cxt);
+		return;
+	}
+	if (sc > st->scale)
+	{
+		/* a value with more decimals: rescale the sum */
+		int128		r = st->sum;
+
+		for (int k = st->scale; k < sc; k++)
+		{
+			if (__builtin_mul_overflow(r, (int128) 10, &r))
+			{
+				/* the sum no longer fits at this scale: keep it as a numeric */
+				add_extra(st, NumericGetDatum(scaled_numeric(st->sum, st->scale)), cxt);
+				r = 0;
+				break;
+			}
+		}
+		st->sum = r;
+		st->scale = sc;
+	}
+	for (int k = sc; k < st->scale; k++)
+	{
+		if (__builtin_mul_overflow(v, (int128) 10, &v))
+		{
+			add_extra(st, value, cxt);
+			return;
+		}
+	}
+	{
+		int128		t;
+
+		if (__builtin_add_overflow(st->sum, v, &t))
+			add_extra(st, value, cxt);
+		else
+			st->sum = t;
+	}
+}
+
+#define TAGG_ROWS(BODY) \
+	do { \
+		for (int i = 0; i < n; i++) \
+		{ \
+			TAggState  *st; \
+			if (isnull && isnull[i]) \
+				continue; \
+			if (gidx) \
+			{ \
+				if (gidx[i] < 0) \
+					continue; \
+				st = &as->states[(Size) gidx[i] * as->nspecs + k]; \
+			} \
+			else \
+			{ \
+				if (ok && !ok[i]) \
+					continue; \
+				st = &as->states[k]; \
+			} \
+			{ BODY; } \
+		} \
+	} while (0)
 
 /* Fold one batch into every aggregate. ok: rows to count (NULL: all n). */
 static void
 tagg_batch(TesseraAggState *as, TesseraBatch *b, const bool *ok, int n)
 {
+	int32	   *gidx = NULL;
+
+	if (as->row_cap < n)
+	{
+		as->row_cap = Max(n, 1024);
+		as->gidx = MemoryContextAlloc(as->cxt, sizeof(int32) * as->row_cap);
+	}
+	if (as->group_att >= 0)
+	{
+		Datum	   *keys;
+		bool	   *keynull;
+
+		TesseraBatchColumn(b, as->group_att, &keys, &keynull);
+		gidx = as->gidx;
+		for (int i = 0; i < n; i++)
+		{
+			if (ok && !ok[i])
+				gidx[i] = -1;
+			else if (keynull[i])
+			{
+				if (as->null_group < 0)
+					as->null_group = new_group(as, 0, true);
+				gidx[i] = as->null_group;
+			}
+			else
+				gidx[i] = find_group(as, int_datum(keys[i], as->group_len));
+		}
+	}
+
 	for (int k = 0; k < as->nspecs; k++)
 	{
 		TAggSpec   *sp = &as->specs[k];
 		Datum	   *values;
-		bool	   *isnull;
+		bool	   *isnull = NULL;
 		int16		typlen;
 
 		if (sp->kind == TAGG_COUNT_STAR)
 		{
-			if (ok == NULL)
-				sp->count += n;
-			else
-				for (int i = 0; i < n; i++)
-					sp->count += ok[i];
+			TAGG_ROWS(st->count++);
 			continue;
 		}
 		TesseraBatchColumn(b, sp->attidx, &values, &isnull);
 		typlen = TupleDescAttr(b->reader->tupdesc, sp->attidx)->attlen;
 
-#define ROWS(BODY) \
-		do { \
-			if (ok == NULL) \
-			{ for (int i = 0; i < n; i++) if (!isnull[i]) { BODY; } } \
-			else \
-			{ for (int i = 0; i < n; i++) if (ok[i] && !isnull[i]) { BODY; } } \
-		} while (0)
-
 		switch (sp->kind)
 		{
 			case TAGG_COUNT:
-				ROWS(sp->count++);
+				TAGG_ROWS(st->count++);
 				break;
 			case TAGG_SUM:
 			case TAGG_AVG:
-				if (typlen == 2)
-					ROWS(sp->count++; sp->sum += DatumGetInt16(values[i]));
+				if (sp->argtype == NUMERICOID)
+					TAGG_ROWS(tagg_numeric_accum(st, values[i], as->cxt));
+				else if (typlen == 2)
+					TAGG_ROWS(st->count++; st->sum += DatumGetInt16(values[i]));
 				else if (typlen == 4)
-					ROWS(sp->count++; sp->sum += DatumGetInt32(values[i]));
+					TAGG_ROWS(st->count++; st->sum += DatumGetInt32(values[i]));
 				else
-					ROWS(sp->count++; sp->sum += DatumGetInt64(values[i]));
+					TAGG_ROWS(st->count++; st->sum += DatumGetInt64(values[i]));
 				break;
 			case TAGG_MIN:
 			case TAGG_MAX:
@@ -1740,112 +2052,101 @@ tagg_batch(TesseraAggState *as, TesseraBatch *b, const bool *ok, int n)
 					{
 						bool		f4 = sp->argtype == FLOAT4OID;
 
-						ROWS(float8 v = f4 ? (float8) DatumGetFloat4(values[i]) : DatumGetFloat8(values[i]);
-							 if (!sp->have || (want_min ? float8_lt(v, sp->fbest) : float8_gt(v, sp->fbest)))
-							 {
-								 sp->fbest = v;
-								 sp->have = true;
-							 });
+						TAGG_ROWS(float8 v = f4 ? (float8) DatumGetFloat4(values[i]) : DatumGetFloat8(values[i]);
+								  if (!st->have || (want_min ? float8_lt(v, st->fbest) : float8_gt(v, st->fbest)))
+								  {
+									  st->fbest = v;
+									  st->have = true;
+								  });
 					}
 					else
 					{
-						ROWS(int64 v = int_datum(values[i], typlen);
-							 if (!sp->have || (want_min ? v < sp->ibest : v > sp->ibest))
-							 {
-								 sp->ibest = v;
-								 sp->have = true;
-							 });
+						TAGG_ROWS(int64 v = int_datum(values[i], typlen);
+								  if (!st->have || (want_min ? v < st->ibest : v > st->ibest))
+								  {
+									  st->ibest = v;
+									  st->have = true;
+								  });
 					}
 					break;
 				}
 			default:
 				break;
 		}
-#undef ROWS
 	}
 }
 
-/* An int128 as numeric (through its decimal digits: once per query). */
+/* The numeric sum of a state, or NULL for NaN/infinite handled by caller. */
 static Datum
-int128_numeric(int128 v)
+numeric_state_sum(TAggState *st, TAggSpec *sp)
 {
-	char		buf[48];
-	char	   *p = buf + sizeof(buf) - 1;
-	bool		neg = v < 0;
-	uint128		u = neg ? -(uint128) v : (uint128) v;
+	Numeric		r;
 
-	*p = '\0';
-	do
-	{
-		*--p = '0' + (int) (u % 10);
-		u /= 10;
-	} while (u != 0);
-	if (neg)
-		*--p = '-';
-	return DirectFunctionCall3(numeric_in, CStringGetDatum(p), ObjectIdGetDatum(InvalidOid),
-							   Int32GetDatum(-1));
+	if (st->nan > 0 || (st->pinf > 0 && st->ninf > 0))
+		return DirectFunctionCall3(numeric_in, CStringGetDatum("NaN"),
+								   ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
+	if (st->pinf > 0 || st->ninf > 0)
+		return DirectFunctionCall3(numeric_in, CStringGetDatum(st->pinf ? "Infinity" : "-Infinity"),
+								   ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
+	r = scaled_numeric(st->sum, sp->argtype == NUMERICOID ? st->scale : 0);
+	if (st->extra != NULL)
+		return DirectFunctionCall2(numeric_add, NumericGetDatum(r), NumericGetDatum(st->extra));
+	return NumericGetDatum(r);
 }
 
 static Datum
-tagg_result(TAggSpec *sp, bool *isnull)
+tagg_result(TAggSpec *sp, TAggState *st, bool *isnull)
 {
 	*isnull = false;
 	switch (sp->kind)
 	{
 		case TAGG_COUNT_STAR:
 		case TAGG_COUNT:
-			return Int64GetDatum(sp->count);
+			return Int64GetDatum(st->count);
 		case TAGG_SUM:
-			if (sp->count == 0)
+			if (st->count == 0)
 				break;
 			if (sp->restype == INT8OID)
-				return Int64GetDatum((int64) sp->sum);
-			return int128_numeric(sp->sum);
+				return Int64GetDatum((int64) st->sum);
+			return numeric_state_sum(st, sp);
 		case TAGG_AVG:
-			if (sp->count == 0)
+			if (st->count == 0)
 				break;
-			return DirectFunctionCall2(numeric_div, int128_numeric(sp->sum),
-									   NumericGetDatum(int64_to_numeric(sp->count)));
+			return DirectFunctionCall2(numeric_div, numeric_state_sum(st, sp),
+									   NumericGetDatum(int64_to_numeric(st->count)));
 		case TAGG_MIN:
 		case TAGG_MAX:
-			if (!sp->have)
+			if (!st->have)
 				break;
 			switch (sp->argtype)
 			{
 				case FLOAT4OID:
-					return Float4GetDatum((float4) sp->fbest);
+					return Float4GetDatum((float4) st->fbest);
 				case FLOAT8OID:
-					return Float8GetDatum(sp->fbest);
+					return Float8GetDatum(st->fbest);
 				case INT2OID:
-					return Int16GetDatum((int16) sp->ibest);
+					return Int16GetDatum((int16) st->ibest);
 				case INT4OID:
 				case DATEOID:
-					return Int32GetDatum((int32) sp->ibest);
+					return Int32GetDatum((int32) st->ibest);
 				default:
-					return Int64GetDatum(sp->ibest);
+					return Int64GetDatum(st->ibest);
 			}
 	}
 	*isnull = true;
 	return (Datum) 0;
 }
 
-static TupleTableSlot *
-tagg_exec(CustomScanState *node)
+static void
+tagg_compute(TesseraAggState *as)
 {
-	TesseraAggState *as = (TesseraAggState *) node;
 	TesseraScanState *ts = &as->ts;
-	ScanState  *ss = &node->ss;
-	TupleTableSlot *slot = ss->ss_ScanTupleSlot;
-	TableScanDesc scan;
+	ScanState  *ss = &as->ts.css.ss;
+	TableScanDesc scan = ss->ss_currentScanDesc;
 	TesseraBatch *b;
 	const bool *sel;
-	ExprContext *econtext = ss->ps.ps_ExprContext;
+	uint64		batches = 0;
 
-	if (as->done)
-		return ExecClearTuple(ss->ps.ps_ResultTupleSlot);
-	as->done = true;
-
-	scan = ss->ss_currentScanDesc;
 	if (scan == NULL)
 	{
 		scan = table_beginscan(ss->ss_currentRelation, ss->ps.state->es_snapshot, 0, NULL);
@@ -1854,28 +2155,24 @@ tagg_exec(CustomScanState *node)
 	TesseraScanSetFilters(scan, ts->skip != NIL ? tscan_rg_filter : NULL,
 						  ts->nvquals > 0 ? tscan_batch_filter : NULL, ts);
 	eval_values(ts);
-	for (int k = 0; k < as->nspecs; k++)
-	{
-		TAggSpec   *sp = &as->specs[k];
-
-		sp->count = 0;
-		sp->sum = 0;
-		sp->have = false;
-	}
+	tagg_reset(as);
+	ts->rgs_read = 0;
 
 	while (TesseraScanNextBatch(scan, &b, &sel))
 	{
 		const bool *ok = NULL;
 		int			n = b->nrows;
 
+		batches++;
 		if (b->deleted != NULL || sel != NULL)
 		{
 			bool	   *mask;
 
-			if (as->ok_cap < n)
+			if (as->row_cap < n || as->ok == NULL)
 			{
-				as->ok_cap = Max(n, 1024);
-				as->ok = MemoryContextAlloc(ss->ps.state->es_query_cxt, as->ok_cap);
+				as->row_cap = Max(Max(n, 1024), as->row_cap);
+				as->gidx = MemoryContextAlloc(as->cxt, sizeof(int32) * as->row_cap);
+				as->ok = MemoryContextAlloc(as->cxt, as->row_cap);
 			}
 			mask = as->ok;
 			for (int i = 0; i < n; i++)
@@ -1884,15 +2181,49 @@ tagg_exec(CustomScanState *node)
 		}
 		tagg_batch(as, b, ok, n);
 	}
+	/* row groups with visible rows actually read */
+	ts->rgs_read = batches;
+	as->computed = true;
+}
 
+static TupleTableSlot *
+tagg_exec(CustomScanState *node)
+{
+	TesseraAggState *as = (TesseraAggState *) node;
+	ScanState  *ss = &node->ss;
+	TupleTableSlot *slot = ss->ss_ScanTupleSlot;
+	ExprContext *econtext = ss->ps.ps_ExprContext;
+	int			g;
+	int			col = 0;
+
+	if (!as->computed)
+		tagg_compute(as);
+	if (as->next >= as->ngroups)
+		return ExecClearTuple(ss->ps.ps_ResultTupleSlot);
+	g = as->next++;
+
+	ResetExprContext(econtext);
 	ExecClearTuple(slot);
-	for (int k = 0; k < as->nspecs; k++)
-		slot->tts_values[k] = tagg_result(&as->specs[k], &slot->tts_isnull[k]);
+	if (as->group_att >= 0)
+	{
+		slot->tts_isnull[0] = as->keynull[g];
+		slot->tts_values[0] = as->group_len == 2 ? Int16GetDatum((int16) as->keys[g]) :
+			as->group_len == 4 ? Int32GetDatum((int32) as->keys[g]) : Int64GetDatum(as->keys[g]);
+		col = 1;
+	}
+	{
+		MemoryContext old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
+
+		for (int k = 0; k < as->nspecs; k++)
+			slot->tts_values[col + k] = tagg_result(&as->specs[k],
+													&as->states[(Size) g * as->nspecs + k],
+													&slot->tts_isnull[col + k]);
+		MemoryContextSwitchTo(old);
+	}
 	ExecStoreVirtualTuple(slot);
 
 	if (ss->ps.ps_ProjInfo == NULL)
 		return slot;
-	ResetExprContext(econtext);
 	econtext->ecxt_scantuple = slot;
 	return ExecProject(ss->ps.ps_ProjInfo);
 }
@@ -1904,7 +2235,8 @@ tagg_rescan(CustomScanState *node)
 
 	if (node->ss.ss_currentScanDesc)
 		table_rescan(node->ss.ss_currentScanDesc, NULL);
-	as->done = false;
+	as->computed = false;
+	as->next = 0;
 }
 
 static void
@@ -1917,8 +2249,15 @@ tagg_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	ListCell   *lc;
 
 	foreach(lc, cscan->custom_scan_tlist)
-		aggs = lappend(aggs, deparse_expression((Node *) lfirst_node(TargetEntry, lc)->expr,
-												context, es->verbose, false));
+	{
+		Node	   *expr = (Node *) lfirst_node(TargetEntry, lc)->expr;
+		char	   *text = deparse_expression(expr, context, es->verbose, false);
+
+		if (IsA(expr, Aggref))
+			aggs = lappend(aggs, text);
+		else
+			ExplainPropertyText("Group Key", text, es);
+	}
 	ExplainPropertyList("Aggregates", aggs, es);
 
 	/* the quals carry the planning-time varno: show them as the scan's */
@@ -1935,6 +2274,8 @@ tagg_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	}
 	if (es->analyze && node->ss.ps.instrument)
 	{
+		if (as->group_att >= 0)
+			ExplainPropertyInteger("Groups", NULL, as->ngroups, es);
 		ExplainPropertyUInteger("Row Groups Read", NULL, as->ts.rgs_read, es);
 		if (as->ts.skip_exprs != NIL)
 			ExplainPropertyFloat("Row Groups Skipped", NULL, node->ss.ps.instrument->ntuples2, 0, es);
@@ -1943,6 +2284,8 @@ tagg_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 								 node->ss.ps.instrument->nfiltered2, 0, es);
 	}
 }
+
+#endif							/* HAVE_INT128 */
 
 /* ---- registration ---- */
 
@@ -1970,6 +2313,7 @@ TesseraInitCustomScan(void)
 	prev_set_rel_pathlist = set_rel_pathlist_hook;
 	set_rel_pathlist_hook = tessera_set_rel_pathlist;
 
+#ifdef HAVE_INT128
 	tagg_path_methods.CustomName = "TesseraAgg";
 	tagg_path_methods.PlanCustomPath = tagg_plan_path;
 	tagg_plan_methods.CustomName = "TesseraAgg";
@@ -1984,4 +2328,5 @@ TesseraInitCustomScan(void)
 
 	prev_create_upper_paths = create_upper_paths_hook;
 	create_upper_paths_hook = tessera_create_upper_paths;
+#endif
 }
