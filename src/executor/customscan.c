@@ -1722,6 +1722,7 @@ typedef struct TesseraAggState
 	/* output */
 	bool		computed;
 	int			next;
+	uint64		metadata_answers;	/* chunk aggregates answered from summaries */
 } TesseraAggState;
 
 static Node *
@@ -1984,6 +1985,7 @@ static void
 tagg_batch(TesseraAggState *as, TesseraBatch *b, const bool *ok, int n)
 {
 	int32	   *gidx = NULL;
+	bool		whole;
 
 	if (as->row_cap < n)
 	{
@@ -2012,6 +2014,12 @@ tagg_batch(TesseraAggState *as, TesseraBatch *b, const bool *ok, int n)
 		}
 	}
 
+	/*
+	 * With one group and every stored row of the row group counted, counts
+	 * and min/max come from the chunk summaries without decoding anything.
+	 */
+	whole = gidx == NULL && ok == NULL && n == b->chunk_rows;
+
 	for (int k = 0; k < as->nspecs; k++)
 	{
 		TAggSpec   *sp = &as->specs[k];
@@ -2021,8 +2029,44 @@ tagg_batch(TesseraAggState *as, TesseraBatch *b, const bool *ok, int n)
 
 		if (sp->kind == TAGG_COUNT_STAR)
 		{
-			TAGG_ROWS(st->count++);
+			if (whole)
+				as->states[k].count += n;
+			else
+				TAGG_ROWS(st->count++);
 			continue;
+		}
+		if (whole && (sp->kind == TAGG_COUNT ||
+					  ((sp->kind == TAGG_MIN || sp->kind == TAGG_MAX) &&
+					   sp->argtype != FLOAT4OID && sp->argtype != FLOAT8OID)))
+		{
+			TesseraChunkSummary cs;
+			TAggState  *st = &as->states[k];
+
+			TesseraReaderChunkSummary(b->reader, b->stripe, b->rg, sp->attidx, &cs);
+			if (sp->kind == TAGG_COUNT)
+			{
+				st->count += cs.nonnull;
+				as->metadata_answers++;
+				continue;
+			}
+			if (cs.nonnull == 0)
+			{
+				as->metadata_answers++;
+				continue;
+			}
+			if (cs.has_minmax)
+			{
+				int16		len = TupleDescAttr(b->reader->tupdesc, sp->attidx)->attlen;
+				int64		v = int_datum(sp->kind == TAGG_MIN ? cs.min : cs.max, len);
+
+				if (!st->have || (sp->kind == TAGG_MIN ? v < st->ibest : v > st->ibest))
+				{
+					st->ibest = v;
+					st->have = true;
+				}
+				as->metadata_answers++;
+				continue;
+			}
 		}
 		TesseraBatchColumn(b, sp->attidx, &values, &isnull);
 		typlen = TupleDescAttr(b->reader->tupdesc, sp->attidx)->attlen;
@@ -2157,6 +2201,7 @@ tagg_compute(TesseraAggState *as)
 	eval_values(ts);
 	tagg_reset(as);
 	ts->rgs_read = 0;
+	as->metadata_answers = 0;
 
 	while (TesseraScanNextBatch(scan, &b, &sel))
 	{
@@ -2276,6 +2321,7 @@ tagg_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	{
 		if (as->group_att >= 0)
 			ExplainPropertyInteger("Groups", NULL, as->ngroups, es);
+		ExplainPropertyUInteger("Chunks Answered from Metadata", NULL, as->metadata_answers, es);
 		ExplainPropertyUInteger("Row Groups Read", NULL, as->ts.rgs_read, es);
 		if (as->ts.skip_exprs != NIL)
 			ExplainPropertyFloat("Row Groups Skipped", NULL, node->ss.ps.instrument->ntuples2, 0, es);

@@ -26,6 +26,9 @@ ANALYZE at;
 EXPLAIN (COSTS OFF) SELECT count(*), sum(i4), avg(i8), min(ts), max(f8) FROM at WHERE id > 100;
 EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT sum(i4) FROM at WHERE id BETWEEN 2000 AND 2999;
 
+-- counts and min/max of untouched row groups come from chunk metadata
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT count(*), count(i4), min(i8), max(d) FROM at;
+
 -- every supported aggregate, exactly as PostgreSQL computes it
 SELECT a, tt.cmp('SELECT ' || a || ' FROM {t}', 'ah', 'at') FROM (VALUES
     ('count(*)'), ('count(i2)'), ('count(t)'), ('count(n)'),
