@@ -145,6 +145,12 @@ extern const char *TesseraDecodeDecimal(const char *p, const char *end, int n,
 extern bool TesseraDecimalAt(const char *p, const char *end, int n, int idx, Datum *out);
 #ifdef HAVE_INT128
 extern bool TesseraNumericScaled(Datum d, int128 *value, int *dscale);
+extern const char *TesseraDecodeDecimalScaled(const char *p, const char *end, int n,
+											  int128 *scaled, int64 *scales, int *max_scale);
+extern bool TesseraDecodeChunkScaled(const TesseraColumnType *type, const TesseraChunkDisk *chunk,
+									 const char *stored, int nrows, int128 *values, int64 *scales,
+									 bool *isnull, int *max_scale, TesseraCorruptFn corrupt,
+									 void *arg);
 #endif
 
 /* Bytes of padding the decoder may read past the end of a raw payload. */

@@ -89,6 +89,10 @@ extern void TesseraReaderSetTupleDesc(TesseraReader *reader, TupleDesc desc);
 extern TesseraStripeDir *TesseraReaderDir(TesseraReader *reader, int stripe);
 extern bool TesseraReaderLoad(TesseraReader *reader, int stripe, int rg);
 extern void TesseraBatchColumn(TesseraBatch *batch, int attidx, Datum **values, bool **isnull);
+#ifdef HAVE_INT128
+extern bool TesseraBatchScaled(TesseraBatch *batch, int attidx, int128 **values, int64 **scales,
+							   bool **isnull, int *max_scale);
+#endif
 extern Datum TesseraBatchValue(TesseraBatch *batch, int attidx, int row, bool *isnull);
 extern bool TesseraReaderLocate(TesseraReader *reader, uint64 rownum, int *stripe, int *rg, int *row);
 extern void TesseraReaderGlobalRg(TesseraReader *reader, uint32 g, int *stripe, int *rg);

@@ -961,6 +961,83 @@ plain_at(const TesseraColumnType *type, const char *p, const char *end, int n, i
 	}
 }
 
+#ifdef HAVE_INT128
+/*
+ * TesseraDecodeChunkScaled
+ *		A numeric chunk as integers scaled to *max_scale plus each value's
+ *		display scale, one per row (zero for NULLs).  False if the chunk is
+ *		not decimal-encoded; the caller then decodes numerics.
+ */
+bool
+TesseraDecodeChunkScaled(const TesseraColumnType *type, const TesseraChunkDisk *chunk,
+						 const char *stored, int nrows, int128 *values, int64 *scales,
+						 bool *isnull, int *max_scale, TesseraCorruptFn corrupt, void *arg)
+{
+	const char *raw;
+	const char *p;
+	const char *end;
+	const uint8 *bits = NULL;
+	int			n = chunk->value_count;
+
+	*max_scale = 0;
+	if (chunk->encoding == TESSERA_ENC_ABSENT)
+	{
+		memset(values, 0, sizeof(int128) * nrows);
+		memset(scales, 0, sizeof(int64) * nrows);
+		memset(isnull, true, sizeof(bool) * nrows);
+		return true;
+	}
+	if (chunk->encoding != TESSERA_ENC_DECIMAL || type->kind != TESSERA_KIND_NUMERIC)
+		return false;
+	if (n == 0 || n > nrows)
+		corrupt(arg, "invalid value count");
+	raw = TesseraChunkRaw(chunk, stored, corrupt, arg);
+	p = raw;
+	end = raw + chunk->raw_bytes;
+	if (n < nrows)
+	{
+		Size		nbytes = (nrows + 7) / 8;
+
+		if ((Size) (end - p) < nbytes)
+			corrupt(arg, "null bitmap truncated");
+		bits = (const uint8 *) p;
+		p += MAXALIGN(nbytes);
+	}
+	if (TesseraDecodeDecimalScaled(p, end, n, values, scales, max_scale) == NULL)
+		corrupt(arg, "malformed values");
+
+	/* spread the n values over the rows, back to front, in place */
+	if (bits != NULL)
+	{
+		int			j = n - 1;
+
+		for (int i = nrows - 1; i >= 0; i--)
+		{
+			if (bits[i >> 3] & (1 << (i & 7)))
+			{
+				if (j < 0)
+					corrupt(arg, "null bitmap does not match the value count");
+				values[i] = values[j];
+				scales[i] = scales[j];
+				isnull[i] = false;
+				j--;
+			}
+			else
+			{
+				values[i] = 0;
+				scales[i] = 0;
+				isnull[i] = true;
+			}
+		}
+		if (j != -1)
+			corrupt(arg, "null bitmap does not match the value count");
+	}
+	else
+		memset(isnull, false, sizeof(bool) * nrows);
+	return true;
+}
+#endif
+
 /*
  * TesseraDecodeValue
  *		Value `row` of a chunk from its raw payload, decoding nothing else

@@ -470,6 +470,54 @@ TesseraDecimalAt(const char *p, const char *end, int n, int idx, Datum *out)
 }
 
 /*
+ * TesseraDecodeDecimalScaled
+ *		The values of a decimal section as integers scaled to the section's
+ *		largest display scale (*max_scale), with each value's own display
+ *		scale: numeric arithmetic without building numerics (TesseraAgg).
+ */
+const char *
+TesseraDecodeDecimalScaled(const char *p, const char *end, int n, int128 *scaled,
+						   int64 *scales, int *max_scale)
+{
+	DecimalHeader hdr;
+
+	init_pow10();
+	if (end - p < (ptrdiff_t) sizeof(hdr))
+		return NULL;
+	memcpy(&hdr, p, sizeof(hdr));
+	if (hdr.count != (uint32) n || hdr.max_scale > DEC_MAX_DIGITS ||
+		(hdr.mode != DEC_MODE_INT64 && hdr.mode != DEC_MODE_INT128))
+		return NULL;
+	p += MAXALIGN(sizeof(hdr));
+	p = TesseraDecodeInts(p, end, n, scales);
+	if (p == NULL)
+		return NULL;
+	if (hdr.mode == DEC_MODE_INT64)
+	{
+		int64	   *v64 = (int64 *) scaled; /* decode in place, widen backwards */
+
+		p = TesseraDecodeInts(p, end, n, v64);
+		if (p == NULL)
+			return NULL;
+		for (int i = n - 1; i >= 0; i--)
+			scaled[i] = (int128) v64[i];
+	}
+	else
+	{
+		p = TesseraDecodeWide(p, end, n, scaled);
+		if (p == NULL)
+			return NULL;
+	}
+	for (int i = 0; i < n; i++)
+	{
+		if (scales[i] < 0 || scales[i] > hdr.max_scale)
+			return NULL;
+	}
+	*max_scale = hdr.max_scale;
+	return p;
+}
+
+/*
  * TesseraNumericScaled
  *		A finite numeric of at most 38 significant digits as value *
  *		10^-dscale (TesseraAgg sums them exactly).  False for NaN, infinities

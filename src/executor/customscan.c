@@ -1412,6 +1412,7 @@ typedef struct TAggState
 	int64		count;
 	int128		sum;			/* numeric: scaled by 10^scale */
 	int			scale;
+	int			dscale;			/* numeric: largest display scale added to sum */
 	bool		have;
 	int64		ibest;
 	float8		fbest;
@@ -1420,6 +1421,8 @@ typedef struct TAggState
 	int64		ninf;
 	Numeric		extra;			/* numeric values that did not fit in sum */
 } TAggState;
+
+static void init_pow10_i128(void);
 
 static bool
 group_key_type(Oid t)
@@ -1762,6 +1765,7 @@ tagg_begin(CustomScanState *node, EState *estate, int eflags)
 		as->group_len = TupleDescAttr(RelationGetDescr(rel), as->group_att)->attlen;
 	as->cxt = AllocSetContextCreate(estate->es_query_cxt, "TesseraAgg groups",
 									ALLOCSET_DEFAULT_SIZES);
+	init_pow10_i128();
 }
 
 static void
@@ -1921,6 +1925,7 @@ tagg_numeric_accum(TAggState *st, Datum value, MemoryContext cxt)
 			add_extra(st, value, cxt);
 		return;
 	}
+	st->dscale = Max(st->dscale, sc);
 	if (sc > st->scale)
 	{
 		/* a value with more decimals: rescale the sum */
@@ -1955,6 +1960,54 @@ tagg_numeric_accum(TAggState *st, Datum value, MemoryContext cxt)
 		else
 			st->sum = t;
 	}
+}
+
+static int128 pow10_i128[39];
+
+static void
+init_pow10_i128(void)
+{
+	if (pow10_i128[0] != 0)
+		return;
+	pow10_i128[0] = 1;
+	for (int k = 1; k < lengthof(pow10_i128); k++)
+		pow10_i128[k] = pow10_i128[k - 1] * 10;
+}
+
+/* Add v * 10^-cmax (display scale dsc) from a decimal-encoded chunk. */
+static inline void
+tagg_scaled_accum(TAggState *st, int128 v, int dsc, int cmax, MemoryContext cxt)
+{
+	int128		t;
+
+	st->count++;
+	if (cmax > st->scale)
+	{
+		int128		r;
+
+		if (__builtin_mul_overflow(st->sum, pow10_i128[cmax - st->scale], &r))
+		{
+			add_extra(st, NumericGetDatum(scaled_numeric(st->sum, st->scale)), cxt);
+			r = 0;
+		}
+		st->sum = r;
+		st->scale = cmax;
+	}
+	else if (cmax < st->scale &&
+			 __builtin_mul_overflow(v, pow10_i128[st->scale - cmax], &v))
+	{
+		add_extra(st, NumericGetDatum(scaled_numeric(v / pow10_i128[cmax - dsc], dsc)), cxt);
+		return;
+	}
+	if (__builtin_add_overflow(st->sum, v, &t))
+	{
+		/* v is at st->scale here: back to its own display scale */
+		add_extra(st, NumericGetDatum(scaled_numeric(v / pow10_i128[st->scale - dsc], dsc)), cxt);
+		return;
+	}
+	st->sum = t;
+	if (dsc > st->dscale)
+		st->dscale = dsc;
 }
 
 #define TAGG_ROWS(BODY) \
@@ -2068,18 +2121,33 @@ tagg_batch(TesseraAggState *as, TesseraBatch *b, const bool *ok, int n)
 				continue;
 			}
 		}
-		TesseraBatchColumn(b, sp->attidx, &values, &isnull);
 		typlen = TupleDescAttr(b->reader->tupdesc, sp->attidx)->attlen;
+		if (sp->argtype != NUMERICOID)
+			TesseraBatchColumn(b, sp->attidx, &values, &isnull);
 
 		switch (sp->kind)
 		{
 			case TAGG_COUNT:
+				if (sp->argtype == NUMERICOID)
+					TesseraBatchColumn(b, sp->attidx, &values, &isnull);
 				TAGG_ROWS(st->count++);
 				break;
 			case TAGG_SUM:
 			case TAGG_AVG:
 				if (sp->argtype == NUMERICOID)
-					TAGG_ROWS(tagg_numeric_accum(st, values[i], as->cxt));
+				{
+					int128	   *sv;
+					int64	   *sc;
+					int			cmax;
+
+					if (TesseraBatchScaled(b, sp->attidx, &sv, &sc, &isnull, &cmax))
+						TAGG_ROWS(tagg_scaled_accum(st, sv[i], (int) sc[i], cmax, as->cxt));
+					else
+					{
+						TesseraBatchColumn(b, sp->attidx, &values, &isnull);
+						TAGG_ROWS(tagg_numeric_accum(st, values[i], as->cxt));
+					}
+				}
 				else if (typlen == 2)
 					TAGG_ROWS(st->count++; st->sum += DatumGetInt16(values[i]));
 				else if (typlen == 4)
@@ -2132,7 +2200,13 @@ numeric_state_sum(TAggState *st, TAggSpec *sp)
 	if (st->pinf > 0 || st->ninf > 0)
 		return DirectFunctionCall3(numeric_in, CStringGetDatum(st->pinf ? "Infinity" : "-Infinity"),
 								   ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
-	r = scaled_numeric(st->sum, sp->argtype == NUMERICOID ? st->scale : 0);
+	if (sp->argtype == NUMERICOID)
+	{
+		/* exact: every value added is a multiple of 10^(scale - dscale) */
+		r = scaled_numeric(st->sum / pow10_i128[st->scale - st->dscale], st->dscale);
+	}
+	else
+		r = scaled_numeric(st->sum, 0);
 	if (st->extra != NULL)
 		return DirectFunctionCall2(numeric_add, NumericGetDatum(r), NumericGetDatum(st->extra));
 	return NumericGetDatum(r);

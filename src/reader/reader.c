@@ -610,6 +610,41 @@ TesseraBatchValue(TesseraBatch *b, int attidx, int row, bool *isnull)
 	return result;
 }
 
+#ifdef HAVE_INT128
+/*
+ * TesseraBatchScaled
+ *		Column attidx of the batch as scaled integers (see
+ *		TesseraDecodeChunkScaled), in the batch's memory; false if it is not
+ *		stored decimal-encoded.
+ */
+bool
+TesseraBatchScaled(TesseraBatch *b, int attidx, int128 **values, int64 **scales, bool **isnull,
+				   int *max_scale)
+{
+	TesseraReader *r = b->reader;
+	TesseraStripeDir *dir = r->stripes[b->stripe].dir;
+	TesseraChunkDisk *cd;
+	TesseraCorruptContext cc;
+	MemoryContext old;
+	bool		ok;
+
+	if (TupleDescAttr(r->tupdesc, attidx)->attisdropped || (uint32) attidx >= dir->hdr.natts)
+		return false;
+	cd = chunk_context(b, attidx, &cc);
+	if (cd->encoding != TESSERA_ENC_DECIMAL)
+		return false;
+	old = MemoryContextSwitchTo(r->batch_cxt);
+	*values = palloc(sizeof(int128) * Max(b->chunk_rows, 1));
+	*scales = palloc(sizeof(int64) * Max(b->chunk_rows, 1));
+	*isnull = palloc(sizeof(bool) * Max(b->chunk_rows, 1));
+	ok = TesseraDecodeChunkScaled(TesseraReaderColumnType(r, attidx), cd, read_chunk(b, cd, &cc),
+								  b->chunk_rows, *values, *scales, *isnull, max_scale,
+								  TesseraChunkCorrupt, &cc);
+	MemoryContextSwitchTo(old);
+	return ok;
+}
+#endif
+
 /*
  * TesseraReaderLocate
  *		Find the visible row with this row number.

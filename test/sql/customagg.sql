@@ -102,6 +102,21 @@ SELECT tt.cmp('SELECT sum(v), avg(v) FROM {t} WHERE g < 3', 'num_h', 'num_t');
 SELECT g, sum(v), avg(v) FROM num_t WHERE g BETWEEN 1 AND 9 GROUP BY g ORDER BY g;
 SELECT g, sum(v), avg(v) FROM num_h WHERE g BETWEEN 1 AND 9 GROUP BY g ORDER BY g;
 
+-- decimal-encoded chunks are summed as scaled integers: the display scale is
+-- that of the rows summed, not of the chunk; sums past 128 bits stay exact
+CREATE TABLE dec_h (k int, v numeric);
+INSERT INTO dec_h SELECT i, CASE WHEN i <= 1500 THEN 2 ELSE 1.25 END FROM generate_series(1, 3000) i;
+INSERT INTO dec_h SELECT 5000 + i, 9999999999999999999999999999999999999 FROM generate_series(1, 3000) i;
+INSERT INTO dec_h SELECT 9000 + i, -0.000000000000000000000000000000000001 * i FROM generate_series(1, 100) i;
+CREATE TABLE dec_t (LIKE dec_h) USING tessera;
+INSERT INTO dec_t SELECT * FROM dec_h;
+SELECT q, tt.cmp('SELECT sum(v), avg(v), count(v) FROM {t} WHERE ' || q, 'dec_h', 'dec_t') FROM (VALUES
+    ('k <= 1500'), ('k < 3000'), ('k < 1'), ('k > 5000'), ('k > 9000'), ('k > 0')) v(q);
+EXPLAIN (COSTS OFF) SELECT sum(v), avg(v) FROM dec_t WHERE k <= 1500;
+SELECT sum(v), avg(v) FROM dec_t WHERE k <= 1500;
+SELECT sum(v), avg(v) FROM dec_t WHERE k > 5000;
+SELECT tt.cmp('SELECT k % 3, sum(v), avg(v) FROM {t} GROUP BY 1', 'dec_h', 'dec_t');
+
 -- GROUP BY one integer, date or timestamp column
 EXPLAIN (COSTS OFF) SELECT i2 % 3, count(*) FROM at GROUP BY 1;
 EXPLAIN (COSTS OFF) SELECT dm, count(*), avg(i4) FROM at WHERE id > 10 GROUP BY dm ORDER BY dm;
@@ -129,5 +144,5 @@ SET tessera.enable_custom_agg = off;
 EXPLAIN (COSTS OFF) SELECT sum(i4) FROM at;
 RESET tessera.enable_custom_agg;
 
-DROP TABLE ah, at, big_h, big_t, num_h, num_t;
+DROP TABLE ah, at, big_h, big_t, num_h, num_t, dec_h, dec_t;
 DROP DOMAIN agg_pos;
