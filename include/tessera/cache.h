@@ -32,7 +32,8 @@ extern TesseraCachedStripe *TesseraCacheStripe(Relation rel, uint64 storage_id, 
 extern bool TesseraCacheStripeVisible(TesseraCachedStripe *cs, Snapshot snapshot, bool *own);
 extern TesseraStripeDir *TesseraCacheDir(Relation rel, TesseraCachedStripe *cs);
 extern const char *TesseraCacheChunkRaw(Relation rel, TesseraCachedStripe *cs, int rg, int att,
-										TesseraCorruptFn corrupt, void *arg);
+										TesseraCorruptFn corrupt, void *arg,
+										TesseraValueIndex ***index, MemoryContext *index_cxt);
 extern void TesseraResetFetchCache(void);
 
 #endif							/* TESSERA_CACHE_H */

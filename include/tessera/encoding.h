@@ -15,6 +15,7 @@
 
 #include "access/tupdesc.h"
 #include "fmgr.h"
+#include "utils/palloc.h"
 
 #include "tessera/format.h"
 
@@ -108,9 +109,21 @@ extern void TesseraDecodeChunk(const TesseraColumnType *type, const TesseraChunk
 							   TesseraCorruptFn corrupt, void *arg);
 extern const char *TesseraChunkRaw(const TesseraChunkDisk *chunk, const char *stored,
 								   TesseraCorruptFn corrupt, void *arg);
+/*
+ * Where each value of a chunk's variable-length section starts, built on
+ * the first single-value read of the payload so that later ones are O(1).
+ * It belongs to the payload: whoever frees one frees the other.
+ */
+typedef struct TesseraValueIndex
+{
+	int			n;
+	uint32		offsets[FLEXIBLE_ARRAY_MEMBER];
+} TesseraValueIndex;
+
 extern Datum TesseraDecodeValue(const TesseraColumnType *type, const TesseraChunkDisk *chunk,
 								const char *raw, int nrows, int row, bool *isnull,
-								TesseraCorruptFn corrupt, void *arg);
+								TesseraCorruptFn corrupt, void *arg, TesseraValueIndex **index,
+								MemoryContext index_cxt);
 
 /* Min/max serialization into a stripe directory's stats area. */
 extern bool TesseraStatSerialize(const TesseraColumnType *type, Datum value, TesseraBuf *out,

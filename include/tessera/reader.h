@@ -56,6 +56,7 @@ typedef struct TesseraBatch
 	Datum	  **values;			/* [natts]; NULL until decoded */
 	bool	  **isnull;
 	const char **raw;			/* [natts] decompressed payloads (sparse reads) */
+	TesseraValueIndex **raw_index;	/* [natts] their value indexes */
 	bool		sparse;			/* few rows will be read: decode values singly */
 } TesseraBatch;
 

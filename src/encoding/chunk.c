@@ -893,13 +893,59 @@ TesseraChunkRaw(const TesseraChunkDisk *chunk, const char *stored,
 	return buf;
 }
 
-/* Value idx of a PLAIN section (a pointer into it), or false if malformed. */
+/* Start of the variable-length value at stream + off, and its length; false if malformed. */
+static inline bool
+plain_value(const TesseraColumnType *type, const char *stream, Size nbytes, Size *off, Size *len)
+{
+	const char *v;
+
+	if (*off >= nbytes)
+		return false;
+	if (type->typlen == -1)
+	{
+		*off = att_align_pointer(*off, type->typalign, -1, stream + *off);
+		if (*off >= nbytes)
+			return false;
+		v = stream + *off;
+		if (VARATT_IS_1B(v))
+		{
+			if (VARATT_IS_1B_E(v) || !type->packable)
+				return false;
+			*len = VARSIZE_1B(v);
+		}
+		else
+		{
+			if (*off + VARHDRSZ > nbytes || !VARATT_IS_4B_U(v))
+				return false;
+			*len = VARSIZE_4B(v);
+		}
+		if (*len < 1 || *off + *len > nbytes)
+			return false;
+	}
+	else
+	{
+		v = stream + *off;
+		*len = strnlen(v, nbytes - *off);
+		if (*off + *len >= nbytes)
+			return false;
+		(*len)++;
+	}
+	return true;
+}
+
+/*
+ * Value idx of a PLAIN section (a pointer into it), or false if malformed.
+ * With an index holder, variable-length values are found through an index
+ * of their offsets, built in index_cxt on first use.
+ */
 static bool
-plain_at(const TesseraColumnType *type, const char *p, const char *end, int n, int idx, Datum *out)
+plain_at(const TesseraColumnType *type, const char *p, const char *end, int n, int idx, Datum *out,
+		 TesseraValueIndex **index, MemoryContext index_cxt)
 {
 	uint32		nbytes;
 	const char *stream;
-	Size		off = 0;
+	Size		off = 0,
+				len;
 
 	if (end - p < (ptrdiff_t) sizeof(uint32) || idx < 0 || idx >= n)
 		return false;
@@ -916,45 +962,39 @@ plain_at(const TesseraColumnType *type, const char *p, const char *end, int n, i
 		*out = PointerGetDatum(stream + stride * idx);
 		return true;
 	}
+	if (index != NULL)
+	{
+		if (*index == NULL)
+		{
+			TesseraValueIndex *ix = MemoryContextAlloc(index_cxt,
+													   offsetof(TesseraValueIndex, offsets) +
+													   sizeof(uint32) * n);
+
+			for (int i = 0; i < n; i++)
+			{
+				if (!plain_value(type, stream, nbytes, &off, &len))
+				{
+					pfree(ix);
+					return false;
+				}
+				ix->offsets[i] = (uint32) off;
+				off += len;
+			}
+			ix->n = n;
+			*index = ix;
+		}
+		if ((*index)->n != n)
+			return false;
+		*out = PointerGetDatum(stream + (*index)->offsets[idx]);
+		return true;
+	}
 	for (int i = 0;; i++)
 	{
-		const char *v;
-		Size		len;
-
-		if (off >= nbytes)
+		if (!plain_value(type, stream, nbytes, &off, &len))
 			return false;
-		if (type->typlen == -1)
-		{
-			off = att_align_pointer(off, type->typalign, -1, stream + off);
-			if (off >= nbytes)
-				return false;
-			v = stream + off;
-			if (VARATT_IS_1B(v))
-			{
-				if (VARATT_IS_1B_E(v) || !type->packable)
-					return false;
-				len = VARSIZE_1B(v);
-			}
-			else
-			{
-				if (off + VARHDRSZ > nbytes || !VARATT_IS_4B_U(v))
-					return false;
-				len = VARSIZE_4B(v);
-			}
-			if (len < 1 || off + len > nbytes)
-				return false;
-		}
-		else
-		{
-			v = stream + off;
-			len = strnlen(v, nbytes - off);
-			if (off + len >= nbytes)
-				return false;
-			len++;
-		}
 		if (i == idx)
 		{
-			*out = PointerGetDatum(v);
+			*out = PointerGetDatum(stream + off);
 			return true;
 		}
 		off += len;
@@ -1048,7 +1088,8 @@ TesseraDecodeChunkScaled(const TesseraColumnType *type, const TesseraChunkDisk *
 Datum
 TesseraDecodeValue(const TesseraColumnType *type, const TesseraChunkDisk *chunk,
 				   const char *raw, int nrows, int row, bool *isnull,
-				   TesseraCorruptFn corrupt, void *arg)
+				   TesseraCorruptFn corrupt, void *arg, TesseraValueIndex **index,
+				   MemoryContext index_cxt)
 {
 	const char *p = raw;
 	const char *end = raw + chunk->raw_bytes;
@@ -1095,7 +1136,7 @@ TesseraDecodeValue(const TesseraColumnType *type, const TesseraChunkDisk *chunk,
 			ok = type->kind == TESSERA_KIND_NUMERIC && TesseraDecimalAt(p, end, n, j, &result);
 			break;
 		case TESSERA_ENC_PLAIN:
-			ok = type->kind != TESSERA_KIND_BYVAL && plain_at(type, p, end, n, j, &result);
+			ok = type->kind != TESSERA_KIND_BYVAL && plain_at(type, p, end, n, j, &result, index, index_cxt);
 			break;
 		case TESSERA_ENC_DICT:
 			{
@@ -1113,7 +1154,7 @@ TesseraDecodeValue(const TesseraColumnType *type, const TesseraChunkDisk *chunk,
 				if (ndict == 0 || ndict > (uint32) n || codes > end ||
 					!TesseraIntAt(codes, end, n, j, &code) || (uint64) code >= ndict)
 					break;
-				ok = plain_at(type, p, end, ndict, (int) code, &result);
+				ok = plain_at(type, p, end, ndict, (int) code, &result, index, index_cxt);
 				break;
 			}
 		default:

@@ -1641,6 +1641,12 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 	cpath->path.startup_cost = seq_page_cost * est.phys_pages * est.read_frac +
 		rows_read * (ncols + est.nvec + 1 + (cxt.group_var ? 2 : 0)) * cpu_operator_cost * 0.1;
 	cpath->path.total_cost = cpath->path.startup_cost + cpu_tuple_cost * groups;
+	if (!enable_seqscan)
+	{
+		/* it reads the table sequentially */
+		cpath->path.startup_cost += disable_cost;
+		cpath->path.total_cost += disable_cost;
+	}
 #ifdef CUSTOMPATH_SUPPORT_PROJECTION
 	cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION;
 #endif

@@ -62,6 +62,7 @@ typedef struct ChunkEntry
 {
 	ChunkKey	key;
 	char	   *raw;
+	TesseraValueIndex *index;	/* built on the first single-value read */
 	Size		size;
 	dlist_node	lru;
 } ChunkEntry;
@@ -257,7 +258,8 @@ TesseraCacheDir(Relation rel, TesseraCachedStripe *cs)
  */
 const char *
 TesseraCacheChunkRaw(Relation rel, TesseraCachedStripe *cs, int rg, int att,
-					 TesseraCorruptFn corrupt, void *arg)
+					 TesseraCorruptFn corrupt, void *arg, TesseraValueIndex ***index,
+					 MemoryContext *index_cxt)
 {
 	TesseraStripeDir *dir = TesseraCacheDir(rel, cs);
 	TesseraChunkDisk *cd = &dir->chunks[rg * dir->hdr.natts + att];
@@ -272,12 +274,15 @@ TesseraCacheChunkRaw(Relation rel, TesseraCachedStripe *cs, int rg, int att,
 	key.rg = rg;
 	key.att = att;
 	e = hash_search(chunks, &key, HASH_ENTER, &found);
+	*index_cxt = chunk_cxt;
 	if (found)
 	{
 		dlist_move_head(&chunk_lru, &e->lru);
+		*index = &e->index;
 		return e->raw;
 	}
 	e->raw = NULL;
+	e->index = NULL;
 	e->size = 0;
 	dlist_push_head(&chunk_lru, &e->lru);
 
@@ -326,7 +331,10 @@ TesseraCacheChunkRaw(Relation rel, TesseraCachedStripe *cs, int rg, int att,
 		chunk_bytes -= victim->size;
 		if (victim->raw)
 			pfree(victim->raw);
+		if (victim->index)
+			pfree(victim->index);
 		hash_search(chunks, &victim->key, HASH_REMOVE, NULL);
 	}
+	*index = &e->index;
 	return e->raw;
 }

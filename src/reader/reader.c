@@ -427,6 +427,7 @@ TesseraReaderLoad(TesseraReader *r, int stripe, int rg)
 	b->deleted = NULL;
 	b->states = NULL;
 	b->raw = NULL;
+	b->raw_index = NULL;
 	b->sparse = false;
 
 	/* rows deleted or replaced as far as the snapshot is concerned */
@@ -601,11 +602,15 @@ TesseraBatchValue(TesseraBatch *b, int attidx, int row, bool *isnull)
 	cd = chunk_context(b, attidx, &cc);
 	old = MemoryContextSwitchTo(r->batch_cxt);
 	if (b->raw == NULL)
+	{
 		b->raw = palloc0(sizeof(char *) * r->natts);
+		b->raw_index = palloc0(sizeof(TesseraValueIndex *) * r->natts);
+	}
 	if (b->raw[attidx] == NULL)
 		b->raw[attidx] = TesseraChunkRaw(cd, read_chunk(b, cd, &cc), TesseraChunkCorrupt, &cc);
 	result = TesseraDecodeValue(TesseraReaderColumnType(r, attidx), cd, b->raw[attidx],
-								b->chunk_rows, row, isnull, TesseraChunkCorrupt, &cc);
+								b->chunk_rows, row, isnull, TesseraChunkCorrupt, &cc,
+								&b->raw_index[attidx], r->batch_cxt);
 	MemoryContextSwitchTo(old);
 	return result;
 }

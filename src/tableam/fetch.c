@@ -203,6 +203,8 @@ store_single_row(TesseraFetcher *f, TesseraCachedStripe *cs, int rg, int row,
 		{
 			const char *raw;
 			Datum		d;
+			TesseraValueIndex **index;
+			MemoryContext index_cxt;
 
 			if (!f->type_ready[i])
 			{
@@ -213,10 +215,11 @@ store_single_row(TesseraFetcher *f, TesseraCachedStripe *cs, int rg, int row,
 				MemoryContextSwitchTo(tcxt);
 			}
 			cc.attidx = i;
-			raw = TesseraCacheChunkRaw(rel, cs, rg, i, TesseraChunkCorrupt, &cc);
+			raw = TesseraCacheChunkRaw(rel, cs, rg, i, TesseraChunkCorrupt, &cc, &index,
+									   &index_cxt);
 			d = TesseraDecodeValue(&f->types[i], &dir->chunks[rg * dir->hdr.natts + i],
 								   raw, nrows, row, &slot->tts_isnull[i],
-								   TesseraChunkCorrupt, &cc);
+								   TesseraChunkCorrupt, &cc, index, index_cxt);
 			/* the payload may be evicted by the next column's: copy now */
 			if (!slot->tts_isnull[i] && !attr->attbyval)
 				d = datumCopy(d, false, attr->attlen);
