@@ -7,13 +7,15 @@
 #   TAP tests (test/t/*.pl): crash recovery, standby, WAL consistency,
 #     corruption, dump/restore
 #   the benchmark suite's own tests (bench/test_bench.py)
+#   random workloads run on heap and tessera side by side
+#     (test/random/heap_vs_tessera.py, fixed seeds)
 # and print one line "N passed, N failed".  Exit status 1 if anything failed.
 #
-# Usage: scripts/test.sh [regress|isolation|tap|bench ...]   (default: all)
+# Usage: scripts/test.sh [regress|isolation|tap|bench|random ...]   (default: all)
 source "$(dirname "$0")/common.sh"
 
 suites=("$@")
-[ ${#suites[@]} -eq 0 ] && suites=(regress isolation tap bench)
+[ ${#suites[@]} -eq 0 ] && suites=(regress isolation tap bench random)
 want() { local s; for s in "${suites[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 
 install_deps
@@ -136,6 +138,24 @@ if want bench; then
 	else
 		fail "bench/setup.sh"
 		tail -20 "$WORK/bench-setup.log" | sed 's/^/      /'
+	fi
+fi
+
+if want random; then
+	log "random workloads, heap vs tessera"
+	if "$REPO/bench/setup.sh" >"$WORK/random-setup.log" 2>&1; then
+		for seed in 1 2 3; do
+			if python3 "$REPO/test/random/heap_vs_tessera.py" --seed "$seed" --rounds 8 \
+				--dsn "host=$CLUSTER port=$PORT dbname=postgres user=postgres" \
+				>"$WORK/random-$seed.log" 2>&1; then
+				pass "random/seed-$seed"
+			else
+				fail "random/seed-$seed"
+				tail -10 "$WORK/random-$seed.log" | sed 's/^/      /'
+			fi
+		done
+	else
+		fail "random (setup)"
 	fi
 fi
 
