@@ -116,10 +116,13 @@ extern const char *TesseraChunkRaw(const TesseraChunkDisk *chunk, const char *st
  */
 typedef struct TesseraValueIndex
 {
+	MemoryContext cxt;			/* where its arrays live */
 	int			n;
-	uint32		offsets[FLEXIBLE_ARRAY_MEMBER];
+	uint32	   *offsets;		/* variable-length values of a plain section */
+	void	   *delta_cps;		/* checkpoints of the delta-encoded integer section */
 } TesseraValueIndex;
 
+extern void TesseraFreeValueIndex(TesseraValueIndex *index);
 extern Datum TesseraDecodeValue(const TesseraColumnType *type, const TesseraChunkDisk *chunk,
 								const char *raw, int nrows, int row, bool *isnull,
 								TesseraCorruptFn corrupt, void *arg, TesseraValueIndex **index,
@@ -142,12 +145,16 @@ extern void TesseraEncodeInts(const int64 *values, int n, TesseraBuf *out);
 extern const char *TesseraDecodeInts(const char *p, const char *end, int n, int64 *out);
 extern const char *TesseraSkipInts(const char *p, const char *end, int n);
 extern bool TesseraIntAt(const char *p, const char *end, int n, int idx, int64 *out);
+extern bool TesseraIntAtIndexed(const char *p, const char *end, int n, int idx, int64 *out,
+								TesseraValueIndex *index);
 
 #ifdef HAVE_INT128
 extern void TesseraEncodeWide(const int128 *values, int n, TesseraBuf *out);
 extern const char *TesseraDecodeWide(const char *p, const char *end, int n, int128 *out);
 extern const char *TesseraSkipWide(const char *p, const char *end, int n);
 extern bool TesseraWideAt(const char *p, const char *end, int n, int idx, int128 *out);
+extern bool TesseraWideAtIndexed(const char *p, const char *end, int n, int idx, int128 *out,
+								 TesseraValueIndex *index);
 #endif
 
 /* numerics (encoding/decimal.c) */
@@ -155,7 +162,8 @@ extern bool TesseraEncodeDecimal(const Datum *values, int n, TesseraBuf *out,
 								 int *min_idx, int *max_idx);
 extern const char *TesseraDecodeDecimal(const char *p, const char *end, int n,
 										Datum *out);
-extern bool TesseraDecimalAt(const char *p, const char *end, int n, int idx, Datum *out);
+extern bool TesseraDecimalAt(const char *p, const char *end, int n, int idx, Datum *out,
+							 TesseraValueIndex *index);
 #ifdef HAVE_INT128
 extern bool TesseraNumericScaled(Datum d, int128 *value, int *dscale);
 extern const char *TesseraDecodeDecimalScaled(const char *p, const char *end, int n,

@@ -935,12 +935,12 @@ plain_value(const TesseraColumnType *type, const char *stream, Size nbytes, Size
 
 /*
  * Value idx of a PLAIN section (a pointer into it), or false if malformed.
- * With an index holder, variable-length values are found through an index
- * of their offsets, built in index_cxt on first use.
+ * With an index, variable-length values are found through their offsets,
+ * recorded there on first use.
  */
 static bool
 plain_at(const TesseraColumnType *type, const char *p, const char *end, int n, int idx, Datum *out,
-		 TesseraValueIndex **index, MemoryContext index_cxt)
+		 TesseraValueIndex *index)
 {
 	uint32		nbytes;
 	const char *stream;
@@ -964,28 +964,26 @@ plain_at(const TesseraColumnType *type, const char *p, const char *end, int n, i
 	}
 	if (index != NULL)
 	{
-		if (*index == NULL)
+		if (index->offsets == NULL)
 		{
-			TesseraValueIndex *ix = MemoryContextAlloc(index_cxt,
-													   offsetof(TesseraValueIndex, offsets) +
-													   sizeof(uint32) * n);
+			uint32	   *offsets = MemoryContextAlloc(index->cxt, sizeof(uint32) * n);
 
 			for (int i = 0; i < n; i++)
 			{
 				if (!plain_value(type, stream, nbytes, &off, &len))
 				{
-					pfree(ix);
+					pfree(offsets);
 					return false;
 				}
-				ix->offsets[i] = (uint32) off;
+				offsets[i] = (uint32) off;
 				off += len;
 			}
-			ix->n = n;
-			*index = ix;
+			index->n = n;
+			index->offsets = offsets;
 		}
-		if ((*index)->n != n)
+		if (index->n != n)
 			return false;
-		*out = PointerGetDatum(stream + (*index)->offsets[idx]);
+		*out = PointerGetDatum(stream + index->offsets[idx]);
 		return true;
 	}
 	for (int i = 0;; i++)
@@ -1078,6 +1076,19 @@ TesseraDecodeChunkScaled(const TesseraColumnType *type, const TesseraChunkDisk *
 }
 #endif
 
+/* Free a value index and what it holds. */
+void
+TesseraFreeValueIndex(TesseraValueIndex *index)
+{
+	if (index == NULL)
+		return;
+	if (index->offsets)
+		pfree(index->offsets);
+	if (index->delta_cps)
+		pfree(index->delta_cps);
+	pfree(index);
+}
+
 /*
  * TesseraDecodeValue
  *		Value `row` of a chunk from its raw payload, decoding nothing else
@@ -1097,6 +1108,17 @@ TesseraDecodeValue(const TesseraColumnType *type, const TesseraChunkDisk *chunk,
 	int			j = row;
 	Datum		result = (Datum) 0;
 	bool		ok = false;
+	TesseraValueIndex *ix = NULL;
+
+	if (index != NULL)
+	{
+		if (*index == NULL)
+		{
+			*index = MemoryContextAllocZero(index_cxt, sizeof(TesseraValueIndex));
+			(*index)->cxt = index_cxt;
+		}
+		ix = *index;
+	}
 
 	*isnull = true;
 	if (chunk->encoding == TESSERA_ENC_ABSENT)
@@ -1125,7 +1147,7 @@ TesseraDecodeValue(const TesseraColumnType *type, const TesseraChunkDisk *chunk,
 			{
 				int64		v;
 
-				if (type->kind == TESSERA_KIND_BYVAL && TesseraIntAt(p, end, n, j, &v))
+				if (type->kind == TESSERA_KIND_BYVAL && TesseraIntAtIndexed(p, end, n, j, &v, ix))
 				{
 					result = int_to_byval(v, type->typlen);
 					ok = true;
@@ -1133,10 +1155,10 @@ TesseraDecodeValue(const TesseraColumnType *type, const TesseraChunkDisk *chunk,
 				break;
 			}
 		case TESSERA_ENC_DECIMAL:
-			ok = type->kind == TESSERA_KIND_NUMERIC && TesseraDecimalAt(p, end, n, j, &result);
+			ok = type->kind == TESSERA_KIND_NUMERIC && TesseraDecimalAt(p, end, n, j, &result, ix);
 			break;
 		case TESSERA_ENC_PLAIN:
-			ok = type->kind != TESSERA_KIND_BYVAL && plain_at(type, p, end, n, j, &result, index, index_cxt);
+			ok = type->kind != TESSERA_KIND_BYVAL && plain_at(type, p, end, n, j, &result, ix);
 			break;
 		case TESSERA_ENC_DICT:
 			{
@@ -1152,9 +1174,9 @@ TesseraDecodeValue(const TesseraColumnType *type, const TesseraChunkDisk *chunk,
 				memcpy(&nbytes, p, sizeof(uint32));
 				codes = p + MAXALIGN(sizeof(uint32)) + MAXALIGN(nbytes);
 				if (ndict == 0 || ndict > (uint32) n || codes > end ||
-					!TesseraIntAt(codes, end, n, j, &code) || (uint64) code >= ndict)
+					!TesseraIntAtIndexed(codes, end, n, j, &code, ix) || (uint64) code >= ndict)
 					break;
-				ok = plain_at(type, p, end, ndict, (int) code, &result, index, index_cxt);
+				ok = plain_at(type, p, end, ndict, (int) code, &result, ix);
 				break;
 			}
 		default:

@@ -428,7 +428,8 @@ TesseraDecodeDecimal(const char *p, const char *end, int n, Datum *out)
  *		Value idx of a decimal section, palloc'd in the current context.
  */
 bool
-TesseraDecimalAt(const char *p, const char *end, int n, int idx, Datum *out)
+TesseraDecimalAt(const char *p, const char *end, int n, int idx, Datum *out,
+				 TesseraValueIndex *index)
 {
 	DecimalHeader hdr;
 	const char *vals;
@@ -453,11 +454,11 @@ TesseraDecimalAt(const char *p, const char *end, int n, int idx, Datum *out)
 	{
 		int64		v64;
 
-		if (!TesseraIntAt(vals, end, n, idx, &v64))
+		if (!TesseraIntAtIndexed(vals, end, n, idx, &v64, index))
 			return false;
 		v = v64;
 	}
-	else if (!TesseraWideAt(vals, end, n, idx, &v))
+	else if (!TesseraWideAtIndexed(vals, end, n, idx, &v, index))
 		return false;
 	if (hdr.max_scale > scale)
 		v /= (int128) pow10_128[hdr.max_scale - scale];
@@ -547,7 +548,8 @@ TesseraDecodeDecimal(const char *p, const char *end, int n, Datum *out)
 }
 
 bool
-TesseraDecimalAt(const char *p, const char *end, int n, int idx, Datum *out)
+TesseraDecimalAt(const char *p, const char *end, int n, int idx, Datum *out,
+				 TesseraValueIndex *index)
 {
 	return false;
 }

@@ -694,6 +694,48 @@ TesseraIntAt(const char *p, const char *end, int n, int idx, int64 *out)
 	return false;
 }
 
+/* Delta sections keep the running value every DELTA_CP_EVERY values. */
+#define DELTA_CP_EVERY 64
+
+/*
+ * TesseraIntAtIndexed
+ *		TesseraIntAt, with the running values of a delta section kept in
+ *		index (built on first use), so that a lookup walks at most
+ *		DELTA_CP_EVERY - 1 deltas instead of up to n.
+ */
+bool
+TesseraIntAtIndexed(const char *p, const char *end, int n, int idx, int64 *out,
+					TesseraValueIndex *index)
+{
+	IntSectionHeader hdr;
+	const uint8 *data = (const uint8 *) p + sizeof(IntSectionHeader);
+	uint64	   *cps;
+	uint64		acc;
+
+	if (index == NULL || idx < 0 || idx >= n || int_section_size(p, end, n, &hdr) == 0 ||
+		hdr.mode != INT_MODE_DELTA || hdr.width == 0)
+		return TesseraIntAt(p, end, n, idx, out);
+	cps = index->delta_cps;
+	if (cps == NULL)
+	{
+		cps = MemoryContextAlloc(index->cxt, sizeof(uint64) * (n / DELTA_CP_EVERY + 1));
+		acc = (uint64) hdr.first;
+		for (int i = 0; i < n; i++)
+		{
+			if (i % DELTA_CP_EVERY == 0)
+				cps[i / DELTA_CP_EVERY] = acc;
+			if (i + 1 < n)
+				acc += unpack_one(data, i, hdr.width) + (uint64) hdr.base;
+		}
+		index->delta_cps = cps;
+	}
+	acc = cps[idx / DELTA_CP_EVERY];
+	for (int i = idx - idx % DELTA_CP_EVERY; i < idx; i++)
+		acc += unpack_one(data, i, hdr.width) + (uint64) hdr.base;
+	*out = (int64) acc;
+	return true;
+}
+
 #ifdef HAVE_INT128
 const char *
 TesseraSkipWide(const char *p, const char *end, int n)
@@ -750,6 +792,55 @@ TesseraWideAt(const char *p, const char *end, int n, int idx, int128 *out)
 		*out = (int128) acc;
 	}
 #undef WIDE_AT
+	return true;
+}
+
+/* TesseraWideAt with checkpoints (see TesseraIntAtIndexed). */
+bool
+TesseraWideAtIndexed(const char *p, const char *end, int n, int idx, int128 *out,
+					 TesseraValueIndex *index)
+{
+	WideSectionHeader hdr;
+	const uint8 *data = (const uint8 *) p + sizeof(hdr);
+	int			wlo,
+				whi;
+	Size		blo;
+	uint128		base,
+				acc;
+	uint128    *cps;
+
+	if (index == NULL || idx < 0 || idx >= n || TesseraSkipWide(p, end, n) == NULL)
+		return TesseraWideAt(p, end, n, idx, out);
+	memcpy(&hdr, p, sizeof(hdr));
+	if (hdr.mode != INT_MODE_DELTA)
+		return TesseraWideAt(p, end, n, idx, out);
+	wlo = Min(hdr.width, 64);
+	whi = Max(hdr.width - 64, 0);
+	blo = packed_bytes(n - 1, wlo);
+	base = ((uint128) (uint64) hdr.base_hi << 64) | hdr.base_lo;
+
+#define WIDE_AT(i) (((uint128) unpack_one(data, (i), wlo)) | \
+					(whi > 0 ? ((uint128) unpack_one(data + blo, (i), whi)) << 64 : 0))
+
+	cps = index->delta_cps;
+	if (cps == NULL)
+	{
+		cps = MemoryContextAlloc(index->cxt, sizeof(uint128) * (n / DELTA_CP_EVERY + 1));
+		acc = ((uint128) (uint64) hdr.first_hi << 64) | hdr.first_lo;
+		for (int i = 0; i < n; i++)
+		{
+			if (i % DELTA_CP_EVERY == 0)
+				cps[i / DELTA_CP_EVERY] = acc;
+			if (i + 1 < n)
+				acc += WIDE_AT(i) + base;
+		}
+		index->delta_cps = cps;
+	}
+	acc = cps[idx / DELTA_CP_EVERY];
+	for (int i = idx - idx % DELTA_CP_EVERY; i < idx; i++)
+		acc += WIDE_AT(i) + base;
+#undef WIDE_AT
+	*out = (int128) acc;
 	return true;
 }
 #endif

@@ -331,8 +331,7 @@ TesseraCacheChunkRaw(Relation rel, TesseraCachedStripe *cs, int rg, int att,
 		chunk_bytes -= victim->size;
 		if (victim->raw)
 			pfree(victim->raw);
-		if (victim->index)
-			pfree(victim->index);
+		TesseraFreeValueIndex(victim->index);
 		hash_search(chunks, &victim->key, HASH_REMOVE, NULL);
 	}
 	*index = &e->index;
