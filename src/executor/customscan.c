@@ -1724,6 +1724,8 @@ typedef struct TesseraAggState
 	int			null_group;		/* -1: none yet */
 	int32	   *slots;			/* open addressing: group index or -1 */
 	uint32		nslots;
+	int32	   *direct;			/* group of key direct_base + i, or -1: a cache */
+	int64		direct_base;
 	/* per batch */
 	int32	   *gidx;
 	bool	   *ok;
@@ -1786,12 +1788,15 @@ tagg_reset(TesseraAggState *as)
 	as->null_group = -1;
 	as->nslots = 0;
 	as->slots = NULL;
+	as->direct = NULL;
 	as->gidx = NULL;
 	as->ok = NULL;
 	as->row_cap = 0;
 	as->computed = false;
 	as->next = 0;
 }
+
+#define TAGG_DIRECT 65536
 
 static inline uint32
 hash_key(int64 key)
@@ -2069,7 +2074,28 @@ tagg_batch(TesseraAggState *as, TesseraBatch *b, const bool *ok, int n)
 				gidx[i] = as->null_group;
 			}
 			else
-				gidx[i] = find_group(as, int_datum(keys[i], as->group_len));
+			{
+				int64		key = int_datum(keys[i], as->group_len);
+				uint64		d = (uint64) (key - as->direct_base);
+
+				/* keys near the first one seen skip hashing */
+				if (as->direct != NULL && d < TAGG_DIRECT)
+				{
+					if (as->direct[d] < 0)
+						as->direct[d] = find_group(as, key);
+					gidx[i] = as->direct[d];
+				}
+				else
+				{
+					gidx[i] = find_group(as, key);
+					if (as->direct == NULL)
+					{
+						as->direct = MemoryContextAlloc(as->cxt, sizeof(int32) * TAGG_DIRECT);
+						memset(as->direct, 0xff, sizeof(int32) * TAGG_DIRECT);
+						as->direct_base = key - TAGG_DIRECT / 2;
+					}
+				}
+			}
 		}
 	}
 
