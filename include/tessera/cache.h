@@ -23,12 +23,15 @@ typedef struct TesseraCachedStripe
 {
 	TesseraStripe s;
 	bool		committed;		/* xmin known committed */
+	bool		aborted;		/* xmin known aborted: its rows never existed */
+	uint64		span;			/* row numbers it covers (reserved ones if aborted) */
 	TesseraStripeDir *dir;		/* loaded on first use */
 } TesseraCachedStripe;
 
 extern int	tessera_fetch_cache_size;
 
 extern TesseraCachedStripe *TesseraCacheStripe(Relation rel, uint64 storage_id, uint64 rownum);
+extern bool TesseraCachedStripeAborted(TesseraCachedStripe *cs);
 extern bool TesseraCacheStripeVisible(TesseraCachedStripe *cs, Snapshot snapshot, bool *own);
 extern TesseraStripeDir *TesseraCacheDir(Relation rel, TesseraCachedStripe *cs);
 extern const char *TesseraCacheChunkRaw(Relation rel, TesseraCachedStripe *cs, int rg, int att,

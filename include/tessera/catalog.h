@@ -50,4 +50,7 @@ extern Oid	TesseraInternalRelid(const char *name, bool missing_ok);
 extern int	TesseraConcurrentInserters(uint64 storage_id, Snapshot snapshot,
 									   TransactionId **xids);
 
+extern bool TesseraFindHole(uint64 storage_id, uint64 rownum, uint64 *lo, uint64 *hi);
+extern bool TesseraFindReservation(uint64 storage_id, uint64 rownum, TesseraStripe *result);
+
 #endif							/* TESSERA_CATALOG_H */

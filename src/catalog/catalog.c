@@ -36,6 +36,7 @@
 #include "catalog/namespace.h"
 #include "commands/sequence.h"
 #include "miscadmin.h"
+#include "storage/procarray.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
@@ -269,6 +270,90 @@ TesseraFindStripe(uint64 storage_id, uint64 rownum, Snapshot snapshot,
 		}
 		found = rownum < result->first_rownum + result->row_count;
 		break;
+	}
+	systable_endscan_ordered(scan);
+	index_close(idx, AccessShareLock);
+	table_close(rel, AccessShareLock);
+	return found;
+}
+
+/*
+ * TesseraFindReservation
+ *		The catalog row, complete stripe or placeholder, whatever its
+ *		visibility, whose row numbers (written or reserved) include rownum.
+ */
+bool
+TesseraFindReservation(uint64 storage_id, uint64 rownum, TesseraStripe *result)
+{
+	Relation	rel = table_open(TesseraInternalRelid("stripe", false), AccessShareLock);
+	Relation	idx = index_open(TesseraInternalRelid("stripe_first_row_idx", false), AccessShareLock);
+	ScanKeyData key[2];
+	SysScanDesc scan;
+	HeapTuple	tup;
+	bool		found = false;
+
+	ScanKeyInit(&key[0], Anum_stripe_storage_id, BTEqualStrategyNumber,
+				F_INT8EQ, Int64GetDatum((int64) storage_id));
+	ScanKeyInit(&key[1], Anum_stripe_first_row, BTLessEqualStrategyNumber,
+				F_INT8LE, Int64GetDatum((int64) rownum));
+	scan = systable_beginscan_ordered(rel, idx, SnapshotAny, 2, key);
+	while (HeapTupleIsValid(tup = systable_getnext_ordered(scan, BackwardScanDirection)))
+	{
+		deform_stripe_tuple(rel, tup, result);
+		if (rownum < result->first_rownum + Max(result->row_count, result->reserved_rows))
+		{
+			found = true;
+			break;
+		}
+	}
+	systable_endscan_ordered(scan);
+	index_close(idx, AccessShareLock);
+	table_close(rel, AccessShareLock);
+	return found;
+}
+
+/*
+ * TesseraFindHole
+ *		rownum is held by no catalog row: the range around it that no
+ *		catalog row holds, [*lo, *hi), bounded above by a later catalog row.
+ *		False if no catalog row follows it.  Row numbers are handed out in
+ *		order and a placeholder is inserted before any of its rows is, and
+ *		only an aborted placeholder can vanish (pruned), so such a hole
+ *		held only rows of aborted transactions and stays empty forever.
+ */
+bool
+TesseraFindHole(uint64 storage_id, uint64 rownum, uint64 *lo, uint64 *hi)
+{
+	Relation	rel = table_open(TesseraInternalRelid("stripe", false), AccessShareLock);
+	Relation	idx = index_open(TesseraInternalRelid("stripe_first_row_idx", false), AccessShareLock);
+	ScanKeyData key[2];
+	SysScanDesc scan;
+	HeapTuple	tup;
+	TesseraStripe s;
+	bool		found = false;
+
+	*lo = 0;
+	ScanKeyInit(&key[0], Anum_stripe_storage_id, BTEqualStrategyNumber,
+				F_INT8EQ, Int64GetDatum((int64) storage_id));
+	ScanKeyInit(&key[1], Anum_stripe_first_row, BTLessEqualStrategyNumber,
+				F_INT8LE, Int64GetDatum((int64) rownum));
+	scan = systable_beginscan_ordered(rel, idx, SnapshotAny, 2, key);
+	/* reservations do not overlap: the last one before rownum ends the highest */
+	if (HeapTupleIsValid(tup = systable_getnext_ordered(scan, BackwardScanDirection)))
+	{
+		deform_stripe_tuple(rel, tup, &s);
+		*lo = s.first_rownum + Max(s.row_count, s.reserved_rows);
+	}
+	systable_endscan_ordered(scan);
+
+	ScanKeyInit(&key[1], Anum_stripe_first_row, BTGreaterStrategyNumber,
+				F_INT8GT, Int64GetDatum((int64) rownum));
+	scan = systable_beginscan_ordered(rel, idx, SnapshotAny, 2, key);
+	if (HeapTupleIsValid(tup = systable_getnext_ordered(scan, ForwardScanDirection)))
+	{
+		deform_stripe_tuple(rel, tup, &s);
+		*hi = s.first_rownum;
+		found = *lo <= rownum && rownum < *hi;
 	}
 	systable_endscan_ordered(scan);
 	index_close(idx, AccessShareLock);

@@ -136,7 +136,7 @@ search(StorageCache *sc, uint64 rownum)
 
 		if (rownum < cs->s.first_rownum)
 			hi = mid - 1;
-		else if (rownum >= cs->s.first_rownum + cs->s.row_count)
+		else if (rownum >= cs->s.first_rownum + cs->span)
 			lo = mid + 1;
 		else
 			return cs;
@@ -146,8 +146,11 @@ search(StorageCache *sc, uint64 rownum)
 
 /*
  * TesseraCacheStripe
- *		The complete stripe holding rownum, whatever its visibility, or NULL
- *		if no complete stripe holds it (yet).
+ *		The complete stripe holding rownum, whatever its visibility, or the
+ *		reservation of an aborted transaction that holds it (aborted set),
+ *		or NULL if neither does (yet).  Aborted reservations are cached too:
+ *		index entries left by a rolled-back insert or update are probed by
+ *		every later unique check on their key.
  */
 TesseraCachedStripe *
 TesseraCacheStripe(Relation rel, uint64 storage_id, uint64 rownum)
@@ -156,6 +159,7 @@ TesseraCacheStripe(Relation rel, uint64 storage_id, uint64 rownum)
 	TesseraCachedStripe *cs;
 	TesseraStripe s;
 	bool		found;
+	bool		aborted = false;
 	int			pos;
 
 	if (storages != NULL && MemoryContextMemAllocated(cache_cxt, true) > cache_limit())
@@ -173,8 +177,29 @@ TesseraCacheStripe(Relation rel, uint64 storage_id, uint64 rownum)
 		return cs;
 
 	/* one catalog probe; any snapshot: row numbers are unique */
-	if (!TesseraFindStripe(storage_id, rownum, SnapshotAny, &s) || s.row_count == 0)
-		return NULL;
+	if (!TesseraFindReservation(storage_id, rownum, &s))
+	{
+		uint64		lo,
+					hi;
+
+		/* reserved by a transaction that aborted and left no trace */
+		if (!TesseraFindHole(storage_id, rownum, &lo, &hi))
+			return NULL;
+		memset(&s, 0, sizeof(s));
+		s.storage_id = storage_id;
+		s.first_rownum = lo;
+		s.reserved_rows = hi - lo;
+		s.xmin = FrozenTransactionId;
+		aborted = true;
+	}
+	else if (s.row_count == 0)
+	{
+		/* not written yet, or never will be */
+		if (s.own || TransactionIdIsInProgress(s.xmin) || !TransactionIdDidAbort(s.xmin))
+			return NULL;
+		aborted = true;
+	}
+	Assert(!aborted || search(sc, rownum) == NULL);
 	if (sc->n == sc->cap)
 	{
 		sc->cap *= 2;
@@ -186,8 +211,21 @@ TesseraCacheStripe(Relation rel, uint64 storage_id, uint64 rownum)
 	memmove(&sc->stripes[pos + 1], &sc->stripes[pos], sizeof(TesseraCachedStripe) * (sc->n - pos));
 	memset(&sc->stripes[pos], 0, sizeof(TesseraCachedStripe));
 	sc->stripes[pos].s = s;
+	sc->stripes[pos].aborted = aborted;
+	sc->stripes[pos].span = aborted ? s.reserved_rows : s.row_count;
 	sc->n++;
 	return &sc->stripes[pos];
+}
+
+/* Did the transaction that wrote the stripe abort? (Cached once known.) */
+bool
+TesseraCachedStripeAborted(TesseraCachedStripe *cs)
+{
+	if (!cs->aborted && !cs->committed && !cs->s.own &&
+		!TransactionIdIsCurrentTransactionId(cs->s.xmin) &&
+		!TransactionIdIsInProgress(cs->s.xmin) && TransactionIdDidAbort(cs->s.xmin))
+		cs->aborted = true;
+	return cs->aborted;
 }
 
 /*

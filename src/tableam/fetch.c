@@ -25,6 +25,7 @@
 #include "storage/proc.h"
 #include "utils/datum.h"
 #include "utils/memutils.h"
+#include "storage/procarray.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
 
@@ -286,6 +287,13 @@ fetch_row(TesseraFetcher *f, ItemPointer tid, Snapshot snapshot, TupleTableSlot 
 			slot->tts_tableOid = RelationGetRelid(rel);
 			return true;
 		}
+		return false;
+	}
+	if (TesseraCachedStripeAborted(cs))
+	{
+		/* an aborted insert: dead to everyone, the index AM may forget it */
+		if (all_dead)
+			*all_dead = true;
 		return false;
 	}
 	if (!TesseraCacheStripeVisible(cs, snapshot, &own))

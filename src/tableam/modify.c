@@ -50,6 +50,7 @@
 #include "utils/rel.h"
 #include "utils/relcache.h"
 
+#include "tessera/cache.h"
 #include "tessera/catalog.h"
 #include "tessera/reader.h"
 #include "tessera/rowstate.h"
@@ -723,16 +724,29 @@ tessera_index_delete_tuples(Relation rel, TM_IndexDeleteOp *delstate)
 	 */
 	TransactionId latest = InvalidTransactionId;
 	int			ndeletable = 0;
+	TesseraMeta meta;
 
+	TesseraReadMeta(rel, &meta);
 	for (int i = 0; i < delstate->ndeltids; i++)
 	{
 		TM_IndexDelete *d = &delstate->deltids[i];
 		TM_IndexStatus *s = &delstate->status[d->id];
 		uint64		rownum;
 		TesseraRowState st;
+		TesseraCachedStripe *cs;
 
 		s->knowndeletable = false;
-		if (!TesseraTidToRownum(&d->tid, &rownum) || !TesseraGetRowState(rel, rownum, &st))
+		if (!TesseraTidToRownum(&d->tid, &rownum))
+			continue;
+		/* rows of aborted transactions never existed for anyone */
+		if (meta.valid && (cs = TesseraCacheStripe(rel, meta.storage_id, rownum)) != NULL &&
+			TesseraCachedStripeAborted(cs))
+		{
+			s->knowndeletable = true;
+			ndeletable++;
+			continue;
+		}
+		if (!TesseraGetRowState(rel, rownum, &st))
 			continue;
 		if (TesseraRowDeadToAll(&st, rel))
 		{
