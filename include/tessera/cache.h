@@ -32,6 +32,7 @@ extern int	tessera_fetch_cache_size;
 
 extern TesseraCachedStripe *TesseraCacheStripe(Relation rel, uint64 storage_id, uint64 rownum);
 extern bool TesseraCachedStripeAborted(TesseraCachedStripe *cs);
+extern TesseraCachedStripe *TesseraCacheStripeLookup(uint64 storage_id, uint64 rownum);
 extern bool TesseraCacheStripeVisible(TesseraCachedStripe *cs, Snapshot snapshot, bool *own);
 extern TesseraStripeDir *TesseraCacheDir(Relation rel, TesseraCachedStripe *cs);
 extern const char *TesseraCacheChunkRaw(Relation rel, TesseraCachedStripe *cs, int rg, int att,

@@ -221,11 +221,31 @@ TesseraCacheStripe(Relation rel, uint64 storage_id, uint64 rownum)
 bool
 TesseraCachedStripeAborted(TesseraCachedStripe *cs)
 {
-	if (!cs->aborted && !cs->committed && !cs->s.own &&
-		!TransactionIdIsCurrentTransactionId(cs->s.xmin) &&
-		!TransactionIdIsInProgress(cs->s.xmin) && TransactionIdDidAbort(cs->s.xmin))
+	if (cs->aborted || cs->committed || cs->s.own ||
+		TransactionIdIsCurrentTransactionId(cs->s.xmin))
+		return cs->aborted;
+	/* the cheap clog test first: most stripes committed long ago */
+	if (TransactionIdDidCommit(cs->s.xmin))
+		cs->committed = true;
+	else if (!TransactionIdIsInProgress(cs->s.xmin) && TransactionIdDidAbort(cs->s.xmin))
 		cs->aborted = true;
 	return cs->aborted;
+}
+
+/*
+ * TesseraCacheStripeLookup
+ *		Like TesseraCacheStripe, but only what the cache already holds: no
+ *		catalog probe.
+ */
+TesseraCachedStripe *
+TesseraCacheStripeLookup(uint64 storage_id, uint64 rownum)
+{
+	StorageCache *sc;
+
+	if (storages == NULL)
+		return NULL;
+	sc = hash_search(storages, &storage_id, HASH_FIND, NULL);
+	return sc ? search(sc, rownum) : NULL;
 }
 
 /*

@@ -738,8 +738,12 @@ tessera_index_delete_tuples(Relation rel, TM_IndexDeleteOp *delstate)
 		s->knowndeletable = false;
 		if (!TesseraTidToRownum(&d->tid, &rownum))
 			continue;
-		/* rows of aborted transactions never existed for anyone */
-		if (meta.valid && (cs = TesseraCacheStripe(rel, meta.storage_id, rownum)) != NULL &&
+		/*
+		 * Rows of aborted transactions never existed for anyone (known from
+		 * the fetch cache, which unique checks and scans fill; no catalog
+		 * probes here).
+		 */
+		if (meta.valid && (cs = TesseraCacheStripeLookup(meta.storage_id, rownum)) != NULL &&
 			TesseraCachedStripeAborted(cs))
 		{
 			s->knowndeletable = true;
