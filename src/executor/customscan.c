@@ -444,7 +444,7 @@ tscan_estimate(PlannerInfo *root, RelOptInfo *rel, Relation relation, Bitmapset 
 
 static CustomPath *
 tscan_make_path(PlannerInfo *root, RelOptInfo *rel, const TscanEstimate *est,
-				Bitmapset *attrs, int parallel_workers)
+				Bitmapset *attrs, int parallel_workers, Relids required_outer)
 {
 	CustomPath *cpath = makeNode(CustomPath);
 	Path	   *path = &cpath->path;
@@ -457,7 +457,7 @@ tscan_make_path(PlannerInfo *root, RelOptInfo *rel, const TscanEstimate *est,
 	path->pathtype = T_CustomScan;
 	path->parent = rel;
 	path->pathtarget = rel->reltarget;
-	path->param_info = get_baserel_parampathinfo(root, rel, rel->lateral_relids);
+	path->param_info = get_baserel_parampathinfo(root, rel, required_outer);
 	path->parallel_aware = parallel_workers > 0;
 	path->parallel_safe = rel->consider_parallel;
 	path->parallel_workers = parallel_workers;
@@ -511,6 +511,19 @@ tscan_make_path(PlannerInfo *root, RelOptInfo *rel, const TscanEstimate *est,
 	return cpath;
 }
 
+/* generate_implied_equalities_for_column callback: any plain column of ours */
+static bool
+eclass_member_is_column(PlannerInfo *root, RelOptInfo *rel, EquivalenceClass *ec,
+						EquivalenceMember *em, void *arg)
+{
+	Node	   *expr = (Node *) em->em_expr;
+
+	while (expr && IsA(expr, RelabelType))
+		expr = (Node *) ((RelabelType *) expr)->arg;
+	return expr != NULL && IsA(expr, Var) && ((Var *) expr)->varno == rel->relid &&
+		((Var *) expr)->varattno > 0;
+}
+
 static bool
 has_current_of(Node *node, void *context)
 {
@@ -556,7 +569,7 @@ tessera_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTbl
 		pull_varattnos((Node *) lfirst_node(RestrictInfo, lc)->clause, rel->relid, &attrs);
 
 	tscan_estimate(root, rel, relation, attrs, &est);
-	add_path(rel, &tscan_make_path(root, rel, &est, attrs, 0)->path);
+	add_path(rel, &tscan_make_path(root, rel, &est, attrs, 0, rel->lateral_relids)->path);
 
 	if (rel->consider_parallel && rel->lateral_relids == NULL)
 	{
@@ -564,7 +577,82 @@ tessera_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTbl
 													  max_parallel_workers_per_gather);
 
 		if (workers > 0)
-			add_partial_path(rel, &tscan_make_path(root, rel, &est, attrs, workers)->path);
+			add_partial_path(rel, &tscan_make_path(root, rel, &est, attrs, workers, NULL)->path);
+	}
+
+	/*
+	 * Parameterized paths: a join clause `col op outer_expr` that can skip
+	 * row groups makes a nested loop with TesseraScan inside read, for each
+	 * outer row, only the row groups whose min/max admit its value (an
+	 * index-like plan on columns that follow the row order, without an
+	 * index).
+	 */
+	{
+		List	   *candidates = list_copy(rel->joininfo);
+		List	   *done = NIL;
+
+		/* equality join clauses live in equivalence classes */
+		if (rel->has_eclass_joins)
+			candidates = list_concat(candidates,
+									 generate_implied_equalities_for_column(root, rel,
+																			eclass_member_is_column,
+																			NULL, NULL));
+		foreach(lc, candidates)
+		{
+			RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+			Relids		outer;
+			ParamPathInfo *ppi;
+			TscanEstimate pest;
+			ListCell   *dc;
+			bool		seen = false;
+
+			if (rinfo->pseudoconstant ||
+				!skippable((Node *) rinfo->clause, rel->relid, relation) ||
+				single_column((Node *) rinfo->clause, rel->relid) <= 0)
+				continue;
+			outer = bms_union(bms_difference(rinfo->clause_relids, rel->relids),
+							  rel->lateral_relids);
+			if (bms_is_empty(outer))
+				continue;
+			foreach(dc, done)
+			{
+				if (bms_equal(lfirst(dc), outer))
+					seen = true;
+			}
+			if (seen)
+				continue;
+			done = lappend(done, outer);
+			ppi = get_baserel_parampathinfo(root, rel, outer);
+			if (ppi == NULL)
+				continue;
+
+			/* per outer row, the join clauses select like restrictions */
+			pest = est;
+			for (int i = 0; i < RelationGetDescr(relation)->natts; i++)
+			{
+				List	   *col = NIL;
+				ListCell   *pc;
+				Selectivity sel;
+				double		corr;
+
+				foreach(pc, ppi->ppi_clauses)
+				{
+					RestrictInfo *pr = lfirst_node(RestrictInfo, pc);
+
+					if (single_column((Node *) pr->clause, rel->relid) == i + 1 &&
+						skippable((Node *) pr->clause, rel->relid, relation))
+						col = lappend(col, pr);
+				}
+				if (col == NIL)
+					continue;
+				sel = clauselist_selectivity(root, col, rel->relid, JOIN_INNER, NULL);
+				corr = column_correlation(RelationGetRelid(relation), i + 1);
+				pest.read_frac = Min(pest.read_frac, sel + (1.0 - sel) * (1.0 - corr * corr));
+			}
+			pest.read_frac = Max(pest.read_frac, 1.0 / Max(rel->tuples / 10000.0, 1.0));
+			if (pest.read_frac < est.read_frac)
+				add_path(rel, &tscan_make_path(root, rel, &pest, attrs, 0, outer)->path);
+		}
 	}
 	table_close(relation, NoLock);
 }

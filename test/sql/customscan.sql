@@ -100,6 +100,17 @@ SELECT tt.cmp('SELECT a.id, b.id FROM {t} a JOIN {t} b ON b.id = a.id + 1 WHERE 
 RESET enable_hashjoin;
 RESET enable_mergejoin;
 
+-- join clauses skip row groups for each outer row (parameterized scans)
+CREATE TABLE probe (k int);
+INSERT INTO probe VALUES (5), (12345), (29999), (NULL), (40000);
+ANALYZE probe;
+EXPLAIN (COSTS OFF) SELECT p.k, c.t FROM probe p JOIN ct c ON c.id = p.k;
+SELECT tt.cmp('SELECT p.k, c.t FROM probe p JOIN {t} c ON c.id = p.k', 'ch', 'ct');
+EXPLAIN (COSTS OFF) SELECT count(*) FROM probe p JOIN ct c ON c.id BETWEEN p.k AND p.k + 20;
+SELECT tt.cmp('SELECT p.k, count(*), sum(c.i8) FROM probe p JOIN {t} c ON c.id BETWEEN p.k AND p.k + 20 GROUP BY p.k', 'ch', 'ct');
+SELECT tt.cmp('SELECT p.k, c.id FROM probe p LEFT JOIN {t} c ON c.id > p.k AND c.id < p.k + 3', 'ch', 'ct');
+DROP TABLE probe;
+
 -- deleted, updated and uncommitted rows; subtransactions
 DELETE FROM ch WHERE id % 10 = 3;
 DELETE FROM ct WHERE id % 10 = 3;
