@@ -397,6 +397,13 @@ TesseraDeleteStripes(uint64 storage_id)
 	if (!OidIsValid(relid) || !OidIsValid(idxid))
 		return;
 
+	/*
+	 * Stripes written by this very command must be visible to the delete:
+	 * ON COMMIT DELETE ROWS truncates right after the pre-commit flush wrote
+	 * the transaction's last stripes.
+	 */
+	CommandCounterIncrement();
+
 	rel = table_open(relid, RowExclusiveLock);
 	ScanKeyInit(&key[0], Anum_stripe_storage_id, BTEqualStrategyNumber,
 				F_INT8EQ, Int64GetDatum((int64) storage_id));

@@ -54,6 +54,7 @@
 #include "tessera/format.h"
 #include "tessera/storage.h"
 #include "tessera/tessera.h"
+#include "tessera/reader.h"
 #include "tessera/writer.h"
 
 #define FIRST_RESERVATION	64
@@ -351,6 +352,8 @@ TesseraWriteRow(Relation rel, TupleTableSlot *slot, CommandId cid)
 	}
 
 	TesseraRownumToTid(ws->next_rownum, &slot->tts_tid);
+	/* RETURNING xmin sees the inserting transaction, as on heap */
+	TesseraSlotSetXmin(slot, GetCurrentTransactionId());
 	slot->tts_tableOid = RelationGetRelid(rel);
 	ws->next_rownum++;
 	ws->rg_rows++;

@@ -194,3 +194,22 @@ SELECT tt.same_table('vh', 'vt');
 SELECT pg_relation_size('vt') < 8192 * 10 AS compact;
 INSERT INTO vt VALUES (1, 'dup');
 DROP TABLE vh, vt;
+
+-- RETURNING system columns of new rows, as on heap
+CREATE TABLE sys_t (a int PRIMARY KEY, b text) USING tessera;
+INSERT INTO sys_t VALUES (1, 'x') RETURNING a, xmin = pg_current_xact_id()::xid AS xmin_ok, tableoid::regclass;
+INSERT INTO sys_t VALUES (1, 'y') ON CONFLICT (a) DO UPDATE SET b = 'z'
+    RETURNING a, b, xmin = pg_current_xact_id()::xid AS xmin_ok;
+UPDATE sys_t SET b = 'w' RETURNING a, b, xmin = pg_current_xact_id()::xid AS xmin_ok;
+DROP TABLE sys_t;
+
+-- ON COMMIT DELETE ROWS right after rows were written in the same transaction
+CREATE TEMP TABLE ocd (a int) USING tessera ON COMMIT DELETE ROWS;
+INSERT INTO ocd VALUES (1), (2);
+SELECT count(*) FROM ocd;
+BEGIN;
+INSERT INTO ocd SELECT generate_series(1, 1000);
+SELECT count(*) FROM ocd;
+COMMIT;
+SELECT count(*) FROM ocd;
+DROP TABLE ocd;
