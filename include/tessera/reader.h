@@ -135,4 +135,15 @@ extern PGDLLIMPORT const TupleTableSlotOps TTSOpsTessera;
 extern void TesseraSlotStoreRow(TupleTableSlot *slot, TesseraBatch *batch, int row);
 extern void TesseraSlotSetXmin(TupleTableSlot *slot, TransactionId xmin);
 
+typedef struct TesseraLazyRowOps
+{
+	void		(*decode) (void *arg, uint64 rownum, int rg, int row, TupleTableSlot *slot,
+						   int from, int to);
+	void		(*release) (void *arg, TupleTableSlot *slot);
+} TesseraLazyRowOps;
+
+extern void TesseraSlotStoreLazyRow(TupleTableSlot *slot, const TesseraLazyRowOps *ops, void *arg,
+									uint64 rownum, int rg, int row, TransactionId xmin,
+									Oid relid);
+
 #endif							/* TESSERA_READER_H */

@@ -39,7 +39,25 @@ typedef struct TesseraTupleTableSlot
 	TesseraBatch *batch;		/* NULL: values live in tts_values */
 	int			row;
 	TransactionId xmin;
+	/* a row fetched alone, its columns decoded on demand (lazy != NULL) */
+	const TesseraLazyRowOps *lazy;
+	void	   *lazy_arg;
+	uint64		lazy_rownum;
+	int			lazy_rg;
 } TesseraTupleTableSlot;
+
+/* Stop referring to the lazy row's source (it may free itself). */
+static inline void
+drop_lazy(TesseraTupleTableSlot *ts)
+{
+	if (ts->lazy != NULL)
+	{
+		const TesseraLazyRowOps *ops = ts->lazy;
+
+		ts->lazy = NULL;
+		ops->release(ts->lazy_arg, &ts->base);
+	}
+}
 
 static void
 tts_tessera_init(TupleTableSlot *slot)
@@ -49,6 +67,7 @@ tts_tessera_init(TupleTableSlot *slot)
 	ts->data = NULL;
 	ts->batch = NULL;
 	ts->xmin = InvalidTransactionId;
+	ts->lazy = NULL;
 }
 
 static void
@@ -68,6 +87,7 @@ tts_tessera_clear(TupleTableSlot *slot)
 		slot->tts_flags &= ~TTS_FLAG_SHOULDFREE;
 	}
 	ts->batch = NULL;
+	drop_lazy(ts);
 	ts->xmin = InvalidTransactionId;
 	slot->tts_nvalid = 0;
 	slot->tts_flags |= TTS_FLAG_EMPTY;
@@ -80,6 +100,15 @@ tts_tessera_getsomeattrs(TupleTableSlot *slot, int natts)
 	TesseraTupleTableSlot *ts = (TesseraTupleTableSlot *) slot;
 	TesseraBatch *b = ts->batch;
 
+	if (ts->lazy != NULL)
+	{
+		natts = Min(natts, slot->tts_tupleDescriptor->natts);
+		if (natts > slot->tts_nvalid)
+			ts->lazy->decode(ts->lazy_arg, ts->lazy_rownum, ts->lazy_rg, ts->row, slot,
+							 slot->tts_nvalid, natts);
+		slot->tts_nvalid = Max(slot->tts_nvalid, natts);
+		return;
+	}
 	if (b == NULL)
 		elog(ERROR, "tessera slot has no row to deform");
 	if (natts > b->reader->natts)
@@ -146,7 +175,7 @@ tts_tessera_materialize(TupleTableSlot *slot)
 
 	if (TTS_SHOULDFREE(slot))
 		return;
-	if (ts->batch)
+	if (ts->batch || ts->lazy)
 	{
 		slot_getallattrs(slot);
 		ts->batch = NULL;
@@ -172,7 +201,10 @@ tts_tessera_materialize(TupleTableSlot *slot)
 		}
 	}
 	if (sz == 0)
+	{
+		drop_lazy(ts);
 		return;
+	}
 
 	data = ts->data = MemoryContextAlloc(slot->tts_mcxt, sz);
 	slot->tts_flags |= TTS_FLAG_SHOULDFREE;
@@ -207,6 +239,8 @@ tts_tessera_materialize(TupleTableSlot *slot)
 			data += data_length;
 		}
 	}
+	/* the values are ours now */
+	drop_lazy(ts);
 }
 
 static void
@@ -262,6 +296,33 @@ const TupleTableSlotOps TTSOpsTessera = {
 	.copy_heap_tuple = tts_tessera_copy_heap_tuple,
 	.copy_minimal_tuple = tts_tessera_copy_minimal_tuple
 };
+
+/*
+ * TesseraSlotStoreLazyRow
+ *		Store a row whose columns ops->decode fills on demand
+ *		(decode(arg, rownum, rg, row, slot, from, to) sets tts_values[from..to)
+ *		to values valid until ops->release(arg, slot), which the slot calls
+ *		when it lets go of the row).
+ */
+void
+TesseraSlotStoreLazyRow(TupleTableSlot *slot, const TesseraLazyRowOps *ops, void *arg,
+						uint64 rownum, int rg, int row, TransactionId xmin, Oid relid)
+{
+	TesseraTupleTableSlot *ts = (TesseraTupleTableSlot *) slot;
+
+	Assert(slot->tts_ops == &TTSOpsTessera);
+	ExecClearTuple(slot);
+	ts->lazy = ops;
+	ts->lazy_arg = arg;
+	ts->lazy_rownum = rownum;
+	ts->lazy_rg = rg;
+	ts->row = row;
+	ts->xmin = xmin;
+	slot->tts_flags &= ~TTS_FLAG_EMPTY;
+	slot->tts_nvalid = 0;
+	TesseraRownumToTid(rownum, &slot->tts_tid);
+	slot->tts_tableOid = relid;
+}
 
 /*
  * TesseraSlotStoreRow

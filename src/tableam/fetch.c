@@ -48,6 +48,11 @@ typedef struct TesseraFetcher
 	TesseraColumnType *types;	/* per attribute, set up on first use */
 	bool	   *type_ready;
 
+	/* index fetches store rows lazily; the slot holding one, if any */
+	bool		allow_lazy;
+	TupleTableSlot *lazy_slot;
+	bool		ended;			/* index_fetch_end came while a slot held a row */
+
 	/* the row group fetched last: a second hit in a row decodes it whole */
 	uint64		last_stripe_id;
 	int			last_rg;
@@ -163,20 +168,29 @@ find_row_group(TesseraStripeDir *dir, uint64 rownum, int *row)
 }
 
 /*
- * Decode one row's values straight from the cached chunk payloads (no row
- * group decoding), into the slot.
+ * Decode columns [from, to) of row `row` of row group rg (row number rownum)
+ * straight from the cached chunk payloads into the slot, in the fetcher's
+ * row memory (valid until its next row).  The stripe is looked up again:
+ * the cache may have been reset since the fetch.
  */
 static void
-store_single_row(TesseraFetcher *f, TesseraCachedStripe *cs, int rg, int row,
-				 TupleTableSlot *slot, uint64 rownum)
+decode_single_columns(void *arg, uint64 rownum, int rg, int row, TupleTableSlot *slot,
+					  int from, int to)
 {
+	TesseraFetcher *f = (TesseraFetcher *) arg;
 	Relation	rel = f->base.rel;
 	TupleDesc	desc = slot->tts_tupleDescriptor;
-	TesseraStripeDir *dir = cs->dir;
-	int			nrows = (int) dir->rgs[rg].row_count;
+	TesseraCachedStripe *cs = TesseraCacheStripe(rel, f->meta.storage_id, rownum);
+	TesseraStripeDir *dir;
+	int			nrows;
 	MemoryContext old;
 	TesseraCorruptContext cc;
 
+	if (cs == NULL)
+		elog(ERROR, "tessera row " UINT64_FORMAT " of \"%s\" vanished from its stripe",
+			 rownum, RelationGetRelationName(rel));
+	dir = TesseraCacheDir(rel, cs);
+	nrows = (int) dir->rgs[rg].row_count;
 	if (f->types == NULL)
 	{
 		f->types = MemoryContextAllocZero(f->cxt, sizeof(TesseraColumnType) * Max(desc->natts, 1));
@@ -186,10 +200,8 @@ store_single_row(TesseraFetcher *f, TesseraCachedStripe *cs, int rg, int row,
 	cc.stripe_id = cs->s.stripe_id;
 	cc.rg = rg;
 
-	ExecClearTuple(slot);
-	MemoryContextReset(f->row_cxt);
 	old = MemoryContextSwitchTo(f->row_cxt);
-	for (int i = 0; i < desc->natts; i++)
+	for (int i = from; i < to; i++)
 	{
 		Form_pg_attribute attr = TupleDescAttr(desc, i);
 
@@ -228,6 +240,60 @@ store_single_row(TesseraFetcher *f, TesseraCachedStripe *cs, int rg, int row,
 		}
 	}
 	MemoryContextSwitchTo(old);
+}
+
+static void
+fetcher_free(TesseraFetcher *f)
+{
+	fetcher_reset(f);
+	MemoryContextDelete(f->cxt);
+	pfree(f);
+}
+
+/* The slot let go of the lazily stored row. */
+static void
+release_lazy_row(void *arg, TupleTableSlot *slot)
+{
+	TesseraFetcher *f = (TesseraFetcher *) arg;
+
+	if (f->lazy_slot == slot)
+		f->lazy_slot = NULL;
+	if (f->ended && f->lazy_slot == NULL)
+		fetcher_free(f);
+}
+
+static const TesseraLazyRowOps lazy_row_ops = {
+	.decode = decode_single_columns,
+	.release = release_lazy_row,
+};
+
+/*
+ * Store one row fetched alone.  An index fetch into a tessera slot stores
+ * it lazily: only the columns the plan asks for are decoded (an index scan
+ * that needs two columns of a wide table does not decompress the others).
+ * Other slots get every column.
+ */
+static void
+store_single_row(TesseraFetcher *f, TesseraCachedStripe *cs, int rg, int row,
+				 TupleTableSlot *slot, uint64 rownum)
+{
+	Relation	rel = f->base.rel;
+
+	/* a row another slot still holds lazily lives in row_cxt: let it copy */
+	if (f->lazy_slot != NULL && f->lazy_slot != slot)
+		ExecMaterializeSlot(f->lazy_slot);
+	if (f->allow_lazy && slot->tts_ops == &TTSOpsTessera)
+	{
+		ExecClearTuple(slot);
+		MemoryContextReset(f->row_cxt);
+		TesseraSlotStoreLazyRow(slot, &lazy_row_ops, f, rownum, rg, row, cs->s.xmin,
+								RelationGetRelid(rel));
+		f->lazy_slot = slot;
+		return;
+	}
+	ExecClearTuple(slot);
+	MemoryContextReset(f->row_cxt);
+	decode_single_columns(f, rownum, rg, row, slot, 0, slot->tts_tupleDescriptor->natts);
 	ExecStoreVirtualTuple(slot);
 	ExecMaterializeSlot(slot);
 	TesseraRownumToTid(rownum, &slot->tts_tid);
@@ -371,7 +437,10 @@ fetch_row(TesseraFetcher *f, ItemPointer tid, Snapshot snapshot, TupleTableSlot 
 struct IndexFetchTableData *
 tessera_index_fetch_begin(Relation rel)
 {
-	return (IndexFetchTableData *) fetcher_create(rel);
+	TesseraFetcher *f = fetcher_create(rel);
+
+	f->allow_lazy = true;
+	return (IndexFetchTableData *) f;
 }
 
 void
@@ -389,9 +458,18 @@ tessera_index_fetch_end(struct IndexFetchTableData *data)
 {
 	TesseraFetcher *f = (TesseraFetcher *) data;
 
-	fetcher_reset(f);
-	MemoryContextDelete(f->cxt);
-	pfree(f);
+	/*
+	 * A slot may still hold our last row lazily (unique_key_recheck ends the
+	 * fetch before it deforms the row): then the slot frees us when it lets
+	 * go of the row.
+	 */
+	if (f->lazy_slot != NULL)
+	{
+		fetcher_reset(f);
+		f->ended = true;
+		return;
+	}
+	fetcher_free(f);
 }
 
 bool
