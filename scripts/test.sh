@@ -145,7 +145,7 @@ if want random; then
 	log "random workloads, heap vs tessera"
 	if "$REPO/bench/setup.sh" >"$WORK/random-setup.log" 2>&1; then
 		for seed in 1 2 3; do
-			if python3 "$REPO/test/random/heap_vs_tessera.py" --seed "$seed" --rounds 8 \
+			if python3 "$REPO/test/random/heap_vs_tessera.py" --seed "$seed" --rounds 6 \
 				--dsn "host=$CLUSTER port=$PORT dbname=postgres user=postgres" \
 				>"$WORK/random-$seed.log" 2>&1; then
 				pass "random/seed-$seed"

@@ -5,8 +5,10 @@ Each round loads the same random rows (NULLs, NaN and infinities, sorted or
 not) into a heap and a tessera table with random row-group and stripe sizes,
 applies the same random DELETE/UPDATE/INSERT to both, then runs random
 queries -- aggregates (TesseraAgg), grouped aggregates, projections with
-random quals (TesseraScan skipping and vector filters), serial and parallel
--- on both and compares the results as digests.  Float sums are left out:
+random quals (TesseraScan skipping and vector filters), joins (nested loops
+with parameterized scans, hash and merge joins, index scans), serial and
+parallel, with join and scan methods randomly disabled -- on both and
+compares the results as digests.  Float sums are left out:
 their last digits depend on the order rows are added in.
 
 Usage: heap_vs_tessera.py --dsn DSN [--seed N] [--rounds N] [--queries N]
@@ -53,6 +55,9 @@ def setup():
                             f"update {{t}} set b = b + 1, d = d * 2 where a > {random.randint(-1000,1000)}",
                             f"insert into {{t}} select * from {{t}} where c < {random.randint(-300,0)}"])
         for t in ("fh","ft"): cur.execute(op.format(t=t))
+    if random.random() < 0.5:
+        for t in ("fh", "ft"):
+            cur.execute(f"create index on {t} (a)")
     cur.execute("analyze fh"); cur.execute("analyze ft")
 def qual():
     n, t = random.choice(cols)
@@ -76,9 +81,20 @@ def where():
     j = random.choice([" and ", " or "])
     return " where " + j.join(qs)
 aggs = ["count(*)", "count(a)", "sum(a)", "sum(b)", "sum(c)", "avg(a)", "avg(b)", "avg(c)", "sum(d)", "avg(d)", "min(a)", "max(b)", "min(c)", "max(e)", "min(e)", "min(f)", "max(g)", "min(r)", "max(r)", "count(h)", "min(h)"]
+def join_query():
+    # a self-join and a join with a small probe list: nested loops with
+    # parameterized scans, hash and merge joins, index scans
+    j = random.choice(["x.a = y.c", "x.a = y.a + 1", "y.a between x.c and x.c + 5", "x.f = y.f and x.a < y.a"])
+    k = random.randint(-1000, 1000)
+    w = random.choice([f" where x.a between {k} and {k + 3}",
+                       f" where x.a between {k} and {k + 3} and y.h is not null"])
+    c = random.choice(["count(*)", "count(y.b), sum(x.a)", "min(y.g), max(x.d)"])
+    return f"select {c} from {{t}} x join {{t}} y on {j}{w}"
 def query():
     w = where()
     k = random.random()
+    if k < 0.15:
+        return join_query()
     if k < 0.4:
         a = ", ".join(random.sample(aggs, random.randint(1,4)))
         return f"select {a} from {{t}}{w}"
@@ -94,6 +110,8 @@ for it in range(args.rounds):
     for q in range(args.queries):
         qq = query()
         cur.execute(f"set max_parallel_workers_per_gather = {random.choice([0,2])}")
+        for g in ("enable_hashjoin", "enable_mergejoin", "enable_seqscan", "enable_indexscan"):
+            cur.execute(f"set {g} = {random.choice(['on', 'on', 'off'])}")
         res = []
         for t in ("fh","ft"):
             try:
