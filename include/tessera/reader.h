@@ -58,6 +58,8 @@ typedef struct TesseraBatch
 	const char **raw;			/* [natts] decompressed payloads (sparse reads) */
 	TesseraValueIndex **raw_index;	/* [natts] their value indexes */
 	bool		sparse;			/* few rows will be read: decode values singly */
+	struct TesseraScaledColumn *scaled;	/* [natts] numerics as scaled
+										 * integers (TesseraBatchScaled) */
 } TesseraBatch;
 
 typedef struct TesseraReader

@@ -76,6 +76,9 @@
 #include "rewrite/rewriteManip.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/datetime.h"
+#include "utils/datum.h"
+#include "utils/date.h"
 #include "utils/fmgrprotos.h"
 #include "utils/numeric.h"
 #include "utils/float.h"
@@ -94,6 +97,20 @@
 bool		tessera_enable_custom_scan = true;
 
 static set_rel_pathlist_hook_type prev_set_rel_pathlist = NULL;
+
+#ifdef HAVE_INT128
+static int128 pow10_i128[39];
+
+static void
+init_pow10_i128(void)
+{
+	if (pow10_i128[0] != 0)
+		return;
+	pow10_i128[0] = 1;
+	for (int k = 1; k < lengthof(pow10_i128); k++)
+		pow10_i128[k] = pow10_i128[k - 1] * 10;
+}
+#endif
 
 /* ---- qual analysis, shared by planning and execution ---- */
 
@@ -244,7 +261,9 @@ typedef enum VecKind
 {
 	VEC_INT,					/* integers, date, timestamps: compared as int64 */
 	VEC_FLOAT4,
-	VEC_FLOAT8
+	VEC_FLOAT8,
+	VEC_DATE_TS,				/* date column, timestamp value */
+	VEC_NUMERIC					/* compared as scaled integers */
 } VecKind;
 
 /* Is this top-level qual one the vector filter evaluates? */
@@ -278,8 +297,13 @@ vectorizable(Node *node, Index relid, Relation rel, VecKind *kind, int *strategy
 			*kind = VEC_INT;
 			return valtype == INT2OID || valtype == INT4OID || valtype == INT8OID;
 		case DATEOID:
-			*kind = VEC_INT;
-			return valtype == DATEOID;
+			*kind = valtype == TIMESTAMPOID ? VEC_DATE_TS : VEC_INT;
+			return valtype == DATEOID || valtype == TIMESTAMPOID;
+#ifdef HAVE_INT128
+		case NUMERICOID:
+			*kind = VEC_NUMERIC;
+			return valtype == NUMERICOID;
+#endif
 		case TIMESTAMPOID:
 		case TIMESTAMPTZOID:
 			*kind = VEC_INT;
@@ -755,8 +779,15 @@ typedef struct VecQual
 	ExprState  *expr;
 	/* the value in this scan */
 	bool		isnull;
+	int			run_strategy;	/* strategy to apply to ival/fval */
 	int64		ival;
 	float8		fval;
+	Datum		dval;			/* VEC_NUMERIC */
+#ifdef HAVE_INT128
+	bool		scaled;			/* VEC_NUMERIC: nval/nscale are the value */
+	int128		nval;
+	int			nscale;
+#endif
 } VecQual;
 
 typedef struct TesseraScanState
@@ -878,6 +909,9 @@ init_filters(TesseraScanState *ts, List *skip_quals, List *vector_quals, Index r
 	}
 	ts->filter_cxt = AllocSetContextCreate(CurrentMemoryContext, "TesseraScan filter",
 										   ALLOCSET_SMALL_SIZES);
+#ifdef HAVE_INT128
+	init_pow10_i128();
+#endif
 }
 
 static void
@@ -979,6 +1013,80 @@ eval_skip_values(TesseraScanState *ts, List *nodes, ExprContext *econtext)
 	}
 }
 
+/*
+ * A date as the timestamp date_cmp_timestamp compares it as: dates past the
+ * end of the timestamp range sort after every finite timestamp and before
+ * infinity.  Non-decreasing over all dates.
+ */
+static inline int64
+date_as_timestamp(Datum d)
+{
+	DateADT		date = DatumGetDateADT(d);
+
+	if (DATE_IS_NOBEGIN(date))
+		return DT_NOBEGIN;
+	if (DATE_IS_NOEND(date))
+		return DT_NOEND;
+	if (date >= (TIMESTAMP_END_JULIAN - POSTGRES_EPOCH_JDATE))
+		return DT_NOEND - 1;
+	/* no such date exists; keeps the mapping monotonic for the search below */
+	if (date < (DATETIME_MIN_JULIAN - POSTGRES_EPOCH_JDATE))
+		return DT_NOBEGIN + 1;
+	return (int64) date * USECS_PER_DAY;
+}
+
+/* The smallest date that maps above ts (or to ts or above, if !strict). */
+static int64
+first_date_above(Timestamp ts, bool strict)
+{
+	int64		lo = PG_INT32_MIN,
+				hi = (int64) PG_INT32_MAX + 1;
+
+	while (lo < hi)
+	{
+		int64		mid = lo + (hi - lo) / 2;
+		int64		t = date_as_timestamp(DateADTGetDatum((DateADT) mid));
+
+		if (strict ? t > ts : t >= ts)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
+/*
+ * `date op timestamp` as a comparison of dates: as date_as_timestamp is
+ * monotonic, the dates below a timestamp form a prefix.  Equality keeps
+ * comparing timestamps.
+ */
+static void
+date_ts_thresholds(VecQual *vq, Timestamp ts)
+{
+	switch (vq->strategy)
+	{
+		case BTLessStrategyNumber:
+			vq->run_strategy = BTLessStrategyNumber;
+			vq->ival = first_date_above(ts, false);
+			break;
+		case BTLessEqualStrategyNumber:
+			vq->run_strategy = BTLessStrategyNumber;
+			vq->ival = first_date_above(ts, true);
+			break;
+		case BTGreaterEqualStrategyNumber:
+			vq->run_strategy = BTGreaterEqualStrategyNumber;
+			vq->ival = first_date_above(ts, false);
+			break;
+		case BTGreaterStrategyNumber:
+			vq->run_strategy = BTGreaterEqualStrategyNumber;
+			vq->ival = first_date_above(ts, true);
+			break;
+		default:
+			vq->ival = ts;
+			break;
+	}
+}
+
 static void
 eval_values(TesseraScanState *ts)
 {
@@ -995,8 +1103,14 @@ eval_values(TesseraScanState *ts)
 		VecQual    *vq = &ts->vquals[i];
 		Datum		d = ExecEvalExprSwitchContext(vq->expr, econtext, &vq->isnull);
 
+		vq->run_strategy = vq->strategy;
 		if (vq->isnull)
 			continue;
+		if (vq->kind == VEC_DATE_TS)
+		{
+			date_ts_thresholds(vq, DatumGetTimestamp(d));
+			continue;
+		}
 		switch (vq->valtype)
 		{
 			case INT2OID:
@@ -1017,6 +1131,12 @@ eval_values(TesseraScanState *ts)
 			case FLOAT8OID:
 				vq->fval = DatumGetFloat8(d);
 				break;
+#ifdef HAVE_INT128
+			case NUMERICOID:
+				vq->dval = datumCopy(d, false, -1);
+				vq->scaled = TesseraNumericScaled(vq->dval, &vq->nval, &vq->nscale);
+				break;
+#endif
 		}
 	}
 	MemoryContextSwitchTo(old);
@@ -1136,29 +1256,30 @@ tscan_rg_filter(void *arg, TesseraReader *r, int stripe, int rg)
 	return may;
 }
 
+/* sel[i] &= (values[i] strategy VAL), branch-free so that it vectorizes */
 #define VEC_LOOP(GET, VAL, LT, LE, EQ) \
 	do { \
-		switch (vq->strategy) \
+		switch (strategy) \
 		{ \
 			case BTLessStrategyNumber: \
 				for (int i = 0; i < n; i++) \
-					sel[i] &= !isnull[i] && LT(GET(values[i]), VAL); \
+					sel[i] &= (!isnull[i]) & LT(GET(values[i]), VAL); \
 				break; \
 			case BTLessEqualStrategyNumber: \
 				for (int i = 0; i < n; i++) \
-					sel[i] &= !isnull[i] && LE(GET(values[i]), VAL); \
+					sel[i] &= (!isnull[i]) & LE(GET(values[i]), VAL); \
 				break; \
 			case BTEqualStrategyNumber: \
 				for (int i = 0; i < n; i++) \
-					sel[i] &= !isnull[i] && EQ(GET(values[i]), VAL); \
+					sel[i] &= (!isnull[i]) & EQ(GET(values[i]), VAL); \
 				break; \
 			case BTGreaterEqualStrategyNumber: \
 				for (int i = 0; i < n; i++) \
-					sel[i] &= !isnull[i] && LE(VAL, GET(values[i])); \
+					sel[i] &= (!isnull[i]) & LE(VAL, GET(values[i])); \
 				break; \
 			case BTGreaterStrategyNumber: \
 				for (int i = 0; i < n; i++) \
-					sel[i] &= !isnull[i] && LT(VAL, GET(values[i])); \
+					sel[i] &= (!isnull[i]) & LT(VAL, GET(values[i])); \
 				break; \
 		} \
 	} while (0)
@@ -1173,6 +1294,112 @@ int_datum(Datum d, int16 typlen)
 	return typlen == 2 ? (int64) DatumGetInt16(d) :
 		typlen == 4 ? (int64) DatumGetInt32(d) : DatumGetInt64(d);
 }
+
+#ifdef HAVE_INT128
+/*
+ * `numeric column op value` over a batch.  A decimal-encoded chunk is
+ * compared as integers at the chunk's scale: against the value rounded
+ * down (fl) and up (ce) to that scale, which decide every strategy
+ * exactly.  Other chunks, and values that do not fit, use numeric_cmp.
+ */
+static void
+numeric_filter(VecQual *vq, TesseraBatch *b, bool *sel, int n)
+{
+	int128	   *v;
+	int64	   *scales;
+	bool	   *isnull;
+	int			cmax;
+	int128		fl = 0,
+				ce = 0;
+	bool		exact = false,
+				fits = false;
+
+	if (vq->scaled && TesseraBatchScaled(b, vq->attidx, &v, &scales, &isnull, &cmax))
+	{
+		if (vq->nscale <= cmax)
+		{
+			fits = !__builtin_mul_overflow(vq->nval, pow10_i128[cmax - vq->nscale], &fl);
+			ce = fl;
+			exact = true;
+		}
+		else
+		{
+			int128		p = pow10_i128[vq->nscale - cmax];
+			int128		r = vq->nval % p;
+
+			fl = vq->nval / p - (r < 0 ? 1 : 0);
+			exact = r == 0;
+			ce = exact ? fl : fl + 1;
+			fits = true;
+		}
+	}
+	if (fits)
+	{
+		switch (vq->strategy)
+		{
+			case BTLessStrategyNumber:
+				for (int i = 0; i < n; i++)
+					sel[i] &= (!isnull[i]) & (v[i] < ce);
+				break;
+			case BTLessEqualStrategyNumber:
+				for (int i = 0; i < n; i++)
+					sel[i] &= (!isnull[i]) & (v[i] <= fl);
+				break;
+			case BTEqualStrategyNumber:
+				for (int i = 0; i < n; i++)
+					sel[i] &= (!isnull[i]) & exact & (v[i] == fl);
+				break;
+			case BTGreaterEqualStrategyNumber:
+				for (int i = 0; i < n; i++)
+					sel[i] &= (!isnull[i]) & (v[i] >= ce);
+				break;
+			case BTGreaterStrategyNumber:
+				for (int i = 0; i < n; i++)
+					sel[i] &= (!isnull[i]) & (v[i] > fl);
+				break;
+		}
+	}
+	else
+	{
+		Datum	   *values;
+		MemoryContext old = MemoryContextSwitchTo(b->reader->batch_cxt);
+
+		TesseraBatchColumn(b, vq->attidx, &values, &isnull);
+		for (int i = 0; i < n; i++)
+		{
+			int			c;
+
+			if (!sel[i])
+				continue;
+			if (isnull[i])
+			{
+				sel[i] = false;
+				continue;
+			}
+			c = DatumGetInt32(DirectFunctionCall2(numeric_cmp, values[i], vq->dval));
+			switch (vq->strategy)
+			{
+				case BTLessStrategyNumber:
+					sel[i] = c < 0;
+					break;
+				case BTLessEqualStrategyNumber:
+					sel[i] = c <= 0;
+					break;
+				case BTEqualStrategyNumber:
+					sel[i] = c == 0;
+					break;
+				case BTGreaterEqualStrategyNumber:
+					sel[i] = c >= 0;
+					break;
+				case BTGreaterStrategyNumber:
+					sel[i] = c > 0;
+					break;
+			}
+		}
+		MemoryContextSwitchTo(old);
+	}
+}
+#endif
 
 static const bool *
 tscan_batch_filter(void *arg, TesseraBatch *b)
@@ -1200,13 +1427,16 @@ tscan_batch_filter(void *arg, TesseraBatch *b)
 		VecQual    *vq = &ts->vquals[q];
 		Datum	   *values;
 		bool	   *isnull;
+		int			strategy = vq->run_strategy;
 
 		if (vq->isnull)
 		{
 			memset(sel, false, n);
 			break;
 		}
-		TesseraBatchColumn(b, vq->attidx, &values, &isnull);
+
+		if (vq->kind != VEC_NUMERIC)
+			TesseraBatchColumn(b, vq->attidx, &values, &isnull);
 		switch (vq->kind)
 		{
 			case VEC_INT:
@@ -1236,6 +1466,21 @@ tscan_batch_filter(void *arg, TesseraBatch *b)
 					VEC_LOOP(DatumGetFloat8, v, float8_lt, float8_le, float8_eq);
 					break;
 				}
+			case VEC_DATE_TS:
+				{
+					int64		v = vq->ival;
+
+					if (strategy == BTEqualStrategyNumber)
+						VEC_LOOP(date_as_timestamp, v, NUM_LT, NUM_LE, NUM_EQ);
+					else
+						VEC_LOOP(DatumGetDateADT, v, NUM_LT, NUM_LE, NUM_EQ);
+					break;
+				}
+#ifdef HAVE_INT128
+			case VEC_NUMERIC:
+				numeric_filter(vq, b, sel, n);
+				break;
+#endif
 		}
 	}
 
@@ -1510,7 +1755,6 @@ typedef struct TAggState
 	Numeric		extra;			/* numeric values that did not fit in sum */
 } TAggState;
 
-static void init_pow10_i128(void);
 
 static bool
 group_key_type(Oid t)
@@ -2059,18 +2303,6 @@ tagg_numeric_accum(TAggState *st, Datum value, MemoryContext cxt)
 		else
 			st->sum = t;
 	}
-}
-
-static int128 pow10_i128[39];
-
-static void
-init_pow10_i128(void)
-{
-	if (pow10_i128[0] != 0)
-		return;
-	pow10_i128[0] = 1;
-	for (int k = 1; k < lengthof(pow10_i128); k++)
-		pow10_i128[k] = pow10_i128[k - 1] * 10;
 }
 
 /* Add v * 10^-cmax (display scale dsc) from a decimal-encoded chunk. */

@@ -429,6 +429,7 @@ TesseraReaderLoad(TesseraReader *r, int stripe, int rg)
 	b->raw = NULL;
 	b->raw_index = NULL;
 	b->sparse = false;
+	b->scaled = NULL;
 
 	/* rows deleted or replaced as far as the snapshot is concerned */
 	if (visible > 0 && r->check_deleted && r->snapshot &&
@@ -616,11 +617,21 @@ TesseraBatchValue(TesseraBatch *b, int attidx, int row, bool *isnull)
 }
 
 #ifdef HAVE_INT128
+/* A numeric column of the batch decoded as scaled integers, or why not. */
+typedef struct TesseraScaledColumn
+{
+	int8		state;			/* 0: not tried, 1: decoded, -1: not decimal */
+	int			max_scale;
+	int128	   *values;
+	int64	   *scales;
+	bool	   *isnull;
+} TesseraScaledColumn;
+
 /*
  * TesseraBatchScaled
  *		Column attidx of the batch as scaled integers (see
- *		TesseraDecodeChunkScaled), in the batch's memory; false if it is not
- *		stored decimal-encoded.
+ *		TesseraDecodeChunkScaled), in the batch's memory and decoded once per
+ *		batch; false if it is not stored decimal-encoded.
  */
 bool
 TesseraBatchScaled(TesseraBatch *b, int attidx, int128 **values, int64 **scales, bool **isnull,
@@ -628,25 +639,45 @@ TesseraBatchScaled(TesseraBatch *b, int attidx, int128 **values, int64 **scales,
 {
 	TesseraReader *r = b->reader;
 	TesseraStripeDir *dir = r->stripes[b->stripe].dir;
+	TesseraScaledColumn *sc;
 	TesseraChunkDisk *cd;
 	TesseraCorruptContext cc;
 	MemoryContext old;
-	bool		ok;
 
-	if (TupleDescAttr(r->tupdesc, attidx)->attisdropped || (uint32) attidx >= dir->hdr.natts)
+	if (b->scaled == NULL)
+		b->scaled = MemoryContextAllocZero(r->batch_cxt,
+										   sizeof(TesseraScaledColumn) * Max(r->natts, 1));
+	sc = &b->scaled[attidx];
+	if (sc->state == 0)
+	{
+		sc->state = -1;
+		if (!TupleDescAttr(r->tupdesc, attidx)->attisdropped && (uint32) attidx < dir->hdr.natts)
+		{
+			cd = chunk_context(b, attidx, &cc);
+			if (cd->encoding == TESSERA_ENC_DECIMAL || cd->encoding == TESSERA_ENC_ABSENT)
+			{
+				int			n = Max(b->chunk_rows, 1);
+
+				old = MemoryContextSwitchTo(r->batch_cxt);
+				sc->values = MemoryContextAllocHuge(r->batch_cxt, sizeof(int128) * n);
+				sc->scales = MemoryContextAllocHuge(r->batch_cxt, sizeof(int64) * n);
+				sc->isnull = MemoryContextAllocHuge(r->batch_cxt, sizeof(bool) * n);
+				if (TesseraDecodeChunkScaled(TesseraReaderColumnType(r, attidx), cd,
+											 read_chunk(b, cd, &cc), b->chunk_rows,
+											 sc->values, sc->scales, sc->isnull,
+											 &sc->max_scale, TesseraChunkCorrupt, &cc))
+					sc->state = 1;
+				MemoryContextSwitchTo(old);
+			}
+		}
+	}
+	if (sc->state < 0)
 		return false;
-	cd = chunk_context(b, attidx, &cc);
-	if (cd->encoding != TESSERA_ENC_DECIMAL)
-		return false;
-	old = MemoryContextSwitchTo(r->batch_cxt);
-	*values = palloc(sizeof(int128) * Max(b->chunk_rows, 1));
-	*scales = palloc(sizeof(int64) * Max(b->chunk_rows, 1));
-	*isnull = palloc(sizeof(bool) * Max(b->chunk_rows, 1));
-	ok = TesseraDecodeChunkScaled(TesseraReaderColumnType(r, attidx), cd, read_chunk(b, cd, &cc),
-								  b->chunk_rows, *values, *scales, *isnull, max_scale,
-								  TesseraChunkCorrupt, &cc);
-	MemoryContextSwitchTo(old);
-	return ok;
+	*values = sc->values;
+	*scales = sc->scales;
+	*isnull = sc->isnull;
+	*max_scale = sc->max_scale;
+	return true;
 }
 #endif
 

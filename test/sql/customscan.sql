@@ -190,3 +190,45 @@ SELECT q, tt.cmp('SELECT id, k FROM {t} WHERE ' || q, 'ch', 'ct') FROM (VALUES
     ('k = 7 AND id < 20'), ('k = 8'), ('k > 7'), ('k IS NULL')) v(q);
 
 DROP TABLE ch, ct;
+
+-- numeric and date-vs-timestamp vector filters: numerics compared as scaled
+-- integers (constants with more or fewer decimals than the chunk, chunks
+-- with NaN or infinities that are not stored as decimals), dates compared
+-- with timestamps across the ends of the timestamp range
+CREATE TABLE vh (id int, n2 numeric(10,2), n numeric, d date);
+INSERT INTO vh SELECT i, (i % 400) / 4.0 - 50,
+    CASE WHEN i % 9 = 0 THEN NULL ELSE round((i % 1000) / 8.0, (i % 3)) END,
+    CASE WHEN i = 5 THEN 'infinity' WHEN i = 6 THEN '-infinity'
+         WHEN i = 7 THEN '5874897-12-31' WHEN i = 8 THEN '294276-12-31'
+         ELSE date '1998-01-01' + i % 700 END
+FROM generate_series(1, 20000) i;
+-- NaN and infinities in the last row groups only
+UPDATE vh SET n = 'NaN' WHERE id = 19990;
+UPDATE vh SET n = 'Infinity' WHERE id = 19991;
+UPDATE vh SET n = '-Infinity' WHERE id = 19992;
+CREATE TABLE vt (LIKE vh) USING tessera WITH (tessera_row_group_row_limit = 1000);
+INSERT INTO vt SELECT * FROM vh ORDER BY id;
+ANALYZE vh;
+ANALYZE vt;
+EXPLAIN (COSTS OFF) SELECT id FROM vt WHERE n2 < 24 AND d <= date '1998-12-01' - interval '90 days';
+SELECT q, tt.cmp('SELECT id FROM {t} WHERE ' || q, 'vh', 'vt') FROM (VALUES
+    ('n2 < 24'), ('n2 <= 24'), ('n2 = 24'), ('n2 >= 24'), ('n2 > 24'),
+    ('n2 < 24.125'), ('n2 <= 24.125'), ('n2 = 24.125'), ('n2 >= 24.125'), ('n2 > 24.125'),
+    ('n2 < -24.125'), ('n2 <= -24.125'), ('n2 >= -24.125'), ('n2 > -24.125'), ('n2 = 24.2500'),
+    ('n2 BETWEEN 0.06 - 0.01 AND 0.06 + 0.01'), ('n2 > 1e30'), ('n2 < -1e30'),
+    ('n2 < ''NaN'''), ('n2 = ''NaN'''), ('n2 < ''Infinity'''), ('n2 > ''-Infinity'''),
+    ('n2 = 0.1234567890123456789012345678901234567'), ('n2 > 12345678901234567890123456789012345678'),
+    ('n < 50'), ('n = 62.5'), ('n >= 124.875'), ('n > 124.9'), ('n = ''NaN'''), ('n >= ''NaN'''),
+    ('n > ''Infinity'''), ('n < ''-Infinity'''), ('n < 1.33 AND id > 19000'), ('n IS NULL AND n2 > 0'),
+    ('d <= date ''1998-12-01'' - interval ''90 days'''), ('d < ''1998-06-01 00:00:01''::timestamp'),
+    ('d <= ''1998-06-01''::timestamp'), ('d = ''1998-06-01''::timestamp'), ('d = ''1998-06-01 12:00''::timestamp'),
+    ('d > ''1998-06-01 12:00''::timestamp'), ('d >= ''1998-06-01 12:00''::timestamp'),
+    ('d > ''infinity''::timestamp'), ('d >= ''infinity''::timestamp'), ('d = ''infinity''::timestamp'),
+    ('d < ''-infinity''::timestamp'), ('d <= ''-infinity''::timestamp'), ('d > ''294276-12-30''::timestamp'),
+    ('d < ''294276-12-31 23:59''::timestamp AND id < 20')) v(q);
+-- as a prepared statement with the value as a parameter
+PREPARE vq(numeric, timestamp) AS SELECT count(*), sum(id) FROM vt WHERE n2 > $1 AND d < $2;
+EXECUTE vq(10.005, '1999-01-01');
+SELECT count(*), sum(id) FROM vh WHERE n2 > 10.005 AND d < '1999-01-01'::timestamp;
+DEALLOCATE vq;
+DROP TABLE vh, vt;
