@@ -95,6 +95,9 @@ extern void TesseraBatchColumn(TesseraBatch *batch, int attidx, Datum **values, 
 #ifdef HAVE_INT128
 extern bool TesseraBatchScaled(TesseraBatch *batch, int attidx, int128 **values, int64 **scales,
 							   bool **isnull, int *max_scale);
+extern bool TesseraBatchScaledInfo(TesseraBatch *batch, int attidx, int128 **values,
+								   int64 **scales, bool **isnull, int *max_scale, int *bits,
+								   int64 *dsc_all);
 #endif
 extern Datum TesseraBatchValue(TesseraBatch *batch, int attidx, int row, bool *isnull);
 extern bool TesseraReaderLocate(TesseraReader *reader, uint64 rownum, int *stripe, int *rg, int *row);

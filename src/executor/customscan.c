@@ -49,6 +49,7 @@
 #include <math.h>
 
 #include "access/nbtree.h"
+#include "common/hashfn.h"
 #include "access/relscan.h"
 #include "access/table.h"
 #include "access/tableam.h"
@@ -82,6 +83,7 @@
 #include "utils/fmgrprotos.h"
 #include "utils/numeric.h"
 #include "utils/float.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -1731,13 +1733,63 @@ typedef enum TAggKind
 	TAGG_MAX
 } TAggKind;
 
+/*
+ * An aggregate's argument that is numeric arithmetic (+, -, *) over numeric
+ * columns and constants, computed on scaled integers: the exact value and
+ * display scale numeric_add/sub/mul would give.
+ */
+typedef enum VxKind
+{
+	VX_VAR,
+	VX_CONST,
+	VX_ADD,
+	VX_SUB,
+	VX_MUL
+} VxKind;
+
+typedef struct VExpr
+{
+	VxKind		kind;
+	int			attidx;			/* VX_VAR */
+	Datum		cdatum;			/* VX_CONST */
+	int128		cval;			/* VX_CONST: cval * 10^-cscale */
+	int			cscale;
+	struct VExpr *l;
+	struct VExpr *r;
+	/* executor: result buffers, reused batch after batch */
+	int			cap;
+	int128	   *buf_v;
+	int64	   *buf_dsc;
+	bool	   *buf_null;
+} VExpr;
+
+/* A VExpr's value over a batch: v[i] * 10^-scale, display scale dsc[i]. */
+typedef struct VxVal
+{
+	bool		scalar;			/* a constant: v[0], never NULL */
+	int			scale;
+	int			bits;			/* |v[i]| < 2^bits */
+	int128	   *v;
+	int64	   *dsc;			/* NULL: every row has display scale dsc_all */
+	int64		dsc_all;
+	bool	   *isnull;			/* NULL: none */
+} VxVal;
+
 typedef struct TAggSpec
 {
 	TAggKind	kind;
-	int			attidx;
+	int			attidx;			/* -1: count(*) or an expression */
 	Oid			argtype;		/* base type of the argument */
 	Oid			restype;
+	VExpr	   *vx;				/* the argument, if not a plain column */
 } TAggSpec;
+
+typedef enum TAggKeyKind
+{
+	TAGG_KEY_INT,				/* integers, dates, timestamps: as int64 */
+	TAGG_KEY_TEXT,				/* text, varchar: interned bytes */
+	TAGG_KEY_BPCHAR				/* char(n): interned without trailing blanks */
+} TAggKeyKind;
 
 /* One aggregate's state in one group. */
 typedef struct TAggState
@@ -1761,6 +1813,63 @@ group_key_type(Oid t)
 {
 	return t == INT2OID || t == INT4OID || t == INT8OID || t == DATEOID ||
 		t == TIMESTAMPOID || t == TIMESTAMPTZOID;
+}
+
+/*
+ * The VExpr for expr, or NULL if it is not numeric arithmetic over the
+ * relation's numeric columns and finite constants.
+ */
+static VExpr *
+vx_build(Node *expr, Index relid, Relation rel)
+{
+	VExpr	   *vx = palloc0(sizeof(VExpr));
+
+	if (IsA(expr, Var))
+	{
+		Var		   *var = (Var *) expr;
+
+		if (var->varno != relid || var->varlevelsup != 0 || var->varattno <= 0 ||
+			getBaseType(var->vartype) != NUMERICOID ||
+			TupleDescAttr(RelationGetDescr(rel), var->varattno - 1)->attisdropped)
+			return NULL;
+		vx->kind = VX_VAR;
+		vx->attidx = var->varattno - 1;
+		return vx;
+	}
+	if (IsA(expr, Const))
+	{
+		Const	   *c = (Const *) expr;
+
+		if (c->consttype != NUMERICOID || c->constisnull ||
+			!TesseraNumericScaled(c->constvalue, &vx->cval, &vx->cscale))
+			return NULL;
+		vx->kind = VX_CONST;
+		vx->cdatum = c->constvalue;
+		return vx;
+	}
+	if (IsA(expr, OpExpr) && list_length(((OpExpr *) expr)->args) == 2)
+	{
+		OpExpr	   *op = (OpExpr *) expr;
+
+		switch (op->opfuncid)
+		{
+			case F_NUMERIC_ADD:
+				vx->kind = VX_ADD;
+				break;
+			case F_NUMERIC_SUB:
+				vx->kind = VX_SUB;
+				break;
+			case F_NUMERIC_MUL:
+				vx->kind = VX_MUL;
+				break;
+			default:
+				return NULL;
+		}
+		vx->l = vx_build(linitial(op->args), relid, rel);
+		vx->r = vx_build(lsecond(op->args), relid, rel);
+		return vx->l && vx->r ? vx : NULL;
+	}
+	return NULL;
 }
 
 /* Which of our aggregates an Aggref is, or false. */
@@ -1791,7 +1900,18 @@ tagg_classify(Aggref *agg, Index relid, Relation rel, TAggKind *kind, int *attid
 	if (list_length(agg->args) != 1)
 		return false;
 	var = (Var *) ((TargetEntry *) linitial(agg->args))->expr;
-	if (!IsA(var, Var) || var->varno != relid || var->varlevelsup != 0 || var->varattno <= 0 ||
+	if (!IsA(var, Var))
+	{
+		/* sum/avg of numeric arithmetic */
+		if (vx_build((Node *) var, relid, rel) == NULL || agg->aggtype != NUMERICOID ||
+			(strcmp(name, "sum") != 0 && strcmp(name, "avg") != 0))
+			return false;
+		*kind = name[0] == 's' ? TAGG_SUM : TAGG_AVG;
+		*attidx = -1;
+		*argtype = NUMERICOID;
+		return true;
+	}
+	if (var->varno != relid || var->varlevelsup != 0 || var->varattno <= 0 ||
 		TupleDescAttr(RelationGetDescr(rel), var->varattno - 1)->attisdropped)
 		return false;
 	*attidx = var->varattno - 1;
@@ -1823,7 +1943,7 @@ tagg_classify(Aggref *agg, Index relid, Relation rel, TAggKind *kind, int *attid
 typedef struct TAggFindContext
 {
 	List	   *aggs;
-	Var		   *group_var;		/* the only column allowed outside aggregates */
+	List	   *group_vars;		/* the only columns allowed outside aggregates */
 	bool		ok;
 } TAggFindContext;
 
@@ -1838,11 +1958,18 @@ tagg_find(Node *node, TAggFindContext *cxt)
 		cxt->aggs = list_append_unique(cxt->aggs, node);
 		return false;
 	}
-	if (IsA(node, Var) && cxt->group_var != NULL &&
-		((Var *) node)->varno == cxt->group_var->varno &&
-		((Var *) node)->varattno == cxt->group_var->varattno &&
-		((Var *) node)->varlevelsup == 0)
-		return false;
+	if (IsA(node, Var) && ((Var *) node)->varlevelsup == 0)
+	{
+		ListCell   *lc;
+
+		foreach(lc, cxt->group_vars)
+		{
+			Var		   *gv = lfirst(lc);
+
+			if (((Var *) node)->varno == gv->varno && ((Var *) node)->varattno == gv->varattno)
+				return false;
+		}
+	}
 	if (IsA(node, Var) || IsA(node, PlaceHolderVar) || IsA(node, GroupingFunc) ||
 		IsA(node, WindowFunc) || IsA(node, SubLink) || IsA(node, SubPlan))
 	{
@@ -1856,29 +1983,53 @@ static CustomPathMethods tagg_path_methods;
 static CustomScanMethods tagg_plan_methods;
 static CustomExecMethods tagg_exec_methods;
 
-/* The GROUP BY column, if the query groups by one column we can key on. */
+/* How TesseraAgg keys groups on a column of this type, or false. */
 static bool
-tagg_group_var(PlannerInfo *root, Index relid, Var **group_var)
+group_key_kind(Oid typid, Oid collation, TAggKeyKind *kind)
+{
+	Oid			t = getBaseType(typid);
+
+	if (group_key_type(t))
+		*kind = TAGG_KEY_INT;
+	else if (t == TEXTOID || t == VARCHAROID)
+		*kind = TAGG_KEY_TEXT;
+	else if (t == BPCHAROID)
+		*kind = TAGG_KEY_BPCHAR;
+	else
+		return false;
+	/* strings are grouped by their bytes: equality must be byte equality */
+	if (*kind != TAGG_KEY_INT &&
+		(!OidIsValid(collation) || !get_collation_isdeterministic(collation)))
+		return false;
+	return true;
+}
+
+/* The GROUP BY columns, if the query groups by columns we can key on. */
+static bool
+tagg_group_vars(PlannerInfo *root, Index relid, List **group_vars)
 {
 	Query	   *parse = root->parse;
-	SortGroupClause *sgc;
-	Var		   *var;
-	TypeCacheEntry *tc;
+	ListCell   *lc;
 
-	*group_var = NULL;
-	if (parse->groupClause == NIL)
-		return true;
-	if (list_length(parse->groupClause) != 1 || parse->groupingSets != NIL)
+	*group_vars = NIL;
+	if (parse->groupingSets != NIL)
 		return false;
-	sgc = linitial_node(SortGroupClause, parse->groupClause);
-	var = (Var *) get_sortgroupclause_expr(sgc, parse->targetList);
-	if (!IsA(var, Var) || var->varno != relid || var->varlevelsup != 0 || var->varattno <= 0 ||
-		!group_key_type(getBaseType(var->vartype)))
-		return false;
-	tc = lookup_type_cache(getBaseType(var->vartype), TYPECACHE_EQ_OPR);
-	if (sgc->eqop != tc->eq_opr)
-		return false;
-	*group_var = var;
+	foreach(lc, parse->groupClause)
+	{
+		SortGroupClause *sgc = lfirst_node(SortGroupClause, lc);
+		Var		   *var = (Var *) get_sortgroupclause_expr(sgc, parse->targetList);
+		TypeCacheEntry *tc;
+		TAggKeyKind kind;
+
+		if (!IsA(var, Var) || var->varno != relid || var->varlevelsup != 0 ||
+			var->varattno <= 0 || !group_key_kind(var->vartype, var->varcollid, &kind) ||
+			list_length(*group_vars) >= INDEX_MAX_KEYS)
+			return false;
+		tc = lookup_type_cache(getBaseType(var->vartype), TYPECACHE_EQ_OPR);
+		if (sgc->eqop != tc->eq_opr)
+			return false;
+		*group_vars = lappend(*group_vars, var);
+	}
 	return true;
 }
 
@@ -1889,7 +2040,7 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 	Query	   *parse = root->parse;
 	RangeTblEntry *rte;
 	Relation	relation;
-	TAggFindContext cxt = {NIL, NULL, true};
+	TAggFindContext cxt = {NIL, NIL, true};
 	ListCell   *lc;
 	CustomPath *cpath;
 	double		rows_read,
@@ -1904,7 +2055,7 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 	if (stage != UPPERREL_GROUP_AGG || !tessera_enable_custom_agg || !tessera_enable_custom_scan ||
 		input_rel->reloptkind != RELOPT_BASEREL || input_rel->lateral_relids != NULL ||
 		parse->havingQual != NULL || !parse->hasAggs || parse->hasTargetSRFs ||
-		parse->rowMarks != NIL || !tagg_group_var(root, input_rel->relid, &cxt.group_var))
+		parse->rowMarks != NIL || !tagg_group_vars(root, input_rel->relid, &cxt.group_vars))
 		return;
 	rte = planner_rt_fetch(input_rel->relid, root);
 	if (rte->rtekind != RTE_RELATION || rte->relkind != RELKIND_RELATION ||
@@ -1934,6 +2085,8 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 	}
 	foreach(lc, output_rel->reltarget->exprs)
 		(void) tagg_find(lfirst(lc), &cxt);
+	pull_varattnos((Node *) cxt.aggs, input_rel->relid, &attrs);
+	pull_varattnos((Node *) cxt.group_vars, input_rel->relid, &attrs);
 	foreach(lc, cxt.aggs)
 	{
 		TAggKind	kind;
@@ -1945,9 +2098,9 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 		else if (attidx >= 0)
 			ncols++;
 	}
-	if (cxt.group_var != NULL)
+	if (cxt.group_vars != NIL)
 	{
-		groups = estimate_num_groups(root, list_make1(cxt.group_var), input_rel->rows, NULL, NULL);
+		groups = estimate_num_groups(root, cxt.group_vars, input_rel->rows, NULL, NULL);
 		/* the groups must fit in work_mem */
 		if (groups * (list_length(cxt.aggs) * sizeof(TAggState) + 64) > work_mem * 1024.0)
 			cxt.ok = false;
@@ -1968,10 +2121,16 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 	cpath->path.parallel_aware = false;
 	cpath->path.parallel_safe = false;
 	cpath->path.rows = groups;
-	/* loops over decoded vectors: a tenth of an operator per value */
+	/*
+	 * Decoding costs what it costs TesseraScan (an operator per value, and
+	 * TesseraAgg runs in one process); the loops over decoded vectors, a
+	 * tenth of an operator per value and aggregate.
+	 */
 	rows_read = input_rel->tuples * est.read_frac;
 	cpath->path.startup_cost = seq_page_cost * est.phys_pages * est.read_frac +
-		rows_read * (ncols + est.nvec + 1 + (cxt.group_var ? 2 : 0)) * cpu_operator_cost * 0.1;
+		rows_read * (est.ncols + est.nvec * 0.1) * cpu_operator_cost +
+		rows_read * est.vec_sel * (ncols + 1 + 2 * list_length(cxt.group_vars)) *
+		cpu_operator_cost * 0.1;
 	cpath->path.total_cost = cpath->path.startup_cost + cpu_tuple_cost * groups;
 	if (!enable_seqscan)
 	{
@@ -1982,7 +2141,7 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 #ifdef CUSTOMPATH_SUPPORT_PROJECTION
 	cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION;
 #endif
-	cpath->custom_private = list_make3(makeInteger(input_rel->relid), cxt.aggs, cxt.group_var);
+	cpath->custom_private = list_make3(makeInteger(input_rel->relid), cxt.aggs, cxt.group_vars);
 	cpath->methods = &tagg_path_methods;
 	add_path(output_rel, &cpath->path);
 }
@@ -1994,7 +2153,8 @@ tagg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *
 	CustomScan *cscan = makeNode(CustomScan);
 	Index		relid = intVal(linitial(best_path->custom_private));
 	List	   *aggs = lsecond(best_path->custom_private);
-	Var		   *group_var = lthird(best_path->custom_private);
+	List	   *group_vars = lthird(best_path->custom_private);
+	List	   *group_atts = NIL;
 	RelOptInfo *input_rel = find_base_rel(root, relid);
 	RangeTblEntry *rte = planner_rt_fetch(relid, root);
 	Relation	relation = table_open(rte->relid, NoLock);
@@ -2012,9 +2172,15 @@ tagg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *
 	table_close(relation, NoLock);
 
 	/* the scan tuple: the group key, then one column per aggregate */
-	if (group_var != NULL)
-		scan_tlist = lappend(scan_tlist, makeTargetEntry((Expr *) copyObject(group_var), 1,
+	foreach(lc, group_vars)
+	{
+		Var		   *gv = lfirst(lc);
+
+		scan_tlist = lappend(scan_tlist, makeTargetEntry((Expr *) copyObject(gv),
+														 list_length(scan_tlist) + 1,
 														 NULL, false));
+		group_atts = lappend_int(group_atts, gv->varattno - 1);
+	}
 	foreach(lc, aggs)
 		scan_tlist = lappend(scan_tlist, makeTargetEntry(copyObject(lfirst(lc)),
 														 list_length(scan_tlist) + 1,
@@ -2034,9 +2200,30 @@ tagg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *
 	 * custom_private with the range table index they were planned with.
 	 */
 	cscan->custom_private = list_make5(makeInteger(relid), skip, vector, copyObject(aggs),
-									   makeInteger(group_var ? group_var->varattno - 1 : -1));
+									   group_atts);
 	return &cscan->scan.plan;
 }
+
+/* A GROUP BY column; strings are interned to dense ids. */
+typedef struct TAggKey
+{
+	int			attidx;
+	int16		typlen;
+	TAggKeyKind kind;
+	/* strings: id -> value, and a hash table of ids */
+	Datum	   *strs;
+	int			nstrs;
+	int			strcap;
+	int32	   *slots;
+	uint32		nslots;
+	/* per batch: ids of the values at these addresses (dictionary chunks) */
+	Pointer		ptr_cache[256];
+	int32		ptr_ids[256];
+	/* per batch: the column's ids */
+	int64	   *ids;
+	int			ids_cap;
+	bool	   *nulls;
+} TAggKey;
 
 typedef struct TesseraAggState
 {
@@ -2044,19 +2231,28 @@ typedef struct TesseraAggState
 	Index		plan_relid;		/* varno of the quals and aggregates */
 	TAggSpec   *specs;
 	int			nspecs;
-	int			group_att;		/* -1: one group */
-	int16		group_len;
+	int			nkeys;			/* GROUP BY columns; 0: one group */
+	TAggKey    *gkeys;			/* [nkeys] */
 	/* groups */
 	MemoryContext cxt;
+	MemoryContext vx_cxt;		/* numerics of the fallback, reset per batch */
+	MemoryContext buf_cxt;		/* buffers reused from batch to batch */
+	/* per batch partial sums of one aggregate, per group */
+	int128	   *bsum;
+	int64	   *bcnt;
+	int64	   *bdsc;
+	int			bcap;
 	TAggState  *states;			/* [ngroups * nspecs] */
-	int64	   *keys;			/* [ngroups] */
-	bool	   *keynull;
+	int64	   *keys;			/* [ngroups * nkeys]: values or string ids */
+	bool	   *keynull;		/* [ngroups * nkeys] */
 	int			ngroups;
 	int			cap;
 	int			null_group;		/* -1: none yet */
 	int32	   *slots;			/* open addressing: group index or -1 */
 	uint32		nslots;
 	int32	   *direct;			/* group of key direct_base + i, or -1: a cache */
+	uint64		pcache_key[4096];	/* several keys: packed keys -> group */
+	int32		pcache_g[4096];
 	int64		direct_base;
 	/* per batch */
 	int32	   *gidx;
@@ -2099,12 +2295,28 @@ tagg_begin(CustomScanState *node, EState *estate, int eflags)
 		if (!tagg_classify(agg, as->plan_relid, rel, &sp->kind, &sp->attidx, &sp->argtype))
 			elog(ERROR, "TesseraAgg: unexpected aggregate");
 		sp->restype = agg->aggtype;
+		if (sp->attidx < 0 && !agg->aggstar)
+			sp->vx = vx_build((Node *) ((TargetEntry *) linitial(agg->args))->expr,
+							  as->plan_relid, rel);
 	}
-	as->group_att = intVal(list_nth(cscan->custom_private, 4));
-	if (as->group_att >= 0)
-		as->group_len = TupleDescAttr(RelationGetDescr(rel), as->group_att)->attlen;
+	as->nkeys = list_length(list_nth(cscan->custom_private, 4));
+	as->gkeys = palloc0(sizeof(TAggKey) * Max(as->nkeys, 1));
+	foreach(lc, list_nth(cscan->custom_private, 4))
+	{
+		TAggKey    *key = &as->gkeys[foreach_current_index(lc)];
+		Form_pg_attribute attr = TupleDescAttr(RelationGetDescr(rel), lfirst_int(lc));
+
+		key->attidx = lfirst_int(lc);
+		key->typlen = attr->attlen;
+		if (!group_key_kind(attr->atttypid, attr->attcollation, &key->kind))
+			elog(ERROR, "TesseraAgg: unexpected group key");
+	}
 	as->cxt = AllocSetContextCreate(estate->es_query_cxt, "TesseraAgg groups",
 									ALLOCSET_DEFAULT_SIZES);
+	as->vx_cxt = AllocSetContextCreate(estate->es_query_cxt, "TesseraAgg expressions",
+									   ALLOCSET_DEFAULT_SIZES);
+	as->buf_cxt = AllocSetContextCreate(estate->es_query_cxt, "TesseraAgg buffers",
+										ALLOCSET_DEFAULT_SIZES);
 	init_pow10_i128();
 }
 
@@ -2112,12 +2324,13 @@ static void
 tagg_reset(TesseraAggState *as)
 {
 	MemoryContextReset(as->cxt);
-	as->cap = as->group_att >= 0 ? 256 : 1;
+	as->cap = as->nkeys > 0 ? 256 : 1;
 	as->states = MemoryContextAllocZero(as->cxt, sizeof(TAggState) * as->cap * Max(as->nspecs, 1));
-	as->keys = MemoryContextAlloc(as->cxt, sizeof(int64) * as->cap);
-	as->keynull = MemoryContextAlloc(as->cxt, sizeof(bool) * as->cap);
-	as->ngroups = as->group_att >= 0 ? 0 : 1;
+	as->keys = MemoryContextAlloc(as->cxt, sizeof(int64) * as->cap * Max(as->nkeys, 1));
+	as->keynull = MemoryContextAlloc(as->cxt, sizeof(bool) * as->cap * Max(as->nkeys, 1));
+	as->ngroups = as->nkeys > 0 ? 0 : 1;
 	as->null_group = -1;
+	memset(as->pcache_g, 0xff, sizeof(as->pcache_g));
 	as->nslots = 0;
 	as->slots = NULL;
 	as->direct = NULL;
@@ -2126,6 +2339,18 @@ tagg_reset(TesseraAggState *as)
 	as->row_cap = 0;
 	as->computed = false;
 	as->next = 0;
+	for (int j = 0; j < as->nkeys; j++)
+	{
+		TAggKey    *key = &as->gkeys[j];
+
+		key->strs = NULL;
+		key->nstrs = key->strcap = 0;
+		key->slots = NULL;
+		key->nslots = 0;
+		key->ids = NULL;
+		key->ids_cap = 0;
+		key->nulls = NULL;
+	}
 }
 
 #define TAGG_DIRECT 65536
@@ -2136,10 +2361,23 @@ hash_key(int64 key)
 	return (uint32) (((uint64) key * UINT64CONST(0x9E3779B97F4A7C15)) >> 32);
 }
 
+/* The hash of group g's keys, or of a row's (keys/nulls at stride 1). */
+static inline uint32
+hash_keys(const int64 *keys, const bool *nulls, int nkeys)
+{
+	uint64		h = 0;
+
+	for (int j = 0; j < nkeys; j++)
+		h = (h ^ (nulls[j] ? UINT64CONST(0x5bd1e995) : (uint64) keys[j])) *
+			UINT64CONST(0x9E3779B97F4A7C15);
+	return (uint32) (h >> 32);
+}
+
 static int
-new_group(TesseraAggState *as, int64 key, bool isnull)
+new_group(TesseraAggState *as, const int64 *keys, const bool *nulls)
 {
 	int			g = as->ngroups++;
+	int			k = as->nkeys;
 
 	if (g == as->cap)
 	{
@@ -2148,18 +2386,20 @@ new_group(TesseraAggState *as, int64 key, bool isnull)
 		as->states = repalloc_huge(as->states, sizeof(TAggState) * newcap * as->nspecs);
 		memset(as->states + (Size) as->cap * as->nspecs, 0,
 			   sizeof(TAggState) * (Size) (newcap - as->cap) * as->nspecs);
-		as->keys = repalloc_huge(as->keys, sizeof(int64) * newcap);
-		as->keynull = repalloc_huge(as->keynull, sizeof(bool) * newcap);
+		as->keys = repalloc_huge(as->keys, sizeof(int64) * newcap * k);
+		as->keynull = repalloc_huge(as->keynull, sizeof(bool) * newcap * k);
 		as->cap = newcap;
 	}
-	as->keys[g] = key;
-	as->keynull[g] = isnull;
+	memcpy(&as->keys[(Size) g * k], keys, sizeof(int64) * k);
+	memcpy(&as->keynull[(Size) g * k], nulls, sizeof(bool) * k);
 	return g;
 }
 
 static void
 rehash(TesseraAggState *as, uint32 nslots)
 {
+	int			k = as->nkeys;
+
 	if (as->slots)
 		pfree(as->slots);
 	as->nslots = nslots;
@@ -2169,36 +2409,158 @@ rehash(TesseraAggState *as, uint32 nslots)
 	{
 		uint32		h;
 
-		if (as->keynull[g])
-			continue;
-		h = hash_key(as->keys[g]) & (nslots - 1);
+		if (k == 1 && as->keynull[g])
+			continue;			/* the NULL group of one key is found without hashing */
+		h = hash_keys(&as->keys[(Size) g * k], &as->keynull[(Size) g * k], k) & (nslots - 1);
 		while (as->slots[h] >= 0)
 			h = (h + 1) & (nslots - 1);
 		as->slots[h] = g;
 	}
 }
 
+/* The group of these keys, created if new. */
 static inline int
-find_group(TesseraAggState *as, int64 key)
+find_group(TesseraAggState *as, const int64 *keys, const bool *nulls)
 {
+	int			k = as->nkeys;
 	uint32		h;
 
 	if (as->ngroups * 2 >= (int) as->nslots)
 		rehash(as, Max(as->nslots * 2, 1024));
-	h = hash_key(key) & (as->nslots - 1);
+	h = hash_keys(keys, nulls, k) & (as->nslots - 1);
 	for (;;)
 	{
 		int32		g = as->slots[h];
 
 		if (g < 0)
 		{
-			g = new_group(as, key, false);
+			g = new_group(as, keys, nulls);
 			as->slots[h] = g;
 			return g;
 		}
-		if (as->keys[g] == key)
-			return g;
+		{
+			const int64 *gk = &as->keys[(Size) g * k];
+			const bool *gn = &as->keynull[(Size) g * k];
+			int			j;
+
+			for (j = 0; j < k; j++)
+				if (gk[j] != keys[j] || gn[j] != nulls[j])
+					break;
+			if (j == k)
+				return g;
+		}
 		h = (h + 1) & (as->nslots - 1);
+	}
+}
+
+/* The bytes a string key is grouped by. */
+static inline void
+key_bytes(TAggKey *key, Datum d, const char **data, int *len)
+{
+	text	   *t = DatumGetTextPP(d);
+
+	*data = VARDATA_ANY(t);
+	*len = VARSIZE_ANY_EXHDR(t);
+	if (key->kind == TAGG_KEY_BPCHAR)
+		while (*len > 0 && (*data)[*len - 1] == ' ')
+			(*len)--;
+}
+
+/* The dense id of a string key's value, interned on first sight. */
+static int32
+intern_string(TesseraAggState *as, TAggKey *key, Datum d)
+{
+	const char *data;
+	int			len;
+	uint32		h;
+
+	key_bytes(key, d, &data, &len);
+	if (key->nstrs * 2 >= (int) key->nslots)
+	{
+		uint32		nslots = Max(key->nslots * 2, 256);
+
+		key->slots = MemoryContextAlloc(as->cxt, sizeof(int32) * nslots);
+		memset(key->slots, 0xff, sizeof(int32) * nslots);
+		key->nslots = nslots;
+		for (int i = 0; i < key->nstrs; i++)
+		{
+			const char *od;
+			int			ol;
+
+			key_bytes(key, key->strs[i], &od, &ol);
+			h = hash_bytes((const unsigned char *) od, ol) & (nslots - 1);
+			while (key->slots[h] >= 0)
+				h = (h + 1) & (nslots - 1);
+			key->slots[h] = i;
+		}
+	}
+	h = hash_bytes((const unsigned char *) data, len) & (key->nslots - 1);
+	for (;;)
+	{
+		int32		id = key->slots[h];
+		const char *od;
+		int			ol;
+
+		if (id < 0)
+			break;
+		key_bytes(key, key->strs[id], &od, &ol);
+		if (ol == len && memcmp(od, data, len) == 0)
+			return id;
+		h = (h + 1) & (key->nslots - 1);
+	}
+	/* new: keep a copy of the first value seen, as PostgreSQL's Agg does */
+	if (key->nstrs == key->strcap)
+	{
+		key->strcap = Max(key->strcap * 2, 64);
+		key->strs = key->strs == NULL ?
+			MemoryContextAlloc(as->cxt, sizeof(Datum) * key->strcap) :
+			repalloc(key->strs, sizeof(Datum) * key->strcap);
+	}
+	{
+		MemoryContext old = MemoryContextSwitchTo(as->cxt);
+
+		key->strs[key->nstrs] = PointerGetDatum(PG_DETOAST_DATUM_COPY(d));
+		MemoryContextSwitchTo(old);
+	}
+	key->slots[h] = key->nstrs;
+	return key->nstrs++;
+}
+
+/* Each row's id for key column j of the batch: values or string ids. */
+static void
+key_ids(TesseraAggState *as, TAggKey *key, TesseraBatch *b, const bool *ok, int n)
+{
+	Datum	   *values;
+	bool	   *isnull;
+
+	TesseraBatchColumn(b, key->attidx, &values, &isnull);
+	key->nulls = isnull;
+	if (key->kind == TAGG_KEY_INT)
+	{
+		for (int i = 0; i < n; i++)
+			key->ids[i] = isnull[i] ? 0 : int_datum(values[i], key->typlen);
+		return;
+	}
+	/* dictionary chunks repeat the same addresses: look them up once */
+	memset(key->ptr_cache, 0, sizeof(key->ptr_cache));
+	for (int i = 0; i < n; i++)
+	{
+		Pointer		ptr;
+		uint32		c;
+
+		if (isnull[i] || (ok && !ok[i]))
+		{
+			key->ids[i] = 0;
+			continue;
+		}
+		ptr = DatumGetPointer(values[i]);
+		c = (uint32) (((uint64) (uintptr_t) ptr * UINT64CONST(0x9E3779B97F4A7C15)) >> 56);
+		if (key->ptr_cache[c] != ptr)
+		{
+			key->ptr_cache[c] = ptr;
+			key->ptr_ids[c] = intern_string(as, key, values[i]);
+		}
+		key->ids[i] = key->ptr_ids[c];
 	}
 }
 
@@ -2305,30 +2667,37 @@ tagg_numeric_accum(TAggState *st, Datum value, MemoryContext cxt)
 	}
 }
 
-/* Add v * 10^-cmax (display scale dsc) from a decimal-encoded chunk. */
-static inline void
-tagg_scaled_accum(TAggState *st, int128 v, int dsc, int cmax, MemoryContext cxt)
+/*
+ * Add count values whose sum is v * 10^-cmax, the largest display scale
+ * among them dsc (v is then a multiple of 10^(cmax - dsc)).
+ */
+static void
+tagg_scaled_fold(TAggState *st, int128 v, int64 count, int dsc, int cmax, MemoryContext cxt)
 {
 	int128		t;
 
-	st->count++;
+	if (count == 0)
+		return;
+	st->count += count;
 	if (cmax > st->scale)
 	{
-		int128		r;
-
-		if (__builtin_mul_overflow(st->sum, pow10_i128[cmax - st->scale], &r))
+		if (__builtin_mul_overflow(st->sum, pow10_i128[cmax - st->scale], &t))
 		{
-			add_extra(st, NumericGetDatum(scaled_numeric(st->sum, st->scale)), cxt);
-			r = 0;
+			add_extra(st, NumericGetDatum(scaled_numeric(st->sum / pow10_i128[st->scale - st->dscale],
+														 st->dscale)), cxt);
+			t = 0;
 		}
-		st->sum = r;
+		st->sum = t;
 		st->scale = cmax;
 	}
-	else if (cmax < st->scale &&
-			 __builtin_mul_overflow(v, pow10_i128[st->scale - cmax], &v))
+	else if (cmax < st->scale)
 	{
-		add_extra(st, NumericGetDatum(scaled_numeric(v / pow10_i128[cmax - dsc], dsc)), cxt);
-		return;
+		if (__builtin_mul_overflow(v, pow10_i128[st->scale - cmax], &t))
+		{
+			add_extra(st, NumericGetDatum(scaled_numeric(v / pow10_i128[cmax - dsc], dsc)), cxt);
+			return;
+		}
+		v = t;
 	}
 	if (__builtin_add_overflow(st->sum, v, &t))
 	{
@@ -2339,6 +2708,85 @@ tagg_scaled_accum(TAggState *st, int128 v, int dsc, int cmax, MemoryContext cxt)
 	st->sum = t;
 	if (dsc > st->dscale)
 		st->dscale = dsc;
+}
+
+/*
+ * Sum the counted rows' scaled values v[i] (scale `scale`, display scale
+ * dsc[i], or dsc_all for every row if dsc is NULL) into aggregate k: in
+ * per-group partial sums over the batch, folded into the groups once.
+ */
+static void
+tagg_scaled_rows(TesseraAggState *as, int k, const int128 *v, const int64 *dsc, int64 dsc_all,
+				 int bits, int scale, const bool *isnull, const bool *ok, const int32 *gidx, int n)
+{
+	int			ng = gidx ? as->ngroups : 1;
+
+	if (ng > 4096 && ng > n / 4)
+	{
+		/* many groups: partial sums would cost more than they save */
+		for (int i = 0; i < n; i++)
+		{
+			int			g = gidx ? gidx[i] : (ok && !ok[i] ? -1 : 0);
+
+			if (g < 0 || (isnull && isnull[i]))
+				continue;
+			tagg_scaled_fold(&as->states[(Size) g * as->nspecs + k], v[i], 1,
+							 (int) (dsc ? dsc[i] : dsc_all), scale, as->cxt);
+		}
+		return;
+	}
+	if (as->bcap < ng + 1)
+	{
+		as->bcap = Max(ng + 1, 64);
+		as->bsum = MemoryContextAllocHuge(as->buf_cxt, sizeof(int128) * as->bcap);
+		as->bcnt = MemoryContextAllocHuge(as->buf_cxt, sizeof(int64) * as->bcap);
+		as->bdsc = MemoryContextAllocHuge(as->buf_cxt, sizeof(int64) * as->bcap);
+	}
+	memset(as->bsum, 0, sizeof(int128) * (ng + 1));
+	memset(as->bcnt, 0, sizeof(int64) * (ng + 1));
+	for (int g = 0; g <= ng; g++)
+		as->bdsc[g] = dsc_all;
+	if (bits + 32 <= 126 && dsc == NULL)
+	{
+		/* n < 2^31 values below 2^bits cannot overflow: no checks, no branches */
+		int128	   *bsum = as->bsum;
+		int64	   *bcnt = as->bcnt;
+
+		for (int i = 0; i < n; i++)
+		{
+			int			g = gidx ? gidx[i] : (ok && !ok[i] ? -1 : 0);
+			bool		skip = g < 0 || (isnull && isnull[i]);
+
+			g = skip ? ng : g;	/* the extra slot takes what does not count */
+			bsum[g] += v[i];
+			bcnt[g]++;
+		}
+	}
+	else
+	for (int i = 0; i < n; i++)
+	{
+		int			g = gidx ? gidx[i] : (ok && !ok[i] ? -1 : 0);
+		int128		t;
+
+		if (g < 0 || (isnull && isnull[i]))
+			continue;
+		if (unlikely(__builtin_add_overflow(as->bsum[g], v[i], &t)))
+		{
+			/* the partial sum is full: fold it and start again */
+			tagg_scaled_fold(&as->states[(Size) g * as->nspecs + k], as->bsum[g], as->bcnt[g],
+							 (int) as->bdsc[g], scale, as->cxt);
+			t = v[i];
+			as->bcnt[g] = 0;
+			as->bdsc[g] = dsc_all;
+		}
+		as->bsum[g] = t;
+		as->bcnt[g]++;
+		if (dsc && dsc[i] > as->bdsc[g])
+			as->bdsc[g] = dsc[i];
+	}
+	for (int g = 0; g < ng; g++)
+		tagg_scaled_fold(&as->states[(Size) g * as->nspecs + k], as->bsum[g], as->bcnt[g],
+						 (int) as->bdsc[g], scale, as->cxt);
 }
 
 #define TAGG_ROWS(BODY) \
@@ -2364,6 +2812,239 @@ tagg_scaled_accum(TAggState *st, int128 v, int dsc, int cmax, MemoryContext cxt)
 		} \
 	} while (0)
 
+static inline int
+bits128(uint128 u)
+{
+	uint64		hi = (uint64) (u >> 64),
+				lo = (uint64) u;
+
+	return hi ? 128 - __builtin_clzll(hi) : lo ? 64 - __builtin_clzll(lo) : 0;
+}
+
+static inline uint128
+abs128(int128 x)
+{
+	return x < 0 ? -(uint128) x : (uint128) x;
+}
+
+/*
+ * Evaluate vx over the batch on scaled integers.  False if some column is
+ * not decimal-encoded or some value does not fit 128 bits (or 38 decimals
+ * of scale): the caller then computes with numerics.  Magnitude bounds
+ * choose loops without overflow checks where no overflow can happen.
+ */
+static bool
+vx_eval(TesseraAggState *as, VExpr *vx, TesseraBatch *b, int n, VxVal *out)
+{
+	VxVal		l,
+				r;
+	int128		lm = 1,
+				rm = 1;
+	bool		overflow = false;
+	int			m;
+
+	memset(out, 0, sizeof(VxVal));
+	switch (vx->kind)
+	{
+		case VX_VAR:
+			{
+				int			cmax;
+
+				if (!TesseraBatchScaledInfo(b, vx->attidx, &out->v, &out->dsc, &out->isnull,
+											&cmax, &out->bits, &out->dsc_all))
+					return false;
+				out->scale = cmax;
+				if (out->dsc_all >= 0)
+					out->dsc = NULL;
+				else
+					out->dsc_all = 0;
+				return true;
+			}
+		case VX_CONST:
+			out->scalar = true;
+			out->scale = vx->cscale;
+			out->v = &vx->cval;
+			out->dsc_all = vx->cscale;
+			out->bits = bits128(abs128(vx->cval));
+			return true;
+		default:
+			break;
+	}
+	if (!vx_eval(as, vx->l, b, n, &l) || !vx_eval(as, vx->r, b, n, &r))
+		return false;
+	if (vx->cap < n)
+	{
+		vx->cap = Max(n, 1024);
+		vx->buf_v = MemoryContextAllocHuge(as->buf_cxt, sizeof(int128) * vx->cap);
+		vx->buf_dsc = MemoryContextAllocHuge(as->buf_cxt, sizeof(int64) * vx->cap);
+		vx->buf_null = MemoryContextAllocHuge(as->buf_cxt, vx->cap);
+	}
+	out->scalar = l.scalar && r.scalar;
+	m = out->scalar ? 1 : n;
+	out->v = vx->buf_v;
+	if (vx->kind == VX_MUL)
+	{
+		out->scale = l.scale + r.scale;
+		if (out->scale >= (int) lengthof(pow10_i128))
+			return false;
+		out->bits = l.bits + r.bits;
+	}
+	else
+	{
+		out->scale = Max(l.scale, r.scale);
+		lm = pow10_i128[out->scale - l.scale];
+		rm = pow10_i128[out->scale - r.scale];
+		out->bits = Max(l.bits + bits128(lm), r.bits + bits128(rm)) + 1;
+	}
+
+	/* NULL if either side is */
+	if (l.isnull || r.isnull)
+	{
+		out->isnull = vx->buf_null;
+		for (int i = 0; i < m; i++)
+			out->isnull[i] = (l.isnull && l.isnull[i]) || (r.isnull && r.isnull[i]);
+	}
+
+	/* display scales: numeric_mul adds them, numeric_add/sub take the larger */
+	if (l.dsc == NULL && r.dsc == NULL)
+		out->dsc_all = vx->kind == VX_MUL ? l.dsc_all + r.dsc_all : Max(l.dsc_all, r.dsc_all);
+	else
+	{
+		out->dsc = vx->buf_dsc;
+		for (int i = 0; i < m; i++)
+		{
+			int64		da = l.dsc ? l.dsc[i] : l.dsc_all,
+						dc = r.dsc ? r.dsc[i] : r.dsc_all;
+
+			out->dsc[i] = vx->kind == VX_MUL ? da + dc : Max(da, dc);
+		}
+	}
+
+	/* the values: each side a vector or a constant */
+#define VX_LOOP(OP) \
+	do { \
+		if (!l.scalar && !r.scalar) \
+			for (int i = 0; i < m; i++) { int128 a = l.v[i], c = r.v[i]; OP; } \
+		else if (!l.scalar) \
+			for (int i = 0; i < m; i++) { int128 a = l.v[i], c = r.v[0]; OP; } \
+		else if (!r.scalar) \
+			for (int i = 0; i < m; i++) { int128 a = l.v[0], c = r.v[i]; OP; } \
+		else \
+			{ int i = 0; int128 a = l.v[0], c = r.v[0]; OP; } \
+	} while (0)
+
+	if (out->bits <= 126)
+	{
+		int128	   *v = out->v;
+
+		switch (vx->kind)
+		{
+			case VX_MUL:
+				VX_LOOP(v[i] = a * c);
+				break;
+			case VX_ADD:
+				VX_LOOP(v[i] = a * lm + c * rm);
+				break;
+			default:
+				VX_LOOP(v[i] = a * lm - c * rm);
+				break;
+		}
+	}
+	else
+	{
+		int128	   *v = out->v;
+		bool	   *isnull = out->isnull;
+
+		/* values of NULL rows are not looked at: they may be anything */
+		switch (vx->kind)
+		{
+			case VX_MUL:
+				VX_LOOP(if (!(isnull && isnull[i])) overflow |= __builtin_mul_overflow(a, c, &v[i]));
+				break;
+			default:
+				VX_LOOP(if (!(isnull && isnull[i]))
+						{
+							overflow |= __builtin_mul_overflow(a, lm, &a);
+							overflow |= __builtin_mul_overflow(c, rm, &c);
+							if (vx->kind == VX_ADD)
+								overflow |= __builtin_add_overflow(a, c, &v[i]);
+							else
+								overflow |= __builtin_sub_overflow(a, c, &v[i]);
+						});
+				break;
+		}
+		out->bits = 127;
+	}
+#undef VX_LOOP
+	return !overflow;
+}
+
+/* vx of one row as a numeric (NULL if an input is NULL), as numeric.c computes it. */
+static Datum
+vx_datum(VExpr *vx, TesseraBatch *b, int row, bool *isnull)
+{
+	Datum		l,
+				r;
+
+	switch (vx->kind)
+	{
+		case VX_VAR:
+			{
+				Datum	   *values;
+				bool	   *nulls;
+
+				TesseraBatchColumn(b, vx->attidx, &values, &nulls);
+				*isnull = nulls[row];
+				return values[row];
+			}
+		case VX_CONST:
+			*isnull = false;
+			return vx->cdatum;
+		default:
+			break;
+	}
+	l = vx_datum(vx->l, b, row, isnull);
+	if (*isnull)
+		return (Datum) 0;
+	r = vx_datum(vx->r, b, row, isnull);
+	if (*isnull)
+		return (Datum) 0;
+	return DirectFunctionCall2(vx->kind == VX_ADD ? numeric_add :
+							   vx->kind == VX_SUB ? numeric_sub : numeric_mul, l, r);
+}
+
+static void tagg_numeric_accum(TAggState *st, Datum value, MemoryContext cxt);
+static void tagg_scaled_rows(TesseraAggState *as, int k, const int128 *v, const int64 *dsc,
+							 int64 dsc_all, int bits, int scale, const bool *isnull,
+							 const bool *ok, const int32 *gidx, int n);
+
+/* sum/avg of an expression (spec k) over the batch's counted rows. */
+static void
+tagg_expr_batch(TesseraAggState *as, int k, TesseraBatch *b, const bool *ok, const int32 *gidx,
+				int n)
+{
+	TAggSpec   *sp = &as->specs[k];
+	MemoryContext old = MemoryContextSwitchTo(as->vx_cxt);
+	VxVal		val;
+
+	if (vx_eval(as, sp->vx, b, n, &val) && !val.scalar)
+		tagg_scaled_rows(as, k, val.v, val.dsc, val.dsc_all, val.bits, val.scale, val.isnull, ok,
+						 gidx, n);
+	else
+	{
+		/* numerics, row by row, only for the rows that count */
+		bool	   *isnull = NULL;
+
+		TAGG_ROWS(bool rnull;
+				  Datum d = vx_datum(sp->vx, b, i, &rnull);
+
+				  if (!rnull)
+					  tagg_numeric_accum(st, d, as->cxt));
+	}
+	MemoryContextSwitchTo(old);
+	MemoryContextReset(as->vx_cxt);
+}
+
 /* Fold one batch into every aggregate. ok: rows to count (NULL: all n). */
 static void
 tagg_batch(TesseraAggState *as, TesseraBatch *b, const bool *ok, int n)
@@ -2376,38 +3057,59 @@ tagg_batch(TesseraAggState *as, TesseraBatch *b, const bool *ok, int n)
 		as->row_cap = Max(n, 1024);
 		as->gidx = MemoryContextAlloc(as->cxt, sizeof(int32) * as->row_cap);
 	}
-	if (as->group_att >= 0)
+	if (as->nkeys > 0)
 	{
-		Datum	   *keys;
-		bool	   *keynull;
+		int			k = as->nkeys;
+		int64		rowkeys[INDEX_MAX_KEYS];
+		bool		rownulls[INDEX_MAX_KEYS];
+		int			last = -1;
 
-		TesseraBatchColumn(b, as->group_att, &keys, &keynull);
+		for (int j = 0; j < k; j++)
+		{
+			TAggKey    *key = &as->gkeys[j];
+
+			if (key->ids == NULL || key->ids_cap < n)
+			{
+				key->ids_cap = Max(n, 1024);
+				key->ids = MemoryContextAlloc(as->cxt, sizeof(int64) * key->ids_cap);
+			}
+			key_ids(as, key, b, ok, n);
+		}
 		gidx = as->gidx;
 		for (int i = 0; i < n; i++)
 		{
 			if (ok && !ok[i])
+			{
 				gidx[i] = -1;
-			else if (keynull[i])
-			{
-				if (as->null_group < 0)
-					as->null_group = new_group(as, 0, true);
-				gidx[i] = as->null_group;
+				continue;
 			}
-			else
+			if (k == 1)
 			{
-				int64		key = int_datum(keys[i], as->group_len);
+				int64		key = as->gkeys[0].ids[i];
 				uint64		d = (uint64) (key - as->direct_base);
 
+				if (as->gkeys[0].nulls[i])
+				{
+					if (as->null_group < 0)
+					{
+						rowkeys[0] = 0;
+						rownulls[0] = true;
+						as->null_group = new_group(as, rowkeys, rownulls);
+					}
+					gidx[i] = as->null_group;
+					continue;
+				}
+				rownulls[0] = false;
 				/* keys near the first one seen skip hashing */
 				if (as->direct != NULL && d < TAGG_DIRECT)
 				{
 					if (as->direct[d] < 0)
-						as->direct[d] = find_group(as, key);
+						as->direct[d] = find_group(as, &key, rownulls);
 					gidx[i] = as->direct[d];
 				}
 				else
 				{
-					gidx[i] = find_group(as, key);
+					gidx[i] = find_group(as, &key, rownulls);
 					if (as->direct == NULL)
 					{
 						as->direct = MemoryContextAlloc(as->cxt, sizeof(int32) * TAGG_DIRECT);
@@ -2415,6 +3117,45 @@ tagg_batch(TesseraAggState *as, TesseraBatch *b, const bool *ok, int n)
 						as->direct_base = key - TAGG_DIRECT / 2;
 					}
 				}
+				continue;
+			}
+			/*
+			 * Several keys: when every key is a small non-negative id or
+			 * value (strings always are), the keys pack losslessly into 64
+			 * bits, and a direct-mapped cache of packed keys finds the group
+			 * without hashing them one by one.
+			 */
+			{
+				uint64		packed = 0;
+				bool		packs = true;
+				int			shift = 64 / k;
+
+				for (int j = 0; j < k; j++)
+				{
+					int64		id = as->gkeys[j].ids[i];
+
+					rownulls[j] = as->gkeys[j].nulls[i];
+					rowkeys[j] = rownulls[j] ? 0 : id;
+					if (rownulls[j] || id < 0 || (shift < 64 && (uint64) id >= (UINT64CONST(1) << (shift - 1))))
+						packs = false;
+					packed = (packed << shift) | (uint64) id;
+				}
+				if (packs)
+				{
+					uint32		c = (uint32) ((packed * UINT64CONST(0x9E3779B97F4A7C15)) >> 52);
+
+					if (as->pcache_g[c] >= 0 && as->pcache_key[c] == packed)
+						last = as->pcache_g[c];
+					else
+					{
+						last = find_group(as, rowkeys, rownulls);
+						as->pcache_key[c] = packed;
+						as->pcache_g[c] = last;
+					}
+				}
+				else
+					last = find_group(as, rowkeys, rownulls);
+				gidx[i] = last;
 			}
 		}
 	}
@@ -2473,6 +3214,11 @@ tagg_batch(TesseraAggState *as, TesseraBatch *b, const bool *ok, int n)
 				continue;
 			}
 		}
+		if (sp->vx != NULL)
+		{
+			tagg_expr_batch(as, k, b, ok, gidx, n);
+			continue;
+		}
 		typlen = TupleDescAttr(b->reader->tupdesc, sp->attidx)->attlen;
 		if (sp->argtype != NUMERICOID)
 			TesseraBatchColumn(b, sp->attidx, &values, &isnull);
@@ -2492,8 +3238,13 @@ tagg_batch(TesseraAggState *as, TesseraBatch *b, const bool *ok, int n)
 					int64	   *sc;
 					int			cmax;
 
-					if (TesseraBatchScaled(b, sp->attidx, &sv, &sc, &isnull, &cmax))
-						TAGG_ROWS(tagg_scaled_accum(st, sv[i], (int) sc[i], cmax, as->cxt));
+					int			bits;
+					int64		dsc_all;
+
+					if (TesseraBatchScaledInfo(b, sp->attidx, &sv, &sc, &isnull, &cmax, &bits,
+											   &dsc_all))
+						tagg_scaled_rows(as, k, sv, dsc_all >= 0 ? NULL : sc, Max(dsc_all, 0),
+										 bits, cmax, isnull, ok, gidx, n);
 					else
 					{
 						TesseraBatchColumn(b, sp->attidx, &values, &isnull);
@@ -2696,13 +3447,21 @@ tagg_exec(CustomScanState *node)
 
 	ResetExprContext(econtext);
 	ExecClearTuple(slot);
-	if (as->group_att >= 0)
+	for (int j = 0; j < as->nkeys; j++)
 	{
-		slot->tts_isnull[0] = as->keynull[g];
-		slot->tts_values[0] = as->group_len == 2 ? Int16GetDatum((int16) as->keys[g]) :
-			as->group_len == 4 ? Int32GetDatum((int32) as->keys[g]) : Int64GetDatum(as->keys[g]);
-		col = 1;
+		TAggKey    *key = &as->gkeys[j];
+		int64		v = as->keys[(Size) g * as->nkeys + j];
+
+		slot->tts_isnull[j] = as->keynull[(Size) g * as->nkeys + j];
+		if (slot->tts_isnull[j])
+			slot->tts_values[j] = (Datum) 0;
+		else if (key->kind != TAGG_KEY_INT)
+			slot->tts_values[j] = key->strs[v];
+		else
+			slot->tts_values[j] = key->typlen == 2 ? Int16GetDatum((int16) v) :
+				key->typlen == 4 ? Int32GetDatum((int32) v) : Int64GetDatum(v);
 	}
+	col = as->nkeys;
 	{
 		MemoryContext old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
 
@@ -2738,6 +3497,7 @@ tagg_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
 	List	   *context = set_deparse_context_plan(es->deparse_cxt, node->ss.ps.plan, ancestors);
 	List	   *aggs = NIL;
+	List	   *keys = NIL;
 	ListCell   *lc;
 
 	foreach(lc, cscan->custom_scan_tlist)
@@ -2748,8 +3508,10 @@ tagg_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		if (IsA(expr, Aggref))
 			aggs = lappend(aggs, text);
 		else
-			ExplainPropertyText("Group Key", text, es);
+			keys = lappend(keys, text);
 	}
+	if (keys != NIL)
+		ExplainPropertyList("Group Key", keys, es);
 	ExplainPropertyList("Aggregates", aggs, es);
 
 	/* the quals carry the planning-time varno: show them as the scan's */
@@ -2766,7 +3528,7 @@ tagg_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	}
 	if (es->analyze && node->ss.ps.instrument)
 	{
-		if (as->group_att >= 0)
+		if (as->nkeys > 0)
 			ExplainPropertyInteger("Groups", NULL, as->ngroups, es);
 		ExplainPropertyUInteger("Chunks Answered from Metadata", NULL, as->metadata_answers, es);
 		ExplainPropertyUInteger("Row Groups Read", NULL, as->ts.rgs_read, es);

@@ -65,7 +65,8 @@ def qual():
     if t in ("int","bigint","smallint"): v = str(random.randint(-1100,1100))
     elif t == "numeric": v = str(round(random.uniform(-1000,1000),2))
     elif t in ("float8","real"): v = random.choice(["'NaN'", "'Infinity'", str(random.uniform(-1000,1000))])
-    elif t == "date": v = f"date '2020-01-{random.randint(1,28):02d}'"
+    elif t == "date": v = random.choice([f"date '2020-01-{random.randint(1,28):02d}'",
+                                          f"date '2020-01-{random.randint(1,28):02d}' + interval '{random.randint(0,40)} hours'"])
     elif t == "timestamp": v = f"timestamp '2024-02-{random.randint(1,28):02d}'"
     else: v = "'s%d'" % random.randint(0,50)
     k = random.random()
@@ -80,7 +81,8 @@ def where():
     qs = [qual() for _ in range(random.randint(1,3))]
     j = random.choice([" and ", " or "])
     return " where " + j.join(qs)
-aggs = ["count(*)", "count(a)", "sum(a)", "sum(b)", "sum(c)", "avg(a)", "avg(b)", "avg(c)", "sum(d)", "avg(d)", "min(a)", "max(b)", "min(c)", "max(e)", "min(e)", "min(f)", "max(g)", "min(r)", "max(r)", "count(h)", "min(h)"]
+aggs = ["count(*)", "count(a)", "sum(a)", "sum(b)", "sum(c)", "avg(a)", "avg(b)", "avg(c)", "sum(d)", "avg(d)", "min(a)", "max(b)", "min(c)", "max(e)", "min(e)", "min(f)", "max(g)", "min(r)", "max(r)", "count(h)", "min(h)",
+        "sum(d * (1 - d))", "avg(d * 0.05 + d)", "sum(d - 1.125)", "sum(d * d * d)"]
 def join_query():
     # a self-join and a join with a small probe list: nested loops with
     # parameterized scans, hash and merge joins, index scans
@@ -99,7 +101,7 @@ def query():
         a = ", ".join(random.sample(aggs, random.randint(1,4)))
         return f"select {a} from {{t}}{w}"
     if k < 0.7:
-        g = random.choice(["a","c","f","g","b","h"])
+        g = random.choice(["a","c","f","g","b","h","h, c","c, f","h, a, g"])
         a = ", ".join(random.sample(aggs, random.randint(1,3)))
         return f"select {g}, {a} from {{t}}{w} group by {g}"
     c = ", ".join(random.sample([n for n,_ in cols], random.randint(1,4)))
