@@ -69,6 +69,7 @@
 #include "optimizer/pathnode.h"
 #include "optimizer/paths.h"
 #include "optimizer/restrictinfo.h"
+#include "optimizer/tlist.h"
 #include "parser/parsetree.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_aggregate.h"
@@ -807,6 +808,7 @@ typedef struct TesseraScanState
 	bool		filters_set;
 	MemoryContext filter_cxt;
 	bool	   *sel;
+	int		   *idx;			/* rows still selected, once few are */
 	int			sel_cap;
 	uint64		rgs_read;
 	uint64		rgs_skipped;
@@ -1258,30 +1260,41 @@ tscan_rg_filter(void *arg, TesseraReader *r, int stripe, int rg)
 	return may;
 }
 
-/* sel[i] &= (values[i] strategy VAL), branch-free so that it vectorizes */
+/*
+ * sel[i] &= (values[i] strategy VAL): over every row, branch-free so that
+ * it vectorizes, or over the rows still selected (idx) once few are.
+ */
+#define VEC_CMP_LOOP(CMP) \
+	do { \
+		if (idx == NULL) \
+			for (int i = 0; i < n; i++) \
+				sel[i] &= (!isnull[i]) & (CMP); \
+		else \
+			for (int j = 0; j < nidx; j++) \
+			{ \
+				int			i = idx[j]; \
+				sel[i] = (!isnull[i]) & (CMP); \
+			} \
+	} while (0)
+
 #define VEC_LOOP(GET, VAL, LT, LE, EQ) \
 	do { \
 		switch (strategy) \
 		{ \
 			case BTLessStrategyNumber: \
-				for (int i = 0; i < n; i++) \
-					sel[i] &= (!isnull[i]) & LT(GET(values[i]), VAL); \
+				VEC_CMP_LOOP(LT(GET(values[i]), VAL)); \
 				break; \
 			case BTLessEqualStrategyNumber: \
-				for (int i = 0; i < n; i++) \
-					sel[i] &= (!isnull[i]) & LE(GET(values[i]), VAL); \
+				VEC_CMP_LOOP(LE(GET(values[i]), VAL)); \
 				break; \
 			case BTEqualStrategyNumber: \
-				for (int i = 0; i < n; i++) \
-					sel[i] &= (!isnull[i]) & EQ(GET(values[i]), VAL); \
+				VEC_CMP_LOOP(EQ(GET(values[i]), VAL)); \
 				break; \
 			case BTGreaterEqualStrategyNumber: \
-				for (int i = 0; i < n; i++) \
-					sel[i] &= (!isnull[i]) & LE(VAL, GET(values[i])); \
+				VEC_CMP_LOOP(LE(VAL, GET(values[i]))); \
 				break; \
 			case BTGreaterStrategyNumber: \
-				for (int i = 0; i < n; i++) \
-					sel[i] &= (!isnull[i]) & LT(VAL, GET(values[i])); \
+				VEC_CMP_LOOP(LT(VAL, GET(values[i]))); \
 				break; \
 		} \
 	} while (0)
@@ -1305,7 +1318,7 @@ int_datum(Datum d, int16 typlen)
  * exactly.  Other chunks, and values that do not fit, use numeric_cmp.
  */
 static void
-numeric_filter(VecQual *vq, TesseraBatch *b, bool *sel, int n)
+numeric_filter(VecQual *vq, TesseraBatch *b, bool *sel, int n, const int *idx, int nidx)
 {
 	int128	   *v;
 	int64	   *scales;
@@ -1340,24 +1353,19 @@ numeric_filter(VecQual *vq, TesseraBatch *b, bool *sel, int n)
 		switch (vq->strategy)
 		{
 			case BTLessStrategyNumber:
-				for (int i = 0; i < n; i++)
-					sel[i] &= (!isnull[i]) & (v[i] < ce);
+				VEC_CMP_LOOP(v[i] < ce);
 				break;
 			case BTLessEqualStrategyNumber:
-				for (int i = 0; i < n; i++)
-					sel[i] &= (!isnull[i]) & (v[i] <= fl);
+				VEC_CMP_LOOP(v[i] <= fl);
 				break;
 			case BTEqualStrategyNumber:
-				for (int i = 0; i < n; i++)
-					sel[i] &= (!isnull[i]) & exact & (v[i] == fl);
+				VEC_CMP_LOOP(exact & (v[i] == fl));
 				break;
 			case BTGreaterEqualStrategyNumber:
-				for (int i = 0; i < n; i++)
-					sel[i] &= (!isnull[i]) & (v[i] >= ce);
+				VEC_CMP_LOOP(v[i] >= ce);
 				break;
 			case BTGreaterStrategyNumber:
-				for (int i = 0; i < n; i++)
-					sel[i] &= (!isnull[i]) & (v[i] > fl);
+				VEC_CMP_LOOP(v[i] > fl);
 				break;
 		}
 	}
@@ -1367,8 +1375,9 @@ numeric_filter(VecQual *vq, TesseraBatch *b, bool *sel, int n)
 		MemoryContext old = MemoryContextSwitchTo(b->reader->batch_cxt);
 
 		TesseraBatchColumn(b, vq->attidx, &values, &isnull);
-		for (int i = 0; i < n; i++)
+		for (int j = 0; j < (idx ? nidx : n); j++)
 		{
+			int			i = idx ? idx[j] : j;
 			int			c;
 
 			if (!sel[i])
@@ -1411,6 +1420,8 @@ tscan_batch_filter(void *arg, TesseraBatch *b)
 	int			n = b->nrows;
 	uint64		kept = 0,
 				live = 0;
+	int		   *idx = NULL;
+	int			nidx = 0;
 
 	if (ts->nvquals == 0)
 		return NULL;
@@ -1418,8 +1429,12 @@ tscan_batch_filter(void *arg, TesseraBatch *b)
 	{
 		if (ts->sel)
 			pfree(ts->sel);
+		if (ts->idx)
+			pfree(ts->idx);
 		ts->sel_cap = Max(b->chunk_rows, 1024);
 		ts->sel = MemoryContextAlloc(ts->css.ss.ps.state->es_query_cxt, ts->sel_cap);
+		ts->idx = MemoryContextAlloc(ts->css.ss.ps.state->es_query_cxt,
+									 sizeof(int) * ts->sel_cap);
 	}
 	sel = ts->sel;
 	memset(sel, true, n);
@@ -1435,6 +1450,39 @@ tscan_batch_filter(void *arg, TesseraBatch *b)
 		{
 			memset(sel, false, n);
 			break;
+		}
+
+		/* once few rows are left, later quals look at those rows only */
+		if (q > 0)
+		{
+			if (idx == NULL)
+			{
+				int			k = 0;
+
+				/* a sample decides whether listing the rows pays */
+				for (int i = 0; i < n; i += 16)
+					k += sel[i];
+				if (k * 16 * 4 < n)
+				{
+					idx = ts->idx;
+					for (int i = 0; i < n; i++)
+					{
+						idx[nidx] = i;
+						nidx += sel[i];
+					}
+				}
+			}
+			else
+			{
+				int			k = 0;
+
+				for (int j = 0; j < nidx; j++)
+				{
+					idx[k] = idx[j];
+					k += sel[idx[j]];
+				}
+				nidx = k;
+			}
 		}
 
 		if (vq->kind != VEC_NUMERIC)
@@ -1480,7 +1528,7 @@ tscan_batch_filter(void *arg, TesseraBatch *b)
 				}
 #ifdef HAVE_INT128
 			case VEC_NUMERIC:
-				numeric_filter(vq, b, sel, n);
+				numeric_filter(vq, b, sel, n, idx, nidx);
 				break;
 #endif
 		}
@@ -1784,6 +1832,19 @@ typedef struct TAggSpec
 	VExpr	   *vx;				/* the argument, if not a plain column */
 } TAggSpec;
 
+/*
+ * TesseraAgg runs alone (serial), or as a partial aggregate in each process
+ * of a parallel scan under Gather -- one row per group: the keys and a
+ * bytea of the aggregates' states -- below a finalizing TesseraAgg that
+ * merges them.
+ */
+typedef enum TAggMode
+{
+	TAGG_SERIAL,
+	TAGG_PARTIAL,
+	TAGG_FINAL
+} TAggMode;
+
 typedef enum TAggKeyKind
 {
 	TAGG_KEY_INT,				/* integers, dates, timestamps: as int64 */
@@ -2033,6 +2094,104 @@ tagg_group_vars(PlannerInfo *root, Index relid, List **group_vars)
 	return true;
 }
 
+static bool
+tagg_exec_param_walker(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Param) && ((Param *) node)->paramkind == PARAM_EXEC)
+		return true;
+	return expression_tree_walker(node, tagg_exec_param_walker, context);
+}
+
+static bool
+tagg_has_exec_param(List *rinfos)
+{
+	ListCell   *lc;
+
+	foreach(lc, rinfos)
+	{
+		if (tagg_exec_param_walker((Node *) lfirst_node(RestrictInfo, lc)->clause, NULL))
+			return true;
+	}
+	return false;
+}
+
+/* The partial node's column of serialized states, as an Aggref-like marker. */
+static Aggref *
+tagg_state_marker(List *aggs)
+{
+	Aggref	   *marker = copyObject(linitial_node(Aggref, aggs));
+
+	marker->aggsplit = AGGSPLIT_INITIAL_SERIAL;
+	marker->aggtype = BYTEAOID;
+	return marker;
+}
+
+/*
+ * Final TesseraAgg <- Gather <- partial TesseraAgg (parallel-aware): the
+ * same aggregation, with the decoding shared among the processes.
+ */
+static void
+tagg_add_parallel_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
+					   CustomPath *serial, TAggFindContext *cxt, int workers, double groups,
+					   double rows_read, double pages_read)
+{
+	PathTarget *target = create_empty_pathtarget();
+	CustomPath *partial = makeNode(CustomPath);
+	CustomPath *final = makeNode(CustomPath);
+	GatherPath *gather;
+	ListCell   *lc;
+	double		divisor = parallel_divisor(workers);
+	double		partial_rows = groups * (workers + 1);
+	Cost		run;
+
+	foreach(lc, cxt->group_vars)
+		add_column_to_pathtarget(target, lfirst(lc), 0);
+	add_column_to_pathtarget(target, (Expr *) tagg_state_marker(cxt->aggs), 0);
+	set_pathtarget_cost_width(root, target);
+
+	partial->path.pathtype = T_CustomScan;
+	partial->path.parent = output_rel;
+	partial->path.pathtarget = target;
+	partial->path.parallel_aware = true;
+	partial->path.parallel_safe = true;
+	partial->path.parallel_workers = workers;
+	partial->path.rows = partial_rows;
+	/* the serial cost, less the disk, shared among the processes */
+	run = serial->path.startup_cost - seq_page_cost * pages_read;
+	partial->path.startup_cost = seq_page_cost * pages_read + run / divisor;
+	partial->path.total_cost = partial->path.startup_cost + cpu_tuple_cost * groups;
+	partial->custom_private = list_make4(makeInteger(input_rel->relid), cxt->aggs,
+										 cxt->group_vars, makeInteger(TAGG_PARTIAL));
+	partial->methods = &tagg_path_methods;
+
+	gather = create_gather_path(root, output_rel, &partial->path, target, NULL, &partial_rows);
+
+	final->path.pathtype = T_CustomScan;
+	final->path.parent = output_rel;
+	final->path.pathtarget = output_rel->reltarget;
+	final->path.parallel_safe = false;
+	final->path.rows = groups;
+	/* merging a row per group and process */
+	final->path.startup_cost = gather->path.total_cost +
+		partial_rows * list_length(cxt->aggs) * cpu_operator_cost;
+	final->path.total_cost = final->path.startup_cost + cpu_tuple_cost * groups;
+	if (!enable_seqscan)
+	{
+		final->path.startup_cost += disable_cost;
+		final->path.total_cost += disable_cost;
+	}
+#ifdef CUSTOMPATH_SUPPORT_PROJECTION
+	final->flags = CUSTOMPATH_SUPPORT_PROJECTION;
+#endif
+	final->custom_paths = list_make1(gather);
+	final->custom_private = list_make4(makeInteger(input_rel->relid), cxt->aggs, cxt->group_vars,
+									   makeInteger(TAGG_FINAL));
+	final->methods = &tagg_path_methods;
+	add_path(output_rel, &final->path);
+}
+
 static void
 tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_rel,
 						   RelOptInfo *output_rel, void *extra)
@@ -2141,9 +2300,28 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 #ifdef CUSTOMPATH_SUPPORT_PROJECTION
 	cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION;
 #endif
-	cpath->custom_private = list_make3(makeInteger(input_rel->relid), cxt.aggs, cxt.group_vars);
+	cpath->custom_private = list_make4(makeInteger(input_rel->relid), cxt.aggs, cxt.group_vars,
+									   makeInteger(TAGG_SERIAL));
 	cpath->methods = &tagg_path_methods;
 	add_path(output_rel, &cpath->path);
+
+	/*
+	 * In parallel: a partial TesseraAgg in every process of a parallel scan,
+	 * gathered, merged by a final one.  Quals referring to executor
+	 * parameters stay serial: they travel in custom_private, where the
+	 * parallel executor would not know to pass their values to workers.
+	 */
+	if (input_rel->consider_parallel && max_parallel_workers_per_gather > 0 &&
+		!tagg_has_exec_param(input_rel->baserestrictinfo))
+	{
+		int			workers = compute_parallel_worker(input_rel, input_rel->pages, -1,
+													  max_parallel_workers_per_gather);
+
+		if (workers > 0)
+			tagg_add_parallel_path(root, input_rel, output_rel, cpath, &cxt, workers, groups,
+								   est.read_frac * input_rel->tuples, est.phys_pages *
+								   est.read_frac);
+	}
 }
 
 static Plan *
@@ -2154,24 +2332,29 @@ tagg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *
 	Index		relid = intVal(linitial(best_path->custom_private));
 	List	   *aggs = lsecond(best_path->custom_private);
 	List	   *group_vars = lthird(best_path->custom_private);
+	TAggMode	mode = intVal(lfourth(best_path->custom_private));
 	List	   *group_atts = NIL;
 	RelOptInfo *input_rel = find_base_rel(root, relid);
 	RangeTblEntry *rte = planner_rt_fetch(relid, root);
-	Relation	relation = table_open(rte->relid, NoLock);
 	List	   *skip = NIL,
 			   *vector = NIL,
 			   *scan_tlist = NIL;
 	ListCell   *lc;
 
-	foreach(lc, extract_actual_clauses(input_rel->baserestrictinfo, false))
+	if (mode != TAGG_FINAL)
 	{
-		if (skippable(lfirst(lc), relid, relation))
-			skip = lappend(skip, lfirst(lc));
-		vector = lappend(vector, lfirst(lc));
-	}
-	table_close(relation, NoLock);
+		Relation	relation = table_open(rte->relid, NoLock);
 
-	/* the scan tuple: the group key, then one column per aggregate */
+		foreach(lc, extract_actual_clauses(input_rel->baserestrictinfo, false))
+		{
+			if (skippable(lfirst(lc), relid, relation))
+				skip = lappend(skip, lfirst(lc));
+			vector = lappend(vector, lfirst(lc));
+		}
+		table_close(relation, NoLock);
+	}
+
+	/* the scan tuple: the group keys, then the aggregates (or their states) */
 	foreach(lc, group_vars)
 	{
 		Var		   *gv = lfirst(lc);
@@ -2181,18 +2364,24 @@ tagg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *
 														 NULL, false));
 		group_atts = lappend_int(group_atts, gv->varattno - 1);
 	}
-	foreach(lc, aggs)
-		scan_tlist = lappend(scan_tlist, makeTargetEntry(copyObject(lfirst(lc)),
+	if (mode == TAGG_PARTIAL)
+		scan_tlist = lappend(scan_tlist, makeTargetEntry((Expr *) tagg_state_marker(aggs),
 														 list_length(scan_tlist) + 1,
 														 NULL, false));
+	else
+		foreach(lc, aggs)
+			scan_tlist = lappend(scan_tlist, makeTargetEntry(copyObject(lfirst(lc)),
+															 list_length(scan_tlist) + 1,
+															 NULL, false));
 
 	cscan->scan.plan.targetlist = tlist;
 	cscan->scan.plan.qual = NIL;
-	cscan->scan.scanrelid = relid;
+	cscan->scan.scanrelid = mode == TAGG_FINAL ? 0 : relid;
 	cscan->flags = best_path->flags;
 	cscan->methods = &tagg_plan_methods;
 	cscan->custom_scan_tlist = scan_tlist;
 	cscan->custom_exprs = NIL;
+	cscan->custom_plans = custom_plans;
 
 	/*
 	 * The quals and aggregates the executor interprets itself: setrefs would
@@ -2201,6 +2390,8 @@ tagg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *
 	 */
 	cscan->custom_private = list_make5(makeInteger(relid), skip, vector, copyObject(aggs),
 									   group_atts);
+	cscan->custom_private = lappend(cscan->custom_private, makeInteger(mode));
+	cscan->custom_private = lappend(cscan->custom_private, makeInteger(rte->relid));
 	return &cscan->scan.plan;
 }
 
@@ -2228,6 +2419,7 @@ typedef struct TAggKey
 typedef struct TesseraAggState
 {
 	TesseraScanState ts;		/* filters; first */
+	TAggMode	mode;
 	Index		plan_relid;		/* varno of the quals and aggregates */
 	TAggSpec   *specs;
 	int			nspecs;
@@ -2283,6 +2475,13 @@ tagg_begin(CustomScanState *node, EState *estate, int eflags)
 	List	   *aggs = lfourth(cscan->custom_private);
 	ListCell   *lc;
 
+	as->mode = intVal(list_nth(cscan->custom_private, 5));
+	if (as->mode == TAGG_FINAL)
+	{
+		/* no scan of our own: the relation only describes the columns */
+		rel = table_open((Oid) intVal(list_nth(cscan->custom_private, 6)), NoLock);
+		node->custom_ps = list_make1(ExecInitNode(linitial(cscan->custom_plans), estate, eflags));
+	}
 	as->plan_relid = intVal(linitial(cscan->custom_private));
 	init_filters(&as->ts, lsecond(cscan->custom_private), lthird(cscan->custom_private),
 				 as->plan_relid, rel);
@@ -2318,6 +2517,16 @@ tagg_begin(CustomScanState *node, EState *estate, int eflags)
 	as->buf_cxt = AllocSetContextCreate(estate->es_query_cxt, "TesseraAgg buffers",
 										ALLOCSET_DEFAULT_SIZES);
 	init_pow10_i128();
+	if (as->mode == TAGG_FINAL)
+		table_close(rel, NoLock);
+}
+
+static void
+tagg_end(CustomScanState *node)
+{
+	if (((TesseraAggState *) node)->mode == TAGG_FINAL)
+		ExecEndNode(linitial(node->custom_ps));
+	tscan_end(node);
 }
 
 static void
@@ -2989,14 +3198,8 @@ vx_datum(VExpr *vx, TesseraBatch *b, int row, bool *isnull)
 	switch (vx->kind)
 	{
 		case VX_VAR:
-			{
-				Datum	   *values;
-				bool	   *nulls;
-
-				TesseraBatchColumn(b, vx->attidx, &values, &nulls);
-				*isnull = nulls[row];
-				return values[row];
-			}
+			/* decodes just this value if the batch is sparse */
+			return TesseraBatchValue(b, vx->attidx, row, isnull);
 		case VX_CONST:
 			*isnull = false;
 			return vx->cdatum;
@@ -3027,7 +3230,8 @@ tagg_expr_batch(TesseraAggState *as, int k, TesseraBatch *b, const bool *ok, con
 	MemoryContext old = MemoryContextSwitchTo(as->vx_cxt);
 	VxVal		val;
 
-	if (vx_eval(as, sp->vx, b, n, &val) && !val.scalar)
+	/* few rows selected: decode and compute only theirs */
+	if (!b->sparse && vx_eval(as, sp->vx, b, n, &val) && !val.scalar)
 		tagg_scaled_rows(as, k, val.v, val.dsc, val.dsc_all, val.bits, val.scale, val.isnull, ok,
 						 gidx, n);
 	else
@@ -3429,6 +3633,160 @@ tagg_compute(TesseraAggState *as)
 	as->computed = true;
 }
 
+/*
+ * Group g's states as a bytea: per aggregate the state struct (its extra
+ * pointer meaningless), then the length and bytes of its extra numeric.
+ * Partial and final nodes run the same binary, so the layout is private.
+ */
+static Datum
+tagg_serialize(TesseraAggState *as, int g)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	appendStringInfoSpaces(&buf, VARHDRSZ);
+	for (int k = 0; k < as->nspecs; k++)
+	{
+		TAggState  *st = &as->states[(Size) g * as->nspecs + k];
+		int32		len = st->extra ? VARSIZE(st->extra) : 0;
+
+		appendBinaryStringInfo(&buf, (char *) st, sizeof(TAggState));
+		appendBinaryStringInfo(&buf, (char *) &len, sizeof(int32));
+		if (len > 0)
+			appendBinaryStringInfo(&buf, (char *) st->extra, len);
+	}
+	SET_VARSIZE(buf.data, buf.len);
+	return PointerGetDatum(buf.data);
+}
+
+/* Fold a partial state of spec sp into dst. */
+static void
+tagg_merge_state(TAggSpec *sp, TAggState *dst, const TAggState *src, Numeric extra,
+				 MemoryContext cxt)
+{
+	switch (sp->kind)
+	{
+		case TAGG_COUNT_STAR:
+		case TAGG_COUNT:
+			dst->count += src->count;
+			break;
+		case TAGG_MIN:
+		case TAGG_MAX:
+			if (!src->have)
+				break;
+			if (sp->argtype == FLOAT4OID || sp->argtype == FLOAT8OID)
+			{
+				if (!dst->have || (sp->kind == TAGG_MIN ? float8_lt(src->fbest, dst->fbest) :
+								   float8_gt(src->fbest, dst->fbest)))
+					dst->fbest = src->fbest;
+			}
+			else if (!dst->have || (sp->kind == TAGG_MIN ? src->ibest < dst->ibest :
+									src->ibest > dst->ibest))
+				dst->ibest = src->ibest;
+			dst->have = true;
+			break;
+		case TAGG_SUM:
+		case TAGG_AVG:
+			dst->nan += src->nan;
+			dst->pinf += src->pinf;
+			dst->ninf += src->ninf;
+			if (extra != NULL)
+				add_extra(dst, NumericGetDatum(extra), cxt);
+			if (sp->argtype == NUMERICOID)
+				tagg_scaled_fold(dst, src->sum, src->count, src->dscale, src->scale, cxt);
+			else
+			{
+				dst->sum += src->sum;
+				dst->count += src->count;
+			}
+			break;
+	}
+}
+
+/* The group of a row of keys, created if new. */
+static int
+tagg_group_of(TesseraAggState *as, int64 *keys, bool *nulls)
+{
+	if (as->nkeys == 0)
+		return 0;
+	if (as->nkeys == 1 && nulls[0])
+	{
+		if (as->null_group < 0)
+		{
+			keys[0] = 0;
+			as->null_group = new_group(as, keys, nulls);
+		}
+		return as->null_group;
+	}
+	return find_group(as, keys, nulls);
+}
+
+/* Final: merge the partial nodes' rows, each a group's keys and states. */
+static void
+tagg_merge_input(TesseraAggState *as)
+{
+	PlanState  *child = linitial(as->ts.css.custom_ps);
+	ExprContext *econtext = as->ts.css.ss.ps.ps_ExprContext;
+	int64		keys[INDEX_MAX_KEYS];
+	bool		nulls[INDEX_MAX_KEYS];
+
+	tagg_reset(as);
+	for (;;)
+	{
+		TupleTableSlot *in = ExecProcNode(child);
+		MemoryContext old;
+		const char *p,
+				   *end;
+		int			g;
+		bytea	   *states;
+
+		if (TupIsNull(in))
+			break;
+		ResetExprContext(econtext);
+		old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
+		slot_getallattrs(in);
+		for (int j = 0; j < as->nkeys; j++)
+		{
+			TAggKey    *key = &as->gkeys[j];
+
+			nulls[j] = in->tts_isnull[j];
+			keys[j] = nulls[j] ? 0 :
+				key->kind == TAGG_KEY_INT ? int_datum(in->tts_values[j], key->typlen) :
+				intern_string(as, key, in->tts_values[j]);
+		}
+		g = tagg_group_of(as, keys, nulls);
+		if (in->tts_isnull[as->nkeys])
+			elog(ERROR, "TesseraAgg: partial aggregate states missing");
+		states = DatumGetByteaPP(in->tts_values[as->nkeys]);
+		p = VARDATA_ANY(states);
+		end = p + VARSIZE_ANY_EXHDR(states);
+		for (int k = 0; k < as->nspecs; k++)
+		{
+			TAggState	src;
+			int32		len;
+			Numeric		extra = NULL;
+
+			if (end - p < (ptrdiff_t) (sizeof(TAggState) + sizeof(int32)))
+				elog(ERROR, "TesseraAgg: partial aggregate states truncated");
+			memcpy(&src, p, sizeof(TAggState));
+			memcpy(&len, p + sizeof(TAggState), sizeof(int32));
+			p += sizeof(TAggState) + sizeof(int32);
+			if (len < 0 || end - p < len)
+				elog(ERROR, "TesseraAgg: partial aggregate states truncated");
+			if (len > 0)
+			{
+				extra = palloc(len);
+				memcpy(extra, p, len);
+				p += len;
+			}
+			tagg_merge_state(&as->specs[k], &as->states[(Size) g * as->nspecs + k], &src,
+							 extra, as->cxt);
+		}
+		MemoryContextSwitchTo(old);
+	}
+	as->computed = true;
+}
+
 static TupleTableSlot *
 tagg_exec(CustomScanState *node)
 {
@@ -3440,7 +3798,12 @@ tagg_exec(CustomScanState *node)
 	int			col = 0;
 
 	if (!as->computed)
-		tagg_compute(as);
+	{
+		if (as->mode == TAGG_FINAL)
+			tagg_merge_input(as);
+		else
+			tagg_compute(as);
+	}
 	if (as->next >= as->ngroups)
 		return ExecClearTuple(ss->ps.ps_ResultTupleSlot);
 	g = as->next++;
@@ -3462,6 +3825,15 @@ tagg_exec(CustomScanState *node)
 				key->typlen == 4 ? Int32GetDatum((int32) v) : Int64GetDatum(v);
 	}
 	col = as->nkeys;
+	if (as->mode == TAGG_PARTIAL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
+
+		slot->tts_values[col] = tagg_serialize(as, g);
+		slot->tts_isnull[col] = false;
+		MemoryContextSwitchTo(old);
+	}
+	else
 	{
 		MemoryContext old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
 
@@ -3486,6 +3858,8 @@ tagg_rescan(CustomScanState *node)
 
 	if (node->ss.ss_currentScanDesc)
 		table_rescan(node->ss.ss_currentScanDesc, NULL);
+	if (as->mode == TAGG_FINAL && ((PlanState *) linitial(node->custom_ps))->chgParam == NULL)
+		ExecReScan(linitial(node->custom_ps));
 	as->computed = false;
 	as->next = 0;
 }
@@ -3510,9 +3884,21 @@ tagg_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		else
 			keys = lappend(keys, text);
 	}
+	if (as->mode == TAGG_PARTIAL)
+	{
+		/* the scan tuple holds their states: show the aggregates themselves */
+		List	   *plan_aggs = copyObject(lfourth(cscan->custom_private));
+
+		ChangeVarNodes((Node *) plan_aggs, as->plan_relid, cscan->scan.scanrelid, 0);
+		aggs = NIL;
+		foreach(lc, plan_aggs)
+			aggs = lappend(aggs, deparse_expression(lfirst(lc), context, es->verbose, false));
+	}
 	if (keys != NIL)
 		ExplainPropertyList("Group Key", keys, es);
 	ExplainPropertyList("Aggregates", aggs, es);
+	if (as->mode != TAGG_SERIAL)
+		ExplainPropertyText("Phase", as->mode == TAGG_PARTIAL ? "Partial" : "Finalize", es);
 
 	/* the quals carry the planning-time varno: show them as the scan's */
 	foreach(lc, list_make2(as->ts.skip_exprs, as->ts.vector_exprs))
@@ -3530,8 +3916,12 @@ tagg_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	{
 		if (as->nkeys > 0)
 			ExplainPropertyInteger("Groups", NULL, as->ngroups, es);
-		ExplainPropertyUInteger("Chunks Answered from Metadata", NULL, as->metadata_answers, es);
-		ExplainPropertyUInteger("Row Groups Read", NULL, as->ts.rgs_read, es);
+		/* partial nodes' own counters are the leader's share only */
+		if (as->mode == TAGG_SERIAL)
+		{
+			ExplainPropertyUInteger("Chunks Answered from Metadata", NULL, as->metadata_answers, es);
+			ExplainPropertyUInteger("Row Groups Read", NULL, as->ts.rgs_read, es);
+		}
 		if (as->ts.skip_exprs != NIL)
 			ExplainPropertyFloat("Row Groups Skipped", NULL, node->ss.ps.instrument->ntuples2, 0, es);
 		if (as->ts.vector_exprs != NIL)
@@ -3577,8 +3967,13 @@ TesseraInitCustomScan(void)
 	tagg_exec_methods.CustomName = "TesseraAgg";
 	tagg_exec_methods.BeginCustomScan = tagg_begin;
 	tagg_exec_methods.ExecCustomScan = tagg_exec;
-	tagg_exec_methods.EndCustomScan = tscan_end;
+	tagg_exec_methods.EndCustomScan = tagg_end;
 	tagg_exec_methods.ReScanCustomScan = tagg_rescan;
+	/* the partial node shares its scan like TesseraScan */
+	tagg_exec_methods.EstimateDSMCustomScan = tscan_estimate_dsm;
+	tagg_exec_methods.InitializeDSMCustomScan = tscan_init_dsm;
+	tagg_exec_methods.ReInitializeDSMCustomScan = tscan_reinit_dsm;
+	tagg_exec_methods.InitializeWorkerCustomScan = tscan_init_worker;
 	tagg_exec_methods.ExplainCustomScan = tagg_explain;
 
 	prev_create_upper_paths = create_upper_paths_hook;

@@ -622,6 +622,7 @@ typedef struct TesseraScaledColumn
 {
 	int8		state;			/* 0: not tried, 1: decoded, -1: not decimal */
 	int			max_scale;
+	bool		info_ready;		/* bits and dsc_all computed */
 	int			bits;			/* every |value| < 2^bits */
 	int64		dsc_all;		/* the display scale of every value, or -1 */
 	int128	   *values;
@@ -668,28 +669,7 @@ TesseraBatchScaled(TesseraBatch *b, int attidx, int128 **values, int64 **scales,
 											 read_chunk(b, cd, &cc), b->chunk_rows,
 											 sc->values, sc->scales, sc->isnull,
 											 &sc->max_scale, TesseraChunkCorrupt, &cc))
-				{
-					uint128		acc = 0;
-					int64		first = -1;
-					bool		uniform = true;
-
-					for (int i = 0; i < b->chunk_rows; i++)
-					{
-						int128		x = sc->values[i];
-
-						acc |= x < 0 ? -(uint128) x : (uint128) x;
-						if (!sc->isnull[i])
-						{
-							if (first < 0)
-								first = sc->scales[i];
-							uniform &= sc->scales[i] == first;
-						}
-					}
-					sc->bits = (acc >> 64) ? 128 - __builtin_clzll((uint64) (acc >> 64)) :
-						(uint64) acc ? 64 - __builtin_clzll((uint64) acc) : 0;
-					sc->dsc_all = uniform ? Max(first, 0) : -1;
 					sc->state = 1;
-				}
 				MemoryContextSwitchTo(old);
 			}
 		}
@@ -712,10 +692,36 @@ bool
 TesseraBatchScaledInfo(TesseraBatch *b, int attidx, int128 **values, int64 **scales,
 					   bool **isnull, int *max_scale, int *bits, int64 *dsc_all)
 {
+	TesseraScaledColumn *sc;
+
 	if (!TesseraBatchScaled(b, attidx, values, scales, isnull, max_scale))
 		return false;
-	*bits = b->scaled[attidx].bits;
-	*dsc_all = b->scaled[attidx].dsc_all;
+	sc = &b->scaled[attidx];
+	if (!sc->info_ready)
+	{
+		uint128		acc = 0;
+		int64		first = -1;
+		bool		uniform = true;
+
+		for (int i = 0; i < b->chunk_rows; i++)
+		{
+			int128		x = sc->values[i];
+
+			acc |= x < 0 ? -(uint128) x : (uint128) x;
+			if (!sc->isnull[i])
+			{
+				if (first < 0)
+					first = sc->scales[i];
+				uniform &= sc->scales[i] == first;
+			}
+		}
+		sc->bits = (acc >> 64) ? 128 - __builtin_clzll((uint64) (acc >> 64)) :
+			(uint64) acc ? 64 - __builtin_clzll((uint64) acc) : 0;
+		sc->dsc_all = uniform ? Max(first, 0) : -1;
+		sc->info_ready = true;
+	}
+	*bits = sc->bits;
+	*dsc_all = sc->dsc_all;
 	return true;
 }
 #endif

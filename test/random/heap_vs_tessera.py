@@ -111,7 +111,11 @@ for it in range(args.rounds):
     setup()
     for q in range(args.queries):
         qq = query()
-        cur.execute(f"set max_parallel_workers_per_gather = {random.choice([0,2])}")
+        w = random.choice([0, 2, 2])
+        cur.execute(f"set max_parallel_workers_per_gather = {w}")
+        # with workers, make parallel plans cheap enough to be chosen on small tables
+        for g in ("parallel_setup_cost", "parallel_tuple_cost", "min_parallel_table_scan_size"):
+            cur.execute(f"set {g} = {0 if w and random.random() < 0.7 else 'default'}")
         for g in ("enable_hashjoin", "enable_mergejoin", "enable_seqscan", "enable_indexscan"):
             cur.execute(f"set {g} = {random.choice(['on', 'on', 'off'])}")
         res = []

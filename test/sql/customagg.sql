@@ -166,6 +166,39 @@ UPDATE kt SET p = p + 1 WHERE id % 10 = 3;
 DELETE FROM kh WHERE id % 10 = 4;
 DELETE FROM kt WHERE id % 10 = 4;
 SELECT tt.cmp('SELECT a, b, sum(p * (1 - q)), count(*) FROM {t} GROUP BY a, b', 'kh', 'kt');
+
+-- in parallel: a partial TesseraAgg in every process of a parallel scan,
+-- gathered and merged by a final one; the same answers with 0 to 4 workers
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+EXPLAIN (COSTS OFF) SELECT a, b, count(*), sum(p * (1 - q)), avg(r) FROM kt WHERE q < 0.05 GROUP BY a, b;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT count(*), sum(p) FROM kt WHERE q < 0.05;
+CREATE FUNCTION tt.par_cmp(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE
+    w int;
+BEGIN
+    FOREACH w IN ARRAY ARRAY[0, 1, 2, 4] LOOP
+        PERFORM set_config('max_parallel_workers_per_gather', w::text, true);
+        RETURN NEXT w || ': ' || tt.cmp(q, 'kh', 'kt');
+    END LOOP;
+END $$;
+SELECT g, tt.par_cmp('SELECT ' || g || ', count(*), count(r), sum(p * (1 - q)), avg(p), sum(i), avg(i), '
+                     'min(id), max(id), sum(r * 2), sum(p * 1e30 * 1e30) FROM {t} GROUP BY ' || g)
+FROM (VALUES ('a'), ('a, b'), ('i'), ('c'), ('a, i, b')) x(g);
+SELECT q, tt.par_cmp('SELECT count(*), sum(p * 1e30 * 1e30), avg(r), sum(p), min(p), max(id), sum(i) FROM {t} WHERE ' || q)
+FROM (VALUES ('id < 0'), ('id > 0'), ('q = 0.05'), ('i IS NULL')) x(q);
+ALTER TABLE kh ADD COLUMN f float8, ADD COLUMN d date;
+ALTER TABLE kt ADD COLUMN f float8, ADD COLUMN d date;
+UPDATE kh SET f = CASE WHEN id % 1000 = 7 THEN 'NaN' ELSE id / 3.0 END, d = date '2000-01-01' + id WHERE id % 3 = 0;
+UPDATE kt SET f = CASE WHEN id % 1000 = 7 THEN 'NaN' ELSE id / 3.0 END, d = date '2000-01-01' + id WHERE id % 3 = 0;
+SELECT tt.par_cmp('SELECT b, min(f), max(f), min(d), max(d), count(f) FROM {t} GROUP BY b');
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;
+DROP FUNCTION tt.par_cmp(text);
 DROP TABLE kh, kt;
 
 -- not ours: PostgreSQL's Agg runs, answers still identical
