@@ -1091,6 +1091,8 @@ date_ts_thresholds(VecQual *vq, Timestamp ts)
 	}
 }
 
+static void eval_vecqual(VecQual *vq, ExprContext *econtext);
+
 static void
 eval_values(TesseraScanState *ts)
 {
@@ -1103,17 +1105,25 @@ eval_values(TesseraScanState *ts)
 	ResetExprContext(econtext);
 	eval_skip_values(ts, ts->skip, econtext);
 	for (int i = 0; i < ts->nvquals; i++)
+		eval_vecqual(&ts->vquals[i], econtext);
+	MemoryContextSwitchTo(old);
+	ts->values_ready = true;
+}
+
+/* The value of a vector qual for this scan, in the current memory context. */
+static void
+eval_vecqual(VecQual *vq, ExprContext *econtext)
+{
 	{
-		VecQual    *vq = &ts->vquals[i];
 		Datum		d = ExecEvalExprSwitchContext(vq->expr, econtext, &vq->isnull);
 
 		vq->run_strategy = vq->strategy;
 		if (vq->isnull)
-			continue;
+			return;
 		if (vq->kind == VEC_DATE_TS)
 		{
 			date_ts_thresholds(vq, DatumGetTimestamp(d));
-			continue;
+			return;
 		}
 		switch (vq->valtype)
 		{
@@ -1143,8 +1153,6 @@ eval_values(TesseraScanState *ts)
 #endif
 		}
 	}
-	MemoryContextSwitchTo(old);
-	ts->values_ready = true;
 }
 
 /* Could a row with a value in [min, max] satisfy `col strategy value`? */
@@ -1412,36 +1420,21 @@ numeric_filter(VecQual *vq, TesseraBatch *b, bool *sel, int n, const int *idx, i
 }
 #endif
 
-static const bool *
-tscan_batch_filter(void *arg, TesseraBatch *b)
+/*
+ * sel[i] = every qual of vquals holds for row i of the batch.  idxbuf:
+ * room for a row number per row.
+ */
+static void
+vec_apply(VecQual *vquals, int nvq, TesseraBatch *b, bool *sel, int n, int *idxbuf)
 {
-	TesseraScanState *ts = arg;
-	bool	   *sel;
-	int			n = b->nrows;
-	uint64		kept = 0,
-				live = 0;
 	int		   *idx = NULL;
 	int			nidx = 0;
 
-	if (ts->nvquals == 0)
-		return NULL;
-	if (ts->sel_cap < b->chunk_rows)
-	{
-		if (ts->sel)
-			pfree(ts->sel);
-		if (ts->idx)
-			pfree(ts->idx);
-		ts->sel_cap = Max(b->chunk_rows, 1024);
-		ts->sel = MemoryContextAlloc(ts->css.ss.ps.state->es_query_cxt, ts->sel_cap);
-		ts->idx = MemoryContextAlloc(ts->css.ss.ps.state->es_query_cxt,
-									 sizeof(int) * ts->sel_cap);
-	}
-	sel = ts->sel;
 	memset(sel, true, n);
 
-	for (int q = 0; q < ts->nvquals; q++)
+	for (int q = 0; q < nvq; q++)
 	{
-		VecQual    *vq = &ts->vquals[q];
+		VecQual    *vq = &vquals[q];
 		Datum	   *values;
 		bool	   *isnull;
 		int			strategy = vq->run_strategy;
@@ -1464,7 +1457,7 @@ tscan_batch_filter(void *arg, TesseraBatch *b)
 					k += sel[i];
 				if (k * 16 * 4 < n)
 				{
-					idx = ts->idx;
+					idx = idxbuf;
 					for (int i = 0; i < n; i++)
 					{
 						idx[nidx] = i;
@@ -1533,6 +1526,33 @@ tscan_batch_filter(void *arg, TesseraBatch *b)
 #endif
 		}
 	}
+
+}
+
+static const bool *
+tscan_batch_filter(void *arg, TesseraBatch *b)
+{
+	TesseraScanState *ts = arg;
+	bool	   *sel;
+	int			n = b->nrows;
+	uint64		kept = 0,
+				live = 0;
+
+	if (ts->nvquals == 0)
+		return NULL;
+	if (ts->sel_cap < b->chunk_rows)
+	{
+		if (ts->sel)
+			pfree(ts->sel);
+		if (ts->idx)
+			pfree(ts->idx);
+		ts->sel_cap = Max(b->chunk_rows, 1024);
+		ts->sel = MemoryContextAlloc(ts->css.ss.ps.state->es_query_cxt, ts->sel_cap);
+		ts->idx = MemoryContextAlloc(ts->css.ss.ps.state->es_query_cxt,
+									 sizeof(int) * ts->sel_cap);
+	}
+	sel = ts->sel;
+	vec_apply(ts->vquals, ts->nvquals, b, sel, n, ts->idx);
 
 	for (int i = 0; i < n; i++)
 	{
@@ -1830,6 +1850,8 @@ typedef struct TAggSpec
 	Oid			argtype;		/* base type of the argument */
 	Oid			restype;
 	VExpr	   *vx;				/* the argument, if not a plain column */
+	struct VecQual *fq;			/* FILTER (WHERE ...), ANDed; NULL: none */
+	int			nfq;
 } TAggSpec;
 
 /*
@@ -1941,7 +1963,23 @@ tagg_classify(Aggref *agg, Index relid, Relation rel, TAggKind *kind, int *attid
 	Var		   *var = NULL;
 	Oid			t = InvalidOid;
 
-	if (agg->aggdistinct != NIL || agg->aggorder != NIL || agg->aggfilter != NULL ||
+	if (agg->aggfilter != NULL)
+	{
+		ListCell   *lc;
+
+		/* FILTER (WHERE ...): a conjunction the vector filter evaluates */
+		foreach(lc, make_ands_implicit(agg->aggfilter))
+		{
+			VecKind		vkind;
+			int			strategy,
+						fattidx;
+			Node	   *value;
+
+			if (!vectorizable(lfirst(lc), relid, rel, &vkind, &strategy, &fattidx, &value))
+				return false;
+		}
+	}
+	if (agg->aggdistinct != NIL || agg->aggorder != NIL ||
 		agg->aggkind != AGGKIND_NORMAL || agg->agglevelsup != 0 ||
 		agg->aggsplit != AGGSPLIT_SIMPLE || agg->aggvariadic ||
 		get_func_namespace(agg->aggfnoid) != PG_CATALOG_NAMESPACE)
@@ -2203,8 +2241,9 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 	ListCell   *lc;
 	CustomPath *cpath;
 	double		rows_read,
-				groups = 1;
-	int			ncols = 0;
+				groups = 1,
+				agg_work = 0;
+	Cost		run_cost;
 	TscanEstimate est;
 	Bitmapset  *attrs = NULL;
 
@@ -2244,18 +2283,35 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 	}
 	foreach(lc, output_rel->reltarget->exprs)
 		(void) tagg_find(lfirst(lc), &cxt);
-	pull_varattnos((Node *) cxt.aggs, input_rel->relid, &attrs);
 	pull_varattnos((Node *) cxt.group_vars, input_rel->relid, &attrs);
 	foreach(lc, cxt.aggs)
 	{
+		Aggref	   *agg = lfirst(lc);
 		TAggKind	kind;
 		int			attidx;
 		Oid			argtype;
 
-		if (!tagg_classify(lfirst(lc), input_rel->relid, relation, &kind, &attidx, &argtype))
+		if (!tagg_classify(agg, input_rel->relid, relation, &kind, &attidx, &argtype))
+		{
 			cxt.ok = false;
-		else if (attidx >= 0)
-			ncols++;
+			continue;
+		}
+
+		/*
+		 * With no qual and no group, counts and min/max come from chunk
+		 * metadata: nothing to decode.  Otherwise the argument's columns are
+		 * decoded, and the work per row kept is a tenth of an operator per
+		 * aggregate, more for exact numeric sums and per arithmetic operator.
+		 */
+		if (input_rel->baserestrictinfo != NIL || cxt.group_vars != NIL ||
+			agg->aggfilter != NULL || kind == TAGG_SUM || kind == TAGG_AVG ||
+			argtype == FLOAT4OID || argtype == FLOAT8OID)
+		{
+			pull_varattnos((Node *) agg, input_rel->relid, &attrs);
+			agg_work += (argtype == NUMERICOID ? 0.3 : 0.1) +
+				0.5 * (list_length(pull_var_clause((Node *) agg->args, 0)) - (attidx >= 0 ? 1 : 0)) +
+				0.1 * list_length(make_ands_implicit((Expr *) agg->aggfilter));
+		}
 	}
 	if (cxt.group_vars != NIL)
 	{
@@ -2281,15 +2337,15 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 	cpath->path.parallel_safe = false;
 	cpath->path.rows = groups;
 	/*
-	 * Decoding costs what it costs TesseraScan (an operator per value, and
-	 * TesseraAgg runs in one process); the loops over decoded vectors, a
-	 * tenth of an operator per value and aggregate.
+	 * Decoding a value into a vector, a quarter of an operator (measured:
+	 * about 1 ns per integer); a vector qual, a tenth per row; the work per
+	 * row kept as above, and half an operator per group key.
 	 */
 	rows_read = input_rel->tuples * est.read_frac;
-	cpath->path.startup_cost = seq_page_cost * est.phys_pages * est.read_frac +
-		rows_read * (est.ncols + est.nvec * 0.1) * cpu_operator_cost +
-		rows_read * est.vec_sel * (ncols + 1 + 2 * list_length(cxt.group_vars)) *
-		cpu_operator_cost * 0.1;
+	run_cost = rows_read * (est.ncols * 0.25 + est.nvec * 0.1) * cpu_operator_cost +
+		rows_read * est.vec_sel * (agg_work + 0.5 * list_length(cxt.group_vars)) *
+		cpu_operator_cost;
+	cpath->path.startup_cost = seq_page_cost * est.phys_pages * est.read_frac + run_cost;
 	cpath->path.total_cost = cpath->path.startup_cost + cpu_tuple_cost * groups;
 	if (!enable_seqscan)
 	{
@@ -2312,7 +2368,8 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 	 * parallel executor would not know to pass their values to workers.
 	 */
 	if (input_rel->consider_parallel && max_parallel_workers_per_gather > 0 &&
-		!tagg_has_exec_param(input_rel->baserestrictinfo))
+		!tagg_has_exec_param(input_rel->baserestrictinfo) &&
+		run_cost > 10 * parallel_setup_cost)
 	{
 		int			workers = compute_parallel_worker(input_rel, input_rel->pages, -1,
 													  max_parallel_workers_per_gather);
@@ -2434,6 +2491,11 @@ typedef struct TesseraAggState
 	int64	   *bcnt;
 	int64	   *bdsc;
 	int			bcap;
+	/* FILTER: rows each aggregate keeps */
+	bool	   *fsel;
+	int		   *fidx;
+	int32	   *fgidx;
+	int			fcap;
 	TAggState  *states;			/* [ngroups * nspecs] */
 	int64	   *keys;			/* [ngroups * nkeys]: values or string ids */
 	bool	   *keynull;		/* [ngroups * nkeys] */
@@ -2497,6 +2559,24 @@ tagg_begin(CustomScanState *node, EState *estate, int eflags)
 		if (sp->attidx < 0 && !agg->aggstar)
 			sp->vx = vx_build((Node *) ((TargetEntry *) linitial(agg->args))->expr,
 							  as->plan_relid, rel);
+		if (agg->aggfilter != NULL)
+		{
+			List	   *conj = make_ands_implicit(agg->aggfilter);
+			ListCell   *fc;
+
+			sp->fq = palloc0(sizeof(VecQual) * list_length(conj));
+			foreach(fc, conj)
+			{
+				VecQual    *vq = &sp->fq[sp->nfq++];
+				Node	   *value;
+
+				if (!vectorizable(lfirst(fc), as->plan_relid, rel, &vq->kind, &vq->strategy,
+								  &vq->attidx, &value))
+					elog(ERROR, "TesseraAgg: unexpected FILTER");
+				vq->valtype = exprType(value);
+				vq->expr = ExecInitExpr((Expr *) value, &node->ss.ps);
+			}
+		}
 	}
 	as->nkeys = list_length(list_nth(cscan->custom_private, 4));
 	as->gkeys = palloc0(sizeof(TAggKey) * Max(as->nkeys, 1));
@@ -3255,11 +3335,21 @@ tagg_batch(TesseraAggState *as, TesseraBatch *b, const bool *ok, int n)
 {
 	int32	   *gidx = NULL;
 	bool		whole;
+	const bool *ok_all;
+	const int32 *gidx_all;
 
 	if (as->row_cap < n)
 	{
 		as->row_cap = Max(n, 1024);
 		as->gidx = MemoryContextAlloc(as->cxt, sizeof(int32) * as->row_cap);
+		as->ok = NULL;
+	}
+	if (as->fcap < n)
+	{
+		as->fcap = Max(n, 1024);
+		as->fsel = MemoryContextAlloc(as->buf_cxt, as->fcap);
+		as->fidx = MemoryContextAlloc(as->buf_cxt, sizeof(int) * as->fcap);
+		as->fgidx = MemoryContextAlloc(as->buf_cxt, sizeof(int32) * as->fcap);
 	}
 	if (as->nkeys > 0)
 	{
@@ -3369,6 +3459,8 @@ tagg_batch(TesseraAggState *as, TesseraBatch *b, const bool *ok, int n)
 	 * and min/max come from the chunk summaries without decoding anything.
 	 */
 	whole = gidx == NULL && ok == NULL && n == b->chunk_rows;
+	ok_all = ok;
+	gidx_all = gidx;
 
 	for (int k = 0; k < as->nspecs; k++)
 	{
@@ -3376,16 +3468,43 @@ tagg_batch(TesseraAggState *as, TesseraBatch *b, const bool *ok, int n)
 		Datum	   *values;
 		bool	   *isnull = NULL;
 		int16		typlen;
+		const bool *ok = ok_all;
+		const int32 *gidx = gidx_all;
+		bool		whole_spec = whole;
+
+		if (sp->nfq > 0)
+		{
+			/* FILTER: this aggregate counts only the rows it keeps */
+			bool	   *fsel = as->fsel;
+
+			vec_apply(sp->fq, sp->nfq, b, fsel, n, as->fidx);
+			if (gidx_all != NULL)
+			{
+				int32	   *g2 = as->fgidx;
+
+				for (int i = 0; i < n; i++)
+					g2[i] = fsel[i] ? gidx_all[i] : -1;
+				gidx = g2;
+			}
+			else
+			{
+				if (ok_all != NULL)
+					for (int i = 0; i < n; i++)
+						fsel[i] &= ok_all[i];
+				ok = fsel;
+			}
+			whole_spec = false;
+		}
 
 		if (sp->kind == TAGG_COUNT_STAR)
 		{
-			if (whole)
+			if (whole_spec)
 				as->states[k].count += n;
 			else
 				TAGG_ROWS(st->count++);
 			continue;
 		}
-		if (whole && (sp->kind == TAGG_COUNT ||
+		if (whole_spec && (sp->kind == TAGG_COUNT ||
 					  ((sp->kind == TAGG_MIN || sp->kind == TAGG_MAX) &&
 					   sp->argtype != FLOAT4OID && sp->argtype != FLOAT8OID)))
 		{
@@ -3601,6 +3720,15 @@ tagg_compute(TesseraAggState *as)
 	TesseraScanSetFilters(scan, ts->skip != NIL ? tscan_rg_filter : NULL,
 						  ts->nvquals > 0 ? tscan_batch_filter : NULL, ts);
 	eval_values(ts);
+	{
+		/* FILTER values, in the filter context eval_values just reset */
+		MemoryContext old = MemoryContextSwitchTo(ts->filter_cxt);
+
+		for (int k = 0; k < as->nspecs; k++)
+			for (int q = 0; q < as->specs[k].nfq; q++)
+				eval_vecqual(&as->specs[k].fq[q], ts->css.ss.ps.ps_ExprContext);
+		MemoryContextSwitchTo(old);
+	}
 	tagg_reset(as);
 	ts->rgs_read = 0;
 	as->metadata_answers = 0;
