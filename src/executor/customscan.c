@@ -3580,7 +3580,18 @@ tagg_batch(TesseraAggState *as, TesseraBatch *b, const bool *ok, int n)
 					int64		sum = 0,
 								count = 0;
 
-					if (typlen == 2)
+					if (memchr(isnull, true, n) == NULL)
+					{
+						/* no NULLs (the usual case): a plain sum */
+						if (typlen == 2)
+							for (int i = 0; i < n; i++)
+								sum += (int16) values[i];
+						else
+							for (int i = 0; i < n; i++)
+								sum += (int32) values[i];
+						count = n;
+					}
+					else if (typlen == 2)
 						for (int i = 0; i < n; i++)
 						{
 							sum += isnull[i] ? 0 : DatumGetInt16(values[i]);
@@ -3593,6 +3604,29 @@ tagg_batch(TesseraAggState *as, TesseraBatch *b, const bool *ok, int n)
 							count += !isnull[i];
 						}
 					as->states[k].sum += sum;
+					as->states[k].count += count;
+				}
+				else if (gidx == NULL && ok == NULL)
+				{
+					/* bigint, one group: 64-bit partial sums, widened when full */
+					int128		total = 0;
+					int64		acc = 0,
+								count = 0;
+
+					for (int i = 0; i < n; i++)
+					{
+						int64		v = isnull[i] ? 0 : DatumGetInt64(values[i]);
+						int64		t;
+
+						count += !isnull[i];
+						if (unlikely(__builtin_add_overflow(acc, v, &t)))
+						{
+							total += acc;
+							t = v;
+						}
+						acc = t;
+					}
+					as->states[k].sum += total + acc;
 					as->states[k].count += count;
 				}
 				else if (typlen == 2)
