@@ -91,6 +91,7 @@
 #include "utils/ruleutils.h"
 #include "utils/selfuncs.h"
 #include "utils/syscache.h"
+#include "utils/tuplesort.h"
 #include "utils/typcache.h"
 
 #include "tessera/reader.h"
@@ -2456,6 +2457,8 @@ tagg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *
 typedef struct TAggKey
 {
 	int			attidx;
+	Oid			typid;			/* base type */
+	Oid			collation;
 	int16		typlen;
 	TAggKeyKind kind;
 	/* strings: id -> value, and a hash table of ids */
@@ -2512,6 +2515,12 @@ typedef struct TesseraAggState
 	int32	   *gidx;
 	bool	   *ok;
 	int			row_cap;
+	/* past hash_mem: groups spill, sorted by key, and are merged back */
+	Tuplesortstate *spill;
+	TupleDesc	spill_desc;
+	TupleTableSlot *spill_slot;	/* the next spilled row, if spill_pending */
+	bool		spill_pending;
+	uint64		spilled_groups;
 	/* output */
 	bool		computed;
 	int			next;
@@ -2586,6 +2595,8 @@ tagg_begin(CustomScanState *node, EState *estate, int eflags)
 		Form_pg_attribute attr = TupleDescAttr(RelationGetDescr(rel), lfirst_int(lc));
 
 		key->attidx = lfirst_int(lc);
+		key->typid = getBaseType(attr->atttypid);
+		key->collation = attr->attcollation;
 		key->typlen = attr->attlen;
 		if (!group_key_kind(attr->atttypid, attr->attcollation, &key->kind))
 			elog(ERROR, "TesseraAgg: unexpected group key");
@@ -2602,18 +2613,46 @@ tagg_begin(CustomScanState *node, EState *estate, int eflags)
 }
 
 static void
+tagg_end_spill(TesseraAggState *as)
+{
+	if (as->spill != NULL)
+	{
+		tuplesort_end(as->spill);
+		as->spill = NULL;
+		as->spill_pending = false;
+	}
+}
+
+static void
 tagg_end(CustomScanState *node)
 {
+	tagg_end_spill((TesseraAggState *) node);
 	if (((TesseraAggState *) node)->mode == TAGG_FINAL)
 		ExecEndNode(linitial(node->custom_ps));
 	tscan_end(node);
 }
 
+static void tagg_reset_groups(TesseraAggState *as, int cap);
+static void tagg_group_keys(TesseraAggState *as, int g, Datum *values, bool *isnull);
+static void tagg_check_memory(TesseraAggState *as);
+static void tagg_finish_spill(TesseraAggState *as);
+static void tagg_end_spill(TesseraAggState *as);
+static Datum tagg_serialize(TesseraAggState *as, int g);
+
 static void
 tagg_reset(TesseraAggState *as)
 {
+	tagg_reset_groups(as, as->nkeys > 0 ? 256 : 1);
+	as->computed = false;
+	as->next = 0;
+}
+
+/* Forget every group; room for cap of them. */
+static void
+tagg_reset_groups(TesseraAggState *as, int cap)
+{
 	MemoryContextReset(as->cxt);
-	as->cap = as->nkeys > 0 ? 256 : 1;
+	as->cap = cap;
 	as->states = MemoryContextAllocZero(as->cxt, sizeof(TAggState) * as->cap * Max(as->nspecs, 1));
 	as->keys = MemoryContextAlloc(as->cxt, sizeof(int64) * as->cap * Max(as->nkeys, 1));
 	as->keynull = MemoryContextAlloc(as->cxt, sizeof(bool) * as->cap * Max(as->nkeys, 1));
@@ -2626,8 +2665,6 @@ tagg_reset(TesseraAggState *as)
 	as->gidx = NULL;
 	as->ok = NULL;
 	as->row_cap = 0;
-	as->computed = false;
-	as->next = 0;
 	for (int j = 0; j < as->nkeys; j++)
 	{
 		TAggKey    *key = &as->gkeys[j];
@@ -3789,10 +3826,32 @@ tagg_compute(TesseraAggState *as)
 			ok = mask;
 		}
 		tagg_batch(as, b, ok, n);
+		tagg_check_memory(as);
 	}
+	tagg_finish_spill(as);
 	/* row groups with visible rows actually read */
 	ts->rgs_read = batches;
 	as->computed = true;
+}
+
+/* Group g's keys as Datums of their columns. */
+static void
+tagg_group_keys(TesseraAggState *as, int g, Datum *values, bool *isnull)
+{
+	for (int j = 0; j < as->nkeys; j++)
+	{
+		TAggKey    *key = &as->gkeys[j];
+		int64		v = as->keys[(Size) g * as->nkeys + j];
+
+		isnull[j] = as->keynull[(Size) g * as->nkeys + j];
+		if (isnull[j])
+			values[j] = (Datum) 0;
+		else if (key->kind != TAGG_KEY_INT)
+			values[j] = key->strs[v];
+		else
+			values[j] = key->typlen == 2 ? Int16GetDatum((int16) v) :
+				key->typlen == 4 ? Int32GetDatum((int32) v) : Int64GetDatum(v);
+	}
 }
 
 /*
@@ -3883,6 +3942,162 @@ tagg_group_of(TesseraAggState *as, int64 *keys, bool *nulls)
 	return find_group(as, keys, nulls);
 }
 
+/* Merge a serialized row of states (tagg_serialize) into group g. */
+static void
+tagg_merge_row(TesseraAggState *as, int g, Datum statesd)
+{
+	bytea	   *states = DatumGetByteaPP(statesd);
+	const char *p = VARDATA_ANY(states);
+	const char *end = p + VARSIZE_ANY_EXHDR(states);
+
+	for (int k = 0; k < as->nspecs; k++)
+	{
+		TAggState	src;
+		int32		len;
+		Numeric		extra = NULL;
+
+		if (end - p < (ptrdiff_t) (sizeof(TAggState) + sizeof(int32)))
+			elog(ERROR, "TesseraAgg: partial aggregate states truncated");
+		memcpy(&src, p, sizeof(TAggState));
+		memcpy(&len, p + sizeof(TAggState), sizeof(int32));
+		p += sizeof(TAggState) + sizeof(int32);
+		if (len < 0 || end - p < len)
+			elog(ERROR, "TesseraAgg: partial aggregate states truncated");
+		if (len > 0)
+		{
+			extra = palloc(len);
+			memcpy(extra, p, len);
+			p += len;
+		}
+		tagg_merge_state(&as->specs[k], &as->states[(Size) g * as->nspecs + k], &src,
+						 extra, as->cxt);
+	}
+}
+
+/*
+ * Bounded memory: once the groups take more than hash_mem, they are
+ * written to a sort by key as (keys, states) rows and the table starts
+ * empty; at the end the sorted rows are merged group by group.  The
+ * planner only picks TesseraAgg when it expects the groups to fit, so this
+ * is the path for estimates that were wrong.
+ */
+static void
+tagg_spill_groups(TesseraAggState *as)
+{
+	TupleTableSlot *slot;
+
+	if (as->spill == NULL)
+	{
+		int			k = as->nkeys;
+		AttrNumber *cols = palloc(sizeof(AttrNumber) * k);
+		Oid		   *ops = palloc(sizeof(Oid) * k);
+		Oid		   *colls = palloc(sizeof(Oid) * k);
+		bool	   *nullsfirst = palloc0(sizeof(bool) * k);
+		MemoryContext old = MemoryContextSwitchTo(as->ts.css.ss.ps.state->es_query_cxt);
+
+		as->spill_desc = CreateTemplateTupleDesc(k + 1);
+		for (int j = 0; j < k; j++)
+		{
+			TAggKey    *key = &as->gkeys[j];
+
+			TupleDescInitEntry(as->spill_desc, j + 1, NULL, key->typid, -1, 0);
+			TupleDescInitEntryCollation(as->spill_desc, j + 1, key->collation);
+			cols[j] = j + 1;
+			ops[j] = lookup_type_cache(key->typid, TYPECACHE_LT_OPR)->lt_opr;
+			colls[j] = key->collation;
+			if (!OidIsValid(ops[j]))
+				elog(ERROR, "TesseraAgg: no ordering for type %u", key->typid);
+		}
+		TupleDescInitEntry(as->spill_desc, k + 1, NULL, BYTEAOID, -1, 0);
+		as->spill_slot = MakeSingleTupleTableSlot(as->spill_desc, &TTSOpsMinimalTuple);
+		as->spill = tuplesort_begin_heap(as->spill_desc, k, cols, ops, colls, nullsfirst,
+										 work_mem, NULL, TUPLESORT_NONE);
+		MemoryContextSwitchTo(old);
+	}
+	slot = MakeSingleTupleTableSlot(as->spill_desc, &TTSOpsVirtual);
+	for (int g = 0; g < as->ngroups; g++)
+	{
+		MemoryContext old = MemoryContextSwitchTo(as->vx_cxt);
+
+		ExecClearTuple(slot);
+		tagg_group_keys(as, g, slot->tts_values, slot->tts_isnull);
+		slot->tts_values[as->nkeys] = tagg_serialize(as, g);
+		slot->tts_isnull[as->nkeys] = false;
+		ExecStoreVirtualTuple(slot);
+		tuplesort_puttupleslot(as->spill, slot);
+		MemoryContextSwitchTo(old);
+		MemoryContextReset(as->vx_cxt);
+	}
+	ExecDropSingleTupleTableSlot(slot);
+	as->spilled_groups += as->ngroups;
+	tagg_reset_groups(as, 256);
+}
+
+static void
+tagg_check_memory(TesseraAggState *as)
+{
+	if (as->nkeys > 0 && as->ngroups > 1 &&
+		MemoryContextMemAllocated(as->cxt, true) > get_hash_memory_limit())
+		tagg_spill_groups(as);
+}
+
+/* After the input: if anything spilled, the rest follows and the merge starts. */
+static void
+tagg_finish_spill(TesseraAggState *as)
+{
+	if (as->spill == NULL)
+		return;
+	tagg_spill_groups(as);
+	tuplesort_performsort(as->spill);
+	as->spill_pending = tuplesort_gettupleslot(as->spill, true, false, as->spill_slot, NULL);
+}
+
+/*
+ * The next group of the sorted spill: the rows with equal keys merged into
+ * group 0 of an emptied table.  False when none is left.
+ */
+static bool
+tagg_next_spilled_group(TesseraAggState *as)
+{
+	int64		keys[INDEX_MAX_KEYS];
+	bool		nulls[INDEX_MAX_KEYS];
+	bool		first = true;
+
+	if (!as->spill_pending)
+		return false;
+	tagg_reset_groups(as, 1);
+	while (as->spill_pending)
+	{
+		TupleTableSlot *in = as->spill_slot;
+		int			g;
+
+		slot_getallattrs(in);
+		for (int j = 0; j < as->nkeys; j++)
+		{
+			TAggKey    *key = &as->gkeys[j];
+
+			nulls[j] = in->tts_isnull[j];
+			keys[j] = nulls[j] ? 0 :
+				key->kind == TAGG_KEY_INT ? int_datum(in->tts_values[j], key->typlen) :
+				intern_string(as, key, in->tts_values[j]);
+		}
+		if (!first)
+		{
+			bool		same = true;
+
+			for (int j = 0; j < as->nkeys; j++)
+				same &= as->keynull[j] == nulls[j] && as->keys[j] == keys[j];
+			if (!same)
+				break;			/* the next group's first row stays pending */
+		}
+		g = tagg_group_of(as, keys, nulls);
+		tagg_merge_row(as, g, in->tts_values[as->nkeys]);
+		first = false;
+		as->spill_pending = tuplesort_gettupleslot(as->spill, true, false, as->spill_slot, NULL);
+	}
+	return true;
+}
+
 /* Final: merge the partial nodes' rows, each a group's keys and states. */
 static void
 tagg_merge_input(TesseraAggState *as)
@@ -3891,16 +4106,14 @@ tagg_merge_input(TesseraAggState *as)
 	ExprContext *econtext = as->ts.css.ss.ps.ps_ExprContext;
 	int64		keys[INDEX_MAX_KEYS];
 	bool		nulls[INDEX_MAX_KEYS];
+	uint64		nrows = 0;
 
 	tagg_reset(as);
 	for (;;)
 	{
 		TupleTableSlot *in = ExecProcNode(child);
 		MemoryContext old;
-		const char *p,
-				   *end;
 		int			g;
-		bytea	   *states;
 
 		if (TupIsNull(in))
 			break;
@@ -3919,33 +4132,12 @@ tagg_merge_input(TesseraAggState *as)
 		g = tagg_group_of(as, keys, nulls);
 		if (in->tts_isnull[as->nkeys])
 			elog(ERROR, "TesseraAgg: partial aggregate states missing");
-		states = DatumGetByteaPP(in->tts_values[as->nkeys]);
-		p = VARDATA_ANY(states);
-		end = p + VARSIZE_ANY_EXHDR(states);
-		for (int k = 0; k < as->nspecs; k++)
-		{
-			TAggState	src;
-			int32		len;
-			Numeric		extra = NULL;
-
-			if (end - p < (ptrdiff_t) (sizeof(TAggState) + sizeof(int32)))
-				elog(ERROR, "TesseraAgg: partial aggregate states truncated");
-			memcpy(&src, p, sizeof(TAggState));
-			memcpy(&len, p + sizeof(TAggState), sizeof(int32));
-			p += sizeof(TAggState) + sizeof(int32);
-			if (len < 0 || end - p < len)
-				elog(ERROR, "TesseraAgg: partial aggregate states truncated");
-			if (len > 0)
-			{
-				extra = palloc(len);
-				memcpy(extra, p, len);
-				p += len;
-			}
-			tagg_merge_state(&as->specs[k], &as->states[(Size) g * as->nspecs + k], &src,
-							 extra, as->cxt);
-		}
+		tagg_merge_row(as, g, in->tts_values[as->nkeys]);
 		MemoryContextSwitchTo(old);
+		if ((++nrows & 255) == 0)
+			tagg_check_memory(as);
 	}
+	tagg_finish_spill(as);
 	as->computed = true;
 }
 
@@ -3966,26 +4158,20 @@ tagg_exec(CustomScanState *node)
 		else
 			tagg_compute(as);
 	}
-	if (as->next >= as->ngroups)
+	if (as->spill != NULL)
+	{
+		if (!tagg_next_spilled_group(as))
+			return ExecClearTuple(ss->ps.ps_ResultTupleSlot);
+		g = 0;
+	}
+	else if (as->next >= as->ngroups)
 		return ExecClearTuple(ss->ps.ps_ResultTupleSlot);
-	g = as->next++;
+	else
+		g = as->next++;
 
 	ResetExprContext(econtext);
 	ExecClearTuple(slot);
-	for (int j = 0; j < as->nkeys; j++)
-	{
-		TAggKey    *key = &as->gkeys[j];
-		int64		v = as->keys[(Size) g * as->nkeys + j];
-
-		slot->tts_isnull[j] = as->keynull[(Size) g * as->nkeys + j];
-		if (slot->tts_isnull[j])
-			slot->tts_values[j] = (Datum) 0;
-		else if (key->kind != TAGG_KEY_INT)
-			slot->tts_values[j] = key->strs[v];
-		else
-			slot->tts_values[j] = key->typlen == 2 ? Int16GetDatum((int16) v) :
-				key->typlen == 4 ? Int32GetDatum((int32) v) : Int64GetDatum(v);
-	}
+	tagg_group_keys(as, g, slot->tts_values, slot->tts_isnull);
 	col = as->nkeys;
 	if (as->mode == TAGG_PARTIAL)
 	{
@@ -4024,6 +4210,7 @@ tagg_rescan(CustomScanState *node)
 		ExecReScan(linitial(node->custom_ps));
 	as->computed = false;
 	as->next = 0;
+	tagg_end_spill(as);
 }
 
 static void
@@ -4076,8 +4263,10 @@ tagg_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	}
 	if (es->analyze && node->ss.ps.instrument)
 	{
-		if (as->nkeys > 0)
+		if (as->nkeys > 0 && as->spilled_groups == 0)
 			ExplainPropertyInteger("Groups", NULL, as->ngroups, es);
+		if (as->spilled_groups > 0)
+			ExplainPropertyUInteger("Groups Spilled", NULL, as->spilled_groups, es);
 		/* partial nodes' own counters are the leader's share only */
 		if (as->mode == TAGG_SERIAL)
 		{

@@ -211,6 +211,44 @@ RESET max_parallel_workers_per_gather;
 DROP FUNCTION tt.par_cmp(text);
 DROP TABLE kh, kt;
 
+-- more groups than work_mem holds (the estimate was wrong): TesseraAgg
+-- spills them, sorted by key, and merges them back; same answers
+CREATE TABLE sh (g int, s text, b char(4), v int, n numeric) WITH (autovacuum_enabled = off);
+CREATE TABLE st (LIKE sh) USING tessera WITH (autovacuum_enabled = off);
+INSERT INTO sh SELECT i % 3, 'x', 'y', i, i FROM generate_series(1, 1000) i;
+INSERT INTO st SELECT * FROM sh;
+ANALYZE sh;
+ANALYZE st;
+INSERT INTO sh SELECT i, CASE WHEN i % 101 = 0 THEN NULL ELSE 's' || (i % 20011) END,
+    CASE WHEN i % 2 = 0 THEN 'b' ELSE 'b ' END || (i % 3), i % 7, i / 3.0
+FROM generate_series(1, 60000) i;
+INSERT INTO st SELECT * FROM sh WHERE v > 1000 OR s <> 'x' OR s IS NULL;
+SET work_mem = '64kB';
+CREATE FUNCTION tt.spills(q text) RETURNS bool LANGUAGE plpgsql AS $$
+DECLARE
+    line text;
+    agg bool := false;
+    spilled bool := false;
+BEGIN
+    FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+        agg := agg OR line LIKE '%TesseraAgg%';
+        spilled := spilled OR line LIKE '%Groups Spilled%';
+    END LOOP;
+    RETURN agg AND spilled;
+END $$;
+SELECT tt.spills('SELECT g, count(*), sum(v) FROM st GROUP BY g');
+SELECT tt.spills('SELECT s, b, count(*) FROM st GROUP BY s, b');
+SELECT q, tt.cmp(q, 'sh', 'st') FROM (VALUES
+    ('SELECT g, count(*), sum(v), avg(n), min(v), max(g), sum(n * 2) FROM {t} GROUP BY g'),
+    ('SELECT s, count(*), sum(n) FROM {t} GROUP BY s'),
+    ('SELECT s, b, v, count(*), avg(n) FROM {t} GROUP BY s, b, v'),
+    ('SELECT b, count(*) FROM {t} GROUP BY b'),
+    ('SELECT g, count(*) FROM {t} WHERE v < 3 GROUP BY g')) v(q);
+SELECT tt.cmp_ordered('SELECT s, count(*) FROM {t} GROUP BY s ORDER BY s', 'sh', 'st');
+RESET work_mem;
+DROP FUNCTION tt.spills(text);
+DROP TABLE sh, st;
+
 -- not ours: PostgreSQL's Agg runs, answers still identical
 EXPLAIN (COSTS OFF) SELECT count(DISTINCT i2) FROM at;
 EXPLAIN (COSTS OFF) SELECT i2 + 1, count(*) FROM at GROUP BY i2 + 1;
