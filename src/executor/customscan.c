@@ -1853,6 +1853,12 @@ typedef struct TAggSpec
 	VExpr	   *vx;				/* the argument, if not a plain column */
 	struct VecQual *fq;			/* FILTER (WHERE ...), ANDed; NULL: none */
 	int			nfq;
+	/* min/max of other ordered types: through the btree comparison */
+	bool		generic;
+	FmgrInfo	cmp;
+	Oid			collation;
+	int16		typlen;
+	bool		typbyval;
 } TAggSpec;
 
 /*
@@ -1889,6 +1895,7 @@ typedef struct TAggState
 	int64		pinf;
 	int64		ninf;
 	Numeric		extra;			/* numeric values that did not fit in sum */
+	Datum		dbest;			/* min/max of other types: a copy in the groups' memory */
 } TAggState;
 
 
@@ -1954,6 +1961,25 @@ vx_build(Node *expr, Index relid, Relation rel)
 		return vx->l && vx->r ? vx : NULL;
 	}
 	return NULL;
+}
+
+/*
+ * min/max of another type is computed with the type's default btree
+ * comparison, which orders it as its min/max functions do (text_smaller,
+ * numeric_smaller, ... compare with the same function).  Collatable types
+ * only in deterministic collations.
+ */
+static bool
+minmax_generic_ok(Oid typid, Oid collation)
+{
+	TypeCacheEntry *tc = lookup_type_cache(typid, TYPECACHE_CMP_PROC);
+
+	if (!OidIsValid(tc->cmp_proc))
+		return false;
+	if (type_is_collatable(typid) &&
+		(!OidIsValid(collation) || !get_collation_isdeterministic(collation)))
+		return false;
+	return true;
 }
 
 /* Which of our aggregates an Aggref is, or false. */
@@ -2034,8 +2060,11 @@ tagg_classify(Aggref *agg, Index relid, Relation rel, TAggKind *kind, int *attid
 	if (strcmp(name, "min") == 0 || strcmp(name, "max") == 0)
 	{
 		*kind = name[1] == 'i' ? TAGG_MIN : TAGG_MAX;
-		return (group_key_type(t) || t == FLOAT4OID || t == FLOAT8OID) &&
-			getBaseType(agg->aggtype) == t;
+		if (getBaseType(agg->aggtype) != t)
+			return false;
+		if (group_key_type(t) || t == FLOAT4OID || t == FLOAT8OID)
+			return true;
+		return minmax_generic_ok(t, agg->inputcollid);
 	}
 	return false;
 }
@@ -2565,6 +2594,14 @@ tagg_begin(CustomScanState *node, EState *estate, int eflags)
 		if (!tagg_classify(agg, as->plan_relid, rel, &sp->kind, &sp->attidx, &sp->argtype))
 			elog(ERROR, "TesseraAgg: unexpected aggregate");
 		sp->restype = agg->aggtype;
+		if ((sp->kind == TAGG_MIN || sp->kind == TAGG_MAX) && !group_key_type(sp->argtype) &&
+			sp->argtype != FLOAT4OID && sp->argtype != FLOAT8OID)
+		{
+			sp->generic = true;
+			fmgr_info(lookup_type_cache(sp->argtype, TYPECACHE_CMP_PROC)->cmp_proc, &sp->cmp);
+			sp->collation = agg->inputcollid;
+			get_typlenbyval(sp->argtype, &sp->typlen, &sp->typbyval);
+		}
 		if (sp->attidx < 0 && !agg->aggstar)
 			sp->vx = vx_build((Node *) ((TargetEntry *) linitial(agg->args))->expr,
 							  as->plan_relid, rel);
@@ -3366,6 +3403,35 @@ tagg_expr_batch(TesseraAggState *as, int k, TesseraBatch *b, const bool *ok, con
 	MemoryContextReset(as->vx_cxt);
 }
 
+/*
+ * min/max through the type's comparison.  Like text_smaller and friends,
+ * a value equal to the one kept replaces it (equal is not always identical:
+ * 1.0 and 1.00), except for char(n), whose functions keep the old one.
+ */
+static void
+tagg_generic_accum(TesseraAggState *as, TAggSpec *sp, TAggState *st, Datum value)
+{
+	if (st->have)
+	{
+		int			c = DatumGetInt32(FunctionCall2Coll(&sp->cmp, sp->collation, value, st->dbest));
+
+		/* bpchar_smaller/larger alone keep the old value on a tie */
+		if (sp->kind == TAGG_MIN ? c > 0 : c < 0)
+			return;
+		if (c == 0 && sp->argtype == BPCHAROID)
+			return;
+		if (!sp->typbyval)
+			pfree(DatumGetPointer(st->dbest));
+	}
+	{
+		MemoryContext old = MemoryContextSwitchTo(as->cxt);
+
+		st->dbest = datumCopy(value, sp->typbyval, sp->typlen);
+		MemoryContextSwitchTo(old);
+	}
+	st->have = true;
+}
+
 /* Fold one batch into every aggregate. ok: rows to count (NULL: all n). */
 static void
 tagg_batch(TesseraAggState *as, TesseraBatch *b, const bool *ok, int n)
@@ -3542,7 +3608,7 @@ tagg_batch(TesseraAggState *as, TesseraBatch *b, const bool *ok, int n)
 			continue;
 		}
 		if (whole_spec && (sp->kind == TAGG_COUNT ||
-					  ((sp->kind == TAGG_MIN || sp->kind == TAGG_MAX) &&
+					  ((sp->kind == TAGG_MIN || sp->kind == TAGG_MAX) && !sp->generic &&
 					   sp->argtype != FLOAT4OID && sp->argtype != FLOAT8OID)))
 		{
 			TesseraChunkSummary cs;
@@ -3580,7 +3646,7 @@ tagg_batch(TesseraAggState *as, TesseraBatch *b, const bool *ok, int n)
 			continue;
 		}
 		typlen = TupleDescAttr(b->reader->tupdesc, sp->attidx)->attlen;
-		if (sp->argtype != NUMERICOID)
+		if (sp->argtype != NUMERICOID || sp->generic)
 			TesseraBatchColumn(b, sp->attidx, &values, &isnull);
 
 		switch (sp->kind)
@@ -3678,7 +3744,11 @@ tagg_batch(TesseraAggState *as, TesseraBatch *b, const bool *ok, int n)
 				{
 					bool		want_min = sp->kind == TAGG_MIN;
 
-					if (sp->argtype == FLOAT4OID || sp->argtype == FLOAT8OID)
+					if (sp->generic)
+					{
+						TAGG_ROWS(tagg_generic_accum(as, sp, st, values[i]));
+					}
+					else if (sp->argtype == FLOAT4OID || sp->argtype == FLOAT8OID)
 					{
 						bool		f4 = sp->argtype == FLOAT4OID;
 
@@ -3754,6 +3824,8 @@ tagg_result(TAggSpec *sp, TAggState *st, bool *isnull)
 		case TAGG_MAX:
 			if (!st->have)
 				break;
+			if (sp->generic)
+				return st->dbest;
 			switch (sp->argtype)
 			{
 				case FLOAT4OID:
@@ -3875,6 +3947,15 @@ tagg_serialize(TesseraAggState *as, int g)
 		appendBinaryStringInfo(&buf, (char *) &len, sizeof(int32));
 		if (len > 0)
 			appendBinaryStringInfo(&buf, (char *) st->extra, len);
+		if (as->specs[k].generic && st->have)
+		{
+			TAggSpec   *sp = &as->specs[k];
+
+			len = sp->typbyval ? 0 : (int32) datumGetSize(st->dbest, false, sp->typlen);
+			appendBinaryStringInfo(&buf, (char *) &len, sizeof(int32));
+			if (len > 0)
+				appendBinaryStringInfo(&buf, DatumGetPointer(st->dbest), len);
+		}
 	}
 	SET_VARSIZE(buf.data, buf.len);
 	return PointerGetDatum(buf.data);
@@ -3968,6 +4049,27 @@ tagg_merge_row(TesseraAggState *as, int g, Datum statesd)
 			extra = palloc(len);
 			memcpy(extra, p, len);
 			p += len;
+		}
+		if (as->specs[k].generic && src.have)
+		{
+			if (end - p < (ptrdiff_t) sizeof(int32))
+				elog(ERROR, "TesseraAgg: partial aggregate states truncated");
+			memcpy(&len, p, sizeof(int32));
+			p += sizeof(int32);
+			if (len < 0 || end - p < len)
+				elog(ERROR, "TesseraAgg: partial aggregate states truncated");
+			if (len > 0)
+			{
+				char	   *copy = palloc(len);
+
+				memcpy(copy, p, len);
+				src.dbest = PointerGetDatum(copy);
+				p += len;
+			}
+			/* by value: the struct carried it */
+			tagg_generic_accum(as, &as->specs[k], &as->states[(Size) g * as->nspecs + k],
+							   src.dbest);
+			continue;
 		}
 		tagg_merge_state(&as->specs[k], &as->states[(Size) g * as->nspecs + k], &src,
 						 extra, as->cxt);

@@ -84,7 +84,8 @@ def where():
 aggs = ["count(*)", "count(a)", "sum(a)", "sum(b)", "sum(c)", "avg(a)", "avg(b)", "avg(c)", "sum(d)", "avg(d)", "min(a)", "max(b)", "min(c)", "max(e)", "min(e)", "min(f)", "max(g)", "min(r)", "max(r)", "count(h)", "min(h)",
         "sum(d * (1 - d))", "avg(d * 0.05 + d)", "sum(d - 1.125)", "sum(d * d * d)",
         "count(*) filter (where a > 0)", "sum(d) filter (where c < 0 and f > date '2020-01-05')",
-        "max(g) filter (where d >= 10.5)", "avg(b) filter (where e < 100)"]
+        "max(g) filter (where d >= 10.5)", "avg(b) filter (where e < 100)",
+        "max(h)", "min(d)", "max(d) filter (where a < 0)"]
 def join_query():
     # a self-join and a join with a small probe list: nested loops with
     # parameterized scans, hash and merge joins, index scans

@@ -211,6 +211,42 @@ RESET max_parallel_workers_per_gather;
 DROP FUNCTION tt.par_cmp(text);
 DROP TABLE kh, kt;
 
+-- min/max of other ordered types (text in its collation, char(n), numeric
+-- with its display scale, interval, uuid-like text), grouped, filtered and
+-- in parallel
+CREATE TABLE mh (id int, g int, t text, tc text COLLATE "C", b bpchar, n numeric, iv interval);
+INSERT INTO mh SELECT i, i % 7,
+    CASE WHEN i % 11 = 0 THEN NULL ELSE md5(i::text) END,
+    chr(65 + i % 50) || i,
+    CASE WHEN i % 2 = 0 THEN 'a' ELSE 'a ' END,
+    CASE WHEN i % 3 = 0 THEN 1.0 WHEN i % 3 = 1 THEN 1.00 ELSE (i % 97) / 8.0 END,
+    i * interval '1 minute'
+FROM generate_series(1, 20000) i;
+CREATE TABLE mt (LIKE mh INCLUDING ALL) USING tessera WITH (tessera_row_group_row_limit = 1000);
+INSERT INTO mt SELECT * FROM mh ORDER BY id;
+ANALYZE mh;
+ANALYZE mt;
+EXPLAIN (COSTS OFF) SELECT g, min(t), max(tc), min(n), max(iv) FROM mt GROUP BY g;
+SELECT q, tt.cmp(q, 'mh', 'mt') FROM (VALUES
+    ('SELECT min(t), max(t), min(tc), max(tc), min(b), max(b), min(iv), max(iv) FROM {t}'),
+    ('SELECT g, min(t), max(tc), min(iv) FROM {t} GROUP BY g'),
+    ('SELECT min(t COLLATE "C"), max(t COLLATE "C") FROM {t}'),
+    ('SELECT min(t), max(tc) FROM {t} WHERE id > 19990'),
+    ('SELECT min(t), max(t) FROM {t} WHERE id < 0'),
+    ('SELECT g, max(t) FILTER (WHERE id > 100), min(iv) FILTER (WHERE g < 3) FROM {t} GROUP BY g')) v(q);
+-- equal values that print differently: the last one seen wins, as in
+-- numeric_smaller, but the first for bpchar, as in bpchar_smaller
+SELECT min(n), max(n), octet_length(min(b)), octet_length(max(b)) FROM mt WHERE id < 100 AND n = 1;
+SELECT min(n), max(n), octet_length(min(b)), octet_length(max(b)) FROM mh WHERE id < 100 AND n = 1;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SELECT tt.cmp('SELECT g, min(t), max(tc), min(iv), max(iv) FROM {t} GROUP BY g', 'mh', 'mt');
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+DROP TABLE mh, mt;
+
 -- more groups than work_mem holds (the estimate was wrong): TesseraAgg
 -- spills them, sorted by key, and merges them back; same answers
 CREATE TABLE sh (g int, s text, b char(4), v int, n numeric) WITH (autovacuum_enabled = off);
@@ -255,11 +291,11 @@ EXPLAIN (COSTS OFF) SELECT i2 + 1, count(*) FROM at GROUP BY i2 + 1;
 EXPLAIN (COSTS OFF) SELECT n, count(*) FROM at GROUP BY n;
 EXPLAIN (COSTS OFF) SELECT dm, count(*) FROM at GROUP BY dm HAVING count(*) > 1;
 EXPLAIN (COSTS OFF) SELECT sum(i4) FILTER (WHERE t LIKE 'v1%') FROM at;
-EXPLAIN (COSTS OFF) SELECT sum(n), min(t) FROM at;
+EXPLAIN (COSTS OFF) SELECT sum(n), min(t || 'x') FROM at;
 EXPLAIN (COSTS OFF) SELECT sum(i4) FROM at WHERE t LIKE 'v1%';
 EXPLAIN (COSTS OFF) SELECT sum(i4 + 1) FROM at;
 SELECT a, tt.cmp('SELECT ' || a || ' FROM {t}', 'ah', 'at') FROM (VALUES
-    ('count(DISTINCT i2)'), ('sum(i4) FILTER (WHERE t LIKE ''v1%'')'), ('sum(n), min(t)'), ('sum(i4 + 1)')
+    ('count(DISTINCT i2)'), ('sum(i4) FILTER (WHERE t LIKE ''v1%'')'), ('sum(n), min(t || ''x'')'), ('sum(i4 + 1)')
 ) v(a);
 SET tessera.enable_custom_agg = off;
 EXPLAIN (COSTS OFF) SELECT sum(i4) FROM at;
