@@ -107,6 +107,9 @@ typedef void (*TesseraCorruptFn) (void *arg, const char *detail) pg_attribute_no
 extern void TesseraDecodeChunk(const TesseraColumnType *type, const TesseraChunkDisk *chunk,
 							   const char *stored, int nrows, Datum *values, bool *isnull,
 							   TesseraCorruptFn corrupt, void *arg);
+extern void TesseraDecodeChunkRaw(const TesseraColumnType *type, const TesseraChunkDisk *chunk,
+								  const char *raw, int nrows, Datum *values, bool *isnull,
+								  TesseraCorruptFn corrupt, void *arg);
 extern const char *TesseraChunkRaw(const TesseraChunkDisk *chunk, const char *stored,
 								   TesseraCorruptFn corrupt, void *arg);
 /*

@@ -60,6 +60,7 @@ typedef struct TesseraBatch
 	bool		sparse;			/* few rows will be read: decode values singly */
 	struct TesseraScaledColumn *scaled;	/* [natts] numerics as scaled
 										 * integers (TesseraBatchScaled) */
+	struct TesseraColumnAccess *access; /* [natts] how rows read each column */
 } TesseraBatch;
 
 typedef struct TesseraReader

@@ -676,9 +676,6 @@ TesseraDecodeChunk(const TesseraColumnType *type, const TesseraChunkDisk *chunk,
 				   TesseraCorruptFn corrupt, void *arg)
 {
 	const char *raw;
-	const char *p;
-	const char *end;
-	const uint8 *bits = NULL;
 	int			n = chunk->value_count;
 
 	if (chunk->encoding == TESSERA_ENC_ABSENT)
@@ -693,6 +690,32 @@ TesseraDecodeChunk(const TesseraColumnType *type, const TesseraChunkDisk *chunk,
 		corrupt(arg, "invalid value count");
 
 	raw = TesseraChunkRaw(chunk, stored, corrupt, arg);
+	TesseraDecodeChunkRaw(type, chunk, raw, nrows, values, isnull, corrupt, arg);
+}
+
+/*
+ * TesseraDecodeChunkRaw
+ *		TesseraDecodeChunk from the chunk's payload already decompressed
+ *		(TesseraChunkRaw).
+ */
+void
+TesseraDecodeChunkRaw(const TesseraColumnType *type, const TesseraChunkDisk *chunk,
+					  const char *raw, int nrows, Datum *values, bool *isnull,
+					  TesseraCorruptFn corrupt, void *arg)
+{
+	const char *p;
+	const char *end;
+	const uint8 *bits = NULL;
+	int			n = chunk->value_count;
+
+	if (chunk->encoding == TESSERA_ENC_ABSENT)
+	{
+		memset(values, 0, sizeof(Datum) * nrows);
+		memset(isnull, true, sizeof(bool) * nrows);
+		return;
+	}
+	if (n == 0 || n > nrows)
+		corrupt(arg, "invalid value count");
 	p = raw;
 	end = raw + chunk->raw_bytes;
 

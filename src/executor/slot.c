@@ -126,8 +126,9 @@ tts_tessera_getsomeattrs(TupleTableSlot *slot, int natts)
 			slot->tts_isnull[i] = true;
 			continue;
 		}
-		if (unlikely(b->sparse))
+		if (b->values[i] == NULL)
 		{
+			/* decodes this value or the column, as the reads so far suggest */
 			slot->tts_values[i] = TesseraBatchValue(b, i, ts->row, &slot->tts_isnull[i]);
 			continue;
 		}

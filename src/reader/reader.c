@@ -430,6 +430,7 @@ TesseraReaderLoad(TesseraReader *r, int stripe, int rg)
 	b->raw_index = NULL;
 	b->sparse = false;
 	b->scaled = NULL;
+	b->access = NULL;
 
 	/* rows deleted or replaced as far as the snapshot is concerned */
 	if (visible > 0 && r->check_deleted && r->snapshot &&
@@ -547,10 +548,14 @@ decode_column(TesseraBatch *b, int i)
 	{
 		TesseraCorruptContext cc;
 		TesseraChunkDisk *cd = chunk_context(b, i, &cc);
-		char	   *stored = read_chunk(b, cd, &cc);
 
-		TesseraDecodeChunk(TesseraReaderColumnType(r, i), cd, stored, b->chunk_rows,
-						   values, isnull, TesseraChunkCorrupt, &cc);
+		/* single values read first left the payload decompressed */
+		if (b->raw != NULL && b->raw[i] != NULL)
+			TesseraDecodeChunkRaw(TesseraReaderColumnType(r, i), cd, b->raw[i], b->chunk_rows,
+								  values, isnull, TesseraChunkCorrupt, &cc);
+		else
+			TesseraDecodeChunk(TesseraReaderColumnType(r, i), cd, read_chunk(b, cd, &cc),
+							   b->chunk_rows, values, isnull, TesseraChunkCorrupt, &cc);
 	}
 	b->values[i] = values;
 	b->isnull[i] = isnull;
@@ -570,12 +575,53 @@ TesseraBatchColumn(TesseraBatch *b, int attidx, Datum **values, bool **isnull)
 	*isnull = b->isnull[attidx];
 }
 
+/* How the rows of a batch have asked for a column not decoded yet. */
+typedef struct TesseraColumnAccess
+{
+	int32		n;				/* values read singly */
+	int32		first;			/* the rows of the first and latest of them */
+	int32		last;
+	bool		sparse;			/* decided: keep reading singly */
+} TesseraColumnAccess;
+
+#define TESSERA_ACCESS_PROBE	16	/* single reads before deciding */
+#define TESSERA_ACCESS_SPARSE	8	/* sparse: fewer than 1 row in 8 read */
+
+/*
+ * Should this read of column attidx decode just the value?  A consumer
+ * that reads few, scattered rows of a batch -- the probe side of a
+ * selective hash join, a projection above a join -- would otherwise decode
+ * the whole column for a handful of values.  The first reads are single;
+ * then the spread of the rows read decides: about every row (a scan
+ * feeding an Agg) decodes the column, scattered rows keep reading singly.
+ */
+static bool
+read_singly(TesseraBatch *b, int attidx, int row)
+{
+	TesseraColumnAccess *a;
+
+	if (b->access == NULL)
+		b->access = MemoryContextAllocZero(b->reader->batch_cxt,
+										   sizeof(TesseraColumnAccess) * Max(b->reader->natts, 1));
+	a = &b->access[attidx];
+	if (a->sparse)
+		return true;
+	if (a->n == 0)
+		a->first = row;
+	a->last = row;
+	if (++a->n < TESSERA_ACCESS_PROBE)
+		return true;
+	a->sparse = (int64) Abs(a->last - a->first) + 1 >= (int64) a->n * TESSERA_ACCESS_SPARSE;
+	return a->sparse;
+}
+
 /*
  * TesseraBatchValue
  *		Value of column attidx in row `row` of the current batch.  When the
- *		batch is marked sparse (a filter selected few of its rows) and the
- *		column is not decoded yet, only this value is decoded, from the
- *		chunk's decompressed payload; otherwise the column is decoded whole.
+ *		batch is marked sparse (a filter selected few of its rows), or the
+ *		rows read so far are few and scattered (read_singly), and the column
+ *		is not decoded yet, only this value is decoded, from the chunk's
+ *		decompressed payload; otherwise the column is decoded whole.
  */
 Datum
 TesseraBatchValue(TesseraBatch *b, int attidx, int row, bool *isnull)
@@ -590,8 +636,9 @@ TesseraBatchValue(TesseraBatch *b, int attidx, int row, bool *isnull)
 	if (b->values[attidx] == NULL)
 	{
 		dir = r->stripes[b->stripe].dir;
-		if (!b->sparse || TupleDescAttr(r->tupdesc, attidx)->attisdropped ||
-			(uint32) attidx >= dir->hdr.natts)
+		if (TupleDescAttr(r->tupdesc, attidx)->attisdropped ||
+			(uint32) attidx >= dir->hdr.natts ||
+			!(b->sparse || read_singly(b, attidx, row)))
 			decode_column(b, attidx);
 	}
 	if (b->values[attidx] != NULL)

@@ -181,6 +181,18 @@ DELETE FROM ch WHERE f8 > 9990;
 DELETE FROM ct WHERE f8 > 9990;
 SELECT tt.same_table('ch', 'ct');
 
+-- a hash join probing with every row of ct but matching few: the columns
+-- it projects are read value by value, not decoded whole (answers equal)
+CREATE TABLE probe AS SELECT i * 37 AS k FROM generate_series(1, 300) i;
+ANALYZE probe;
+SET enable_nestloop = off;
+SET enable_mergejoin = off;
+SELECT tt.cmp('SELECT c.id, c.i8, c.f8, c.n, c.t, c.tc, c.u, c.arr FROM {t} c JOIN probe p ON c.id = p.k', 'ch', 'ct');
+SELECT tt.cmp('SELECT c.id, c.n, c.t FROM {t} c JOIN probe p ON c.id % 1000 = p.k', 'ch', 'ct');
+RESET enable_nestloop;
+RESET enable_mergejoin;
+DROP TABLE probe;
+
 -- a column added later reads its default in older stripes
 ALTER TABLE ch ADD COLUMN k int DEFAULT 7;
 ALTER TABLE ct ADD COLUMN k int DEFAULT 7;
