@@ -118,6 +118,8 @@ init_pow10_i128(void)
 
 /* ---- qual analysis, shared by planning and execution ---- */
 
+static bool group_key_type(Oid t);
+
 /* A comparison's column: Var of the scanned relation, maybe relabeled. */
 static Var *
 scan_var(Node *node, Index relid)
@@ -267,6 +269,7 @@ typedef enum VecKind
 	VEC_FLOAT4,
 	VEC_FLOAT8,
 	VEC_DATE_TS,				/* date column, timestamp value */
+	VEC_COLCOL,					/* two integer-like columns of one type */
 	VEC_NUMERIC					/* compared as scaled integers */
 } VecKind;
 
@@ -285,6 +288,23 @@ vectorizable(Node *node, Index relid, Relation rel, VecKind *kind, int *strategy
 	if (!IsA(node, OpExpr))
 		return false;
 	op = (OpExpr *) node;
+	if (list_length(op->args) == 2 && scan_var(linitial(op->args), relid) != NULL &&
+		scan_var(lsecond(op->args), relid) != NULL)
+	{
+		/* two columns of the same integer-like type: `l_commitdate < l_receiptdate` */
+		Var		   *l = scan_var(linitial(op->args), relid);
+		Var		   *r = scan_var(lsecond(op->args), relid);
+
+		coltype = getBaseType(l->vartype);
+		if (coltype != getBaseType(r->vartype) || !group_key_type(coltype) ||
+			TupleDescAttr(RelationGetDescr(rel), r->varattno - 1)->attisdropped ||
+			!skip_operator(op->opno, l, op->inputcollid, rel, strategy, &proc))
+			return false;
+		*kind = VEC_COLCOL;
+		*attidx = l->varattno - 1;
+		*value = (Node *) r;
+		return true;
+	}
 	var = normalize_opexpr(op, relid, &opno, value);
 	if (var == NULL)
 		return false;
@@ -779,6 +799,7 @@ typedef struct VecQual
 	VecKind		kind;
 	int			strategy;
 	int			attidx;
+	int			attidx2;		/* VEC_COLCOL: the right-hand column */
 	Oid			valtype;
 	ExprState  *expr;
 	/* the value in this scan */
@@ -910,7 +931,10 @@ init_filters(TesseraScanState *ts, List *skip_quals, List *vector_quals, Index r
 		if (!vectorizable(lfirst(lc), relid, rel, &vq->kind, &vq->strategy, &vq->attidx, &value))
 			elog(ERROR, "TesseraScan: unexpected vector qual");
 		vq->valtype = exprType(value);
-		vq->expr = ExecInitExpr((Expr *) value, ps);
+		if (vq->kind == VEC_COLCOL)
+			vq->attidx2 = ((Var *) value)->varattno - 1;
+		else
+			vq->expr = ExecInitExpr((Expr *) value, ps);
 	}
 	ts->filter_cxt = AllocSetContextCreate(CurrentMemoryContext, "TesseraScan filter",
 										   ALLOCSET_SMALL_SIZES);
@@ -1115,6 +1139,13 @@ eval_values(TesseraScanState *ts)
 static void
 eval_vecqual(VecQual *vq, ExprContext *econtext)
 {
+	if (vq->kind == VEC_COLCOL)
+	{
+		/* no value: the other column's */
+		vq->run_strategy = vq->strategy;
+		vq->isnull = false;
+		return;
+	}
 	{
 		Datum		d = ExecEvalExprSwitchContext(vq->expr, econtext, &vq->isnull);
 
@@ -1518,6 +1549,41 @@ vec_apply(VecQual *vquals, int nvq, TesseraBatch *b, bool *sel, int n, int *idxb
 						VEC_LOOP(date_as_timestamp, v, NUM_LT, NUM_LE, NUM_EQ);
 					else
 						VEC_LOOP(DatumGetDateADT, v, NUM_LT, NUM_LE, NUM_EQ);
+					break;
+				}
+			case VEC_COLCOL:
+				{
+					Datum	   *values2;
+					bool	   *isnull2;
+					int16		typlen = TupleDescAttr(b->reader->tupdesc, vq->attidx)->attlen;
+
+					TesseraBatchColumn(b, vq->attidx2, &values2, &isnull2);
+#define COLCOL_LOOP(GET) \
+					switch (strategy) \
+					{ \
+						case BTLessStrategyNumber: \
+							VEC_CMP_LOOP(!isnull2[i] & (GET(values[i]) < GET(values2[i]))); \
+							break; \
+						case BTLessEqualStrategyNumber: \
+							VEC_CMP_LOOP(!isnull2[i] & (GET(values[i]) <= GET(values2[i]))); \
+							break; \
+						case BTEqualStrategyNumber: \
+							VEC_CMP_LOOP(!isnull2[i] & (GET(values[i]) == GET(values2[i]))); \
+							break; \
+						case BTGreaterEqualStrategyNumber: \
+							VEC_CMP_LOOP(!isnull2[i] & (GET(values[i]) >= GET(values2[i]))); \
+							break; \
+						case BTGreaterStrategyNumber: \
+							VEC_CMP_LOOP(!isnull2[i] & (GET(values[i]) > GET(values2[i]))); \
+							break; \
+					}
+					if (typlen == 2)
+						COLCOL_LOOP(DatumGetInt16)
+					else if (typlen == 4)
+						COLCOL_LOOP(DatumGetInt32)
+					else
+						COLCOL_LOOP(DatumGetInt64)
+#undef COLCOL_LOOP
 					break;
 				}
 #ifdef HAVE_INT128
@@ -2620,7 +2686,10 @@ tagg_begin(CustomScanState *node, EState *estate, int eflags)
 								  &vq->attidx, &value))
 					elog(ERROR, "TesseraAgg: unexpected FILTER");
 				vq->valtype = exprType(value);
-				vq->expr = ExecInitExpr((Expr *) value, &node->ss.ps);
+				if (vq->kind == VEC_COLCOL)
+					vq->attidx2 = ((Var *) value)->varattno - 1;
+				else
+					vq->expr = ExecInitExpr((Expr *) value, &node->ss.ps);
 			}
 		}
 	}

@@ -238,6 +238,25 @@ SELECT q, tt.cmp('SELECT id FROM {t} WHERE ' || q, 'vh', 'vt') FROM (VALUES
     ('d > ''infinity''::timestamp'), ('d >= ''infinity''::timestamp'), ('d = ''infinity''::timestamp'),
     ('d < ''-infinity''::timestamp'), ('d <= ''-infinity''::timestamp'), ('d > ''294276-12-30''::timestamp'),
     ('d < ''294276-12-31 23:59''::timestamp AND id < 20')) v(q);
+-- two columns of one type compared with each other (TPC-H's
+-- l_commitdate < l_receiptdate), with NULLs and infinities
+CREATE TABLE cch (a int, b int, x bigint, y bigint, d1 date, d2 date);
+INSERT INTO cch SELECT i % 100, CASE WHEN i % 9 = 0 THEN NULL ELSE i % 77 END,
+    i * 3, CASE WHEN i % 5 = 0 THEN NULL ELSE i * 2 + 1000 END,
+    date '2000-01-01' + i % 300, CASE WHEN i = 7 THEN 'infinity' WHEN i = 8 THEN '-infinity'
+                                      ELSE date '2000-01-01' + (i * 7) % 300 END
+FROM generate_series(1, 20000) i;
+CREATE TABLE cct (LIKE cch) USING tessera WITH (tessera_row_group_row_limit = 1000);
+INSERT INTO cct SELECT * FROM cch;
+ANALYZE cch;
+ANALYZE cct;
+EXPLAIN (COSTS OFF) SELECT a FROM cct WHERE d1 < d2 AND a <= b;
+SELECT q, tt.cmp('SELECT * FROM {t} WHERE ' || q, 'cch', 'cct') FROM (VALUES
+    ('a < b'), ('a <= b'), ('a = b'), ('a >= b'), ('a > b'), ('b > a AND x < y'), ('x >= y'),
+    ('d1 < d2'), ('d1 >= d2'), ('d2 = d1'), ('d1 < d2 AND a = 5')) v(q);
+SELECT tt.cmp('SELECT a, count(*), sum(x) FILTER (WHERE d1 < d2) FROM {t} WHERE a <= b GROUP BY a', 'cch', 'cct');
+DROP TABLE cch, cct;
+
 -- as a prepared statement with the value as a parameter
 PREPARE vq(numeric, timestamp) AS SELECT count(*), sum(id) FROM vt WHERE n2 > $1 AND d < $2;
 EXECUTE vq(10.005, '1999-01-01');
