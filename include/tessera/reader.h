@@ -82,6 +82,8 @@ typedef struct TesseraReader
 	bool		check_deleted;	/* compute batch->deleted when loading */
 	bool		keep_states;	/* SnapshotAny: keep row states in batch->states */
 	const bool *needed;			/* [natts] columns a slot may decode; NULL: all */
+	uint64		bytes_read;		/* chunk and directory bytes read from pages */
+	uint64		bytes_decompressed; /* payload bytes produced by a codec */
 	MemoryContext cxt;			/* lifetime of the reader */
 	MemoryContext batch_cxt;	/* reset for every row group */
 	TesseraBatch batch;

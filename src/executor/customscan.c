@@ -51,6 +51,7 @@
 #include "access/nbtree.h"
 #include "common/hashfn.h"
 #include "access/relscan.h"
+#include "port/atomics.h"
 #include "access/table.h"
 #include "access/tableam.h"
 #include "catalog/pg_class.h"
@@ -815,6 +816,16 @@ typedef struct VecQual
 #endif
 } VecQual;
 
+/* Parallel TesseraScan/TesseraAgg: the workers' byte counters, then the scan. */
+typedef struct TscanShared
+{
+	pg_atomic_uint64 bytes_read;
+	pg_atomic_uint64 bytes_decompressed;
+} TscanShared;
+
+#define TSCAN_PSCAN(coordinate) \
+	((ParallelTableScanDesc) ((char *) (coordinate) + MAXALIGN(sizeof(TscanShared))))
+
 typedef struct TesseraScanState
 {
 	CustomScanState css;
@@ -835,6 +846,12 @@ typedef struct TesseraScanState
 	uint64		rgs_read;
 	uint64		rgs_skipped;
 	uint64		rows_removed;
+	/* bytes read and decompressed: this process's, and the workers' */
+	TscanShared *shared;
+	bool		is_worker;
+	bool		bytes_final;
+	uint64		bytes_read;
+	uint64		bytes_decompressed;
 	/* fast path: no plan qual, output columns are plain columns */
 	bool		fast;
 	int			nproj;
@@ -1763,33 +1780,86 @@ tscan_rescan(CustomScanState *node)
 static Size
 tscan_estimate_dsm(CustomScanState *node, ParallelContext *pcxt)
 {
-	return table_parallelscan_estimate(node->ss.ss_currentRelation,
-									   node->ss.ps.state->es_snapshot);
+	return MAXALIGN(sizeof(TscanShared)) +
+		table_parallelscan_estimate(node->ss.ss_currentRelation, node->ss.ps.state->es_snapshot);
 }
 
 static void
 tscan_init_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
 {
-	ParallelTableScanDesc pscan = coordinate;
+	TesseraScanState *ts = (TesseraScanState *) node;
+	ParallelTableScanDesc pscan = TSCAN_PSCAN(coordinate);
 
+	ts->shared = coordinate;
+	pg_atomic_init_u64(&ts->shared->bytes_read, 0);
+	pg_atomic_init_u64(&ts->shared->bytes_decompressed, 0);
 	table_parallelscan_initialize(node->ss.ss_currentRelation, pscan,
 								  node->ss.ps.state->es_snapshot);
 	node->ss.ss_currentScanDesc = table_beginscan_parallel(node->ss.ss_currentRelation, pscan);
-	((TesseraScanState *) node)->filters_set = false;
+	ts->filters_set = false;
 }
 
 static void
 tscan_reinit_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
 {
-	table_parallelscan_reinitialize(node->ss.ss_currentRelation, coordinate);
+	table_parallelscan_reinitialize(node->ss.ss_currentRelation, TSCAN_PSCAN(coordinate));
 }
 
 static void
 tscan_init_worker(CustomScanState *node, shm_toc *toc, void *coordinate)
 {
+	TesseraScanState *ts = (TesseraScanState *) node;
+
+	ts->shared = coordinate;
+	ts->is_worker = true;
 	node->ss.ss_currentScanDesc = table_beginscan_parallel(node->ss.ss_currentRelation,
-														   coordinate);
-	((TesseraScanState *) node)->filters_set = false;
+														   TSCAN_PSCAN(coordinate));
+	ts->filters_set = false;
+}
+
+/*
+ * At the end of execution: a worker adds its byte counts to the shared
+ * ones; the leader, whose children shut down before the Gather detaches
+ * the shared memory, keeps the total for EXPLAIN.
+ */
+static void
+tscan_shutdown(CustomScanState *node)
+{
+	TesseraScanState *ts = (TesseraScanState *) node;
+	uint64		read = 0,
+				decompressed = 0;
+
+	if (ts->bytes_final)
+		return;
+	if (node->ss.ss_currentScanDesc)
+		TesseraScanBytes(node->ss.ss_currentScanDesc, &read, &decompressed);
+	if (ts->shared != NULL && ts->is_worker)
+	{
+		pg_atomic_fetch_add_u64(&ts->shared->bytes_read, read);
+		pg_atomic_fetch_add_u64(&ts->shared->bytes_decompressed, decompressed);
+	}
+	else if (ts->shared != NULL)
+	{
+		read += pg_atomic_read_u64(&ts->shared->bytes_read);
+		decompressed += pg_atomic_read_u64(&ts->shared->bytes_decompressed);
+	}
+	ts->bytes_read = read;
+	ts->bytes_decompressed = decompressed;
+	ts->bytes_final = true;
+	ts->shared = NULL;
+}
+
+/* EXPLAIN (ANALYZE, VERBOSE): what the scan read and decompressed. */
+static void
+tscan_explain_bytes(TesseraScanState *ts, ExplainState *es)
+{
+	if (!es->analyze || !es->verbose)
+		return;
+	if (!ts->bytes_final && ts->css.ss.ss_currentScanDesc)
+		TesseraScanBytes(ts->css.ss.ss_currentScanDesc, &ts->bytes_read, &ts->bytes_decompressed);
+	ExplainPropertyInteger("Bytes Read", "kB", (int64) ((ts->bytes_read + 1023) / 1024), es);
+	ExplainPropertyInteger("Bytes Decompressed", "kB",
+						   (int64) ((ts->bytes_decompressed + 1023) / 1024), es);
 }
 
 /* ---- EXPLAIN ---- */
@@ -1831,6 +1901,7 @@ tscan_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		}
 		if (ts->vector_exprs != NIL)
 			ExplainPropertyFloat("Rows Removed by Vector Filter", NULL, instr->nfiltered2, 0, es);
+		tscan_explain_bytes(ts, es);
 	}
 }
 
@@ -2716,6 +2787,13 @@ tagg_begin(CustomScanState *node, EState *estate, int eflags)
 	init_pow10_i128();
 	if (as->mode == TAGG_FINAL)
 		table_close(rel, NoLock);
+}
+
+static void
+tagg_shutdown(CustomScanState *node)
+{
+	if (((TesseraAggState *) node)->mode != TAGG_FINAL)
+		tscan_shutdown(node);
 }
 
 static void
@@ -4449,6 +4527,8 @@ tagg_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		if (as->ts.vector_exprs != NIL)
 			ExplainPropertyFloat("Rows Removed by Vector Filter", NULL,
 								 node->ss.ps.instrument->nfiltered2, 0, es);
+		if (as->mode != TAGG_FINAL)
+			tscan_explain_bytes(&as->ts, es);
 	}
 }
 
@@ -4475,6 +4555,7 @@ TesseraInitCustomScan(void)
 	tscan_exec_methods.InitializeDSMCustomScan = tscan_init_dsm;
 	tscan_exec_methods.ReInitializeDSMCustomScan = tscan_reinit_dsm;
 	tscan_exec_methods.InitializeWorkerCustomScan = tscan_init_worker;
+	tscan_exec_methods.ShutdownCustomScan = tscan_shutdown;
 	tscan_exec_methods.ExplainCustomScan = tscan_explain;
 
 	prev_set_rel_pathlist = set_rel_pathlist_hook;
@@ -4496,6 +4577,7 @@ TesseraInitCustomScan(void)
 	tagg_exec_methods.InitializeDSMCustomScan = tscan_init_dsm;
 	tagg_exec_methods.ReInitializeDSMCustomScan = tscan_reinit_dsm;
 	tagg_exec_methods.InitializeWorkerCustomScan = tscan_init_worker;
+	tagg_exec_methods.ShutdownCustomScan = tagg_shutdown;
 	tagg_exec_methods.ExplainCustomScan = tagg_explain;
 
 	prev_create_upper_paths = create_upper_paths_hook;

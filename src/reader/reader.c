@@ -320,6 +320,7 @@ TesseraReaderDir(TesseraReader *r, int stripe)
 		MemoryContext old = MemoryContextSwitchTo(r->cxt);
 
 		ss->dir = TesseraLoadDir(r->rel, &ss->meta, r->rel_nblocks);
+		r->bytes_read += ss->meta.dir_bytes;
 		MemoryContextSwitchTo(old);
 	}
 	return ss->dir;
@@ -503,6 +504,9 @@ read_chunk(TesseraBatch *b, TesseraChunkDisk *cd, TesseraCorruptContext *cc)
 	pg_crc32c	crc;
 
 	stored = MemoryContextAllocHuge(r->batch_cxt, (Size) cd->stored_bytes + TESSERA_DECODE_PADDING);
+	r->bytes_read += cd->stored_bytes;
+	if (cd->codec != TESSERA_CODEC_NONE)
+		r->bytes_decompressed += cd->raw_bytes;
 	if (cd->stored_bytes > 0 &&
 		!TesseraReadBytes(r->rel, ss->meta.start_block, ss->meta.nblocks,
 						  cd->offset, cd->stored_bytes, stored, r->strategy))

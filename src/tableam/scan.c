@@ -728,3 +728,17 @@ TesseraScanSetColumns(TableScanDesc sscan, const bool *needed)
 {
 	((TesseraScanDesc) sscan)->reader->needed = needed;
 }
+
+/*
+ * TesseraScanBytes
+ *		Bytes the scan's reader has read from stripe pages and produced by
+ *		decompression so far (EXPLAIN ANALYZE of TesseraScan/TesseraAgg).
+ */
+void
+TesseraScanBytes(TableScanDesc sscan, uint64 *read, uint64 *decompressed)
+{
+	TesseraScanDesc scan = (TesseraScanDesc) sscan;
+
+	*read = scan->reader ? scan->reader->bytes_read : 0;
+	*decompressed = scan->reader ? scan->reader->bytes_decompressed : 0;
+}

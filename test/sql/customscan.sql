@@ -181,6 +181,62 @@ DELETE FROM ch WHERE f8 > 9990;
 DELETE FROM ct WHERE f8 > 9990;
 SELECT tt.same_table('ch', 'ct');
 
+-- EXPLAIN (ANALYZE, VERBOSE) reports bytes read and decompressed, serial and
+-- parallel (workers add theirs); an uncompressed table decompresses nothing
+CREATE FUNCTION tt.explain_bytes(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+    line text;
+    r bigint := -1;
+    d bigint := -1;
+BEGIN
+    FOR line IN EXECUTE 'EXPLAIN (ANALYZE, VERBOSE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+        IF line ~ 'Bytes Read: ' THEN
+            r := greatest(r, 0) + substring(line from 'Bytes Read: (\d+)')::bigint;
+        ELSIF line ~ 'Bytes Decompressed: ' THEN
+            d := greatest(d, 0) + substring(line from 'Bytes Decompressed: (\d+)')::bigint;
+        END IF;
+    END LOOP;
+    RETURN CASE WHEN r < 0 THEN 'no bytes reported'
+                ELSE format('read %s, decompressed %s',
+                            CASE WHEN r > 0 THEN 'some' ELSE 'none' END,
+                            CASE WHEN d > 0 THEN 'some' ELSE 'none' END) END;
+END $$;
+SELECT tt.explain_bytes('SELECT id, t FROM ct WHERE id < 5000');
+CREATE TABLE ctn (LIKE ch) USING tessera WITH (tessera_compression = none);
+INSERT INTO ctn SELECT * FROM ch;
+SELECT tt.explain_bytes('SELECT id, t FROM ctn WHERE id < 5000');
+SELECT tt.explain_bytes('SELECT count(*), sum(i8) FROM ctn WHERE id < 5000');
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+SELECT tt.explain_bytes('SELECT i2, count(*) FROM ct GROUP BY i2');
+SELECT tt.explain_bytes('SELECT sum(i8) FROM ct');
+-- the workers' bytes count: in parallel at least the serial scan's
+CREATE FUNCTION tt.bytes_read(q text) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+    line text;
+    r bigint := 0;
+BEGIN
+    FOR line IN EXECUTE 'EXPLAIN (ANALYZE, VERBOSE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+        IF line ~ 'Bytes Read: ' THEN
+            r := r + substring(line from 'Bytes Read: (\d+)')::bigint;
+        END IF;
+    END LOOP;
+    RETURN r;
+END $$;
+CREATE TEMP TABLE par AS SELECT tt.bytes_read('SELECT i2, count(*) FROM ct GROUP BY i2') AS p;
+SET max_parallel_workers_per_gather = 0;
+SELECT p >= tt.bytes_read('SELECT i2, count(*) FROM ct GROUP BY i2') AS workers_counted FROM par;
+DROP TABLE par;
+DROP FUNCTION tt.bytes_read(text);
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;
+DROP TABLE ctn;
+DROP FUNCTION tt.explain_bytes(text);
+
 -- a hash join probing with every row of ct but matching few: the columns
 -- it projects are read value by value, not decoded whole (answers equal)
 CREATE TABLE probe AS SELECT i * 37 AS k FROM generate_series(1, 300) i;
