@@ -123,6 +123,7 @@ typedef struct TesseraValueIndex
 	int			n;
 	uint32	   *offsets;		/* variable-length values of a plain section */
 	void	   *delta_cps;		/* checkpoints of the delta-encoded integer section */
+	uint32	   *rle_ends;		/* where each run of a run-length section ends */
 } TesseraValueIndex;
 
 extern void TesseraFreeValueIndex(TesseraValueIndex *index);

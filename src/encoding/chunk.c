@@ -1109,6 +1109,8 @@ TesseraFreeValueIndex(TesseraValueIndex *index)
 		pfree(index->offsets);
 	if (index->delta_cps)
 		pfree(index->delta_cps);
+	if (index->rle_ends)
+		pfree(index->rle_ends);
 	pfree(index);
 }
 

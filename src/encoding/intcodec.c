@@ -701,7 +701,9 @@ TesseraIntAt(const char *p, const char *end, int n, int idx, int64 *out)
  * TesseraIntAtIndexed
  *		TesseraIntAt, with the running values of a delta section kept in
  *		index (built on first use), so that a lookup walks at most
- *		DELTA_CP_EVERY - 1 deltas instead of up to n.
+ *		DELTA_CP_EVERY - 1 deltas instead of up to n, and the ends of a
+ *		run-length section's runs, so that a lookup is a binary search
+ *		instead of a walk over the runs.
  */
 bool
 TesseraIntAtIndexed(const char *p, const char *end, int n, int idx, int64 *out,
@@ -712,6 +714,41 @@ TesseraIntAtIndexed(const char *p, const char *end, int n, int idx, int64 *out,
 	uint64	   *cps;
 	uint64		acc;
 
+	if (index != NULL && idx >= 0 && idx < n && int_section_size(p, end, n, &hdr) != 0 &&
+		hdr.mode == INT_MODE_RLE && hdr.runs > 1)
+	{
+		/* where each run ends, then a binary search for the run of idx */
+		Size		vbytes = packed_bytes(hdr.runs, hdr.width);
+		uint32	   *ends = index->rle_ends;
+		uint32		lo = 0,
+					hi = hdr.runs - 1;
+
+		if (ends == NULL)
+		{
+			uint64		pos = 0;
+
+			ends = MemoryContextAlloc(index->cxt, sizeof(uint32) * hdr.runs);
+			for (uint32 r = 0; r < hdr.runs; r++)
+			{
+				pos += unpack_one(data + vbytes, r, hdr.width2) + (uint64) hdr.base2;
+				ends[r] = (uint32) Min(pos, (uint64) PG_UINT32_MAX);
+			}
+			index->rle_ends = ends;
+		}
+		if ((uint64) idx >= ends[hdr.runs - 1])
+			return false;
+		while (lo < hi)
+		{
+			uint32		mid = lo + (hi - lo) / 2;
+
+			if ((uint32) idx < ends[mid])
+				hi = mid;
+			else
+				lo = mid + 1;
+		}
+		*out = (int64) (unpack_one(data, lo, hdr.width) + (uint64) hdr.base);
+		return true;
+	}
 	if (index == NULL || idx < 0 || idx >= n || int_section_size(p, end, n, &hdr) == 0 ||
 		hdr.mode != INT_MODE_DELTA || hdr.width == 0)
 		return TesseraIntAt(p, end, n, idx, out);

@@ -248,6 +248,22 @@ SELECT tt.cmp('SELECT c.id, c.n, c.t FROM {t} c JOIN probe p ON c.id % 1000 = p.
 RESET enable_nestloop;
 RESET enable_mergejoin;
 DROP TABLE probe;
+-- single values of run-length encoded columns (runs found by binary search)
+CREATE TABLE rlh (id int, r bigint, s text);
+INSERT INTO rlh SELECT i, (i / 50) * 7919 % 1000, 'r' || ((i / 40) * 31 % 97) FROM generate_series(1, 30000) i;
+CREATE TABLE rlt (LIKE rlh) USING tessera;
+INSERT INTO rlt SELECT * FROM rlh;
+CREATE INDEX ON rlh (id);
+CREATE INDEX ON rlt (id);
+SELECT count(*) > 0 AS has_rle FROM tessera.chunks
+WHERE relation = 'rlt'::regclass AND attname = 'r' AND encoding LIKE '%integer%';
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+SELECT tt.cmp('SELECT id, r, s FROM {t} WHERE id IN (1, 2, 6, 7, 8, 13, 14, 29993, 29999, 30000, 15001, 7777)', 'rlh', 'rlt');
+SELECT tt.cmp('SELECT id, r, s FROM {t} WHERE id % 97 = 5', 'rlh', 'rlt');
+RESET enable_seqscan;
+RESET enable_bitmapscan;
+DROP TABLE rlh, rlt;
 
 -- a column added later reads its default in older stripes
 ALTER TABLE ch ADD COLUMN k int DEFAULT 7;
