@@ -2536,6 +2536,7 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 	 */
 	if (input_rel->consider_parallel && max_parallel_workers_per_gather > 0 &&
 		!tagg_has_exec_param(input_rel->baserestrictinfo) &&
+		!tagg_exec_param_walker((Node *) cxt.aggs, NULL) &&
 		run_cost > 10 * parallel_setup_cost)
 	{
 		int			workers = compute_parallel_worker(input_rel, input_rel->pages, -1,

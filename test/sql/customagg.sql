@@ -204,6 +204,9 @@ ALTER TABLE kt ADD COLUMN f float8, ADD COLUMN d date;
 UPDATE kh SET f = CASE WHEN id % 1000 = 7 THEN 'NaN' ELSE id / 3.0 END, d = date '2000-01-01' + id WHERE id % 3 = 0;
 UPDATE kt SET f = CASE WHEN id % 1000 = 7 THEN 'NaN' ELSE id / 3.0 END, d = date '2000-01-01' + id WHERE id % 3 = 0;
 SELECT tt.par_cmp('SELECT b, min(f), max(f), min(d), max(d), count(f) FROM {t} GROUP BY b');
+-- values from init plans, in quals and in FILTER, keep TesseraAgg serial
+SELECT tt.par_cmp('SELECT a, count(*) FILTER (WHERE id > (SELECT max(id) / 2 FROM kh)) FROM {t} GROUP BY a');
+SELECT tt.par_cmp('SELECT a, sum(p) FROM {t} WHERE id > (SELECT max(id) / 3 FROM kh) GROUP BY a');
 RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;
