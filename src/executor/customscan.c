@@ -2549,6 +2549,19 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 	}
 }
 
+static bool
+tagg_collect_params(Node *node, List **params)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Param))
+	{
+		*params = list_append_unique(*params, copyObject(node));
+		return false;
+	}
+	return expression_tree_walker(node, tagg_collect_params, params);
+}
+
 static Plan *
 tagg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *tlist,
 			   List *clauses, List *custom_plans)
@@ -2605,8 +2618,16 @@ tagg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *
 	cscan->flags = best_path->flags;
 	cscan->methods = &tagg_plan_methods;
 	cscan->custom_scan_tlist = scan_tlist;
-	cscan->custom_exprs = NIL;
 	cscan->custom_plans = custom_plans;
+
+	/*
+	 * The executor parameters the quals and aggregates use, alone in
+	 * custom_exprs: the planner derives a node's parameter dependencies from
+	 * there, and without them a parent would not rescan this node when an
+	 * outer value changes (a HashAggregate above would reuse its table).
+	 */
+	cscan->custom_exprs = NIL;
+	(void) tagg_collect_params((Node *) list_make2(vector, aggs), &cscan->custom_exprs);
 
 	/*
 	 * The quals and aggregates the executor interprets itself: setrefs would

@@ -51,6 +51,14 @@ SELECT q, tt.cmp('SELECT count(*), count(i4), sum(i4), avg(i8), min(f8), max(d) 
 ) v(q);
 EXPLAIN (COSTS OFF) SELECT count(*) FROM at WHERE id < 0;
 
+-- a correlated value under a node that would reuse its result (DISTINCT's
+-- HashAggregate): TesseraAgg must be rescanned for each outer row
+BEGIN;
+SET LOCAL enable_sort = off;
+SELECT tt.cmp('SELECT id, (SELECT DISTINCT min(t1.i4) FROM {t} t1 WHERE t1.id = t0.id) FROM {t} t0 WHERE t0.id < 50', 'ah', 'at');
+SELECT tt.cmp('SELECT id, (SELECT DISTINCT count(*) FILTER (WHERE t1.i2 > t0.i2) FROM {t} t1 WHERE t1.id < 100) FROM {t} t0 WHERE t0.id < 20', 'ah', 'at');
+ROLLBACK;
+
 -- parameters: generic plans and correlated subqueries
 PREPARE pa(int) AS SELECT count(*), sum(i4), max(ts) FROM at WHERE id < $1;
 PREPARE ph(int) AS SELECT count(*), sum(i4), max(ts) FROM ah WHERE id < $1;
