@@ -142,6 +142,7 @@ extern void TesseraReportCorrupt(Relation rel, uint64 stripe_id, int rg, int att
 extern PGDLLIMPORT const TupleTableSlotOps TTSOpsTessera;
 extern void TesseraSlotStoreRow(TupleTableSlot *slot, TesseraBatch *batch, int row);
 extern void TesseraSlotSetXmin(TupleTableSlot *slot, TransactionId xmin);
+extern void TesseraSlotSetXmax(TupleTableSlot *slot, TransactionId xmax);
 
 typedef struct TesseraLazyRowOps
 {

@@ -39,6 +39,7 @@ typedef struct TesseraTupleTableSlot
 	TesseraBatch *batch;		/* NULL: values live in tts_values */
 	int			row;
 	TransactionId xmin;
+	TransactionId xmax;			/* deleter/locker, where a fetch knew it */
 	/* a row fetched alone, its columns decoded on demand (lazy != NULL) */
 	const TesseraLazyRowOps *lazy;
 	void	   *lazy_arg;
@@ -67,6 +68,7 @@ tts_tessera_init(TupleTableSlot *slot)
 	ts->data = NULL;
 	ts->batch = NULL;
 	ts->xmin = InvalidTransactionId;
+	ts->xmax = InvalidTransactionId;
 	ts->lazy = NULL;
 }
 
@@ -89,6 +91,7 @@ tts_tessera_clear(TupleTableSlot *slot)
 	ts->batch = NULL;
 	drop_lazy(ts);
 	ts->xmin = InvalidTransactionId;
+	ts->xmax = InvalidTransactionId;
 	slot->tts_nvalid = 0;
 	slot->tts_flags |= TTS_FLAG_EMPTY;
 	ItemPointerSetInvalid(&slot->tts_tid);
@@ -152,7 +155,7 @@ tts_tessera_getsysattr(TupleTableSlot *slot, int attnum, bool *isnull)
 				break;
 			return TransactionIdGetDatum(ts->xmin);
 		case MaxTransactionIdAttributeNumber:
-			return TransactionIdGetDatum(InvalidTransactionId);
+			return TransactionIdGetDatum(ts->xmax);
 		case MinCommandIdAttributeNumber:
 		case MaxCommandIdAttributeNumber:
 			return CommandIdGetDatum(FirstCommandId);
@@ -319,6 +322,7 @@ TesseraSlotStoreLazyRow(TupleTableSlot *slot, const TesseraLazyRowOps *ops, void
 	ts->lazy_rg = rg;
 	ts->row = row;
 	ts->xmin = xmin;
+	ts->xmax = InvalidTransactionId;
 	slot->tts_flags &= ~TTS_FLAG_EMPTY;
 	slot->tts_nvalid = 0;
 	TesseraRownumToTid(rownum, &slot->tts_tid);
@@ -347,6 +351,7 @@ TesseraSlotStoreRow(TupleTableSlot *slot, TesseraBatch *batch, int row)
 		ts->batch = batch;
 		ts->row = row;
 		ts->xmin = batch->xmin;
+		ts->xmax = InvalidTransactionId;
 		slot->tts_flags &= ~TTS_FLAG_EMPTY;
 		slot->tts_nvalid = 0;
 	}
@@ -384,6 +389,14 @@ TesseraSlotStoreRow(TupleTableSlot *slot, TesseraBatch *batch, int row)
 	}
 	TesseraRownumToTid(rownum, &slot->tts_tid);
 	slot->tts_tableOid = RelationGetRelid(batch->reader->rel);
+}
+
+/* Record the row's deleter or locker (fetches that read its state). */
+void
+TesseraSlotSetXmax(TupleTableSlot *slot, TransactionId xmax)
+{
+	if (slot->tts_ops == &TTSOpsTessera)
+		((TesseraTupleTableSlot *) slot)->xmax = xmax;
 }
 
 /* Record the inserting transaction of a row stored by value (single-row fetches). */

@@ -301,12 +301,32 @@ store_single_row(TesseraFetcher *f, TesseraCachedStripe *cs, int rg, int row,
 	TesseraSlotSetXmin(slot, cs->s.xmin);
 }
 
+static bool fetch_row_visible(TesseraFetcher *f, ItemPointer tid, Snapshot snapshot,
+							  TupleTableSlot *slot, bool *all_dead);
+
 /*
- * Fetch the row with this TID into slot if snapshot sees it.
+ * Fetch the row with this TID into slot if snapshot sees it.  A fetch of any
+ * version (DELETE ... RETURNING, EvalPlanQual) also reports the row's xmax,
+ * as heap's tuple header would.
  */
 static bool
 fetch_row(TesseraFetcher *f, ItemPointer tid, Snapshot snapshot, TupleTableSlot *slot,
 		  bool *all_dead)
+{
+	uint64		rownum;
+	TesseraRowState st;
+
+	if (!fetch_row_visible(f, tid, snapshot, slot, all_dead))
+		return false;
+	if (snapshot->snapshot_type == SNAPSHOT_ANY && TesseraTidToRownum(tid, &rownum) &&
+		TesseraGetRowState(f->base.rel, rownum, &st) && !TesseraRowStateEmpty(&st))
+		TesseraSlotSetXmax(slot, st.xmax);
+	return true;
+}
+
+static bool
+fetch_row_visible(TesseraFetcher *f, ItemPointer tid, Snapshot snapshot, TupleTableSlot *slot,
+				  bool *all_dead)
 {
 	Relation	rel = f->base.rel;
 	uint64		rownum;

@@ -213,3 +213,14 @@ SELECT count(*) FROM ocd;
 COMMIT;
 SELECT count(*) FROM ocd;
 DROP TABLE ocd;
+
+-- DELETE ... RETURNING xmax shows the deleting transaction, as on heap
+CREATE TABLE xmh (a int, b text);
+CREATE TABLE xmt (a int, b text) USING tessera;
+INSERT INTO xmh VALUES (1, 'one'), (2, 'two');
+INSERT INTO xmt VALUES (1, 'one'), (2, 'two');
+BEGIN;
+DELETE FROM xmh WHERE a = 1 RETURNING a, b, xmax = pg_current_xact_id()::xid AS xmax_ok;
+DELETE FROM xmt WHERE a = 1 RETURNING a, b, xmax = pg_current_xact_id()::xid AS xmax_ok;
+ROLLBACK;
+DROP TABLE xmh, xmt;
