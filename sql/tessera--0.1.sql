@@ -30,7 +30,8 @@ CREATE TABLE tessera_internal.stripe (
     row_groups   integer NOT NULL,
     columns      integer NOT NULL,
     flags        integer NOT NULL,
-    reserved_rows bigint NOT NULL
+    reserved_rows bigint NOT NULL,
+    delta        bytea          -- a delta stripe's bytes (flags & 1); else NULL
 ) USING heap;
 CREATE INDEX stripe_first_row_idx ON tessera_internal.stripe (storage_id, first_row);
 REVOKE ALL ON tessera_internal.stripe FROM PUBLIC;
@@ -39,7 +40,7 @@ REVOKE ALL ON tessera_internal.stripe FROM PUBLIC;
 CREATE FUNCTION tessera.stripe_info(rel regclass,
     OUT stripe_id bigint, OUT first_row bigint, OUT row_count bigint,
     OUT row_groups integer, OUT start_block bigint, OUT blocks bigint,
-    OUT data_bytes bigint, OUT directory_bytes bigint)
+    OUT data_bytes bigint, OUT directory_bytes bigint, OUT in_delta boolean)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'tessera_stripe_info'
 LANGUAGE C STRICT;
@@ -71,7 +72,8 @@ COMMENT ON FUNCTION tessera.compression_ratio(regclass) IS
 
 CREATE FUNCTION tessera.table_options(rel regclass,
     OUT compression text, OUT compression_level integer,
-    OUT stripe_row_limit integer, OUT row_group_row_limit integer)
+    OUT stripe_row_limit integer, OUT row_group_row_limit integer,
+    OUT delta_row_limit integer)
 RETURNS record
 AS 'MODULE_PATHNAME', 'tessera_table_options'
 LANGUAGE C STRICT;

@@ -31,6 +31,7 @@ int			tessera_compression = TESSERA_CODEC_ZSTD;
 int			tessera_compression_level = 3;
 int			tessera_stripe_row_limit = 150000;
 int			tessera_row_group_row_limit = 10000;
+int			tessera_delta_row_limit = 1000;
 
 static const struct config_enum_entry codec_entries[] = {
 	{"none", TESSERA_CODEC_NONE, false},
@@ -67,6 +68,15 @@ _PG_init(void)
 							"Used by tables that do not set tessera_row_group_row_limit.",
 							&tessera_row_group_row_limit, 10000,
 							TESSERA_MIN_ROW_GROUP_ROWS, TESSERA_MAX_ROW_GROUP_ROWS,
+							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("tessera.delta_row_limit",
+							"Writes of at most this many rows go to the table's delta.",
+							"A transaction's rows are written at commit (or before a scan of the table "
+							"by the same transaction); if there are at most this many, they are stored "
+							"in the stripe catalog instead of pages of their own, until compaction "
+							"merges them into a stripe.  0 turns the delta off.  Used by tables that do "
+							"not set tessera_delta_row_limit.",
+							&tessera_delta_row_limit, 1000, 0, TESSERA_MAX_DELTA_ROWS,
 							PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("tessera.fetch_cache_size",
 							"Memory each backend may use to cache decompressed chunks for single-row fetches.",

@@ -15,6 +15,10 @@
 #include "storage/itemptr.h"
 #include "utils/snapshot.h"
 
+/* stripe flags */
+#define TESSERA_STRIPE_DELTA	0x0001	/* bytes live in the catalog row (delta) */
+#define TESSERA_STRIPE_FROZEN	0x0002	/* rows visible to every snapshot (compacted) */
+
 /* One row of tessera_internal.stripe. */
 typedef struct TesseraStripe
 {
@@ -31,6 +35,7 @@ typedef struct TesseraStripe
 	uint32		natts;
 	uint32		flags;
 	uint64		reserved_rows;	/* row numbers reserved from first_rownum */
+	struct varlena *delta;		/* TESSERA_STRIPE_DELTA: the stripe's bytes */
 
 	/* from the catalog tuple, filled by readers */
 	ItemPointerData catalog_tid;
@@ -41,6 +46,8 @@ typedef struct TesseraStripe
 extern uint64 TesseraNextStorageId(void);
 extern void TesseraInsertStripe(TesseraStripe *stripe);
 extern void TesseraCompleteStripe(TesseraStripe *stripe);
+extern void TesseraCompleteDeltaStripe(TesseraStripe *stripe, const char *data, Size len);
+extern void TesseraReplaceStripes(List *old_stripes, TesseraStripe *merged);
 extern List *TesseraListStripes(uint64 storage_id, Snapshot snapshot);
 extern bool TesseraFindStripe(uint64 storage_id, uint64 rownum, Snapshot snapshot,
 							  TesseraStripe *result);

@@ -36,11 +36,18 @@ extern void TesseraReserve(Relation rel, uint64 nrows, uint64 *storage_id,
 						   uint64 *first_rownum, uint64 *stripe_id);
 extern bool TesseraExtendReservation(Relation rel, uint64 storage_id,
 									 uint64 reserved_end, uint64 nrows);
+extern bool TesseraReleaseReservation(Relation rel, uint64 storage_id, uint64 reserved_end,
+									  uint64 used_end);
 extern BlockNumber TesseraWriteStripePages(Relation rel, const char *data, Size len,
 										   BlockNumber *nblocks);
 extern bool TesseraReadBytes(Relation rel, BlockNumber start_block, BlockNumber nblocks,
 							 uint64 offset, Size len, char *dst,
 							 BufferAccessStrategy strategy);
+
+struct TesseraStripe;
+extern bool TesseraReadStripeBytes(Relation rel, const struct TesseraStripe *stripe,
+								   uint64 offset, Size len, char *dst,
+								   BufferAccessStrategy strategy);
 
 static inline BlockNumber
 TesseraBlocksForBytes(Size len)

@@ -43,6 +43,10 @@ typedef enum TesseraCodec
 #define TESSERA_MAX_STRIPE_ROWS			10000000
 #define TESSERA_MIN_ROW_GROUP_ROWS		1
 #define TESSERA_MAX_ROW_GROUP_ROWS		1000000
+#define TESSERA_MAX_DELTA_ROWS			100000
+
+/* a delta stripe's bytes are stored in its catalog row: keep them small */
+#define TESSERA_DELTA_MAX_BYTES			((Size) 256 * 1024)
 
 /*
  * A row group is also closed once its raw (decoded) values pass this many
@@ -58,6 +62,7 @@ extern int	tessera_compression;
 extern int	tessera_compression_level;
 extern int	tessera_stripe_row_limit;
 extern int	tessera_row_group_row_limit;
+extern int	tessera_delta_row_limit;
 
 /* Effective write options of a relation (catalog/options.c). */
 typedef struct TesseraOptions
@@ -66,6 +71,7 @@ typedef struct TesseraOptions
 	int			compression_level;
 	int			stripe_row_limit;
 	int			row_group_row_limit;
+	int			delta_row_limit;
 } TesseraOptions;
 
 extern void TesseraRegisterReloptions(void);

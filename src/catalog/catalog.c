@@ -60,7 +60,8 @@
 #define Anum_stripe_columns			11
 #define Anum_stripe_flags			12
 #define Anum_stripe_reserved_rows	13
-#define Natts_stripe				13
+#define Anum_stripe_delta			14
+#define Natts_stripe				14
 
 /*
  * TesseraInternalRelid
@@ -111,6 +112,8 @@ form_stripe_tuple(Relation rel, const TesseraStripe *s)
 	values[Anum_stripe_columns - 1] = Int32GetDatum((int32) s->natts);
 	values[Anum_stripe_flags - 1] = Int32GetDatum((int32) s->flags);
 	values[Anum_stripe_reserved_rows - 1] = Int64GetDatum((int64) s->reserved_rows);
+	values[Anum_stripe_delta - 1] = PointerGetDatum(s->delta);
+	nulls[Anum_stripe_delta - 1] = (s->delta == NULL);
 
 	return heap_form_tuple(RelationGetDescr(rel), values, nulls);
 }
@@ -125,7 +128,7 @@ deform_stripe_tuple(Relation rel, HeapTuple tup, TesseraStripe *s)
 		elog(ERROR, "tessera_internal.stripe has %d columns, expected %d",
 			 RelationGetDescr(rel)->natts, Natts_stripe);
 	heap_deform_tuple(tup, RelationGetDescr(rel), values, nulls);
-	for (int i = 0; i < Natts_stripe; i++)
+	for (int i = 0; i < Anum_stripe_delta - 1; i++)
 		if (nulls[i])
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_CORRUPTED),
@@ -144,9 +147,25 @@ deform_stripe_tuple(Relation rel, HeapTuple tup, TesseraStripe *s)
 	s->natts = (uint32) DatumGetInt32(values[Anum_stripe_columns - 1]);
 	s->flags = (uint32) DatumGetInt32(values[Anum_stripe_flags - 1]);
 	s->reserved_rows = (uint64) DatumGetInt64(values[Anum_stripe_reserved_rows - 1]);
+	s->delta = NULL;
+	if ((s->flags & TESSERA_STRIPE_DELTA) && s->row_count > 0)
+	{
+		if (nulls[Anum_stripe_delta - 1])
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("tessera_internal.stripe has no bytes for delta stripe " UINT64_FORMAT
+							" of storage " UINT64_FORMAT, s->stripe_id, s->storage_id)));
+		s->delta = PG_DETOAST_DATUM_COPY(values[Anum_stripe_delta - 1]);
+	}
 	s->catalog_tid = tup->t_self;
 	s->xmin = HeapTupleHeaderGetXmin(tup->t_data);
 	s->own = TransactionIdIsCurrentTransactionId(s->xmin);
+	/* compacted rows were visible to every snapshot before they moved */
+	if (s->flags & TESSERA_STRIPE_FROZEN)
+	{
+		s->xmin = FrozenTransactionId;
+		s->own = false;
+	}
 }
 
 /*
@@ -178,6 +197,60 @@ TesseraCompleteStripe(TesseraStripe *stripe)
 
 	tup->t_self = stripe->catalog_tid;
 	heap_inplace_update(rel, tup);
+	heap_freetuple(tup);
+	table_close(rel, NoLock);
+}
+
+/*
+ * TesseraCompleteDeltaStripe
+ *		Fill in a placeholder of the committing transaction with a delta
+ *		stripe: its bytes go into the catalog row itself.  The row grows, so
+ *		this is a regular update, not an in-place one; only the pre-commit
+ *		flush may do it (see use_delta in writer.c).
+ */
+void
+TesseraCompleteDeltaStripe(TesseraStripe *stripe, const char *data, Size len)
+{
+	Relation	rel = table_open(TesseraInternalRelid("stripe", false), RowExclusiveLock);
+	bytea	   *bytes = palloc(VARHDRSZ + len);
+	HeapTuple	tup;
+
+	/* the placeholder may have been inserted by the current command */
+	CommandCounterIncrement();
+	SET_VARSIZE(bytes, VARHDRSZ + len);
+	memcpy(VARDATA(bytes), data, len);
+	stripe->delta = bytes;
+	stripe->flags |= TESSERA_STRIPE_DELTA;
+	tup = form_stripe_tuple(rel, stripe);
+	CatalogTupleUpdate(rel, &stripe->catalog_tid, tup);
+	stripe->catalog_tid = tup->t_self;
+	heap_freetuple(tup);
+	stripe->delta = NULL;
+	pfree(bytes);
+	table_close(rel, NoLock);
+}
+
+/*
+ * TesseraReplaceStripes
+ *		Compaction: delete the catalog rows of old_stripes and insert the
+ *		merged stripe that now holds their rows, in the current transaction.
+ */
+void
+TesseraReplaceStripes(List *old_stripes, TesseraStripe *merged)
+{
+	Relation	rel = table_open(TesseraInternalRelid("stripe", false), RowExclusiveLock);
+	ListCell   *lc;
+	HeapTuple	tup;
+
+	foreach(lc, old_stripes)
+	{
+		TesseraStripe *s = lfirst(lc);
+
+		CatalogTupleDelete(rel, &s->catalog_tid);
+	}
+	tup = form_stripe_tuple(rel, merged);
+	CatalogTupleInsert(rel, tup);
+	merged->catalog_tid = tup->t_self;
 	heap_freetuple(tup);
 	table_close(rel, NoLock);
 }
@@ -299,12 +372,23 @@ TesseraFindReservation(uint64 storage_id, uint64 rownum, TesseraStripe *result)
 	scan = systable_beginscan_ordered(rel, idx, SnapshotAny, 2, key);
 	while (HeapTupleIsValid(tup = systable_getnext_ordered(scan, BackwardScanDirection)))
 	{
-		deform_stripe_tuple(rel, tup, result);
-		if (rownum < result->first_rownum + Max(result->row_count, result->reserved_rows))
-		{
-			found = true;
+		TesseraStripe cand;
+
+		deform_stripe_tuple(rel, tup, &cand);
+		if (found && cand.first_rownum != result->first_rownum)
 			break;
-		}
+		if (rownum >= cand.first_rownum + Max(cand.row_count, cand.reserved_rows))
+			continue;
+
+		/*
+		 * A delta stripe's placeholder was replaced by a new version when
+		 * it was written; both may still exist.  Prefer the complete one.
+		 */
+		if (!found || (result->row_count == 0 && cand.row_count > 0))
+			*result = cand;
+		found = true;
+		if (result->row_count > 0)
+			break;
 	}
 	systable_endscan_ordered(scan);
 	index_close(idx, AccessShareLock);

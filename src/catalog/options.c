@@ -49,6 +49,7 @@ typedef struct TesseraRdOptions
 	int			compression_level;
 	int			stripe_row_limit;
 	int			row_group_row_limit;
+	int			delta_row_limit;
 } TesseraRdOptions;
 
 static relopt_kind tessera_relopt_kind;
@@ -65,7 +66,8 @@ static const relopt_parse_elt tessera_relopt_tab[] = {
 	{"tessera_compression", RELOPT_TYPE_ENUM, offsetof(TesseraRdOptions, compression)},
 	{"tessera_compression_level", RELOPT_TYPE_INT, offsetof(TesseraRdOptions, compression_level)},
 	{"tessera_stripe_row_limit", RELOPT_TYPE_INT, offsetof(TesseraRdOptions, stripe_row_limit)},
-	{"tessera_row_group_row_limit", RELOPT_TYPE_INT, offsetof(TesseraRdOptions, row_group_row_limit)}
+	{"tessera_row_group_row_limit", RELOPT_TYPE_INT, offsetof(TesseraRdOptions, row_group_row_limit)},
+	{"tessera_delta_row_limit", RELOPT_TYPE_INT, offsetof(TesseraRdOptions, delta_row_limit)}
 };
 
 /* "not set" marker: the option then follows its GUC */
@@ -91,6 +93,10 @@ TesseraRegisterReloptions(void)
 	add_int_reloption(tessera_relopt_kind, "tessera_row_group_row_limit",
 					  "Maximum rows per row group of a tessera table.",
 					  UNSET, TESSERA_MIN_ROW_GROUP_ROWS, TESSERA_MAX_ROW_GROUP_ROWS,
+					  ShareUpdateExclusiveLock);
+	add_int_reloption(tessera_relopt_kind, "tessera_delta_row_limit",
+					  "Writes of at most this many rows go to the delta of a tessera table (0: never).",
+					  UNSET, 0, TESSERA_MAX_DELTA_ROWS,
 					  ShareUpdateExclusiveLock);
 }
 
@@ -270,6 +276,7 @@ TesseraGetOptions(Oid relid, TesseraOptions *opts)
 	opts->compression_level = tessera_compression_level;
 	opts->stripe_row_limit = tessera_stripe_row_limit;
 	opts->row_group_row_limit = tessera_row_group_row_limit;
+	opts->delta_row_limit = tessera_delta_row_limit;
 
 	for (int pass = 0; pass < 2; pass++)
 	{
@@ -292,6 +299,8 @@ TesseraGetOptions(Oid relid, TesseraOptions *opts)
 			opts->stripe_row_limit = ro->stripe_row_limit;
 		if (ro->row_group_row_limit != UNSET)
 			opts->row_group_row_limit = ro->row_group_row_limit;
+		if (ro->delta_row_limit != UNSET)
+			opts->delta_row_limit = ro->delta_row_limit;
 		pfree(ro);
 	}
 }

@@ -70,8 +70,8 @@ tessera_stripe_info(PG_FUNCTION_ARGS)
 	for (int i = 0; i < r->nstripes; i++)
 	{
 		TesseraStripe *s = &r->stripes[i].meta;
-		Datum		values[8];
-		bool		nulls[8] = {0};
+		Datum		values[9];
+		bool		nulls[9] = {0};
 
 		values[0] = Int64GetDatum((int64) s->stripe_id);
 		values[1] = Int64GetDatum((int64) s->first_rownum);
@@ -81,6 +81,7 @@ tessera_stripe_info(PG_FUNCTION_ARGS)
 		values[5] = Int64GetDatum((int64) s->nblocks);
 		values[6] = Int64GetDatum((int64) s->data_bytes);
 		values[7] = Int64GetDatum((int64) s->dir_bytes);
+		values[8] = BoolGetDatum((s->flags & TESSERA_STRIPE_DELTA) != 0);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	TesseraReaderEnd(r);
@@ -247,8 +248,8 @@ tessera_table_options(PG_FUNCTION_ARGS)
 	Oid			relid = PG_GETARG_OID(0);
 	TupleDesc	tupdesc;
 	TesseraOptions opts;
-	Datum		values[4];
-	bool		nulls[4] = {0};
+	Datum		values[5];
+	bool		nulls[5] = {0};
 	Relation	rel = relation_open(relid, AccessShareLock);
 
 	if (!IsTesseraRelation(rel))
@@ -264,5 +265,6 @@ tessera_table_options(PG_FUNCTION_ARGS)
 	values[1] = Int32GetDatum(opts.compression_level);
 	values[2] = Int32GetDatum(opts.stripe_row_limit);
 	values[3] = Int32GetDatum(opts.row_group_row_limit);
+	values[4] = Int32GetDatum(opts.delta_row_limit);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
 }

@@ -211,6 +211,13 @@ TesseraCacheStripe(Relation rel, uint64 storage_id, uint64 rownum)
 	memmove(&sc->stripes[pos + 1], &sc->stripes[pos], sizeof(TesseraCachedStripe) * (sc->n - pos));
 	memset(&sc->stripes[pos], 0, sizeof(TesseraCachedStripe));
 	sc->stripes[pos].s = s;
+	if (s.delta != NULL)
+	{
+		/* the cache outlives the caller's memory */
+		sc->stripes[pos].s.delta = MemoryContextAlloc(cache_cxt, VARSIZE_ANY(s.delta));
+		memcpy(sc->stripes[pos].s.delta, s.delta, VARSIZE_ANY(s.delta));
+		pfree(s.delta);
+	}
 	sc->stripes[pos].aborted = aborted;
 	sc->stripes[pos].span = aborted ? s.reserved_rows : s.row_count;
 	sc->n++;
@@ -353,8 +360,7 @@ TesseraCacheChunkRaw(Relation rel, TesseraCachedStripe *cs, int rg, int att,
 		pg_crc32c	crc;
 
 		if (cd->stored_bytes > 0 &&
-			!TesseraReadBytes(rel, cs->s.start_block, cs->s.nblocks, cd->offset,
-							  cd->stored_bytes, stored, NULL))
+			!TesseraReadStripeBytes(rel, &cs->s, cd->offset, cd->stored_bytes, stored, NULL))
 			corrupt(arg, "chunk pages are invalid");
 		memset(stored + cd->stored_bytes, 0, TESSERA_DECODE_PADDING);
 		INIT_CRC32C(crc);

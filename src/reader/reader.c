@@ -80,8 +80,14 @@ check_stripe_row(Relation rel, const TesseraStripe *s, BlockNumber rel_nblocks)
 {
 	const char *problem = NULL;
 
-	if (s->start_block == TESSERA_METAPAGE_BLKNO || s->nblocks == 0 ||
-		(uint64) s->start_block + s->nblocks > rel_nblocks)
+	if (s->flags & TESSERA_STRIPE_DELTA)
+	{
+		if (s->delta == NULL || VARSIZE_ANY_EXHDR(s->delta) != s->data_bytes ||
+			s->dir_offset + s->dir_bytes != s->data_bytes)
+			problem = "delta stripe sizes are inconsistent";
+	}
+	else if (s->start_block == TESSERA_METAPAGE_BLKNO || s->nblocks == 0 ||
+			 (uint64) s->start_block + s->nblocks > rel_nblocks)
 		problem = "stripe pages lie outside the relation";
 	else if (s->data_bytes > (uint64) s->nblocks * TESSERA_PAGE_DATA_SIZE ||
 			 s->dir_offset + s->dir_bytes != s->data_bytes)
@@ -113,7 +119,7 @@ TesseraLoadDir(Relation rel, const TesseraStripe *s, BlockNumber rel_nblocks)
 	if (s->dir_bytes < sizeof(TesseraDirHeader))
 		TesseraReportCorrupt(rel, s->stripe_id, -1, -1, "directory too small");
 	buf = palloc(MAXALIGN(s->dir_bytes));
-	if (!TesseraReadBytes(rel, s->start_block, s->nblocks, s->dir_offset, s->dir_bytes, buf, NULL))
+	if (!TesseraReadStripeBytes(rel, s, s->dir_offset, s->dir_bytes, buf, NULL))
 		TesseraReportCorrupt(rel, s->stripe_id, -1, -1, "directory pages are invalid");
 
 	hdr = (TesseraDirHeader *) buf;
@@ -508,8 +514,8 @@ read_chunk(TesseraBatch *b, TesseraChunkDisk *cd, TesseraCorruptContext *cc)
 	if (cd->codec != TESSERA_CODEC_NONE)
 		r->bytes_decompressed += cd->raw_bytes;
 	if (cd->stored_bytes > 0 &&
-		!TesseraReadBytes(r->rel, ss->meta.start_block, ss->meta.nblocks,
-						  cd->offset, cd->stored_bytes, stored, r->strategy))
+		!TesseraReadStripeBytes(r->rel, &ss->meta, cd->offset, cd->stored_bytes, stored,
+								r->strategy))
 		TesseraChunkCorrupt(cc, "chunk pages are invalid");
 	memset(stored + cd->stored_bytes, 0, TESSERA_DECODE_PADDING);
 	INIT_CRC32C(crc);

@@ -397,6 +397,63 @@ TesseraReadBytes(Relation rel, BlockNumber start_block, BlockNumber nblocks,
 }
 
 /*
+ * TesseraReadStripeBytes
+ *		Copy len bytes at offset of a stripe into dst, from its pages or, for
+ *		a delta stripe, from the bytes its catalog row carries.  False if the
+ *		stripe does not hold them.
+ */
+bool
+TesseraReadStripeBytes(Relation rel, const TesseraStripe *stripe, uint64 offset, Size len,
+					   char *dst, BufferAccessStrategy strategy)
+{
+	if (stripe->flags & TESSERA_STRIPE_DELTA)
+	{
+		if (stripe->delta == NULL || offset > VARSIZE_ANY_EXHDR(stripe->delta) ||
+			len > VARSIZE_ANY_EXHDR(stripe->delta) - offset)
+			return false;
+		memcpy(dst, VARDATA_ANY(stripe->delta) + offset, len);
+		return true;
+	}
+	return TesseraReadBytes(rel, stripe->start_block, stripe->nblocks, offset, len, dst,
+							strategy);
+}
+
+/*
+ * TesseraReleaseReservation
+ *		Give back the row numbers [used_end, reserved_end) of a finished
+ *		stripe if nobody reserved any after them, so that consecutive small
+ *		writes get consecutive row numbers (compaction merges runs of them).
+ *		Those row numbers were never handed out, so reusing them is safe.
+ */
+bool
+TesseraReleaseReservation(Relation rel, uint64 storage_id, uint64 reserved_end, uint64 used_end)
+{
+	Buffer		buf;
+	GenericXLogState *state;
+	Page		page;
+	TesseraMetaPageData *meta;
+
+	Assert(used_end <= reserved_end);
+	if (used_end == reserved_end)
+		return true;
+	buf = ReadBufferExtended(rel, MAIN_FORKNUM, TESSERA_METAPAGE_BLKNO, RBM_NORMAL, NULL);
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	meta = check_metapage(rel, BufferGetPage(buf));
+	if (meta->storage_id != storage_id || meta->next_rownum != reserved_end)
+	{
+		UnlockReleaseBuffer(buf);
+		return false;
+	}
+	state = GenericXLogStart(rel);
+	page = GenericXLogRegisterBuffer(state, buf, 0);
+	meta = (TesseraMetaPageData *) PageGetContents(page);
+	meta->next_rownum = used_end;
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(buf);
+	return true;
+}
+
+/*
  * TesseraExtendReservation
  *		Reserve nrows more row numbers right after reserved_end, if nobody
  *		reserved any since.  Returns false (and changes nothing) otherwise.

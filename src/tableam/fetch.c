@@ -132,6 +132,12 @@ reader_for_stripe(Relation rel, TesseraStripe *s, TesseraStripeDir *dir, Snapsho
 	r->storage_id = s->storage_id;
 	r->stripes = palloc0(sizeof(TesseraScanStripe));
 	r->stripes[0].meta = *s;
+	if (s->delta != NULL)
+	{
+		/* the fetch cache may be reset while this reader lives */
+		r->stripes[0].meta.delta = palloc(VARSIZE_ANY(s->delta));
+		memcpy(r->stripes[0].meta.delta, s->delta, VARSIZE_ANY(s->delta));
+	}
 	r->stripes[0].dir = dir;
 	r->stripes[0].visible_rows = TesseraVisibleRows(s, dir, snapshot);
 	r->nstripes = 1;

@@ -57,7 +57,15 @@
 #include "tessera/reader.h"
 #include "tessera/writer.h"
 
-#define FIRST_RESERVATION	64
+/*
+ * Row numbers are reserved 1 at first, then 4x more each time a stripe runs
+ * out: a single-row insert takes exactly one, a bulk load reaches the stripe
+ * limit after a few reservations, and what a stripe leaves unused is given
+ * back at flush when nobody reserved after it.  Consecutive small writes so
+ * get consecutive row numbers, which compaction needs to merge them.
+ */
+#define FIRST_RESERVATION	1
+#define RESERVATION_GROWTH	4
 
 typedef struct WriteState
 {
@@ -108,6 +116,7 @@ typedef struct WriteEntry
 
 static HTAB *write_entries = NULL;
 static WriteState *last_state = NULL;
+static bool flushing_for_commit = false;
 
 static void finish_row_group(WriteState *ws);
 static void flush_stripe(WriteState *ws, Relation rel);
@@ -220,7 +229,7 @@ start_stripe(WriteState *ws, Relation rel)
 static bool
 extend_reservation(WriteState *ws, Relation rel)
 {
-	uint64		want = Min(ws->reserve_size * 2,
+	uint64		want = Min(ws->reserve_size * RESERVATION_GROWTH,
 						   (uint64) ws->opts.stripe_row_limit - ws->stripe_rows);
 
 	if (want == 0)
@@ -429,7 +438,25 @@ finish_row_group(WriteState *ws)
 	MemoryContextReset(ws->rg_cxt);
 }
 
-/* Write the current stripe to pages and complete its catalog row. */
+/*
+ * Does the current stripe go to the delta?  Only if it is small, and only
+ * when the transaction commits: the catalog row is replaced by a new
+ * version (it grows), which must live and die with the rows, and which no
+ * snapshot our transaction took before would see (a flush before a scan
+ * must leave rows of earlier commands visible to that scan: only the
+ * in-place completion does).
+ */
+static bool
+use_delta(WriteState *ws)
+{
+	return flushing_for_commit &&
+		ws->stripe_rows <= (uint64) ws->opts.delta_row_limit &&
+		ws->data.len <= TESSERA_DELTA_MAX_BYTES &&
+		!IsInParallelMode() &&
+		ws->subxid == GetCurrentSubTransactionId();
+}
+
+/* Write the current stripe to pages (or the delta) and complete its catalog row. */
 static void
 flush_stripe(WriteState *ws, Relation rel)
 {
@@ -473,8 +500,6 @@ flush_stripe(WriteState *ws, Relation rel)
 	FIN_CRC32C(crc);
 	((TesseraDirHeader *) (ws->data.data + dir_start))->crc = crc;
 
-	ws->stripe.start_block = TesseraWriteStripePages(rel, ws->data.data, ws->data.len, &nblocks);
-	ws->stripe.nblocks = nblocks;
 	ws->stripe.row_count = ws->stripe_rows;
 	ws->stripe.data_bytes = ws->data.len;
 	ws->stripe.dir_offset = dir_start;
@@ -482,10 +507,27 @@ flush_stripe(WriteState *ws, Relation rel)
 	ws->stripe.n_row_groups = ws->nrgs;
 	ws->stripe.natts = ws->natts;
 
-	if (IsInParallelMode())
-		TesseraInsertStripe(&ws->stripe);
+	/* row numbers we did not use go back if nobody reserved after them */
+	if (ws->next_rownum < ws->reserved_end &&
+		TesseraReleaseReservation(rel, ws->stripe.storage_id, ws->reserved_end, ws->next_rownum))
+		ws->stripe.reserved_rows = ws->stripe_rows;
+
+	if (use_delta(ws))
+	{
+		/* a small write: its bytes go into the catalog row, no pages */
+		ws->stripe.start_block = 0;
+		ws->stripe.nblocks = 0;
+		TesseraCompleteDeltaStripe(&ws->stripe, ws->data.data, ws->data.len);
+	}
 	else
-		TesseraCompleteStripe(&ws->stripe);
+	{
+		ws->stripe.start_block = TesseraWriteStripePages(rel, ws->data.data, ws->data.len, &nblocks);
+		ws->stripe.nblocks = nblocks;
+		if (IsInParallelMode())
+			TesseraInsertStripe(&ws->stripe);
+		else
+			TesseraCompleteStripe(&ws->stripe);
+	}
 
 	ws->has_stripe = false;
 	ws->stripe_rows = 0;
@@ -635,7 +677,9 @@ tessera_xact_callback(XactEvent event, void *arg)
 	{
 		case XACT_EVENT_PRE_COMMIT:
 		case XACT_EVENT_PRE_PREPARE:
+			flushing_for_commit = true;
 			TesseraFlushAll();
+			flushing_for_commit = false;
 			break;
 		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_ABORT:
@@ -645,6 +689,7 @@ tessera_xact_callback(XactEvent event, void *arg)
 			/* the memory went with TopTransactionContext */
 			write_entries = NULL;
 			last_state = NULL;
+			flushing_for_commit = false;
 			break;
 		default:
 			break;
