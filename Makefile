@@ -10,6 +10,7 @@ OBJS = \
 	src/tableam/ddl.o \
 	src/tableam/index.o \
 	src/tableam/vacuum.o \
+	src/tableam/compact.o \
 	src/storage/page.o \
 	src/storage/rowstate.o \
 	src/tableam/visibility.o \

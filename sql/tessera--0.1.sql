@@ -70,6 +70,13 @@ LANGUAGE C STRICT;
 COMMENT ON FUNCTION tessera.compression_ratio(regclass) IS
     'bytes of the values themselves divided by the bytes their chunks take on disk';
 
+CREATE FUNCTION tessera.compact(rel regclass)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'tessera_compact'
+LANGUAGE C STRICT;
+COMMENT ON FUNCTION tessera.compact(regclass) IS
+    'moves the table''s delta rows into stripes now (VACUUM does too); returns the rows moved';
+
 CREATE FUNCTION tessera.table_options(rel regclass,
     OUT compression text, OUT compression_level integer,
     OUT stripe_row_limit integer, OUT row_group_row_limit integer,
@@ -103,6 +110,14 @@ SELECT t.relation, c.*
 FROM tessera.tables t, LATERAL tessera.chunk_info(t.relation) c
 WHERE pg_catalog.has_table_privilege(t.relation, 'SELECT');
 
+-- The delta: small writes whose stripes live in the catalog until compacted
+CREATE VIEW tessera.delta AS
+SELECT relation, count(*) AS stripes, sum(row_count) AS rows,
+       sum(data_bytes) AS bytes
+FROM tessera.stripes
+WHERE in_delta
+GROUP BY relation;
+
 GRANT USAGE ON SCHEMA tessera TO PUBLIC;
 GRANT SELECT ON tessera.tables, tessera.options, tessera.stripes,
-    tessera.row_groups, tessera.chunks TO PUBLIC;
+    tessera.row_groups, tessera.chunks, tessera.delta TO PUBLIC;

@@ -91,6 +91,8 @@ typedef struct TesseraReader
 
 extern TesseraReader *TesseraReaderBegin(Relation rel, Snapshot snapshot, bool bulk);
 extern void TesseraReaderEnd(TesseraReader *reader);
+extern TesseraReader *TesseraReaderForStripe(Relation rel, TesseraStripe *s, TesseraStripeDir *dir,
+											 Snapshot snapshot, MemoryContext cxt);
 extern void TesseraReaderSetTupleDesc(TesseraReader *reader, TupleDesc desc);
 extern TesseraStripeDir *TesseraReaderDir(TesseraReader *reader, int stripe);
 extern bool TesseraReaderLoad(TesseraReader *reader, int stripe, int rg);

@@ -132,4 +132,7 @@ extern void tessera_relation_estimate_size(Relation rel, int32 *attr_widths,
 										   BlockNumber *pages, double *tuples,
 										   double *allvisfrac);
 
+/* compaction (tableam/compact.c) */
+extern uint64 TesseraCompact(Relation rel, TransactionId oldest_xmin, int elevel);
+
 #endif							/* TESSERA_TABLEAM_H */

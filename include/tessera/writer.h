@@ -24,4 +24,13 @@ extern bool TesseraHavePendingWrites(void);
 extern void TesseraDiscardWrites(const RelFileNode *node);
 extern void TesseraRegisterXactCallbacks(void);
 
+/* stripes of given row numbers (compaction) */
+typedef struct TesseraStripeBuilder TesseraStripeBuilder;
+extern TesseraStripeBuilder *TesseraBuilderBegin(Relation rel, uint64 first_rownum);
+extern void TesseraBuilderAdd(TesseraStripeBuilder *builder, Datum *values, bool *isnull);
+extern uint64 TesseraBuilderRows(TesseraStripeBuilder *builder);
+extern Size TesseraBuilderBytes(TesseraStripeBuilder *builder);
+extern void TesseraBuilderFinish(TesseraStripeBuilder *builder, Relation rel, uint64 storage_id,
+								 uint64 stripe_id, List *replaced);
+
 #endif							/* TESSERA_WRITER_H */

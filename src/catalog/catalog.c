@@ -274,6 +274,17 @@ stripe_cmp(const ListCell *a, const ListCell *b)
 List *
 TesseraListStripes(uint64 storage_id, Snapshot snapshot)
 {
+	return TesseraListCatalogRows(storage_id, snapshot, false);
+}
+
+/*
+ * TesseraListCatalogRows
+ *		Catalog rows of a storage visible to snapshot, placeholders too if
+ *		asked, in row number order.
+ */
+List *
+TesseraListCatalogRows(uint64 storage_id, Snapshot snapshot, bool placeholders)
+{
 	Relation	rel = table_open(TesseraInternalRelid("stripe", false), AccessShareLock);
 	Oid			idx = TesseraInternalRelid("stripe_first_row_idx", false);
 	ScanKeyData key[1];
@@ -289,7 +300,7 @@ TesseraListStripes(uint64 storage_id, Snapshot snapshot)
 		TesseraStripe *s = palloc(sizeof(TesseraStripe));
 
 		deform_stripe_tuple(rel, tup, s);
-		if (s->row_count == 0)
+		if (s->row_count == 0 && !placeholders)
 		{
 			pfree(s);
 			continue;

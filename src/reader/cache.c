@@ -200,6 +200,27 @@ TesseraCacheStripe(Relation rel, uint64 storage_id, uint64 rownum)
 		aborted = true;
 	}
 	Assert(!aborted || search(sc, rownum) == NULL);
+
+	/*
+	 * Compaction merges delta stripes into one that holds the same row
+	 * numbers; entries the new one covers are dropped, so that the cached
+	 * ranges never overlap (their rows are the same either way).
+	 */
+	{
+		uint64		lo = s.first_rownum;
+		uint64		hi = s.first_rownum + (aborted ? s.reserved_rows : s.row_count);
+		int			keep = 0;
+
+		for (int k = 0; k < sc->n; k++)
+		{
+			TesseraCachedStripe *e = &sc->stripes[k];
+
+			if (e->s.first_rownum < hi && e->s.first_rownum + e->span > lo)
+				continue;		/* its delta bytes stay in cache_cxt until reset */
+			sc->stripes[keep++] = *e;
+		}
+		sc->n = keep;
+	}
 	if (sc->n == sc->cap)
 	{
 		sc->cap *= 2;

@@ -107,8 +107,8 @@ same_snapshot(TesseraFetcher *f, Snapshot snapshot)
 }
 
 /* A reader holding just one stripe, with its (cached) directory. */
-static TesseraReader *
-reader_for_stripe(Relation rel, TesseraStripe *s, TesseraStripeDir *dir, Snapshot snapshot,
+TesseraReader *
+TesseraReaderForStripe(Relation rel, TesseraStripe *s, TesseraStripeDir *dir, Snapshot snapshot,
 				  MemoryContext cxt)
 {
 	MemoryContext old = MemoryContextSwitchTo(cxt);
@@ -440,7 +440,7 @@ fetch_row_visible(TesseraFetcher *f, ItemPointer tid, Snapshot snapshot, TupleTa
 
 		if (f->reader)
 			TesseraReaderEnd(f->reader);
-		f->reader = reader_for_stripe(rel, &cs->s, dir, snapshot, f->cxt);
+		f->reader = TesseraReaderForStripe(rel, &cs->s, dir, snapshot, f->cxt);
 		f->snapshot = snapshot;
 		f->snapshot_type = snapshot->snapshot_type;
 		f->curcid = snapshot->curcid;

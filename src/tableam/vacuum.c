@@ -287,6 +287,9 @@ tessera_relation_vacuum(Relation rel, struct VacuumParams *params,
 						  params->multixact_freeze_table_age,
 						  &vs.OldestXmin, &vs.OldestMxact, &FreezeLimit, &MultiXactCutoff);
 
+	/* delta rows every snapshot sees move into stripes first */
+	TesseraCompact(rel, vs.OldestXmin, vs.elevel);
+
 	max_items = (int) Min(MAXDEADITEMS(mem), (Size) (MaxAllocSize / sizeof(ItemPointerData)) - 1);
 	max_items = Max(max_items, 1024);
 	vs.dead = palloc(vac_max_items_to_alloc_size(max_items));

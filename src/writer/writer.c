@@ -100,6 +100,8 @@ typedef struct WriteState
 	int			ncids;
 	int			cids_cap;
 
+	List	   *replaces;		/* builders: catalog rows the stripe replaces */
+
 	/* current row group */
 	int			rg_rows;
 	int			rg_cap;
@@ -120,6 +122,7 @@ static bool flushing_for_commit = false;
 
 static void finish_row_group(WriteState *ws);
 static void flush_stripe(WriteState *ws, Relation rel);
+static void free_state(WriteState *ws);
 
 static WriteState *
 create_state(Relation rel, SubTransactionId subxid)
@@ -285,40 +288,27 @@ ensure_rg_capacity(WriteState *ws)
 	ws->rg_cap = cap;
 }
 
-/*
- * TesseraWriteRow
- *		Buffer one row; sets slot->tts_tid to its TID.
- */
-void
-TesseraWriteRow(Relation rel, TupleTableSlot *slot, CommandId cid)
+static Size
+row_size(WriteState *ws, Datum *values, bool *isnull)
 {
-	WriteState *ws = get_state(rel);
 	Size		row_bytes = 0;
-	MemoryContext old;
-	int			r;
 
-	slot_getallattrs(slot);
 	for (int i = 0; i < ws->natts; i++)
 	{
 		Form_pg_attribute attr = TupleDescAttr(ws->tupdesc, i);
 
-		if (!slot->tts_isnull[i] && !attr->attisdropped)
-			row_bytes += value_size(attr, slot->tts_values[i]);
+		if (!isnull[i] && !attr->attisdropped)
+			row_bytes += value_size(attr, values[i]);
 	}
+	return row_bytes;
+}
 
-	/* a row group is capped by bytes as well as by rows */
-	if (ws->rg_rows > 0 && ws->rg_bytes + row_bytes > TESSERA_ROW_GROUP_BYTE_LIMIT)
-		finish_row_group(ws);
-	if (ws->has_stripe && ws->data.len >= TESSERA_STRIPE_BYTE_LIMIT)
-		flush_stripe(ws, rel);
-
-	if (!ws->has_stripe)
-		start_stripe(ws, rel);
-	else if (ws->next_rownum == ws->reserved_end && !extend_reservation(ws, rel))
-	{
-		flush_stripe(ws, rel);
-		start_stripe(ws, rel);
-	}
+/* Append one row to the current row group (the stripe has room for it). */
+static void
+append_row(WriteState *ws, Datum *values, bool *isnull, Size row_bytes, CommandId cid)
+{
+	MemoryContext old;
+	int			r;
 
 	ensure_rg_capacity(ws);
 	r = ws->rg_rows;
@@ -326,9 +316,9 @@ TesseraWriteRow(Relation rel, TupleTableSlot *slot, CommandId cid)
 	for (int i = 0; i < ws->natts; i++)
 	{
 		Form_pg_attribute attr = TupleDescAttr(ws->tupdesc, i);
-		Datum		d = slot->tts_values[i];
+		Datum		d = values[i];
 
-		if (slot->tts_isnull[i] || attr->attisdropped)
+		if (isnull[i] || attr->attisdropped)
 		{
 			ws->isnull[i][r] = true;
 			ws->values[i][r] = (Datum) 0;
@@ -360,19 +350,119 @@ TesseraWriteRow(Relation rel, TupleTableSlot *slot, CommandId cid)
 		ws->ncids++;
 	}
 
-	TesseraRownumToTid(ws->next_rownum, &slot->tts_tid);
-	/* RETURNING xmin sees the inserting transaction, as on heap */
-	TesseraSlotSetXmin(slot, GetCurrentTransactionId());
-	slot->tts_tableOid = RelationGetRelid(rel);
 	ws->next_rownum++;
 	ws->rg_rows++;
 	ws->stripe_rows++;
 	ws->rg_bytes += row_bytes;
-
 	if (ws->rg_rows >= ws->rg_limit)
 		finish_row_group(ws);
+}
+
+/*
+ * TesseraWriteRow
+ *		Buffer one row; sets slot->tts_tid to its TID.
+ */
+void
+TesseraWriteRow(Relation rel, TupleTableSlot *slot, CommandId cid)
+{
+	WriteState *ws = get_state(rel);
+	Size		row_bytes;
+
+	slot_getallattrs(slot);
+	row_bytes = row_size(ws, slot->tts_values, slot->tts_isnull);
+
+	/* a row group is capped by bytes as well as by rows */
+	if (ws->rg_rows > 0 && ws->rg_bytes + row_bytes > TESSERA_ROW_GROUP_BYTE_LIMIT)
+		finish_row_group(ws);
+	if (ws->has_stripe && ws->data.len >= TESSERA_STRIPE_BYTE_LIMIT)
+		flush_stripe(ws, rel);
+
+	if (!ws->has_stripe)
+		start_stripe(ws, rel);
+	else if (ws->next_rownum == ws->reserved_end && !extend_reservation(ws, rel))
+	{
+		flush_stripe(ws, rel);
+		start_stripe(ws, rel);
+	}
+
+	TesseraRownumToTid(ws->next_rownum, &slot->tts_tid);
+	/* RETURNING xmin sees the inserting transaction, as on heap */
+	TesseraSlotSetXmin(slot, GetCurrentTransactionId());
+	slot->tts_tableOid = RelationGetRelid(rel);
+	append_row(ws, slot->tts_values, slot->tts_isnull, row_bytes, cid);
+
 	if (ws->stripe_rows >= (uint64) ws->opts.stripe_row_limit)
 		flush_stripe(ws, rel);
+}
+
+/*
+ * Stripe builders (compaction).
+ *
+ * A builder writes one stripe of rows whose row numbers are given (those of
+ * the delta stripes it replaces, consecutive from first_rownum), outside
+ * the per-transaction write states: no reservation, no placeholder.  Its
+ * catalog row replaces the old stripes' rows and is marked frozen: the
+ * caller only moves rows every snapshot already sees.
+ */
+TesseraStripeBuilder *
+TesseraBuilderBegin(Relation rel, uint64 first_rownum)
+{
+	WriteState *ws = create_state(rel, GetCurrentSubTransactionId());
+
+	/* a merged stripe is always a stripe of pages; never split */
+	ws->opts.stripe_row_limit = TESSERA_MAX_STRIPE_ROWS;
+	memset(&ws->stripe, 0, sizeof(TesseraStripe));
+	ws->stripe.storage_id = 0;	/* set by the caller's finish */
+	ws->stripe.first_rownum = first_rownum;
+	ws->stripe.natts = ws->natts;
+	ws->has_stripe = true;
+	ws->stripe_rows = 0;
+	ws->next_rownum = first_rownum;
+	ws->reserved_end = PG_UINT64_MAX;
+	return (TesseraStripeBuilder *) ws;
+}
+
+uint64
+TesseraBuilderRows(TesseraStripeBuilder *builder)
+{
+	return ((WriteState *) builder)->stripe_rows;
+}
+
+Size
+TesseraBuilderBytes(TesseraStripeBuilder *builder)
+{
+	WriteState *ws = (WriteState *) builder;
+
+	return ws->data.len + ws->rg_bytes;
+}
+
+void
+TesseraBuilderAdd(TesseraStripeBuilder *builder, Datum *values, bool *isnull)
+{
+	WriteState *ws = (WriteState *) builder;
+	Size		row_bytes = row_size(ws, values, isnull);
+
+	if (ws->rg_rows > 0 && ws->rg_bytes + row_bytes > TESSERA_ROW_GROUP_BYTE_LIMIT)
+		finish_row_group(ws);
+	append_row(ws, values, isnull, row_bytes, FirstCommandId);
+}
+
+/*
+ * TesseraBuilderFinish
+ *		Write the stripe and replace the catalog rows of `replaced` by its
+ *		own, in the current transaction.  Frees the builder.
+ */
+void
+TesseraBuilderFinish(TesseraStripeBuilder *builder, Relation rel, uint64 storage_id,
+					 uint64 stripe_id, List *replaced)
+{
+	WriteState *ws = (WriteState *) builder;
+
+	ws->stripe.storage_id = storage_id;
+	ws->stripe.stripe_id = stripe_id;
+	ws->replaces = replaced;
+	flush_stripe(ws, rel);
+	free_state(ws);
 }
 
 /* Encode the buffered row group into the stripe's data. */
@@ -507,26 +597,40 @@ flush_stripe(WriteState *ws, Relation rel)
 	ws->stripe.n_row_groups = ws->nrgs;
 	ws->stripe.natts = ws->natts;
 
-	/* row numbers we did not use go back if nobody reserved after them */
-	if (ws->next_rownum < ws->reserved_end &&
-		TesseraReleaseReservation(rel, ws->stripe.storage_id, ws->reserved_end, ws->next_rownum))
-		ws->stripe.reserved_rows = ws->stripe_rows;
-
-	if (use_delta(ws))
+	if (ws->replaces != NIL)
 	{
-		/* a small write: its bytes go into the catalog row, no pages */
-		ws->stripe.start_block = 0;
-		ws->stripe.nblocks = 0;
-		TesseraCompleteDeltaStripe(&ws->stripe, ws->data.data, ws->data.len);
+		/* a builder's stripe: the rows of the stripes it replaces, frozen */
+		ws->stripe.flags = TESSERA_STRIPE_FROZEN;
+		ws->stripe.reserved_rows = ws->stripe_rows;
+		ws->stripe.start_block = TesseraWriteStripePages(rel, ws->data.data, ws->data.len, &nblocks);
+		ws->stripe.nblocks = nblocks;
+		TesseraReplaceStripes(ws->replaces, &ws->stripe);
 	}
 	else
 	{
-		ws->stripe.start_block = TesseraWriteStripePages(rel, ws->data.data, ws->data.len, &nblocks);
-		ws->stripe.nblocks = nblocks;
-		if (IsInParallelMode())
-			TesseraInsertStripe(&ws->stripe);
+		/* row numbers we did not use go back if nobody reserved after them */
+		if (ws->next_rownum < ws->reserved_end &&
+			TesseraReleaseReservation(rel, ws->stripe.storage_id, ws->reserved_end,
+									  ws->next_rownum))
+			ws->stripe.reserved_rows = ws->stripe_rows;
+
+		if (use_delta(ws))
+		{
+			/* a small write: its bytes go into the catalog row, no pages */
+			ws->stripe.start_block = 0;
+			ws->stripe.nblocks = 0;
+			TesseraCompleteDeltaStripe(&ws->stripe, ws->data.data, ws->data.len);
+		}
 		else
-			TesseraCompleteStripe(&ws->stripe);
+		{
+			ws->stripe.start_block = TesseraWriteStripePages(rel, ws->data.data, ws->data.len,
+															 &nblocks);
+			ws->stripe.nblocks = nblocks;
+			if (IsInParallelMode())
+				TesseraInsertStripe(&ws->stripe);
+			else
+				TesseraCompleteStripe(&ws->stripe);
+		}
 	}
 
 	ws->has_stripe = false;
