@@ -70,6 +70,13 @@ LANGUAGE C STRICT;
 COMMENT ON FUNCTION tessera.compression_ratio(regclass) IS
     'bytes of the values themselves divided by the bytes their chunks take on disk';
 
+CREATE FUNCTION tessera.catalog_bytes(rel regclass)
+RETURNS bigint
+AS 'MODULE_PATHNAME', 'tessera_catalog_bytes'
+LANGUAGE C STRICT;
+COMMENT ON FUNCTION tessera.catalog_bytes(regclass) IS
+    'bytes the table''s rows in tessera_internal.stripe take (its delta included); pg_total_relation_size does not count them';
+
 CREATE FUNCTION tessera.compact(rel regclass)
 RETURNS bigint
 AS 'MODULE_PATHNAME', 'tessera_compact'

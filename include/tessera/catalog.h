@@ -54,6 +54,7 @@ extern bool TesseraFindStripe(uint64 storage_id, uint64 rownum, Snapshot snapsho
 							  TesseraStripe *result);
 extern void TesseraDeleteStripes(uint64 storage_id);
 extern uint64 TesseraCountRows(uint64 storage_id, Snapshot snapshot);
+extern uint64 TesseraCatalogBytes(uint64 storage_id, Snapshot snapshot);
 extern Oid	TesseraInternalRelid(const char *name, bool missing_ok);
 extern int	TesseraConcurrentInserters(uint64 storage_id, Snapshot snapshot,
 									   TransactionId **xids);

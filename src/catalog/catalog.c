@@ -28,7 +28,9 @@
 #include "postgres.h"
 
 #include "access/genam.h"
+#include "access/detoast.h"
 #include "access/heapam.h"
+#include "access/heaptoast.h"
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "access/xact.h"
@@ -471,6 +473,39 @@ TesseraCountRows(uint64 storage_id, Snapshot snapshot)
 		n += ((TesseraStripe *) lfirst(lc))->row_count;
 	list_free_deep(stripes);
 	return n;
+}
+
+/*
+ * TesseraCatalogBytes
+ *		Bytes the catalog rows of a storage visible to snapshot take in the
+ *		catalog's pages (tuples and line pointers; delta bytes moved to
+ *		TOAST counted at their stored size).
+ */
+uint64
+TesseraCatalogBytes(uint64 storage_id, Snapshot snapshot)
+{
+	Relation	rel = table_open(TesseraInternalRelid("stripe", false), AccessShareLock);
+	Oid			idx = TesseraInternalRelid("stripe_first_row_idx", false);
+	ScanKeyData key[1];
+	SysScanDesc scan;
+	HeapTuple	tup;
+	uint64		bytes = 0;
+
+	ScanKeyInit(&key[0], Anum_stripe_storage_id, BTEqualStrategyNumber,
+				F_INT8EQ, Int64GetDatum((int64) storage_id));
+	scan = systable_beginscan(rel, idx, true, snapshot, 1, key);
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		bool		isnull;
+		Datum		d = heap_getattr(tup, Anum_stripe_delta, RelationGetDescr(rel), &isnull);
+
+		bytes += MAXALIGN(tup->t_len) + sizeof(ItemIdData);
+		if (!isnull && VARATT_IS_EXTERNAL_ONDISK(DatumGetPointer(d)))
+			bytes += toast_datum_size(d);
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return bytes;
 }
 
 /*

@@ -33,6 +33,7 @@
 #include "tessera/writer.h"
 
 PG_FUNCTION_INFO_V1(tessera_stripe_info);
+PG_FUNCTION_INFO_V1(tessera_catalog_bytes);
 PG_FUNCTION_INFO_V1(tessera_row_group_info);
 PG_FUNCTION_INFO_V1(tessera_chunk_info);
 PG_FUNCTION_INFO_V1(tessera_compression_ratio);
@@ -87,6 +88,24 @@ tessera_stripe_info(PG_FUNCTION_ARGS)
 	TesseraReaderEnd(r);
 	relation_close(rel, AccessShareLock);
 	return (Datum) 0;
+}
+
+/*
+ * tessera.catalog_bytes(regclass): what the table's stripe catalog rows --
+ * its delta included -- take in tessera_internal.stripe.
+ */
+Datum
+tessera_catalog_bytes(PG_FUNCTION_ARGS)
+{
+	Relation	rel = open_tessera(PG_GETARG_OID(0));
+	TesseraMeta meta;
+	uint64		bytes = 0;
+
+	TesseraReadMeta(rel, &meta);
+	if (meta.valid)
+		bytes = TesseraCatalogBytes(meta.storage_id, GetActiveSnapshot());
+	relation_close(rel, AccessShareLock);
+	PG_RETURN_INT64((int64) bytes);
 }
 
 Datum
