@@ -125,6 +125,12 @@ FROM tessera.stripes
 WHERE in_delta
 GROUP BY relation;
 
+-- Background compactions running now (tessera.autocompact_stripes)
+CREATE VIEW tessera.compactions AS
+SELECT pid, datname, backend_start AS started, query AS progress
+FROM pg_catalog.pg_stat_activity
+WHERE backend_type = 'tessera compaction';
+
 GRANT USAGE ON SCHEMA tessera TO PUBLIC;
 GRANT SELECT ON tessera.tables, tessera.options, tessera.stripes,
-    tessera.row_groups, tessera.chunks, tessera.delta TO PUBLIC;
+    tessera.row_groups, tessera.chunks, tessera.delta, tessera.compactions TO PUBLIC;

@@ -22,6 +22,7 @@
 
 #include "tessera/cache.h"
 #include "tessera/rowstate.h"
+#include "tessera/tableam.h"
 #include "tessera/tessera.h"
 #include "tessera/writer.h"
 
@@ -38,6 +39,20 @@ static const struct config_enum_entry codec_entries[] = {
 	{"pglz", TESSERA_CODEC_PGLZ, false},
 	{"lz4", TESSERA_CODEC_LZ4, false},
 	{"zstd", TESSERA_CODEC_ZSTD, false},
+	{NULL, 0, false}
+};
+
+/* the message levels compaction can be logged at (as log_min_messages) */
+static const struct config_enum_entry log_level_entries[] = {
+	{"debug5", DEBUG5, false},
+	{"debug4", DEBUG4, false},
+	{"debug3", DEBUG3, false},
+	{"debug2", DEBUG2, false},
+	{"debug1", DEBUG1, false},
+	{"info", INFO, false},
+	{"notice", NOTICE, false},
+	{"warning", WARNING, false},
+	{"log", LOG, false},
 	{NULL, 0, false}
 };
 
@@ -78,6 +93,18 @@ _PG_init(void)
 							"not set tessera_delta_row_limit.",
 							&tessera_delta_row_limit, 1000, 0, TESSERA_MAX_DELTA_ROWS,
 							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("tessera.autocompact_stripes",
+							"Start background compaction of a table about every this many small writes.",
+							"A transaction whose delta stripe gets a stripe number that is a multiple of "
+							"this value starts a background worker after it commits, which moves the "
+							"table's delta into stripes.  0 leaves compaction to VACUUM and "
+							"tessera.compact().",
+							&tessera_autocompact_stripes, 1000, 0, INT_MAX,
+							PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomEnumVariable("tessera.compaction_log_level",
+							 "Message level of the server log line for each background compaction.",
+							 NULL, &tessera_compaction_log_level, LOG, log_level_entries,
+							 PGC_SUSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("tessera.fetch_cache_size",
 							"Memory each backend may use to cache decompressed chunks for single-row fetches.",
 							NULL, &tessera_fetch_cache_size, 64, 1, 65536,

@@ -134,5 +134,9 @@ extern void tessera_relation_estimate_size(Relation rel, int32 *attr_widths,
 
 /* compaction (tableam/compact.c) */
 extern uint64 TesseraCompact(Relation rel, TransactionId oldest_xmin, int elevel);
+extern void TesseraNoteDeltaStripe(Relation rel, uint64 stripe_id);
+extern void TesseraLaunchCompactions(bool commit);
+extern int	tessera_autocompact_stripes;
+extern int	tessera_compaction_log_level;
 
 #endif							/* TESSERA_TABLEAM_H */

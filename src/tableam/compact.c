@@ -39,15 +39,22 @@
  */
 #include "postgres.h"
 
+#include "access/relation.h"
 #include "access/table.h"
 #include "access/transam.h"
 #include "access/xact.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "pgstat.h"
+#include "postmaster/bgworker.h"
+#include "storage/ipc.h"
+#include "tcop/tcopprot.h"
 #include "storage/lmgr.h"
 #include "storage/procarray.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/timestamp.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
@@ -66,6 +73,20 @@
 #define COMPACT_MAX_RUN_BYTES	((Size) 64 * 1024 * 1024)
 
 PG_FUNCTION_INFO_V1(tessera_compact);
+
+int			tessera_autocompact_stripes = 1000;
+int			tessera_compaction_log_level = LOG;
+
+/* tables whose delta this transaction grew past the trigger (TopMemoryContext) */
+static List *pending_launches = NIL;
+
+typedef struct PendingLaunch
+{
+	Oid			dboid;
+	Oid			relid;
+} PendingLaunch;
+
+PGDLLEXPORT void tessera_compaction_main(Datum main_arg);
 
 /* Can this catalog row's stripe move? */
 static bool
@@ -263,6 +284,12 @@ TesseraCompact(Relation rel, TransactionId oldest_xmin, int elevel)
 		/* s ends the current run */
 		if (list_length(run) >= 2)
 		{
+			if (IsBackgroundWorker)
+				pgstat_report_activity(STATE_RUNNING,
+										psprintf("tessera compaction of %s: " UINT64_FORMAT
+												 " rows moved, run %d of up to %d delta stripes",
+												 RelationGetRelationName(rel), moved, nruns + 1,
+												 list_length(run)));
 			compact_run(rel, meta.storage_id, run);
 			foreach(lc, run)
 				moved += ((TesseraStripe *) lfirst(lc))->row_count;
@@ -320,4 +347,119 @@ tessera_compact(PG_FUNCTION_ARGS)
 	moved = TesseraCompact(rel, GetOldestNonRemovableTransactionId(rel), DEBUG1);
 	table_close(rel, NoLock);
 	PG_RETURN_INT64((int64) moved);
+}
+
+/*
+ * Background compaction.
+ *
+ * A transaction that writes a delta stripe whose stripe id is a multiple
+ * of tessera.autocompact_stripes -- roughly, every that many small writes
+ * to a table -- starts a background worker after it commits, which
+ * compacts the table if nobody else holds it (VACUUM, another worker).
+ * Dynamic workers need no shared_preload_libraries; a failed launch (no
+ * free worker slot) is harmless: VACUUM compacts too.
+ */
+void
+TesseraNoteDeltaStripe(Relation rel, uint64 stripe_id)
+{
+	PendingLaunch *p;
+	MemoryContext old;
+	ListCell   *lc;
+
+	if (tessera_autocompact_stripes <= 0 ||
+		(stripe_id + 1) % (uint64) tessera_autocompact_stripes != 0 ||
+		rel->rd_rel->relpersistence == RELPERSISTENCE_TEMP)
+		return;
+	foreach(lc, pending_launches)
+		if (((PendingLaunch *) lfirst(lc))->relid == RelationGetRelid(rel))
+			return;
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	p = palloc(sizeof(PendingLaunch));
+	p->dboid = MyDatabaseId;
+	p->relid = RelationGetRelid(rel);
+	pending_launches = lappend(pending_launches, p);
+	MemoryContextSwitchTo(old);
+}
+
+/* At commit: start the workers asked for; at abort: forget them. */
+void
+TesseraLaunchCompactions(bool commit)
+{
+	ListCell   *lc;
+
+	foreach(lc, pending_launches)
+	{
+		PendingLaunch *p = lfirst(lc);
+		BackgroundWorker bgw;
+
+		if (!commit)
+			continue;
+		memset(&bgw, 0, sizeof(bgw));
+		snprintf(bgw.bgw_name, BGW_MAXLEN, "tessera compaction of relation %u", p->relid);
+		snprintf(bgw.bgw_type, BGW_MAXLEN, "tessera compaction");
+		bgw.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
+		bgw.bgw_start_time = BgWorkerStart_RecoveryFinished;
+		bgw.bgw_restart_time = BGW_NEVER_RESTART;
+		snprintf(bgw.bgw_library_name, BGW_MAXLEN, "tessera");
+		snprintf(bgw.bgw_function_name, BGW_MAXLEN, "tessera_compaction_main");
+		bgw.bgw_main_arg = ObjectIdGetDatum(p->relid);
+		memcpy(bgw.bgw_extra, &p->dboid, sizeof(Oid));
+		bgw.bgw_notify_pid = 0;
+		if (!RegisterDynamicBackgroundWorker(&bgw, NULL))
+			ereport(DEBUG1,
+					(errmsg("could not start a tessera compaction worker: no free worker slot"),
+					 errhint("VACUUM compacts the table too; max_worker_processes bounds the workers.")));
+	}
+	list_free_deep(pending_launches);
+	pending_launches = NIL;
+}
+
+void
+tessera_compaction_main(Datum main_arg)
+{
+	Oid			relid = DatumGetObjectId(main_arg);
+	Oid			dboid;
+	Relation	rel;
+
+	memcpy(&dboid, MyBgworkerEntry->bgw_extra, sizeof(Oid));
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+	BackgroundWorkerInitializeConnectionByOid(dboid, InvalidOid, 0);
+
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	pgstat_report_activity(STATE_RUNNING, "tessera compaction");
+
+	/* like autovacuum: never wait for a lock, somebody else is on it */
+	if (ConditionalLockRelationOid(relid, ShareUpdateExclusiveLock))
+	{
+		rel = try_relation_open(relid, NoLock);
+		if (rel != NULL)
+		{
+			if (IsTesseraRelation(rel))
+			{
+				TimestampTz start = GetCurrentTimestamp();
+				uint64		moved;
+
+				moved = TesseraCompact(rel, GetOldestNonRemovableTransactionId(rel),
+									   DEBUG1);
+				if (moved > 0)
+				{
+					long		secs;
+					int			usecs;
+
+					TimestampDifference(start, GetCurrentTimestamp(), &secs, &usecs);
+					ereport(tessera_compaction_log_level,
+							(errmsg("tessera compaction of \"%s.%s\": " UINT64_FORMAT
+									" delta rows moved into stripes in %ld.%03d s",
+									get_namespace_name(RelationGetNamespace(rel)),
+									RelationGetRelationName(rel), moved, secs, usecs / 1000)));
+				}
+			}
+			relation_close(rel, NoLock);
+		}
+	}
+	CommitTransactionCommand();
+	pgstat_report_activity(STATE_IDLE, NULL);
+	proc_exit(0);
 }

@@ -53,6 +53,7 @@
 #include "tessera/encoding.h"
 #include "tessera/format.h"
 #include "tessera/storage.h"
+#include "tessera/tableam.h"
 #include "tessera/tessera.h"
 #include "tessera/reader.h"
 #include "tessera/writer.h"
@@ -620,6 +621,7 @@ flush_stripe(WriteState *ws, Relation rel)
 			ws->stripe.start_block = 0;
 			ws->stripe.nblocks = 0;
 			TesseraCompleteDeltaStripe(&ws->stripe, ws->data.data, ws->data.len);
+			TesseraNoteDeltaStripe(rel, ws->stripe.stripe_id);
 		}
 		else
 		{
@@ -788,6 +790,9 @@ tessera_xact_callback(XactEvent event, void *arg)
 		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PREPARE:
+			/* background compaction only for what committed */
+			TesseraLaunchCompactions(event == XACT_EVENT_COMMIT);
+			/* FALLTHROUGH */
 		case XACT_EVENT_PARALLEL_COMMIT:
 		case XACT_EVENT_PARALLEL_ABORT:
 			/* the memory went with TopTransactionContext */
