@@ -49,7 +49,8 @@ extern void TesseraCompleteStripe(TesseraStripe *stripe);
 extern void TesseraCompleteDeltaStripe(TesseraStripe *stripe, const char *data, Size len);
 extern void TesseraReplaceStripes(List *old_stripes, TesseraStripe *merged);
 extern List *TesseraListStripes(uint64 storage_id, Snapshot snapshot);
-extern List *TesseraListCatalogRows(uint64 storage_id, Snapshot snapshot, bool placeholders);
+extern List *TesseraListCatalogRows(uint64 storage_id, Snapshot snapshot, bool placeholders,
+									 bool want_delta);
 extern bool TesseraFindStripe(uint64 storage_id, uint64 rownum, Snapshot snapshot,
 							  TesseraStripe *result);
 extern void TesseraDeleteStripes(uint64 storage_id);

@@ -121,7 +121,7 @@ form_stripe_tuple(Relation rel, const TesseraStripe *s)
 }
 
 static void
-deform_stripe_tuple(Relation rel, HeapTuple tup, TesseraStripe *s)
+deform_stripe_tuple(Relation rel, HeapTuple tup, TesseraStripe *s, bool want_delta)
 {
 	Datum		values[Natts_stripe];
 	bool		nulls[Natts_stripe];
@@ -150,7 +150,7 @@ deform_stripe_tuple(Relation rel, HeapTuple tup, TesseraStripe *s)
 	s->flags = (uint32) DatumGetInt32(values[Anum_stripe_flags - 1]);
 	s->reserved_rows = (uint64) DatumGetInt64(values[Anum_stripe_reserved_rows - 1]);
 	s->delta = NULL;
-	if ((s->flags & TESSERA_STRIPE_DELTA) && s->row_count > 0)
+	if ((s->flags & TESSERA_STRIPE_DELTA) && s->row_count > 0 && want_delta)
 	{
 		if (nulls[Anum_stripe_delta - 1])
 			ereport(ERROR,
@@ -276,16 +276,16 @@ stripe_cmp(const ListCell *a, const ListCell *b)
 List *
 TesseraListStripes(uint64 storage_id, Snapshot snapshot)
 {
-	return TesseraListCatalogRows(storage_id, snapshot, false);
+	return TesseraListCatalogRows(storage_id, snapshot, false, true);
 }
 
 /*
  * TesseraListCatalogRows
  *		Catalog rows of a storage visible to snapshot, placeholders too if
- *		asked, in row number order.
+ *		asked, in row number order; delta stripes' bytes only if wanted.
  */
 List *
-TesseraListCatalogRows(uint64 storage_id, Snapshot snapshot, bool placeholders)
+TesseraListCatalogRows(uint64 storage_id, Snapshot snapshot, bool placeholders, bool want_delta)
 {
 	Relation	rel = table_open(TesseraInternalRelid("stripe", false), AccessShareLock);
 	Oid			idx = TesseraInternalRelid("stripe_first_row_idx", false);
@@ -301,7 +301,7 @@ TesseraListCatalogRows(uint64 storage_id, Snapshot snapshot, bool placeholders)
 	{
 		TesseraStripe *s = palloc(sizeof(TesseraStripe));
 
-		deform_stripe_tuple(rel, tup, s);
+		deform_stripe_tuple(rel, tup, s, want_delta);
 		if (s->row_count == 0 && !placeholders)
 		{
 			pfree(s);
@@ -338,7 +338,7 @@ TesseraFindStripe(uint64 storage_id, uint64 rownum, Snapshot snapshot,
 	scan = systable_beginscan_ordered(rel, idx, snapshot, 2, key);
 	while (HeapTupleIsValid(tup = systable_getnext_ordered(scan, BackwardScanDirection)))
 	{
-		deform_stripe_tuple(rel, tup, result);
+		deform_stripe_tuple(rel, tup, result, true);
 		if (result->row_count == 0)
 		{
 			/*
@@ -387,7 +387,7 @@ TesseraFindReservation(uint64 storage_id, uint64 rownum, TesseraStripe *result)
 	{
 		TesseraStripe cand;
 
-		deform_stripe_tuple(rel, tup, &cand);
+		deform_stripe_tuple(rel, tup, &cand, true);
 		if (found && cand.first_rownum != result->first_rownum)
 			break;
 		if (rownum >= cand.first_rownum + Max(cand.row_count, cand.reserved_rows))
@@ -438,7 +438,7 @@ TesseraFindHole(uint64 storage_id, uint64 rownum, uint64 *lo, uint64 *hi)
 	/* reservations do not overlap: the last one before rownum ends the highest */
 	if (HeapTupleIsValid(tup = systable_getnext_ordered(scan, BackwardScanDirection)))
 	{
-		deform_stripe_tuple(rel, tup, &s);
+		deform_stripe_tuple(rel, tup, &s, false);
 		*lo = s.first_rownum + Max(s.row_count, s.reserved_rows);
 	}
 	systable_endscan_ordered(scan);
@@ -448,7 +448,7 @@ TesseraFindHole(uint64 storage_id, uint64 rownum, uint64 *lo, uint64 *hi)
 	scan = systable_beginscan_ordered(rel, idx, SnapshotAny, 2, key);
 	if (HeapTupleIsValid(tup = systable_getnext_ordered(scan, ForwardScanDirection)))
 	{
-		deform_stripe_tuple(rel, tup, &s);
+		deform_stripe_tuple(rel, tup, &s, false);
 		*hi = s.first_rownum;
 		found = *lo <= rownum && rownum < *hi;
 	}
@@ -465,7 +465,7 @@ TesseraFindHole(uint64 storage_id, uint64 rownum, uint64 *lo, uint64 *hi)
 uint64
 TesseraCountRows(uint64 storage_id, Snapshot snapshot)
 {
-	List	   *stripes = TesseraListStripes(storage_id, snapshot);
+	List	   *stripes = TesseraListCatalogRows(storage_id, snapshot, false, false);
 	ListCell   *lc;
 	uint64		n = 0;
 

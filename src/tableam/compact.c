@@ -256,7 +256,7 @@ TesseraCompact(Relation rel, TransactionId oldest_xmin, int elevel)
 	 * holes.
 	 */
 	InitDirtySnapshot(dirty);
-	rows = TesseraListCatalogRows(meta.storage_id, &dirty, true);
+	rows = TesseraListCatalogRows(meta.storage_id, &dirty, true, true);
 
 	for (int pass = 0; pass <= list_length(rows); pass++)
 	{

@@ -293,8 +293,11 @@ tessera_relation_estimate_size(Relation rel, int32 *attr_widths, BlockNumber *pa
 	double		ntuples;
 	double		width;
 
+	TesseraMeta meta;
+
 	*allvisfrac = 0;
-	if (curpages <= 1)
+	TesseraReadMeta(rel, &meta);
+	if (!meta.valid || meta.next_rownum == 0)
 	{
 		*pages = curpages;
 		*tuples = 0;
@@ -302,31 +305,25 @@ tessera_relation_estimate_size(Relation rel, int32 *attr_widths, BlockNumber *pa
 	}
 	if (reltuples >= 0 && relpages > 1)
 	{
-		TesseraMeta meta;
-
 		/*
 		 * Heap's extrapolation by page count, but capped by the row numbers
 		 * handed out so far: pages are not proportional to rows here (state
 		 * pages, aborted stripes and compression add pages without rows).
 		 */
 		ntuples = rint(reltuples / (relpages - 1) * (curpages - 1));
-		TesseraReadMeta(rel, &meta);
-		if (meta.valid)
-			ntuples = Min(ntuples, (double) meta.next_rownum);
+		ntuples = Min(ntuples, (double) meta.next_rownum);
 	}
 	else
 	{
-		TesseraMeta meta;
+		/*
+		 * Never counted, or no pages to extrapolate from (rows written by
+		 * small transactions live in the delta, without pages): count the
+		 * catalog's rows.
+		 */
+		Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
 
-		TesseraReadMeta(rel, &meta);
-		ntuples = 0;
-		if (meta.valid)
-		{
-			Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
-
-			ntuples = (double) TesseraCountRows(meta.storage_id, snapshot);
-			UnregisterSnapshot(snapshot);
-		}
+		ntuples = (double) TesseraCountRows(meta.storage_id, snapshot);
+		UnregisterSnapshot(snapshot);
 	}
 	width = get_rel_data_width(rel, attr_widths) +
 		MAXALIGN(SizeofHeapTupleHeader) + sizeof(ItemIdData);
