@@ -84,6 +84,7 @@ typedef struct TesseraReader
 	const bool *needed;			/* [natts] columns a slot may decode; NULL: all */
 	uint64		bytes_read;		/* chunk and directory bytes read from pages */
 	uint64		bytes_decompressed; /* payload bytes produced by a codec */
+	uint64		delta_rows;		/* rows of delta stripes loaded */
 	MemoryContext cxt;			/* lifetime of the reader */
 	MemoryContext batch_cxt;	/* reset for every row group */
 	TesseraBatch batch;

@@ -57,7 +57,8 @@ typedef const bool *(*TesseraBatchFilter) (void *arg, struct TesseraBatch *batch
 extern void TesseraScanSetFilters(TableScanDesc scan, TesseraRowGroupFilter rg_filter,
 								  TesseraBatchFilter batch_filter, void *arg);
 extern void TesseraScanSetColumns(TableScanDesc scan, const bool *needed);
-extern void TesseraScanBytes(TableScanDesc scan, uint64 *read, uint64 *decompressed);
+extern void TesseraScanBytes(TableScanDesc scan, uint64 *read, uint64 *decompressed,
+							 uint64 *delta_rows);
 extern bool TesseraScanNextBatch(TableScanDesc scan, struct TesseraBatch **batch,
 								 const bool **sel);
 extern bool TesseraScanNextRow(TableScanDesc scan, ScanDirection dir, struct TesseraBatch **batch,

@@ -276,7 +276,33 @@ stripe_cmp(const ListCell *a, const ListCell *b)
 List *
 TesseraListStripes(uint64 storage_id, Snapshot snapshot)
 {
-	return TesseraListCatalogRows(storage_id, snapshot, false, true);
+	List	   *rows = TesseraListCatalogRows(storage_id, snapshot, false, true);
+	List	   *result = NIL;
+	TesseraStripe *prev = NULL;
+	ListCell   *lc;
+
+	/*
+	 * A snapshot that sees changes of running transactions (dirty) sees
+	 * the delta stripes a running compaction is replacing and the stripe
+	 * replacing them, which hold the same rows: keep the delta stripes.
+	 * MVCC snapshots see one or the other, never both.
+	 */
+	foreach(lc, rows)
+	{
+		TesseraStripe *s = lfirst(lc);
+
+		if (prev != NULL && s->first_rownum < prev->first_rownum + prev->row_count)
+		{
+			if (s->flags & TESSERA_STRIPE_FROZEN)
+				continue;
+			if (prev->flags & TESSERA_STRIPE_FROZEN)
+				result = list_delete_last(result);
+		}
+		result = lappend(result, s);
+		prev = s;
+	}
+	list_free(rows);
+	return result;
 }
 
 /*

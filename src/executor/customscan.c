@@ -821,6 +821,7 @@ typedef struct TscanShared
 {
 	pg_atomic_uint64 bytes_read;
 	pg_atomic_uint64 bytes_decompressed;
+	pg_atomic_uint64 delta_rows;
 } TscanShared;
 
 #define TSCAN_PSCAN(coordinate) \
@@ -852,6 +853,7 @@ typedef struct TesseraScanState
 	bool		bytes_final;
 	uint64		bytes_read;
 	uint64		bytes_decompressed;
+	uint64		delta_rows;
 	/* fast path: no plan qual, output columns are plain columns */
 	bool		fast;
 	int			nproj;
@@ -1793,6 +1795,7 @@ tscan_init_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
 	ts->shared = coordinate;
 	pg_atomic_init_u64(&ts->shared->bytes_read, 0);
 	pg_atomic_init_u64(&ts->shared->bytes_decompressed, 0);
+	pg_atomic_init_u64(&ts->shared->delta_rows, 0);
 	table_parallelscan_initialize(node->ss.ss_currentRelation, pscan,
 								  node->ss.ps.state->es_snapshot);
 	node->ss.ss_currentScanDesc = table_beginscan_parallel(node->ss.ss_currentRelation, pscan);
@@ -1827,39 +1830,45 @@ tscan_shutdown(CustomScanState *node)
 {
 	TesseraScanState *ts = (TesseraScanState *) node;
 	uint64		read = 0,
-				decompressed = 0;
+				decompressed = 0,
+				delta = 0;
 
 	if (ts->bytes_final)
 		return;
 	if (node->ss.ss_currentScanDesc)
-		TesseraScanBytes(node->ss.ss_currentScanDesc, &read, &decompressed);
+		TesseraScanBytes(node->ss.ss_currentScanDesc, &read, &decompressed, &delta);
 	if (ts->shared != NULL && ts->is_worker)
 	{
 		pg_atomic_fetch_add_u64(&ts->shared->bytes_read, read);
 		pg_atomic_fetch_add_u64(&ts->shared->bytes_decompressed, decompressed);
+		pg_atomic_fetch_add_u64(&ts->shared->delta_rows, delta);
 	}
 	else if (ts->shared != NULL)
 	{
 		read += pg_atomic_read_u64(&ts->shared->bytes_read);
 		decompressed += pg_atomic_read_u64(&ts->shared->bytes_decompressed);
+		delta += pg_atomic_read_u64(&ts->shared->delta_rows);
 	}
 	ts->bytes_read = read;
 	ts->bytes_decompressed = decompressed;
+	ts->delta_rows = delta;
 	ts->bytes_final = true;
 	ts->shared = NULL;
 }
 
-/* EXPLAIN (ANALYZE, VERBOSE): what the scan read and decompressed. */
+/* EXPLAIN (ANALYZE, VERBOSE): what the scan read and decompressed, rows from the delta. */
 static void
 tscan_explain_bytes(TesseraScanState *ts, ExplainState *es)
 {
 	if (!es->analyze || !es->verbose)
 		return;
 	if (!ts->bytes_final && ts->css.ss.ss_currentScanDesc)
-		TesseraScanBytes(ts->css.ss.ss_currentScanDesc, &ts->bytes_read, &ts->bytes_decompressed);
+		TesseraScanBytes(ts->css.ss.ss_currentScanDesc, &ts->bytes_read, &ts->bytes_decompressed,
+						 &ts->delta_rows);
 	ExplainPropertyInteger("Bytes Read", "kB", (int64) ((ts->bytes_read + 1023) / 1024), es);
 	ExplainPropertyInteger("Bytes Decompressed", "kB",
 						   (int64) ((ts->bytes_decompressed + 1023) / 1024), es);
+	ExplainPropertyInteger("Delta Rows Read", NULL, (int64) ts->delta_rows, es);
 }
 
 /* ---- EXPLAIN ---- */

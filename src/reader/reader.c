@@ -228,7 +228,6 @@ TesseraReaderBegin(Relation rel, Snapshot snapshot, bool bulk)
 	r->check_deleted = true;
 
 	TesseraReadMeta(rel, &meta);
-	r->rel_nblocks = RelationGetNumberOfBlocks(rel);
 	if (meta.valid)
 	{
 		r->storage_id = meta.storage_id;
@@ -237,6 +236,12 @@ TesseraReaderBegin(Relation rel, Snapshot snapshot, bool bulk)
 								  snapshot && snapshot->snapshot_type == SNAPSHOT_ANY ?
 								  SnapshotSelf : snapshot);
 	}
+	/*
+	 * After the catalog: a stripe's pages exist before its catalog row does,
+	 * and snapshots that see running transactions see stripes written since
+	 * the scan began.
+	 */
+	r->rel_nblocks = RelationGetNumberOfBlocks(rel);
 	r->stripes = palloc0(sizeof(TesseraScanStripe) * Max(list_length(list), 1));
 	foreach(lc, list)
 	{
@@ -429,6 +434,8 @@ TesseraReaderLoad(TesseraReader *r, int stripe, int rg)
 	b->rg = rg;
 	b->first_rownum = rgd->first_rownum;
 	b->nrows = (int) visible;
+	if (ss->meta.flags & TESSERA_STRIPE_DELTA)
+		r->delta_rows += visible;
 	b->chunk_rows = (int) rgd->row_count;
 	b->xmin = ss->meta.xmin;
 	b->deleted = NULL;

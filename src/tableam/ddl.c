@@ -317,13 +317,11 @@ tessera_relation_estimate_size(Relation rel, int32 *attr_widths, BlockNumber *pa
 	{
 		/*
 		 * Never counted, or no pages to extrapolate from (rows written by
-		 * small transactions live in the delta, without pages): count the
-		 * catalog's rows.
+		 * small transactions live in the delta, without pages): the row
+		 * numbers handed out, which is cheap to know and counts deleted
+		 * and aborted rows too, until VACUUM or ANALYZE count them.
 		 */
-		Snapshot	snapshot = RegisterSnapshot(GetLatestSnapshot());
-
-		ntuples = (double) TesseraCountRows(meta.storage_id, snapshot);
-		UnregisterSnapshot(snapshot);
+		ntuples = (double) meta.next_rownum;
 	}
 	width = get_rel_data_width(rel, attr_widths) +
 		MAXALIGN(SizeofHeapTupleHeader) + sizeof(ItemIdData);

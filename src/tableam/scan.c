@@ -732,13 +732,15 @@ TesseraScanSetColumns(TableScanDesc sscan, const bool *needed)
 /*
  * TesseraScanBytes
  *		Bytes the scan's reader has read from stripe pages and produced by
- *		decompression so far (EXPLAIN ANALYZE of TesseraScan/TesseraAgg).
+ *		decompression so far, and the delta rows it loaded (EXPLAIN ANALYZE
+ *		of TesseraScan/TesseraAgg).
  */
 void
-TesseraScanBytes(TableScanDesc sscan, uint64 *read, uint64 *decompressed)
+TesseraScanBytes(TableScanDesc sscan, uint64 *read, uint64 *decompressed, uint64 *delta_rows)
 {
 	TesseraScanDesc scan = (TesseraScanDesc) sscan;
 
 	*read = scan->reader ? scan->reader->bytes_read : 0;
 	*decompressed = scan->reader ? scan->reader->bytes_decompressed : 0;
+	*delta_rows = scan->reader ? scan->reader->delta_rows : 0;
 }
