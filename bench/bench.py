@@ -22,7 +22,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import psycopg  # noqa: E402
 
-from tessera_bench import WORKLOADS, dml, machine, oltp, seed, tpch_queries  # noqa: E402
+from tessera_bench import WORKLOADS, dml, machine, oltp, seed, small, tpch_queries  # noqa: E402
 from tessera_bench.charts import write_charts  # noqa: E402
 from tessera_bench.common import Config, ensure_extension  # noqa: E402
 from tessera_bench.compare import compare  # noqa: E402
@@ -44,7 +44,7 @@ def selectable_names(workload: str, rows: int) -> list:
     if workload == "tpch":
         return list(tpch_queries.QUERIES)
     if workload == "small":
-        return ["scan"]
+        return ["scan"] + [f"mix_{name}" for name in small.MIX_QUERIES]
     if workload == "oltp":
         return list(oltp.SCRIPTS)
     return [op[0] for op in dml.operations(rows)]

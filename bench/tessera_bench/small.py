@@ -28,6 +28,52 @@ def _catalog_size(pg: Pg) -> int:
     return pg.total_size(CATALOG)
 
 
+MIX_QUERIES = {
+    "count": "SELECT count(*) FROM mix",
+    "sum_c1": "SELECT sum(c1) FROM mix",
+    "group_c3": "SELECT c3, count(*), avg(c4) FROM mix GROUP BY c3",
+    "range_c1": "SELECT count(*), sum(c3) FROM mix WHERE c1 BETWEEN {lo} AND {hi}",
+}
+
+
+def _mix(pg: Pg, cfg: Config, res: dict, txns: int) -> None:
+    """Analytics on a table that is 99% bulk-loaded stripes and 1% rows of
+    small commits not compacted yet (background compaction off in this
+    session), then the same queries after tessera.compact()."""
+    delta_rows = txns * ROWS_PER_TXN
+    base = 99 * delta_rows
+    lo, hi = base // 10, base // 10 + base // 100
+    for side in SIDES:
+        s = SCHEMAS[side]
+        am = access_method(cfg, side)
+        pg.execute(f"CREATE TABLE {s}.mix {COLUMNS} USING {am}")
+        progress(f"  mix: {base:,} rows bulk-loaded and {txns:,} commits of {ROWS_PER_TXN} rows into {side}")
+        with pg.no_timeout():
+            pg.execute(INSERT.format(t=f"{s}.mix", lo=1, hi=base))
+            pg.execute("SET tessera.autocompact_stripes = 0")
+            for k in range(txns):
+                pg.execute(INSERT.format(t=f"{s}.mix", lo=base + k * ROWS_PER_TXN + 1,
+                                         hi=base + (k + 1) * ROWS_PER_TXN))
+            pg.execute("RESET tessera.autocompact_stripes")
+            pg.execute(f"ANALYZE {s}.mix")
+    fresh, compacted = [], []
+    for name, sql in MIX_QUERIES.items():
+        if wanted(cfg, f"mix_{name}"):
+            fresh.append(compare_query(pg, cfg, f"mix_{name}", sql.format(lo=lo, hi=hi), SCHEMAS))
+    if access_method(cfg, "tessera") == "tessera":
+        with pg.no_timeout():
+            pg.execute(f"SELECT tessera.compact('{SCHEMAS['tessera']}.mix')")
+    for name, sql in MIX_QUERIES.items():
+        if wanted(cfg, f"mix_{name}"):
+            compacted.append(compare_query(pg, cfg, f"mix_{name}_compacted", sql.format(lo=lo, hi=hi), SCHEMAS))
+    res["groups"].append(group("fresh delta", "query", fresh))
+    res["groups"].append(group("after compaction", "query", compacted))
+    res["notes"].append(f"fresh delta / after compaction: a table of {base:,} bulk-loaded rows plus "
+                        f"{delta_rows:,} rows (1%) from {txns:,} commits of {ROWS_PER_TXN} rows, queried "
+                        "before and after tessera.compact(); background compaction is off while loading. "
+                        "Heap runs the same queries on the same rows both times.")
+
+
 def _live_catalog(pg: Pg, am: str, table: str) -> int:
     """Bytes of the table's live rows in the stripe catalog (tessera only)."""
     if am != "tessera":
@@ -103,6 +149,8 @@ def run(pg: Pg, cfg: Config) -> dict:
                     pg.execute(f"ANALYZE {SCHEMAS[side]}.t")
             q = compare_query(pg, cfg, "scan", "SELECT count(*), sum(c1), avg(c4), max(c5) FROM t", SCHEMAS)
             res["groups"].append(group("queries", "query", [q]))
+        if any(wanted(cfg, f"mix_{name}") for name in MIX_QUERIES):
+            _mix(pg, cfg, res, txns)
     finally:
         drop_schemas(pg, cfg, SCHEMAS)
     return res

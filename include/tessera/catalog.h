@@ -13,6 +13,7 @@
 
 #include "storage/block.h"
 #include "storage/itemptr.h"
+#include "utils/relcache.h"
 #include "utils/snapshot.h"
 
 /* stripe flags */
@@ -48,6 +49,9 @@ extern void TesseraInsertStripe(TesseraStripe *stripe);
 extern void TesseraCompleteStripe(TesseraStripe *stripe);
 extern void TesseraCompleteDeltaStripe(TesseraStripe *stripe, const char *data, Size len);
 extern void TesseraReplaceStripes(List *old_stripes, TesseraStripe *merged);
+extern Relation TesseraOpenCatalog(void);
+extern void TesseraCloseCatalog(Relation catalog);
+extern void TesseraFetchDeltaBytes(Relation catalog, TesseraStripe *stripe);
 extern List *TesseraListStripes(uint64 storage_id, Snapshot snapshot);
 extern List *TesseraListCatalogRows(uint64 storage_id, Snapshot snapshot, bool placeholders,
 									 bool want_delta);

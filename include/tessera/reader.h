@@ -85,6 +85,8 @@ typedef struct TesseraReader
 	uint64		bytes_read;		/* chunk and directory bytes read from pages */
 	uint64		bytes_decompressed; /* payload bytes produced by a codec */
 	uint64		delta_rows;		/* rows of delta stripes loaded */
+	TesseraScanStripe *delta_loaded;	/* the one delta stripe whose bytes are in memory */
+	Relation	catalog;		/* the stripe catalog, open once a delta stripe is read */
 	MemoryContext cxt;			/* lifetime of the reader */
 	MemoryContext batch_cxt;	/* reset for every row group */
 	TesseraBatch batch;
@@ -96,6 +98,7 @@ extern TesseraReader *TesseraReaderForStripe(Relation rel, TesseraStripe *s, Tes
 											 Snapshot snapshot, MemoryContext cxt);
 extern void TesseraReaderSetTupleDesc(TesseraReader *reader, TupleDesc desc);
 extern TesseraStripeDir *TesseraReaderDir(TesseraReader *reader, int stripe);
+extern void TesseraReaderDeltaBytes(TesseraReader *reader, TesseraScanStripe *ss);
 extern bool TesseraReaderLoad(TesseraReader *reader, int stripe, int rg);
 extern void TesseraBatchColumn(TesseraBatch *batch, int attidx, Datum **values, bool **isnull);
 #ifdef HAVE_INT128

@@ -38,6 +38,7 @@
 #include "catalog/namespace.h"
 #include "commands/sequence.h"
 #include "miscadmin.h"
+#include "storage/bufmgr.h"
 #include "storage/procarray.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
@@ -233,6 +234,59 @@ TesseraCompleteDeltaStripe(TesseraStripe *stripe, const char *data, Size len)
 }
 
 /*
+ * TesseraOpenCatalog / TesseraCloseCatalog
+ *		The stripe catalog, for callers that fetch from it repeatedly.
+ */
+Relation
+TesseraOpenCatalog(void)
+{
+	return table_open(TesseraInternalRelid("stripe", false), AccessShareLock);
+}
+
+void
+TesseraCloseCatalog(Relation catalog)
+{
+	table_close(catalog, AccessShareLock);
+}
+
+/*
+ * TesseraFetchDeltaBytes
+ *		Read the bytes of a delta stripe listed without them, from its
+ *		catalog tuple, into the current memory context.  The tuple is still
+ *		there: the snapshot that listed the stripe sees it.
+ */
+void
+TesseraFetchDeltaBytes(Relation catalog, TesseraStripe *stripe)
+{
+	HeapTupleData tup;
+	Buffer		buf;
+	TupleDesc	desc = RelationGetDescr(catalog);
+	bool		isnull[3];
+	Datum		storage_id,
+				stripe_id,
+				delta;
+
+	tup.t_self = stripe->catalog_tid;
+	if (!heap_fetch(catalog, SnapshotAny, &tup, &buf, false))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("catalog row of delta stripe " UINT64_FORMAT " of storage " UINT64_FORMAT
+						" vanished", stripe->stripe_id, stripe->storage_id)));
+	storage_id = heap_getattr(&tup, Anum_stripe_storage_id, desc, &isnull[0]);
+	stripe_id = heap_getattr(&tup, Anum_stripe_stripe_id, desc, &isnull[1]);
+	delta = heap_getattr(&tup, Anum_stripe_delta, desc, &isnull[2]);
+	if (isnull[0] || isnull[1] || isnull[2] ||
+		(uint64) DatumGetInt64(storage_id) != stripe->storage_id ||
+		(uint64) DatumGetInt64(stripe_id) != stripe->stripe_id)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("catalog row of delta stripe " UINT64_FORMAT " of storage " UINT64_FORMAT
+						" is not where it was", stripe->stripe_id, stripe->storage_id)));
+	stripe->delta = PG_DETOAST_DATUM_COPY(delta);
+	ReleaseBuffer(buf);
+}
+
+/*
  * TesseraReplaceStripes
  *		Compaction: delete the catalog rows of old_stripes and insert the
  *		merged stripe that now holds their rows, in the current transaction.
@@ -271,12 +325,14 @@ stripe_cmp(const ListCell *a, const ListCell *b)
 /*
  * TesseraListStripes
  *		Complete stripes of a storage visible to snapshot, in row number
- *		order, palloc'd in the current memory context.
+ *		order, palloc'd in the current memory context; without the delta
+ *		stripes' bytes (a scan fetches them one stripe at a time).
  */
 List *
 TesseraListStripes(uint64 storage_id, Snapshot snapshot)
 {
-	List	   *rows = TesseraListCatalogRows(storage_id, snapshot, false, true);
+	/* delta bytes are fetched when read (TesseraFetchDeltaBytes) */
+	List	   *rows = TesseraListCatalogRows(storage_id, snapshot, false, false);
 	List	   *result = NIL;
 	TesseraStripe *prev = NULL;
 	ListCell   *lc;

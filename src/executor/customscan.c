@@ -3262,9 +3262,13 @@ tagg_scaled_rows(TesseraAggState *as, int k, const int128 *v, const int64 *dsc, 
 {
 	int			ng = gidx ? as->ngroups : 1;
 
-	if (ng > 4096 && ng > n / 4)
+	if (ng > 64 && ng > n / 4)
 	{
-		/* many groups: partial sums would cost more than they save */
+		/*
+		 * More groups than a few per row (many groups, or a small batch: a
+		 * delta stripe of a few rows): partial sums, cleared and folded for
+		 * every group, would cost more than they save.
+		 */
 		for (int i = 0; i < n; i++)
 		{
 			int			g = gidx ? gidx[i] : (ok && !ok[i] ? -1 : 0);

@@ -82,7 +82,8 @@ check_stripe_row(Relation rel, const TesseraStripe *s, BlockNumber rel_nblocks)
 
 	if (s->flags & TESSERA_STRIPE_DELTA)
 	{
-		if (s->delta == NULL || VARSIZE_ANY_EXHDR(s->delta) != s->data_bytes ||
+		/* the bytes themselves are checked once fetched */
+		if ((s->delta != NULL && VARSIZE_ANY_EXHDR(s->delta) != s->data_bytes) ||
 			s->dir_offset + s->dir_bytes != s->data_bytes)
 			problem = "delta stripe sizes are inconsistent";
 	}
@@ -253,7 +254,8 @@ TesseraReaderBegin(Relation rel, Snapshot snapshot, bool bulk)
 		ss->visible_rows = s->row_count;
 		if (s->own && snapshot && snapshot->snapshot_type == SNAPSHOT_MVCC)
 		{
-			ss->dir = TesseraLoadDir(rel, s, r->rel_nblocks);
+			TesseraReaderDeltaBytes(r, ss);
+			ss->dir = TesseraLoadDir(rel, &ss->meta, r->rel_nblocks);
 			ss->visible_rows = TesseraVisibleRows(s, ss->dir, snapshot);
 		}
 		if (ss->visible_rows == 0)
@@ -316,9 +318,47 @@ TesseraReaderSetTupleDesc(TesseraReader *r, TupleDesc desc)
 void
 TesseraReaderEnd(TesseraReader *r)
 {
+	if (r->catalog != NULL)
+		TesseraCloseCatalog(r->catalog);
 	if (r->strategy)
 		FreeAccessStrategy(r->strategy);
 	MemoryContextDelete(r->cxt);
+}
+
+/*
+ * TesseraReaderDeltaBytes
+ *		Make the bytes of a delta stripe available, dropping those (and the
+ *		directory) of the delta stripe read before: a scan of many small
+ *		writes holds one of them at a time.  Directories are only used for
+ *		the stripe being read, and are loaded again when needed.
+ */
+void
+TesseraReaderDeltaBytes(TesseraReader *r, TesseraScanStripe *ss)
+{
+	MemoryContext old;
+
+	if ((ss->meta.flags & TESSERA_STRIPE_DELTA) == 0 || ss->meta.delta != NULL)
+		return;
+	if (r->delta_loaded != NULL && r->delta_loaded->meta.delta != NULL)
+	{
+		TesseraScanStripe *prev = r->delta_loaded;
+
+		/* and its directory: thousands of small writes would pile them up */
+		if (prev->dir != NULL && !prev->meta.own)
+		{
+			pfree((char *) prev->dir->rgs - sizeof(TesseraDirHeader));
+			pfree(prev->dir);
+			prev->dir = NULL;
+		}
+		pfree(prev->meta.delta);
+		prev->meta.delta = NULL;
+	}
+	if (r->catalog == NULL)
+		r->catalog = TesseraOpenCatalog();
+	old = MemoryContextSwitchTo(r->cxt);
+	TesseraFetchDeltaBytes(r->catalog, &ss->meta);
+	MemoryContextSwitchTo(old);
+	r->delta_loaded = ss;
 }
 
 TesseraStripeDir *
@@ -330,6 +370,7 @@ TesseraReaderDir(TesseraReader *r, int stripe)
 	{
 		MemoryContext old = MemoryContextSwitchTo(r->cxt);
 
+		TesseraReaderDeltaBytes(r, ss);
 		ss->dir = TesseraLoadDir(r->rel, &ss->meta, r->rel_nblocks);
 		r->bytes_read += ss->meta.dir_bytes;
 		MemoryContextSwitchTo(old);
@@ -520,6 +561,7 @@ read_chunk(TesseraBatch *b, TesseraChunkDisk *cd, TesseraCorruptContext *cc)
 	r->bytes_read += cd->stored_bytes;
 	if (cd->codec != TESSERA_CODEC_NONE)
 		r->bytes_decompressed += cd->raw_bytes;
+	TesseraReaderDeltaBytes(r, ss);
 	if (cd->stored_bytes > 0 &&
 		!TesseraReadStripeBytes(r->rel, &ss->meta, cd->offset, cd->stored_bytes, stored,
 								r->strategy))
