@@ -93,8 +93,8 @@ extern int	TesseraCodecFromName(const char *name);
  * Every row has a 64-bit row number, unique within the relation's storage
  * and never reused.  It maps 1:1 onto an ItemPointer whose offset stays in
  * 1..MaxHeapTuplesPerPage, so that TIDBitmaps, indexes and ctid work.  Block
- * numbers with the high bit set are reserved for rows that will live in a
- * row-store delta (a later feature), so stripe rows use blocks < 2^31.
+ * numbers with the high bit set are reserved (unused: rows of the delta are
+ * stripe rows with ordinary row numbers), so stripe rows use blocks < 2^31.
  */
 #define TESSERA_TIDS_PER_BLOCK		((uint64) MaxHeapTuplesPerPage)
 #define TESSERA_DELTA_BLOCK_FLAG	((BlockNumber) 0x80000000)
