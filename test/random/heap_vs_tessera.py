@@ -3,7 +3,8 @@
 
 Each round loads the same random rows (NULLs, NaN and infinities, sorted or
 not) into a heap and a tessera table with random row-group and stripe sizes,
-applies the same random DELETE/UPDATE/INSERT to both, then runs random
+applies the same random DELETE/UPDATE/INSERT to both, the same small
+transactions (tessera's delta), sometimes compacted, then runs random
 queries -- aggregates (TesseraAgg), grouped aggregates, projections with
 random quals (TesseraScan skipping and vector filters), joins (nested loops
 with parameterized scans, hash and merge joins, index scans), serial and
@@ -55,6 +56,29 @@ def setup():
                             f"update {{t}} set b = b + 1, d = d * 2 where a > {random.randint(-1000,1000)}",
                             f"insert into {{t}} select * from {{t}} where c < {random.randint(-300,0)}"])
         for t in ("fh","ft"): cur.execute(op.format(t=t))
+    # small transactions (tessera's delta), some changes of their rows, then
+    # sometimes compaction (VACUUM or tessera.compact) or none
+    for _ in range(random.choice([0, 0, 5, 40])):
+        batch = [gen(i) for i in range(random.randint(1, 15))]
+        values = ", ".join("(" + ", ".join(["%s"] * len(cols)) + ")" for _ in batch)
+        params = [v for r in batch for v in r]
+        for t in ("fh", "ft"):
+            cur.execute(f"insert into {t} values {values}", params)
+        if random.random() < 0.2:
+            k = random.randint(-1000, 1000)
+            op = random.choice([f"update {{t}} set h = 'small', d = d + 1 where a between {k} and {k + 20}",
+                                f"delete from {{t}} where a between {k} and {k + 10}"])
+            for t in ("fh", "ft"): cur.execute(op.format(t=t))
+        if random.random() < 0.05:
+            cur.execute("begin")
+            for t in ("fh", "ft"):
+                cur.execute(f"insert into {t} values {values}", params)
+            cur.execute("rollback")
+    k = random.random()
+    if k < 0.3:
+        cur.execute("vacuum fh"); cur.execute("vacuum ft")
+    elif k < 0.6:
+        cur.execute("select tessera.compact('ft')")
     if random.random() < 0.5:
         for t in ("fh", "ft"):
             cur.execute(f"create index on {t} (a)")
