@@ -66,12 +66,32 @@ def _mix(pg: Pg, cfg: Config, res: dict, txns: int) -> None:
     for name, sql in MIX_QUERIES.items():
         if wanted(cfg, f"mix_{name}"):
             compacted.append(compare_query(pg, cfg, f"mix_{name}_compacted", sql.format(lo=lo, hi=hi), SCHEMAS))
+    # another 1% in small commits, background compaction on (the default)
+    for side in SIDES:
+        s = SCHEMAS[side]
+        progress(f"  mix: {txns:,} more commits of {ROWS_PER_TXN} rows into {side}, background compaction on")
+        with pg.no_timeout():
+            for k in range(txns):
+                lo2 = base + delta_rows + k * ROWS_PER_TXN + 1
+                pg.execute(INSERT.format(t=f"{s}.mix", lo=lo2, hi=lo2 + ROWS_PER_TXN - 1))
+    if access_method(cfg, "tessera") == "tessera":
+        for _ in range(600):
+            if not pg.scalar("SELECT count(*) FROM tessera.compactions"):
+                break
+            time.sleep(0.1)
+    auto = []
+    for name, sql in MIX_QUERIES.items():
+        if wanted(cfg, f"mix_{name}"):
+            auto.append(compare_query(pg, cfg, f"mix_{name}_auto", sql.format(lo=lo, hi=hi), SCHEMAS))
     res["groups"].append(group("fresh delta", "query", fresh))
     res["groups"].append(group("after compaction", "query", compacted))
+    res["groups"].append(group("fresh delta, background compaction", "query", auto))
     res["notes"].append(f"fresh delta / after compaction: a table of {base:,} bulk-loaded rows plus "
                         f"{delta_rows:,} rows (1%) from {txns:,} commits of {ROWS_PER_TXN} rows, queried "
                         "before and after tessera.compact(); background compaction is off while loading. "
-                        "Heap runs the same queries on the same rows both times.")
+                        "Heap runs the same queries on the same rows both times. Then another "
+                        f"{txns:,} commits with background compaction on (tessera.autocompact_stripes at "
+                        "its default), queried once the workers are done (the *_auto rows).")
 
 
 def _live_catalog(pg: Pg, am: str, table: str) -> int:
