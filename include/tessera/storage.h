@@ -13,6 +13,7 @@
 #define TESSERA_STORAGE_H
 
 #include "storage/bufmgr.h"
+#include "storage/smgr.h"
 #include "storage/relfilenode.h"
 #include "utils/rel.h"
 
@@ -48,6 +49,17 @@ struct TesseraStripe;
 extern bool TesseraReadStripeBytes(Relation rel, const struct TesseraStripe *stripe,
 								   uint64 offset, Size len, char *dst,
 								   BufferAccessStrategy strategy);
+
+/*
+ * The relation's physical pages.  RelationGetNumberOfBlocks (the table AM's
+ * relation_size) reports the TID blocks its row numbers span instead, which
+ * is what BRIN, ANALYZE and TID consumers count in.
+ */
+static inline BlockNumber
+TesseraPhysicalBlocks(Relation rel)
+{
+	return smgrnblocks(RelationGetSmgr(rel), MAIN_FORKNUM);
+}
 
 static inline BlockNumber
 TesseraBlocksForBytes(Size len)

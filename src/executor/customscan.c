@@ -96,6 +96,7 @@
 #include "utils/typcache.h"
 
 #include "tessera/reader.h"
+#include "tessera/storage.h"
 #include "tessera/tableam.h"
 #include "tessera/tessera.h"
 
@@ -432,7 +433,7 @@ tscan_estimate(PlannerInfo *root, RelOptInfo *rel, Relation relation, Bitmapset 
 	memset(est, 0, sizeof(TscanEstimate));
 	est->read_frac = 1.0;
 	est->vec_sel = 1.0;
-	est->phys_pages = RelationGetNumberOfBlocks(relation);
+	est->phys_pages = TesseraPhysicalBlocks(relation);
 
 	for (int i = 0; i < desc->natts; i++)
 	{

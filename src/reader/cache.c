@@ -331,7 +331,7 @@ TesseraCacheDir(Relation rel, TesseraCachedStripe *cs)
 	{
 		MemoryContext old = MemoryContextSwitchTo(cache_cxt);
 
-		cs->dir = TesseraLoadDir(rel, &cs->s, RelationGetNumberOfBlocks(rel));
+		cs->dir = TesseraLoadDir(rel, &cs->s, TesseraPhysicalBlocks(rel));
 		MemoryContextSwitchTo(old);
 	}
 	return cs->dir;

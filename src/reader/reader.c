@@ -242,7 +242,7 @@ TesseraReaderBegin(Relation rel, Snapshot snapshot, bool bulk)
 	 * and snapshots that see running transactions see stripes written since
 	 * the scan began.
 	 */
-	r->rel_nblocks = RelationGetNumberOfBlocks(rel);
+	r->rel_nblocks = TesseraPhysicalBlocks(rel);
 	r->stripes = palloc0(sizeof(TesseraScanStripe) * Max(list_length(list), 1));
 	foreach(lc, list)
 	{

@@ -189,7 +189,7 @@ TesseraReadMeta(Relation rel, TesseraMeta *result)
 	 */
 	if (rel->rd_amcache == NULL)
 	{
-		if (RelationGetNumberOfBlocks(rel) == 0)
+		if (TesseraPhysicalBlocks(rel) == 0)
 			return;
 		rel->rd_amcache = MemoryContextAllocZero(CacheMemoryContext, sizeof(bool));
 		*(bool *) rel->rd_amcache = true;

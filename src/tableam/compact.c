@@ -136,7 +136,7 @@ compact_run(Relation rel, uint64 storage_id, List *run)
 	TransactionId newest = InvalidTransactionId;
 	List	   *holes = NIL;
 	ListCell   *lc;
-	BlockNumber nblocks = RelationGetNumberOfBlocks(rel);
+	BlockNumber nblocks = TesseraPhysicalBlocks(rel);
 
 	TesseraReserve(rel, 0, &got_storage, &unused_first, &stripe_id);
 	if (got_storage != storage_id)

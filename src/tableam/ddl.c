@@ -265,7 +265,24 @@ tessera_relation_copy_for_cluster(Relation OldTable, Relation NewTable, Relation
 uint64
 tessera_relation_size(Relation rel, ForkNumber forkNumber)
 {
-	return table_block_relation_size(rel, forkNumber);
+	uint64		physical = table_block_relation_size(rel, forkNumber);
+	TesseraMeta meta;
+	uint64		tid_blocks;
+
+	/*
+	 * For the main fork, the TID blocks the row numbers span: that is what
+	 * RelationGetNumberOfBlocks means to its users (BRIN summarizes and
+	 * scans TID block ranges up to it, ANALYZE samples that many blocks).
+	 * The physical size is smgrnblocks (TesseraPhysicalBlocks), and
+	 * pg_relation_size reads the files.
+	 */
+	if (forkNumber != MAIN_FORKNUM || physical == 0)
+		return physical;
+	TesseraReadMeta(rel, &meta);
+	if (!meta.valid)
+		return physical;
+	tid_blocks = (meta.next_rownum + TESSERA_TIDS_PER_BLOCK - 1) / TESSERA_TIDS_PER_BLOCK;
+	return Max(physical, tid_blocks * BLCKSZ);
 }
 
 bool

@@ -128,7 +128,7 @@ TesseraReaderForStripe(Relation rel, TesseraStripe *s, TesseraStripeDir *dir, Sn
 	r->check_deleted = false;	/* fetch_row checks the one row it wants */
 	r->batch.values = palloc0(sizeof(Datum *) * Max(r->natts, 1));
 	r->batch.isnull = palloc0(sizeof(bool *) * Max(r->natts, 1));
-	r->rel_nblocks = RelationGetNumberOfBlocks(rel);
+	r->rel_nblocks = TesseraPhysicalBlocks(rel);
 	r->storage_id = s->storage_id;
 	r->stripes = palloc0(sizeof(TesseraScanStripe));
 	r->stripes[0].meta = *s;
@@ -635,7 +635,7 @@ tessera_tuple_satisfies_snapshot(Relation rel, TupleTableSlot *slot, Snapshot sn
 	TesseraReadMeta(rel, &meta);
 	if (!meta.valid || !TesseraFindStripe(meta.storage_id, rownum, snapshot, &s))
 		return false;
-	dir = TesseraLoadDir(rel, &s, RelationGetNumberOfBlocks(rel));
+	dir = TesseraLoadDir(rel, &s, TesseraPhysicalBlocks(rel));
 	visible = rownum - s.first_rownum < TesseraVisibleRows(&s, dir, snapshot);
 	if (visible && TesseraGetRowState(rel, rownum, &st))
 		visible = !TesseraRowDeleted(&st, snapshot);

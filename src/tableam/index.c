@@ -6,10 +6,11 @@
  * NOTES
  *	  An index entry points at a row's TID (its row number), which never
  *	  changes and is never reused, so any index AM that stores TIDs works:
- *	  btree, hash, GIN, GiST, SP-GiST.  BRIN is refused: it summarizes the
- *	  TID blocks up to the relation's physical size, and tessera's row
- *	  numbers run far past its (compressed) page count, so BRIN would miss
- *	  rows.  Stripe min/max already give that kind of skipping.
+ *	  btree, hash, GIN, GiST, SP-GiST, BRIN.  BRIN summarizes ranges of TID
+ *	  blocks up to RelationGetNumberOfBlocks, which for tessera is the TID
+ *	  blocks its row numbers span (relation_size in ddl.c), not its
+ *	  (compressed) page count; range scans read the row numbers of the
+ *	  blocks asked for.
  *
  *	  A plain CREATE INDEX holds ShareLock, so no one else writes.  It scans
  *	  with SnapshotAny semantics: every row of every stripe that was not
@@ -32,7 +33,6 @@
 #include "access/tableam.h"
 #include "access/xact.h"
 #include "catalog/index.h"
-#include "catalog/pg_am_d.h"
 #include "commands/progress.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
@@ -45,18 +45,6 @@
 #include "tessera/rowstate.h"
 #include "tessera/tableam.h"
 #include "tessera/tessera.h"
-
-static void
-refuse_brin(Relation table_rel, Relation index_rel)
-{
-	if (index_rel->rd_rel->relam == BRIN_AM_OID)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("BRIN indexes are not supported on tessera table \"%s\"",
-						RelationGetRelationName(table_rel)),
-				 errdetail("BRIN summarizes physical block ranges; tessera's TIDs do not follow its compressed pages."),
-				 errhint("tessera skips row groups by their min/max values without an index; use a btree index for lookups.")));
-}
 
 double
 tessera_index_build_range_scan(Relation table_rel, Relation index_rel,
@@ -77,7 +65,6 @@ tessera_index_build_range_scan(Relation table_rel, Relation index_rel,
 	bool		isnull[INDEX_MAX_KEYS];
 	double		reltuples = 0;
 
-	refuse_brin(table_rel, index_rel);
 
 	estate = CreateExecutorState();
 	econtext = GetPerTupleExprContext(estate);
@@ -170,7 +157,6 @@ tessera_index_validate_scan(Relation table_rel, Relation index_rel,
 	Datum		values[INDEX_MAX_KEYS];
 	bool		isnull[INDEX_MAX_KEYS];
 
-	refuse_brin(table_rel, index_rel);
 	econtext->ecxt_scantuple = slot;
 	predicate = ExecPrepareQual(index_info->ii_Predicate, estate);
 

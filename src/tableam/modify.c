@@ -181,7 +181,7 @@ row_inserted_visible(Relation rel, uint64 rownum, Snapshot snapshot)
 	TesseraReadMeta(rel, &meta);
 	if (!meta.valid || !TesseraFindStripe(meta.storage_id, rownum, snapshot, &s))
 		return false;
-	dir = TesseraLoadDir(rel, &s, RelationGetNumberOfBlocks(rel));
+	dir = TesseraLoadDir(rel, &s, TesseraPhysicalBlocks(rel));
 	visible = rownum - s.first_rownum < TesseraVisibleRows(&s, dir, snapshot);
 	return visible;
 }
@@ -229,7 +229,7 @@ own_insert_cid(Relation rel, uint64 rownum, CommandId *cmin)
 		if (s.own)
 		{
 			MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
-			TesseraStripeDir *dir = TesseraLoadDir(rel, &s, RelationGetNumberOfBlocks(rel));
+			TesseraStripeDir *dir = TesseraLoadDir(rel, &s, TesseraPhysicalBlocks(rel));
 
 			own_cache.nruns = dir->hdr.n_cid_runs;
 			own_cache.runs = dir->cids;

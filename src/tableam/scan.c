@@ -41,6 +41,7 @@
 
 #include "tessera/reader.h"
 #include "tessera/rowstate.h"
+#include "tessera/storage.h"
 #include "tessera/tableam.h"
 #include "tessera/tessera.h"
 #include "tessera/writer.h"
@@ -123,7 +124,7 @@ tessera_scan_begin(Relation rel, Snapshot snapshot, int nkeys, struct ScanKeyDat
 	scan->base.rs_parallel = pscan;
 
 	bulk = (flags & SO_ALLOW_STRAT) != 0 &&
-		RelationGetNumberOfBlocks(rel) > (BlockNumber) (NBuffers / 4);
+		TesseraPhysicalBlocks(rel) > (BlockNumber) (NBuffers / 4);
 	scan->reader = TesseraReaderBegin(rel, snapshot, bulk);
 
 	/* serializable: a sequential scan reads the whole relation */
