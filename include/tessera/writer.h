@@ -23,6 +23,8 @@ extern void TesseraFlushRowIfPending(Relation rel, uint64 rownum);
 extern bool TesseraHavePendingWrites(void);
 extern void TesseraDiscardWrites(const RelFileNode *node);
 extern void TesseraRegisterXactCallbacks(void);
+extern void TesseraWriteFrozen(Relation rel);
+extern void TesseraWriteFrozenEnd(void);
 
 /* stripes of given row numbers (compaction) */
 typedef struct TesseraStripeBuilder TesseraStripeBuilder;

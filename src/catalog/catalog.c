@@ -34,6 +34,7 @@
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "access/xact.h"
+#include "catalog/index.h"
 #include "catalog/indexing.h"
 #include "catalog/namespace.h"
 #include "commands/sequence.h"
@@ -182,7 +183,29 @@ TesseraInsertStripe(TesseraStripe *stripe)
 	Relation	rel = table_open(TesseraInternalRelid("stripe", false), RowExclusiveLock);
 	HeapTuple	tup = form_stripe_tuple(rel, stripe);
 
-	CatalogTupleInsert(rel, tup);
+	if (stripe->flags & TESSERA_STRIPE_FROZEN)
+	{
+		/*
+		 * A rewrite (VACUUM FULL, CLUSTER) of rows every snapshot sees: the
+		 * row is inserted frozen, so that snapshots older than the rewrite
+		 * see the new storage's rows as they saw the old ones.  Nobody can
+		 * reach the new storage before the rewrite commits; if it aborts,
+		 * the storage is dropped and its id is never used again.
+		 */
+		Relation	idx = index_open(TesseraInternalRelid("stripe_first_row_idx", false),
+									 RowExclusiveLock);
+		IndexInfo  *ii = BuildIndexInfo(idx);
+		Datum		key[2];
+		bool		keynull[2] = {false, false};
+
+		heap_insert(rel, tup, GetCurrentCommandId(true), HEAP_INSERT_FROZEN, NULL);
+		key[0] = Int64GetDatum((int64) stripe->storage_id);
+		key[1] = Int64GetDatum((int64) stripe->first_rownum);
+		index_insert(idx, key, keynull, &tup->t_self, rel, UNIQUE_CHECK_NO, false, ii);
+		index_close(idx, NoLock);
+	}
+	else
+		CatalogTupleInsert(rel, tup);
 	stripe->catalog_tid = tup->t_self;
 	heap_freetuple(tup);
 	table_close(rel, NoLock);

@@ -38,6 +38,7 @@
 #include "miscadmin.h"
 #include "optimizer/plancat.h"
 #include "pgstat.h"
+#include "storage/procarray.h"
 #include "storage/bufmgr.h"
 #include "storage/smgr.h"
 #include "utils/lsyscache.h"
@@ -47,6 +48,7 @@
 
 #include "tessera/catalog.h"
 #include "tessera/reader.h"
+#include "tessera/rowstate.h"
 #include "tessera/storage.h"
 #include "tessera/tableam.h"
 #include "tessera/tessera.h"
@@ -133,8 +135,83 @@ tessera_relation_copy_data(Relation rel, const RelFileNode *newrnode)
 /*
  * VACUUM FULL and CLUSTER: copy every committed row into the new storage.
  * Nothing can write concurrently (AccessExclusiveLock), so a fresh MVCC
- * snapshot sees exactly the rows that exist.
+ * snapshot sees exactly the rows that exist.  When every snapshot sees
+ * those same rows, they are written visible to all (frozen); otherwise as
+ * rows of the rewriting transaction, which snapshots older than it do not
+ * see.
  */
+/* rewrite_all_visible: any row state of a deletion some snapshot may not see yet? */
+static void
+find_recent_deletes(Relation rel, BlockNumber blkno, uint64 first_rownum, void *arg)
+{
+	TransactionId OldestXmin = ((TransactionId *) arg)[0];
+	bool	   *recent = (bool *) &((TransactionId *) arg)[1];
+	TesseraRowState *entries;
+	Buffer		buf = TesseraLockStatePage(rel, blkno, &entries);
+
+	for (int i = 0; i < TESSERA_STATE_ROWS && !*recent; i++)
+	{
+		TesseraRowState *st = &entries[i];
+		TransactionId upd;
+
+		if (TesseraRowStateEmpty(st) || (st->infomask & TESSERA_RS_FROZEN_DELETED))
+			continue;
+		upd = TesseraRowUpdateXid(st);
+		if (!TransactionIdIsValid(upd))
+			continue;			/* only locked */
+		if (TransactionIdIsCurrentTransactionId(upd) || TransactionIdIsInProgress(upd))
+			*recent = true;
+		else if (TransactionIdDidCommit(upd) && !TransactionIdPrecedes(upd, OldestXmin))
+			*recent = true;
+	}
+	UnlockReleaseBuffer(buf);
+}
+
+/*
+ * Does every snapshot see exactly the rows the latest one sees?  Then the
+ * rewrite's rows can be visible to all, and a REPEATABLE READ snapshot
+ * older than the rewrite reads the new storage as it read the old one.
+ * True if every visible stripe was inserted before every running snapshot
+ * and no deletion is recent enough for some snapshot to miss it.
+ */
+static bool
+rewrite_all_visible(Relation rel, Snapshot snapshot, TransactionId OldestXmin)
+{
+	TesseraMeta meta;
+	List	   *stripes;
+	ListCell   *lc;
+	bool		ok = true;
+	TransactionId arg[2];
+
+	if (!TransactionIdIsNormal(OldestXmin))
+		return false;
+	TesseraReadMeta(rel, &meta);
+	if (!meta.valid)
+		return true;
+	stripes = TesseraListStripes(meta.storage_id, snapshot);
+	foreach(lc, stripes)
+	{
+		TesseraStripe *s = lfirst(lc);
+
+		if ((s->flags & TESSERA_STRIPE_FROZEN) || s->xmin == FrozenTransactionId)
+			continue;
+		if (s->own || !TransactionIdIsNormal(s->xmin) ||
+			TransactionIdIsInProgress(s->xmin) || !TransactionIdDidCommit(s->xmin) ||
+			!TransactionIdPrecedes(s->xmin, OldestXmin))
+		{
+			ok = false;
+			break;
+		}
+	}
+	list_free_deep(stripes);
+	if (!ok)
+		return false;
+	arg[0] = OldestXmin;
+	arg[1] = 0;
+	TesseraForEachStatePage(rel, find_recent_deletes, arg);
+	return *(bool *) &arg[1] == false;
+}
+
 /* Write the row in oldslot to NewTable; dropped columns become NULL. */
 static void
 copy_row(Relation NewTable, TupleTableSlot *oldslot, TupleTableSlot *newslot, CommandId cid)
@@ -179,6 +256,9 @@ tessera_relation_copy_for_cluster(Relation OldTable, Relation NewTable, Relation
 	double		n = 0;
 
 	Assert(olddesc->natts == RelationGetDescr(NewTable)->natts);
+
+	if (rewrite_all_visible(OldTable, snapshot, OldestXmin))
+		TesseraWriteFrozen(NewTable);
 
 	/*
 	 * The rows are those the latest snapshot sees: the command holds an
@@ -252,6 +332,7 @@ tessera_relation_copy_for_cluster(Relation OldTable, Relation NewTable, Relation
 		ExecDropSingleTupleTableSlot(sortslot);
 	}
 	TesseraFlushRelation(NewTable);
+	TesseraWriteFrozenEnd();
 
 	ExecDropSingleTupleTableSlot(oldslot);
 	ExecDropSingleTupleTableSlot(newslot);
@@ -282,7 +363,13 @@ tessera_relation_size(Relation rel, ForkNumber forkNumber)
 	if (!meta.valid)
 		return physical;
 	tid_blocks = (meta.next_rownum + TESSERA_TIDS_PER_BLOCK - 1) / TESSERA_TIDS_PER_BLOCK;
-	return Max(physical, tid_blocks * BLCKSZ);
+
+	/*
+	 * Not the larger of the two: writing out buffered rows adds pages but
+	 * not row numbers (they were taken when the rows were inserted), and
+	 * ANALYZE counts blocks before its scan starts, which writes them.
+	 */
+	return tid_blocks * BLCKSZ;
 }
 
 bool

@@ -343,6 +343,17 @@ fetch_row_visible(TesseraFetcher *f, ItemPointer tid, Snapshot snapshot, TupleTa
 	int			rg,
 				row;
 
+	/*
+	 * As HeapTupleSatisfiesDirty does first: the caller's snapshot struct is
+	 * not initialized (btree's unique check waits on a speculative insertion
+	 * if speculativeToken is set, and retries forever).
+	 */
+	if (snapshot->snapshot_type == SNAPSHOT_DIRTY)
+	{
+		snapshot->xmin = snapshot->xmax = InvalidTransactionId;
+		snapshot->speculativeToken = 0;
+	}
+
 	if (!TesseraTidToRownum(tid, &rownum))
 		return false;
 
@@ -356,8 +367,6 @@ fetch_row_visible(TesseraFetcher *f, ItemPointer tid, Snapshot snapshot, TupleTa
 	}
 	if (!f->meta.valid)
 		return false;
-	if (snapshot->snapshot_type == SNAPSHOT_DIRTY)
-		snapshot->xmin = snapshot->xmax = InvalidTransactionId;
 
 	cs = TesseraCacheStripe(rel, f->meta.storage_id, rownum);
 	if (cs == NULL)

@@ -326,6 +326,7 @@ tessera_relation_vacuum(Relation rel, struct VacuumParams *params,
 		vac_close_indexes(vs.nindexes, vs.indexes, NoLock);
 
 	/* live rows for the planner */
+	/* relpages in TID blocks, as ANALYZE counts them (see relation_size) */
 	nblocks = RelationGetNumberOfBlocks(rel);
 	TesseraReadMeta(rel, &meta);
 	if (meta.valid)
@@ -365,7 +366,7 @@ tessera_relation_vacuum(Relation rel, struct VacuumParams *params,
 	ereport(vs.elevel,
 			(errmsg("vacuuming tessera table \"%s.%s\": " UINT64_FORMAT " live rows in %u pages",
 					get_namespace_name(RelationGetNamespace(rel)),
-					RelationGetRelationName(rel), rows, nblocks),
+					RelationGetRelationName(rel), rows, TesseraPhysicalBlocks(rel)),
 			 errdetail("Removed index entries of " UINT64_FORMAT " dead rows in %d index passes; "
 					   "cleared " UINT64_FORMAT " row states of aborted or finished transactions; "
 					   UINT64_FORMAT " row states still in use.",

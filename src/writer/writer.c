@@ -121,6 +121,10 @@ static HTAB *write_entries = NULL;
 static WriteState *last_state = NULL;
 static bool flushing_for_commit = false;
 
+/* a rewrite's new storage whose stripes are written frozen (TesseraWriteFrozen) */
+static RelFileNode frozen_node;
+static bool frozen_node_set = false;
+
 static void finish_row_group(WriteState *ws);
 static void flush_stripe(WriteState *ws, Relation rel);
 static void free_state(WriteState *ws);
@@ -221,6 +225,8 @@ start_stripe(WriteState *ws, Relation rel)
 	ws->stripe.first_rownum = first;
 	ws->stripe.natts = ws->natts;
 	ws->stripe.reserved_rows = want;
+	if (frozen_node_set && RelFileNodeEquals(frozen_node, ws->node))
+		ws->stripe.flags |= TESSERA_STRIPE_FROZEN;
 	TesseraInsertStripe(&ws->stripe);
 
 	ws->has_stripe = true;
@@ -540,7 +546,7 @@ finish_row_group(WriteState *ws)
 static bool
 use_delta(WriteState *ws)
 {
-	return flushing_for_commit &&
+	return flushing_for_commit && (ws->stripe.flags & TESSERA_STRIPE_FROZEN) == 0 &&
 		ws->stripe_rows <= (uint64) ws->opts.delta_row_limit &&
 		ws->data.len <= TESSERA_DELTA_MAX_BYTES &&
 		!IsInParallelMode() &&
@@ -702,6 +708,25 @@ TesseraFlushRowIfPending(Relation rel, uint64 rownum)
 	}
 }
 
+/*
+ * TesseraWriteFrozen
+ *		Until TesseraWriteFrozenEnd, stripes written to rel's (new,
+ *		transaction-private) storage are visible to every snapshot: the
+ *		rewrite copies only rows every snapshot sees.
+ */
+void
+TesseraWriteFrozen(Relation rel)
+{
+	frozen_node = rel->rd_node;
+	frozen_node_set = true;
+}
+
+void
+TesseraWriteFrozenEnd(void)
+{
+	frozen_node_set = false;
+}
+
 bool
 TesseraHavePendingWrites(void)
 {
@@ -799,6 +824,7 @@ tessera_xact_callback(XactEvent event, void *arg)
 			write_entries = NULL;
 			last_state = NULL;
 			flushing_for_commit = false;
+			frozen_node_set = false;
 			break;
 		default:
 			break;
