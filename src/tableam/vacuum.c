@@ -298,6 +298,12 @@ tessera_relation_vacuum(Relation rel, struct VacuumParams *params,
 
 	if (params->index_cleanup != VACOPTVALUE_DISABLED)
 		vac_open_indexes(rel, RowExclusiveLock, &vs.nindexes, &vs.indexes);
+
+	/* indexes are vacuumed serially; say so where heap would (temp tables) */
+	if (params->nworkers > 0 && vs.nindexes > 1 && RelationUsesLocalBuffers(rel))
+		ereport(WARNING,
+				(errmsg("disabling parallel option of vacuum on \"%s\" --- cannot vacuum temporary tables in parallel",
+						RelationGetRelationName(rel))));
 	vs.stats = palloc0(sizeof(IndexBulkDeleteResult *) * Max(vs.nindexes, 1));
 
 	TesseraForEachStatePage(rel, vacuum_state_page, &vs);
