@@ -134,6 +134,7 @@ compact_run(Relation rel, uint64 storage_id, List *run)
 	uint64		unused_first;
 	uint64		stripe_id;
 	TransactionId newest = InvalidTransactionId;
+	Relation	catalog = NULL;
 	List	   *holes = NIL;
 	ListCell   *lc;
 	BlockNumber nblocks = TesseraPhysicalBlocks(rel);
@@ -148,8 +149,15 @@ compact_run(Relation rel, uint64 storage_id, List *run)
 	foreach(lc, run)
 	{
 		TesseraStripe *s = lfirst(lc);
-		TesseraStripeDir *dir = TesseraLoadDir(rel, s, nblocks);
-		TesseraReader *r = TesseraReaderForStripe(rel, s, dir, GetActiveSnapshot(), cxt);
+		TesseraStripeDir *dir;
+		TesseraReader *r;
+
+		/* the listing left the bytes out: one delta stripe in memory at a time */
+		if (catalog == NULL)
+			catalog = TesseraOpenCatalog();
+		TesseraFetchDeltaBytes(catalog, s);
+		dir = TesseraLoadDir(rel, s, nblocks);
+		r = TesseraReaderForStripe(rel, s, dir, GetActiveSnapshot(), cxt);
 
 		r->check_deleted = false;	/* every row moves, deleted or not */
 		if (!TransactionIdIsValid(newest) || TransactionIdFollows(s->xmin, newest))
@@ -197,6 +205,8 @@ compact_run(Relation rel, uint64 storage_id, List *run)
 			CHECK_FOR_INTERRUPTS();
 		}
 		TesseraReaderEnd(r);
+		pfree(s->delta);
+		s->delta = NULL;
 		Assert(next == s->first_rownum + s->row_count);
 	}
 
@@ -209,6 +219,8 @@ compact_run(Relation rel, uint64 storage_id, List *run)
 	foreach(lc, holes)
 		bury_row_number(rel, *(uint64 *) lfirst(lc));
 
+	if (catalog != NULL)
+		TesseraCloseCatalog(catalog);
 	TesseraBuilderFinish(builder, rel, storage_id, stripe_id, run);
 
 	MemoryContextSwitchTo(old);
@@ -256,7 +268,7 @@ TesseraCompact(Relation rel, TransactionId oldest_xmin, int elevel)
 	 * holes.
 	 */
 	InitDirtySnapshot(dirty);
-	rows = TesseraListCatalogRows(meta.storage_id, &dirty, true, true);
+	rows = TesseraListCatalogRows(meta.storage_id, &dirty, true, false);
 
 	for (int pass = 0; pass <= list_length(rows); pass++)
 	{
