@@ -30,11 +30,20 @@ CREATE TABLE tessera_internal.stripe (
     row_groups   integer NOT NULL,
     columns      integer NOT NULL,
     flags        integer NOT NULL,
-    reserved_rows bigint NOT NULL,
-    delta        bytea          -- a delta stripe's bytes (flags & 1); else NULL
+    reserved_rows bigint NOT NULL
 ) USING heap;
 CREATE INDEX stripe_first_row_idx ON tessera_internal.stripe (storage_id, first_row);
 REVOKE ALL ON tessera_internal.stripe FROM PUBLIC;
+
+-- The delta: the bytes of small stripes (flags & 1), kept here instead of
+-- pages of their own until compaction moves their rows into a stripe.
+CREATE TABLE tessera_internal.delta (
+    storage_id   bigint NOT NULL,
+    stripe_id    bigint NOT NULL,
+    bytes        bytea NOT NULL
+) USING heap;
+CREATE UNIQUE INDEX delta_stripe_idx ON tessera_internal.delta (storage_id, stripe_id);
+REVOKE ALL ON tessera_internal.delta FROM PUBLIC;
 
 -- Introspection
 CREATE FUNCTION tessera.stripe_info(rel regclass,
@@ -75,7 +84,7 @@ RETURNS bigint
 AS 'MODULE_PATHNAME', 'tessera_catalog_bytes'
 LANGUAGE C STRICT;
 COMMENT ON FUNCTION tessera.catalog_bytes(regclass) IS
-    'bytes the table''s rows in tessera_internal.stripe take (its delta included); pg_total_relation_size does not count them';
+    'bytes the table''s rows in tessera_internal.stripe and tessera_internal.delta take; pg_total_relation_size does not count them';
 
 CREATE FUNCTION tessera.compact(rel regclass)
 RETURNS bigint

@@ -17,7 +17,7 @@
 #include "utils/snapshot.h"
 
 /* stripe flags */
-#define TESSERA_STRIPE_DELTA	0x0001	/* bytes live in the catalog row (delta) */
+#define TESSERA_STRIPE_DELTA	0x0001	/* bytes in tessera_internal.delta, no pages */
 #define TESSERA_STRIPE_FROZEN	0x0002	/* rows visible to every snapshot (compacted) */
 
 /* One row of tessera_internal.stripe. */
@@ -47,14 +47,13 @@ typedef struct TesseraStripe
 extern uint64 TesseraNextStorageId(void);
 extern void TesseraInsertStripe(TesseraStripe *stripe);
 extern void TesseraCompleteStripe(TesseraStripe *stripe);
-extern void TesseraCompleteDeltaStripe(TesseraStripe *stripe, const char *data, Size len);
+extern void TesseraInsertDeltaBytes(const TesseraStripe *stripe, const char *data, Size len);
 extern void TesseraReplaceStripes(List *old_stripes, TesseraStripe *merged);
-extern Relation TesseraOpenCatalog(void);
-extern void TesseraCloseCatalog(Relation catalog);
-extern void TesseraFetchDeltaBytes(Relation catalog, TesseraStripe *stripe);
+extern Relation TesseraOpenDelta(void);
+extern void TesseraCloseDelta(Relation delta);
+extern void TesseraFetchDeltaBytes(Relation delta, TesseraStripe *stripe);
 extern List *TesseraListStripes(uint64 storage_id, Snapshot snapshot);
-extern List *TesseraListCatalogRows(uint64 storage_id, Snapshot snapshot, bool placeholders,
-									 bool want_delta);
+extern List *TesseraListCatalogRows(uint64 storage_id, Snapshot snapshot, bool placeholders);
 extern bool TesseraFindStripe(uint64 storage_id, uint64 rownum, Snapshot snapshot,
 							  TesseraStripe *result);
 extern void TesseraDeleteStripes(uint64 storage_id);

@@ -86,7 +86,7 @@ typedef struct TesseraReader
 	uint64		bytes_decompressed; /* payload bytes produced by a codec */
 	uint64		delta_rows;		/* rows of delta stripes loaded */
 	TesseraScanStripe *delta_loaded;	/* the one delta stripe whose bytes are in memory */
-	Relation	catalog;		/* the stripe catalog, open once a delta stripe is read */
+	Relation	catalog;		/* tessera_internal.delta, open once a delta stripe is read */
 	MemoryContext cxt;			/* lifetime of the reader */
 	MemoryContext batch_cxt;	/* reset for every row group */
 	TesseraBatch batch;

@@ -64,8 +64,13 @@
 #define Anum_stripe_columns			11
 #define Anum_stripe_flags			12
 #define Anum_stripe_reserved_rows	13
-#define Anum_stripe_delta			14
-#define Natts_stripe				14
+#define Natts_stripe				13
+
+/* attribute numbers of tessera_internal.delta */
+#define Anum_delta_storage_id		1
+#define Anum_delta_stripe_id		2
+#define Anum_delta_bytes			3
+#define Natts_delta					3
 
 /*
  * TesseraInternalRelid
@@ -116,14 +121,12 @@ form_stripe_tuple(Relation rel, const TesseraStripe *s)
 	values[Anum_stripe_columns - 1] = Int32GetDatum((int32) s->natts);
 	values[Anum_stripe_flags - 1] = Int32GetDatum((int32) s->flags);
 	values[Anum_stripe_reserved_rows - 1] = Int64GetDatum((int64) s->reserved_rows);
-	values[Anum_stripe_delta - 1] = PointerGetDatum(s->delta);
-	nulls[Anum_stripe_delta - 1] = (s->delta == NULL);
 
 	return heap_form_tuple(RelationGetDescr(rel), values, nulls);
 }
 
 static void
-deform_stripe_tuple(Relation rel, HeapTuple tup, TesseraStripe *s, bool want_delta)
+deform_stripe_tuple(Relation rel, HeapTuple tup, TesseraStripe *s)
 {
 	Datum		values[Natts_stripe];
 	bool		nulls[Natts_stripe];
@@ -132,7 +135,7 @@ deform_stripe_tuple(Relation rel, HeapTuple tup, TesseraStripe *s, bool want_del
 		elog(ERROR, "tessera_internal.stripe has %d columns, expected %d",
 			 RelationGetDescr(rel)->natts, Natts_stripe);
 	heap_deform_tuple(tup, RelationGetDescr(rel), values, nulls);
-	for (int i = 0; i < Anum_stripe_delta - 1; i++)
+	for (int i = 0; i < Natts_stripe; i++)
 		if (nulls[i])
 			ereport(ERROR,
 					(errcode(ERRCODE_DATA_CORRUPTED),
@@ -151,16 +154,7 @@ deform_stripe_tuple(Relation rel, HeapTuple tup, TesseraStripe *s, bool want_del
 	s->natts = (uint32) DatumGetInt32(values[Anum_stripe_columns - 1]);
 	s->flags = (uint32) DatumGetInt32(values[Anum_stripe_flags - 1]);
 	s->reserved_rows = (uint64) DatumGetInt64(values[Anum_stripe_reserved_rows - 1]);
-	s->delta = NULL;
-	if ((s->flags & TESSERA_STRIPE_DELTA) && s->row_count > 0 && want_delta)
-	{
-		if (nulls[Anum_stripe_delta - 1])
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("tessera_internal.stripe has no bytes for delta stripe " UINT64_FORMAT
-							" of storage " UINT64_FORMAT, s->stripe_id, s->storage_id)));
-		s->delta = PG_DETOAST_DATUM_COPY(values[Anum_stripe_delta - 1]);
-	}
+	s->delta = NULL;			/* TesseraFetchDeltaBytes */
 	s->catalog_tid = tup->t_self;
 	s->xmin = HeapTupleHeaderGetXmin(tup->t_data);
 	s->own = TransactionIdIsCurrentTransactionId(s->xmin);
@@ -228,85 +222,108 @@ TesseraCompleteStripe(TesseraStripe *stripe)
 }
 
 /*
- * TesseraCompleteDeltaStripe
- *		Fill in a placeholder of the committing transaction with a delta
- *		stripe: its bytes go into the catalog row itself.  The row grows, so
- *		this is a regular update, not an in-place one; only the pre-commit
- *		flush may do it (see use_delta in writer.c).
+ * TesseraInsertDeltaBytes
+ *		Store the bytes of a small stripe in tessera_internal.delta, in the
+ *		current subtransaction (which must be the one that inserted the
+ *		stripe's placeholder: the bytes live and die with the rows).  The
+ *		caller then completes the placeholder in place, flagged as a delta
+ *		stripe with no pages.
  */
 void
-TesseraCompleteDeltaStripe(TesseraStripe *stripe, const char *data, Size len)
+TesseraInsertDeltaBytes(const TesseraStripe *stripe, const char *data, Size len)
 {
-	Relation	rel = table_open(TesseraInternalRelid("stripe", false), RowExclusiveLock);
+	Relation	rel = table_open(TesseraInternalRelid("delta", false), RowExclusiveLock);
 	bytea	   *bytes = palloc(VARHDRSZ + len);
+	Datum		values[Natts_delta];
+	bool		nulls[Natts_delta] = {false, false, false};
 	HeapTuple	tup;
 
-	/* the placeholder may have been inserted by the current command */
-	CommandCounterIncrement();
 	SET_VARSIZE(bytes, VARHDRSZ + len);
 	memcpy(VARDATA(bytes), data, len);
-	stripe->delta = bytes;
-	stripe->flags |= TESSERA_STRIPE_DELTA;
-	tup = form_stripe_tuple(rel, stripe);
-	CatalogTupleUpdate(rel, &stripe->catalog_tid, tup);
-	stripe->catalog_tid = tup->t_self;
+	values[Anum_delta_storage_id - 1] = Int64GetDatum((int64) stripe->storage_id);
+	values[Anum_delta_stripe_id - 1] = Int64GetDatum((int64) stripe->stripe_id);
+	values[Anum_delta_bytes - 1] = PointerGetDatum(bytes);
+	tup = heap_form_tuple(RelationGetDescr(rel), values, nulls);
+	CatalogTupleInsert(rel, tup);
 	heap_freetuple(tup);
-	stripe->delta = NULL;
 	pfree(bytes);
 	table_close(rel, NoLock);
 }
 
+/* The delta row of a stripe, whatever its visibility (they never change). */
+static bool
+find_delta_row(Relation rel, uint64 storage_id, uint64 stripe_id, Datum *bytes,
+			   ItemPointer tid)
+{
+	ScanKeyData key[2];
+	SysScanDesc scan;
+	HeapTuple	tup;
+	bool		found = false;
+
+	ScanKeyInit(&key[0], Anum_delta_storage_id, BTEqualStrategyNumber,
+				F_INT8EQ, Int64GetDatum((int64) storage_id));
+	ScanKeyInit(&key[1], Anum_delta_stripe_id, BTEqualStrategyNumber,
+				F_INT8EQ, Int64GetDatum((int64) stripe_id));
+	scan = systable_beginscan(rel, TesseraInternalRelid("delta_stripe_idx", false), true,
+							  SnapshotAny, 2, key);
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		bool		isnull;
+		Datum		d = heap_getattr(tup, Anum_delta_bytes, RelationGetDescr(rel), &isnull);
+
+		if (isnull)
+			continue;
+		if (bytes)
+			*bytes = PointerGetDatum(PG_DETOAST_DATUM_COPY(d));
+		if (tid)
+			*tid = tup->t_self;
+		found = true;
+		/* a deleted copy is as good as a live one, but prefer the live one */
+		if (HeapTupleHeaderGetRawXmax(tup->t_data) == InvalidTransactionId)
+			break;
+	}
+	systable_endscan(scan);
+	return found;
+}
+
 /*
- * TesseraOpenCatalog / TesseraCloseCatalog
- *		The stripe catalog, for callers that fetch from it repeatedly.
+ * TesseraOpenDelta / TesseraCloseDelta
+ *		tessera_internal.delta, for callers that fetch from it repeatedly.
  */
 Relation
-TesseraOpenCatalog(void)
+TesseraOpenDelta(void)
 {
-	return table_open(TesseraInternalRelid("stripe", false), AccessShareLock);
+	return table_open(TesseraInternalRelid("delta", false), AccessShareLock);
 }
 
 void
-TesseraCloseCatalog(Relation catalog)
+TesseraCloseDelta(Relation delta)
 {
-	table_close(catalog, AccessShareLock);
+	table_close(delta, AccessShareLock);
 }
 
 /*
  * TesseraFetchDeltaBytes
- *		Read the bytes of a delta stripe listed without them, from its
- *		catalog tuple, into the current memory context.  The tuple is still
- *		there: the snapshot that listed the stripe sees it.
+ *		Read the bytes of a delta stripe into stripe->delta, in the current
+ *		memory context.  delta may be NULL (opened here).  The row is still
+ *		there: whoever sees the stripe's catalog row keeps it from being
+ *		vacuumed away, as both are deleted together.
  */
 void
-TesseraFetchDeltaBytes(Relation catalog, TesseraStripe *stripe)
+TesseraFetchDeltaBytes(Relation delta, TesseraStripe *stripe)
 {
-	HeapTupleData tup;
-	Buffer		buf;
-	TupleDesc	desc = RelationGetDescr(catalog);
-	bool		isnull[3];
-	Datum		storage_id,
-				stripe_id,
-				delta;
+	Relation	rel = delta ? delta : TesseraOpenDelta();
+	Datum		bytes;
 
-	tup.t_self = stripe->catalog_tid;
-	if (!heap_fetch(catalog, SnapshotAny, &tup, &buf, false))
+	if (!find_delta_row(rel, stripe->storage_id, stripe->stripe_id, &bytes, NULL))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("catalog row of delta stripe " UINT64_FORMAT " of storage " UINT64_FORMAT
-						" vanished", stripe->stripe_id, stripe->storage_id)));
-	storage_id = heap_getattr(&tup, Anum_stripe_storage_id, desc, &isnull[0]);
-	stripe_id = heap_getattr(&tup, Anum_stripe_stripe_id, desc, &isnull[1]);
-	delta = heap_getattr(&tup, Anum_stripe_delta, desc, &isnull[2]);
-	if (isnull[0] || isnull[1] || isnull[2] ||
-		(uint64) DatumGetInt64(storage_id) != stripe->storage_id ||
-		(uint64) DatumGetInt64(stripe_id) != stripe->stripe_id)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("catalog row of delta stripe " UINT64_FORMAT " of storage " UINT64_FORMAT
-						" is not where it was", stripe->stripe_id, stripe->storage_id)));
-	stripe->delta = PG_DETOAST_DATUM_COPY(delta);
-	ReleaseBuffer(buf);
+				 errmsg("bytes of delta stripe " UINT64_FORMAT " of storage " UINT64_FORMAT
+						" are missing from tessera_internal.delta",
+						stripe->stripe_id, stripe->storage_id)));
+	stripe->delta = (struct varlena *) DatumGetPointer(bytes);
+	if (delta == NULL)
+		TesseraCloseDelta(rel);
 }
 
 /*
@@ -321,12 +338,19 @@ TesseraReplaceStripes(List *old_stripes, TesseraStripe *merged)
 	ListCell   *lc;
 	HeapTuple	tup;
 
+	Relation	delta = table_open(TesseraInternalRelid("delta", false), RowExclusiveLock);
+
 	foreach(lc, old_stripes)
 	{
 		TesseraStripe *s = lfirst(lc);
+		ItemPointerData tid;
 
 		CatalogTupleDelete(rel, &s->catalog_tid);
+		if ((s->flags & TESSERA_STRIPE_DELTA) &&
+			find_delta_row(delta, s->storage_id, s->stripe_id, NULL, &tid))
+			CatalogTupleDelete(delta, &tid);
 	}
+	table_close(delta, NoLock);
 	tup = form_stripe_tuple(rel, merged);
 	CatalogTupleInsert(rel, tup);
 	merged->catalog_tid = tup->t_self;
@@ -354,8 +378,7 @@ stripe_cmp(const ListCell *a, const ListCell *b)
 List *
 TesseraListStripes(uint64 storage_id, Snapshot snapshot)
 {
-	/* delta bytes are fetched when read (TesseraFetchDeltaBytes) */
-	List	   *rows = TesseraListCatalogRows(storage_id, snapshot, false, false);
+	List	   *rows = TesseraListCatalogRows(storage_id, snapshot, false);
 	List	   *result = NIL;
 	TesseraStripe *prev = NULL;
 	ListCell   *lc;
@@ -387,10 +410,11 @@ TesseraListStripes(uint64 storage_id, Snapshot snapshot)
 /*
  * TesseraListCatalogRows
  *		Catalog rows of a storage visible to snapshot, placeholders too if
- *		asked, in row number order; delta stripes' bytes only if wanted.
+ *		asked, in row number order.  Delta stripes come without their bytes
+ *		(TesseraFetchDeltaBytes).
  */
 List *
-TesseraListCatalogRows(uint64 storage_id, Snapshot snapshot, bool placeholders, bool want_delta)
+TesseraListCatalogRows(uint64 storage_id, Snapshot snapshot, bool placeholders)
 {
 	Relation	rel = table_open(TesseraInternalRelid("stripe", false), AccessShareLock);
 	Oid			idx = TesseraInternalRelid("stripe_first_row_idx", false);
@@ -406,7 +430,7 @@ TesseraListCatalogRows(uint64 storage_id, Snapshot snapshot, bool placeholders, 
 	{
 		TesseraStripe *s = palloc(sizeof(TesseraStripe));
 
-		deform_stripe_tuple(rel, tup, s, want_delta);
+		deform_stripe_tuple(rel, tup, s);
 		if (s->row_count == 0 && !placeholders)
 		{
 			pfree(s);
@@ -443,7 +467,7 @@ TesseraFindStripe(uint64 storage_id, uint64 rownum, Snapshot snapshot,
 	scan = systable_beginscan_ordered(rel, idx, snapshot, 2, key);
 	while (HeapTupleIsValid(tup = systable_getnext_ordered(scan, BackwardScanDirection)))
 	{
-		deform_stripe_tuple(rel, tup, result, true);
+		deform_stripe_tuple(rel, tup, result);
 		if (result->row_count == 0)
 		{
 			/*
@@ -491,16 +515,28 @@ TesseraFindReservation(uint64 storage_id, uint64 rownum, TesseraStripe *result)
 	while (HeapTupleIsValid(tup = systable_getnext_ordered(scan, BackwardScanDirection)))
 	{
 		TesseraStripe cand;
+		TransactionId deleter = HeapTupleHeaderGetUpdateXid(tup->t_data);
 
-		deform_stripe_tuple(rel, tup, &cand, true);
+		/*
+		 * Skip rows a committed transaction deleted: stripes a compaction
+		 * replaced (the stripe holding their rows now comes next) or a
+		 * TRUNCATE dropped.  Their delta bytes may be gone already.
+		 */
+		if (!(tup->t_data->t_infomask & HEAP_XMAX_INVALID) &&
+			!HEAP_XMAX_IS_LOCKED_ONLY(tup->t_data->t_infomask) &&
+			TransactionIdIsValid(deleter) && !TransactionIdIsCurrentTransactionId(deleter) &&
+			!TransactionIdIsInProgress(deleter) && TransactionIdDidCommit(deleter))
+			continue;
+
+		deform_stripe_tuple(rel, tup, &cand);
 		if (found && cand.first_rownum != result->first_rownum)
 			break;
 		if (rownum >= cand.first_rownum + Max(cand.row_count, cand.reserved_rows))
 			continue;
 
 		/*
-		 * A delta stripe's placeholder was replaced by a new version when
-		 * it was written; both may still exist.  Prefer the complete one.
+		 * Should two versions of a stripe's row exist (a completion by
+		 * update rather than in place), prefer the complete one.
 		 */
 		if (!found || (result->row_count == 0 && cand.row_count > 0))
 			*result = cand;
@@ -543,7 +579,7 @@ TesseraFindHole(uint64 storage_id, uint64 rownum, uint64 *lo, uint64 *hi)
 	/* reservations do not overlap: the last one before rownum ends the highest */
 	if (HeapTupleIsValid(tup = systable_getnext_ordered(scan, BackwardScanDirection)))
 	{
-		deform_stripe_tuple(rel, tup, &s, false);
+		deform_stripe_tuple(rel, tup, &s);
 		*lo = s.first_rownum + Max(s.row_count, s.reserved_rows);
 	}
 	systable_endscan_ordered(scan);
@@ -553,7 +589,7 @@ TesseraFindHole(uint64 storage_id, uint64 rownum, uint64 *lo, uint64 *hi)
 	scan = systable_beginscan_ordered(rel, idx, SnapshotAny, 2, key);
 	if (HeapTupleIsValid(tup = systable_getnext_ordered(scan, ForwardScanDirection)))
 	{
-		deform_stripe_tuple(rel, tup, &s, false);
+		deform_stripe_tuple(rel, tup, &s);
 		*hi = s.first_rownum;
 		found = *lo <= rownum && rownum < *hi;
 	}
@@ -570,7 +606,7 @@ TesseraFindHole(uint64 storage_id, uint64 rownum, uint64 *lo, uint64 *hi)
 uint64
 TesseraCountRows(uint64 storage_id, Snapshot snapshot)
 {
-	List	   *stripes = TesseraListCatalogRows(storage_id, snapshot, false, false);
+	List	   *stripes = TesseraListCatalogRows(storage_id, snapshot, false);
 	ListCell   *lc;
 	uint64		n = 0;
 
@@ -600,9 +636,17 @@ TesseraCatalogBytes(uint64 storage_id, Snapshot snapshot)
 				F_INT8EQ, Int64GetDatum((int64) storage_id));
 	scan = systable_beginscan(rel, idx, true, snapshot, 1, key);
 	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+		bytes += MAXALIGN(tup->t_len) + sizeof(ItemIdData);
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+
+	rel = table_open(TesseraInternalRelid("delta", false), AccessShareLock);
+	scan = systable_beginscan(rel, TesseraInternalRelid("delta_stripe_idx", false), true,
+							  snapshot, 1, key);
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
 	{
 		bool		isnull;
-		Datum		d = heap_getattr(tup, Anum_stripe_delta, RelationGetDescr(rel), &isnull);
+		Datum		d = heap_getattr(tup, Anum_delta_bytes, RelationGetDescr(rel), &isnull);
 
 		bytes += MAXALIGN(tup->t_len) + sizeof(ItemIdData);
 		if (!isnull && VARATT_IS_EXTERNAL_ONDISK(DatumGetPointer(d)))
@@ -642,6 +686,17 @@ TesseraDeleteStripes(uint64 storage_id)
 	rel = table_open(relid, RowExclusiveLock);
 	ScanKeyInit(&key[0], Anum_stripe_storage_id, BTEqualStrategyNumber,
 				F_INT8EQ, Int64GetDatum((int64) storage_id));
+	scan = systable_beginscan(rel, idxid, true, SnapshotSelf, 1, key);
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+		simple_heap_delete(rel, &tup->t_self);
+	systable_endscan(scan);
+	table_close(rel, NoLock);
+
+	relid = TesseraInternalRelid("delta", true);
+	idxid = TesseraInternalRelid("delta_stripe_idx", true);
+	if (!OidIsValid(relid) || !OidIsValid(idxid))
+		return;
+	rel = table_open(relid, RowExclusiveLock);
 	scan = systable_beginscan(rel, idxid, true, SnapshotSelf, 1, key);
 	while (HeapTupleIsValid(tup = systable_getnext(scan)))
 		simple_heap_delete(rel, &tup->t_self);

@@ -232,12 +232,21 @@ TesseraCacheStripe(Relation rel, uint64 storage_id, uint64 rownum)
 	memmove(&sc->stripes[pos + 1], &sc->stripes[pos], sizeof(TesseraCachedStripe) * (sc->n - pos));
 	memset(&sc->stripes[pos], 0, sizeof(TesseraCachedStripe));
 	sc->stripes[pos].s = s;
-	if (s.delta != NULL)
+	if ((s.flags & TESSERA_STRIPE_DELTA) && !aborted)
 	{
-		/* the cache outlives the caller's memory */
-		sc->stripes[pos].s.delta = MemoryContextAlloc(cache_cxt, VARSIZE_ANY(s.delta));
-		memcpy(sc->stripes[pos].s.delta, s.delta, VARSIZE_ANY(s.delta));
-		pfree(s.delta);
+		if (!s.own && !TransactionIdIsInProgress(s.xmin) && TransactionIdDidAbort(s.xmin))
+		{
+			/* rows of a rolled-back small write: dead, and its bytes may be gone */
+			sc->stripes[pos].aborted = true;
+		}
+		else
+		{
+			/* a delta stripe's bytes, kept with it (they never change) */
+			MemoryContext old = MemoryContextSwitchTo(cache_cxt);
+
+			TesseraFetchDeltaBytes(NULL, &sc->stripes[pos].s);
+			MemoryContextSwitchTo(old);
+		}
 	}
 	sc->stripes[pos].aborted = aborted;
 	sc->stripes[pos].span = aborted ? s.reserved_rows : s.row_count;

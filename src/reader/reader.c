@@ -116,6 +116,9 @@ TesseraLoadDir(Relation rel, const TesseraStripe *s, BlockNumber rel_nblocks)
 	char	   *p;
 	uint64		rows = 0;
 
+	/* a delta stripe listed without its bytes: fetch them now */
+	if ((s->flags & TESSERA_STRIPE_DELTA) && s->delta == NULL)
+		TesseraFetchDeltaBytes(NULL, (TesseraStripe *) s);
 	check_stripe_row(rel, s, rel_nblocks);
 	if (s->dir_bytes < sizeof(TesseraDirHeader))
 		TesseraReportCorrupt(rel, s->stripe_id, -1, -1, "directory too small");
@@ -319,7 +322,7 @@ void
 TesseraReaderEnd(TesseraReader *r)
 {
 	if (r->catalog != NULL)
-		TesseraCloseCatalog(r->catalog);
+		TesseraCloseDelta(r->catalog);
 	if (r->strategy)
 		FreeAccessStrategy(r->strategy);
 	MemoryContextDelete(r->cxt);
@@ -354,7 +357,7 @@ TesseraReaderDeltaBytes(TesseraReader *r, TesseraScanStripe *ss)
 		prev->meta.delta = NULL;
 	}
 	if (r->catalog == NULL)
-		r->catalog = TesseraOpenCatalog();
+		r->catalog = TesseraOpenDelta();
 	old = MemoryContextSwitchTo(r->cxt);
 	TesseraFetchDeltaBytes(r->catalog, &ss->meta);
 	MemoryContextSwitchTo(old);

@@ -50,6 +50,7 @@
 #include "storage/ipc.h"
 #include "tcop/tcopprot.h"
 #include "storage/lmgr.h"
+#include "storage/proc.h"
 #include "storage/procarray.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
@@ -154,7 +155,7 @@ compact_run(Relation rel, uint64 storage_id, List *run)
 
 		/* the listing left the bytes out: one delta stripe in memory at a time */
 		if (catalog == NULL)
-			catalog = TesseraOpenCatalog();
+			catalog = TesseraOpenDelta();
 		TesseraFetchDeltaBytes(catalog, s);
 		dir = TesseraLoadDir(rel, s, nblocks);
 		r = TesseraReaderForStripe(rel, s, dir, GetActiveSnapshot(), cxt);
@@ -220,11 +221,33 @@ compact_run(Relation rel, uint64 storage_id, List *run)
 		bury_row_number(rel, *(uint64 *) lfirst(lc));
 
 	if (catalog != NULL)
-		TesseraCloseCatalog(catalog);
+		TesseraCloseDelta(catalog);
 	TesseraBuilderFinish(builder, rel, storage_id, stripe_id, run);
 
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(cxt);
+}
+
+/*
+ * A lazy VACUUM runs with PROC_IN_VACUUM, which keeps its transaction id
+ * out of every other backend's snapshots: a VACUUM is not supposed to
+ * write rows.  Compaction writes catalog rows, and a snapshot that does not
+ * see the writer as running takes its deletions for aborted ones (and sets
+ * hint bits saying so): the moved stripes would stay visible next to the
+ * merged one.  So before its first write, a VACUUM leaves that mode, as if
+ * it were an ordinary transaction; its transaction id is assigned after
+ * this, so snapshots taken before know it as not yet started.
+ */
+static void
+leave_vacuum_mode(void)
+{
+	if ((MyProc->statusFlags & PROC_IN_VACUUM) == 0)
+		return;
+	Assert(!TransactionIdIsValid(GetTopTransactionIdIfAny()));
+	LWLockAcquire(ProcArrayLock, LW_EXCLUSIVE);
+	MyProc->statusFlags &= ~PROC_IN_VACUUM;
+	ProcGlobal->statusFlags[MyProc->pgxactoff] = MyProc->statusFlags;
+	LWLockRelease(ProcArrayLock);
 }
 
 /*
@@ -247,6 +270,7 @@ TesseraCompact(Relation rel, TransactionId oldest_xmin, int elevel)
 	int			nruns = 0;
 	int			nstripes = 0;
 	bool		pushed = false;
+	bool		writing = false;
 	ListCell   *lc;
 	TesseraOptions opts;
 
@@ -268,7 +292,7 @@ TesseraCompact(Relation rel, TransactionId oldest_xmin, int elevel)
 	 * holes.
 	 */
 	InitDirtySnapshot(dirty);
-	rows = TesseraListCatalogRows(meta.storage_id, &dirty, true, false);
+	rows = TesseraListCatalogRows(meta.storage_id, &dirty, true);
 
 	for (int pass = 0; pass <= list_length(rows); pass++)
 	{
@@ -296,6 +320,11 @@ TesseraCompact(Relation rel, TransactionId oldest_xmin, int elevel)
 		/* s ends the current run */
 		if (list_length(run) >= 2)
 		{
+			if (!writing)
+			{
+				leave_vacuum_mode();
+				writing = true;
+			}
 			if (IsBackgroundWorker)
 				pgstat_report_activity(STATE_RUNNING,
 										psprintf("tessera compaction of %s: " UINT64_FORMAT

@@ -558,7 +558,14 @@ tessera_tuple_fetch_row_version_internal(Relation rel, ItemPointer tid, Snapshot
 		version_fetcher_node = rel->rd_node;
 	}
 	f = version_fetcher;
+	/*
+	 * The relcache entry may have been rebuilt at another address since the
+	 * last call (an invalidation while nobody had the table open): the
+	 * fetcher and its reader must use the one passed now.
+	 */
 	f->base.rel = rel;
+	if (f->reader != NULL)
+		f->reader->rel = rel;
 	/* the metapage may have been re-initialized by a truncate: re-read it */
 	f->have_meta = false;
 

@@ -102,6 +102,7 @@ typedef struct WriteState
 	int			cids_cap;
 
 	List	   *replaces;		/* builders: catalog rows the stripe replaces */
+	int		   *early_deltas;	/* its WriteEntry's count; NULL for builders */
 
 	/* current row group */
 	int			rg_rows;
@@ -115,11 +116,21 @@ typedef struct WriteEntry
 {
 	RelFileNode node;			/* hash key */
 	WriteState *top;
+	int			early_deltas;	/* delta stripes written before commit */
 } WriteEntry;
 
 static HTAB *write_entries = NULL;
 static WriteState *last_state = NULL;
 static bool flushing_for_commit = false;
+
+/*
+ * Stripes a transaction writes out before it commits (a scan of the table
+ * asked for them) go to the delta only this many times per table: a
+ * transaction that alternates writes and reads thousands of times (logical
+ * replication applying row by row with a sequential scan each) would
+ * otherwise make every one of those scans read thousands of delta stripes.
+ */
+#define MAX_EARLY_DELTAS	8
 
 /* a rewrite's new storage whose stripes are written frozen (TesseraWriteFrozen) */
 static RelFileNode frozen_node;
@@ -198,12 +209,16 @@ get_state(Relation rel)
 	}
 	entry = hash_search(write_entries, &rel->rd_node, HASH_ENTER, &found);
 	if (!found)
+	{
 		entry->top = NULL;
+		entry->early_deltas = 0;
+	}
 	if (entry->top == NULL || entry->top->subxid != subxid)
 	{
 		WriteState *ws = create_state(rel, subxid);
 
 		ws->below = entry->top;
+		ws->early_deltas = &entry->early_deltas;
 		entry->top = ws;
 	}
 	last_state = entry->top;
@@ -537,16 +552,17 @@ finish_row_group(WriteState *ws)
 
 /*
  * Does the current stripe go to the delta?  Only if it is small, and only
- * when the transaction commits: the catalog row is replaced by a new
- * version (it grows), which must live and die with the rows, and which no
- * snapshot our transaction took before would see (a flush before a scan
- * must leave rows of earlier commands visible to that scan: only the
- * in-place completion does).
+ * from the subtransaction that inserted its placeholder: its bytes are a
+ * row of tessera_internal.delta, which must live and die with the rows (a
+ * scan in a deeper subtransaction writes the outer level's rows to pages).
  */
 static bool
 use_delta(WriteState *ws)
 {
-	return flushing_for_commit && (ws->stripe.flags & TESSERA_STRIPE_FROZEN) == 0 &&
+	if (!flushing_for_commit &&
+		(ws->early_deltas == NULL || *ws->early_deltas >= MAX_EARLY_DELTAS))
+		return false;
+	return (ws->stripe.flags & TESSERA_STRIPE_FROZEN) == 0 &&
 		ws->stripe_rows <= (uint64) ws->opts.delta_row_limit &&
 		ws->data.len <= TESSERA_DELTA_MAX_BYTES &&
 		!IsInParallelMode() &&
@@ -623,10 +639,14 @@ flush_stripe(WriteState *ws, Relation rel)
 
 		if (use_delta(ws))
 		{
-			/* a small write: its bytes go into the catalog row, no pages */
+			/* a small write: its bytes go to the delta, no pages */
 			ws->stripe.start_block = 0;
 			ws->stripe.nblocks = 0;
-			TesseraCompleteDeltaStripe(&ws->stripe, ws->data.data, ws->data.len);
+			ws->stripe.flags |= TESSERA_STRIPE_DELTA;
+			TesseraInsertDeltaBytes(&ws->stripe, ws->data.data, ws->data.len);
+			TesseraCompleteStripe(&ws->stripe);
+			if (!flushing_for_commit)
+				(*ws->early_deltas)++;
 			TesseraNoteDeltaStripe(rel, ws->stripe.stripe_id);
 		}
 		else
@@ -823,8 +843,8 @@ tessera_xact_callback(XactEvent event, void *arg)
 			/* the memory went with TopTransactionContext */
 			write_entries = NULL;
 			last_state = NULL;
-			flushing_for_commit = false;
 			frozen_node_set = false;
+			flushing_for_commit = false;
 			break;
 		default:
 			break;

@@ -1,6 +1,7 @@
 -- The delta: small writes keep their stripe in the catalog row until
 -- compaction (tessera.compact, VACUUM) merges them into stripes of pages.
 -- Every statement runs on a heap twin too, and the answers are compared.
+SET tessera.autocompact_stripes = 0;	-- compaction only where this test asks for it
 SET client_min_messages = warning;
 CREATE TABLE dt (id int PRIMARY KEY, grp int, name text, amount numeric(10,2), ts timestamptz)
     USING tessera;
@@ -131,6 +132,24 @@ INSERT INTO dt SELECT g, 0, 'many', 0, NULL FROM generate_series(1400, 1999) g;
 COMMIT;
 SELECT row_count, in_delta FROM tessera.stripes WHERE relation = 'dt'::regclass ORDER BY first_row DESC LIMIT 1;
 
+-- a small write read back by its own transaction goes to the delta too,
+-- and a rolled-back one leaves nothing behind
+BEGIN;
+INSERT INTO dt VALUES (3000, 1, 'mid', 1, NULL);
+SELECT id, name FROM dt WHERE id = 3000;
+INSERT INTO dt VALUES (3001, 1, 'mid2', 1, NULL);
+COMMIT;
+SELECT row_count, in_delta FROM tessera.stripes WHERE relation = 'dt'::regclass
+ORDER BY first_row DESC LIMIT 2;
+BEGIN;
+INSERT INTO dt VALUES (3002, 1, 'gone', 1, NULL);
+SELECT count(*) FROM dt WHERE id >= 3000;
+ROLLBACK;
+SELECT id, name FROM dt WHERE id >= 3000 ORDER BY id;
+SET enable_seqscan = off;
+SELECT id FROM dt WHERE id IN (3000, 3001, 3002) ORDER BY id;
+RESET enable_seqscan;
+
 -- errors
 SELECT tessera.compact('dh');
 SELECT tessera.compact(0);
@@ -145,3 +164,4 @@ SELECT id, name FROM dt;
 DROP TABLE dt, dh;
 DROP FUNCTION dwrite(text);
 DROP FUNCTION ddiff(text);
+RESET tessera.autocompact_stripes;
