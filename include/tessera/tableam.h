@@ -134,7 +134,8 @@ extern void tessera_relation_estimate_size(Relation rel, int32 *attr_widths,
 										   double *allvisfrac);
 
 /* compaction (tableam/compact.c) */
-extern uint64 TesseraCompact(Relation rel, TransactionId oldest_xmin, int elevel);
+extern uint64 TesseraCompact(Relation rel, TransactionId oldest_xmin, int elevel, int min_run);
+extern int	TesseraAutoCompactMinRun(void);
 extern void TesseraNoteDeltaStripe(Relation rel, uint64 stripe_id);
 extern void TesseraLaunchCompactions(bool commit);
 extern int	tessera_autocompact_stripes;

@@ -253,11 +253,12 @@ leave_vacuum_mode(void)
 /*
  * TesseraCompact
  *		Move the delta stripes of rel whose writers committed before
- *		oldest_xmin into stripes of pages.  Returns the number of rows
- *		moved.  The caller holds at least ShareUpdateExclusiveLock.
+ *		oldest_xmin into stripes of pages, in runs of at least min_run delta
+ *		stripes.  Returns the number of rows moved.  The caller holds at
+ *		least ShareUpdateExclusiveLock.
  */
 uint64
-TesseraCompact(Relation rel, TransactionId oldest_xmin, int elevel)
+TesseraCompact(Relation rel, TransactionId oldest_xmin, int elevel, int min_run)
 {
 	TesseraMeta meta;
 	SnapshotData dirty;
@@ -318,7 +319,7 @@ TesseraCompact(Relation rel, TransactionId oldest_xmin, int elevel)
 		}
 
 		/* s ends the current run */
-		if (list_length(run) >= 2)
+		if (list_length(run) >= Max(min_run, 2))
 		{
 			if (!writing)
 			{
@@ -385,9 +386,21 @@ tessera_compact(PG_FUNCTION_ARGS)
 				 errmsg("cannot compact temporary tables of other sessions")));
 
 	TesseraFlushRelation(rel);
-	moved = TesseraCompact(rel, GetOldestNonRemovableTransactionId(rel), DEBUG1);
+	moved = TesseraCompact(rel, GetOldestNonRemovableTransactionId(rel), DEBUG1, 2);
 	table_close(rel, NoLock);
 	PG_RETURN_INT64((int64) moved);
+}
+
+/*
+ * Automatic compaction (autovacuum, background workers) merges only runs of
+ * about tessera.autocompact_stripes delta stripes: every merged stripe takes
+ * pages of its own, so merging a few small writes at a time would leave a
+ * trail of nearly empty stripes.  VACUUM and tessera.compact() merge any run.
+ */
+int
+TesseraAutoCompactMinRun(void)
+{
+	return tessera_autocompact_stripes > 0 ? Max(tessera_autocompact_stripes / 2, 2) : 2;
 }
 
 /*
@@ -483,7 +496,7 @@ tessera_compaction_main(Datum main_arg)
 				uint64		moved;
 
 				moved = TesseraCompact(rel, GetOldestNonRemovableTransactionId(rel),
-									   DEBUG1);
+									   DEBUG1, TesseraAutoCompactMinRun());
 				if (moved > 0)
 				{
 					long		secs;

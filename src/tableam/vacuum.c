@@ -288,7 +288,8 @@ tessera_relation_vacuum(Relation rel, struct VacuumParams *params,
 						  &vs.OldestXmin, &vs.OldestMxact, &FreezeLimit, &MultiXactCutoff);
 
 	/* delta rows every snapshot sees move into stripes first */
-	TesseraCompact(rel, vs.OldestXmin, vs.elevel);
+	TesseraCompact(rel, vs.OldestXmin, vs.elevel,
+				   IsAutoVacuumWorkerProcess() ? TesseraAutoCompactMinRun() : 2);
 
 	max_items = (int) Min(MAXDEADITEMS(mem), (Size) (MaxAllocSize / sizeof(ItemPointerData)) - 1);
 	max_items = Max(max_items, 1024);
