@@ -33,6 +33,7 @@ extern bool TesseraGetRowState(Relation rel, uint64 rownum, TesseraRowState *out
 extern void TesseraLockRowState(Relation rel, uint64 rownum, TesseraStateRef *ref);
 extern void TesseraLogRowState(Relation rel, TesseraStateRef *ref);
 extern void TesseraUnlockRowState(TesseraStateRef *ref);
+extern void TesseraBuryRow(Relation rel, uint64 rownum);
 extern void TesseraForgetRowStateCache(void);
 
 typedef void (*TesseraStatePageFn) (Relation rel, BlockNumber blkno, uint64 first_rownum,

@@ -529,20 +529,12 @@ TesseraFindReservation(uint64 storage_id, uint64 rownum, TesseraStripe *result)
 			continue;
 
 		deform_stripe_tuple(rel, tup, &cand);
-		if (found && cand.first_rownum != result->first_rownum)
-			break;
-		if (rownum >= cand.first_rownum + Max(cand.row_count, cand.reserved_rows))
-			continue;
-
-		/*
-		 * Should two versions of a stripe's row exist (a completion by
-		 * update rather than in place), prefer the complete one.
-		 */
-		if (!found || (result->row_count == 0 && cand.row_count > 0))
+		if (rownum < cand.first_rownum + Max(cand.row_count, cand.reserved_rows))
+		{
 			*result = cand;
-		found = true;
-		if (result->row_count > 0)
+			found = true;
 			break;
+		}
 	}
 	systable_endscan_ordered(scan);
 	index_close(idx, AccessShareLock);

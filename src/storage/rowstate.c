@@ -356,6 +356,26 @@ TesseraLogRowState(Relation rel, TesseraStateRef *ref)
 				   sizeof(TesseraRowState));
 }
 
+/*
+ * TesseraBuryRow
+ *		Mark rownum deleted before every snapshot, with no transaction id: a
+ *		row that lost an ON CONFLICT insertion, or a row number no row was
+ *		written under (compaction).  VACUUM removes its index entries.
+ */
+void
+TesseraBuryRow(Relation rel, uint64 rownum)
+{
+	TesseraStateRef ref;
+
+	TesseraLockRowState(rel, rownum, &ref);
+	START_CRIT_SECTION();
+	memset(ref.entry, 0, sizeof(TesseraRowState));
+	ref.entry->infomask = TESSERA_RS_FROZEN_DELETED;
+	TesseraLogRowState(rel, &ref);
+	END_CRIT_SECTION();
+	TesseraUnlockRowState(&ref);
+}
+
 void
 TesseraUnlockRowState(TesseraStateRef *ref)
 {

@@ -4,7 +4,7 @@
  *	  Compaction: merging delta stripes into stripes of pages.
  *
  * NOTES
- *	  Small writes keep their stripe in the catalog row (the delta, see
+ *	  Small writes keep their stripe's bytes in tessera_internal.delta (see
  *	  writer.c).  Compaction rewrites runs of consecutive delta stripes as
  *	  one ordinary stripe that keeps every row's row number: TIDs, index
  *	  entries and row states (deletes, updates, locks) stay valid, so
@@ -29,8 +29,9 @@
  *
  *	  The caller holds ShareUpdateExclusiveLock (VACUUM, tessera.compact):
  *	  one compaction per table at a time, concurrent with reads and writes.
- *	  The delta stripes' catalog rows are reclaimed by VACUUM of
- *	  tessera_internal.stripe once no snapshot sees them.
+ *	  The delta stripes' catalog and delta rows are reclaimed by VACUUM of
+ *	  tessera_internal.stripe and tessera_internal.delta once no snapshot
+ *	  sees them.
  *
  * IDENTIFICATION
  *	  src/tableam/compact.c
@@ -98,21 +99,6 @@ movable(const TesseraStripe *s, TransactionId oldest_xmin)
 	if (TransactionIdIsInProgress(s->xmin) || !TransactionIdDidCommit(s->xmin))
 		return false;
 	return TransactionIdPrecedes(s->xmin, oldest_xmin);
-}
-
-/* Mark rownum, a row number no row was ever written under, dead to all. */
-static void
-bury_row_number(Relation rel, uint64 rownum)
-{
-	TesseraStateRef ref;
-
-	TesseraLockRowState(rel, rownum, &ref);
-	START_CRIT_SECTION();
-	memset(ref.entry, 0, sizeof(TesseraRowState));
-	ref.entry->infomask = TESSERA_RS_FROZEN_DELETED;
-	TesseraLogRowState(rel, &ref);
-	END_CRIT_SECTION();
-	TesseraUnlockRowState(&ref);
 }
 
 /* Rewrite one run of delta stripes as a stripe of pages. */
@@ -218,7 +204,7 @@ compact_run(Relation rel, uint64 storage_id, List *run)
 	TesseraLogConflictHorizon(rel, newest);
 
 	foreach(lc, holes)
-		bury_row_number(rel, *(uint64 *) lfirst(lc));
+		TesseraBuryRow(rel, *(uint64 *) lfirst(lc));
 
 	if (catalog != NULL)
 		TesseraCloseDelta(catalog);

@@ -616,20 +616,13 @@ void
 tessera_tuple_complete_speculative(Relation rel, TupleTableSlot *slot, uint32 specToken,
 								   bool succeeded)
 {
-	TesseraStateRef ref;
 	uint64		rownum;
 
 	if (succeeded)
 		return;
 	if (!TesseraTidToRownum(&slot->tts_tid, &rownum))
 		elog(ERROR, "invalid tessera TID in speculative insertion");
-	TesseraLockRowState(rel, rownum, &ref);
-	START_CRIT_SECTION();
-	memset(ref.entry, 0, sizeof(TesseraRowState));
-	ref.entry->infomask = TESSERA_RS_FROZEN_DELETED;
-	TesseraLogRowState(rel, &ref);
-	END_CRIT_SECTION();
-	TesseraUnlockRowState(&ref);
+	TesseraBuryRow(rel, rownum);
 }
 
 TM_Result
