@@ -11,6 +11,7 @@ OBJS = \
 	src/tableam/index.o \
 	src/tableam/vacuum.o \
 	src/tableam/compact.o \
+	src/tableam/reclaim.o \
 	src/storage/page.o \
 	src/storage/rowstate.o \
 	src/tableam/visibility.o \

@@ -57,7 +57,7 @@ LANGUAGE C STRICT;
 CREATE FUNCTION tessera.row_group_info(rel regclass,
     OUT stripe_id bigint, OUT row_group integer, OUT first_row bigint,
     OUT row_count bigint, OUT logical_bytes bigint, OUT encoded_bytes bigint,
-    OUT stored_bytes bigint)
+    OUT stored_bytes bigint, OUT folded_rows bigint)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'tessera_row_group_info'
 LANGUAGE C STRICT;

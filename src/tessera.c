@@ -19,6 +19,7 @@
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "utils/guc.h"
+#include "utils/inval.h"
 
 #include "tessera/cache.h"
 #include "tessera/rowstate.h"
@@ -57,6 +58,12 @@ static const struct config_enum_entry log_level_entries[] = {
 };
 
 void		_PG_init(void);
+
+static void
+tessera_relcache_callback(Datum arg, Oid relid)
+{
+	TesseraForgetRelationCaches(relid);
+}
 
 void
 _PG_init(void)
@@ -109,8 +116,15 @@ _PG_init(void)
 							"Memory each backend may use to cache decompressed chunks for single-row fetches.",
 							NULL, &tessera_fetch_cache_size, 64, 1, 65536,
 							PGC_USERSET, GUC_UNIT_MB, NULL, NULL, NULL);
+	DefineCustomRealVariable("tessera.vacuum_fold_fraction",
+							 "Fraction of a stripe's rows that must be deleted for everyone before VACUUM rewrites it without them.",
+							 "VACUUM rewrites such a stripe with the dead rows' values left out and lists them in the stripe, "
+							 "so that their row states and pages can be given back.  1 turns rewriting off.",
+							 &tessera_vacuum_fold_fraction, 0.1, 0.0, 1.0,
+							 PGC_USERSET, 0, NULL, NULL, NULL);
 	MarkGUCPrefixReserved("tessera");
 
+	CacheRegisterRelcacheCallback(tessera_relcache_callback, (Datum) 0);
 	TesseraRegisterReloptions();
 	TesseraRegisterXactCallbacks();
 	DefineCustomBoolVariable("tessera.enable_custom_scan",

@@ -10,7 +10,7 @@ from .report import speedup
 
 # figure names (last path component) where smaller is better / larger is better
 LOWER_BETTER = ("best", "median", "seconds", "latency_ms", "wal_bytes", "bytes", "relation_bytes",
-                "total_bytes", "bytes_after", "bytes_before", "vacuum_seconds", "vacuum_analyze_seconds", "ratio")
+                "total_bytes", "bytes_after", "bytes_before", "table_bytes_after", "table_bytes_before", "vacuum_seconds", "vacuum_analyze_seconds", "ratio")
 HIGHER_BETTER = ("tps", "speedup", "compression_ratio", "tps_speedup")
 SKIP = {"runs", "rowcount", "rows", "transactions", "failed", "clients", "stripes"}
 

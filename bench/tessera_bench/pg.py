@@ -165,6 +165,10 @@ class Pg:
     def total_size(self, table: str) -> int:
         return int(self.scalar("SELECT pg_total_relation_size(%s::regclass)", (table,)))
 
+    def table_size(self, table: str) -> int:
+        """The table's own pages (main fork), without indexes or TOAST."""
+        return int(self.scalar("SELECT pg_relation_size(%s::regclass)", (table,)))
+
     def checkpoint(self) -> None:
         """Flush dirty buffers so that one side's writes do not slow the next
         side's measurement (needs superuser or pg_checkpoint; skipped if not)."""

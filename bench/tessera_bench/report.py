@@ -191,6 +191,11 @@ def write_notes(it: dict) -> str:
     notes = []
     if "bytes_before" in h or "bytes_before" in t:
         notes.append(f"MB before: heap {fmt_mb(h.get('bytes_before'))}, tessera {fmt_mb(t.get('bytes_before'))}")
+    if "table_bytes_before" in h or "table_bytes_before" in t:
+        def shrink(o):
+            b, a = o.get("table_bytes_before"), o.get("table_bytes_after")
+            return f"{fmt_mb(b)} -> {fmt_mb(a)} ({fmt_ratio(ratio(a, b))})" if b and a is not None else "-"
+        notes.append(f"table alone: heap {shrink(h)}, tessera {shrink(t)}")
     if "vacuum_seconds" in h or "vacuum_seconds" in t:
         notes.append(f"then VACUUM: heap {fmt_s(h.get('vacuum_seconds'))} s, "
                      f"tessera {fmt_s(t.get('vacuum_seconds'))} s (MB after are after it)")

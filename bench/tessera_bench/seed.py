@@ -210,6 +210,7 @@ def writes(pg: Pg, cfg: Config) -> list:
                     pg.execute(f"VACUUM ANALYZE {w}")
                 pg.checkpoint()
                 before = pg.total_size(w)
+                table_before = pg.table_size(w)
                 pg.set_search_path(s)
                 o = time_statement(pg, sql)
                 pg.set_search_path(None)
@@ -223,6 +224,8 @@ def writes(pg: Pg, cfg: Config) -> list:
                 if o["status"] == OK:
                     o["bytes_before"] = before
                     o["bytes_after"] = pg.total_size(w)
+                    o["table_bytes_before"] = table_before
+                    o["table_bytes_after"] = pg.table_size(w)
                     sums[side] = pg.checksum(w)
                 item[side] = o
                 pg.execute(f"DROP TABLE {w}")

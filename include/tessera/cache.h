@@ -26,6 +26,7 @@ typedef struct TesseraCachedStripe
 	bool		aborted;		/* xmin known aborted: its rows never existed */
 	uint64		span;			/* row numbers it covers (reserved ones if aborted) */
 	TesseraStripeDir *dir;		/* loaded on first use */
+	bool	  **folded;			/* per row group: its folded rows, decoded on use */
 } TesseraCachedStripe;
 
 extern int	tessera_fetch_cache_size;
@@ -38,6 +39,8 @@ extern TesseraStripeDir *TesseraCacheDir(Relation rel, TesseraCachedStripe *cs);
 extern const char *TesseraCacheChunkRaw(Relation rel, TesseraCachedStripe *cs, int rg, int att,
 										TesseraCorruptFn corrupt, void *arg,
 										TesseraValueIndex ***index, MemoryContext *index_cxt);
+extern bool TesseraCacheRowFolded(Relation rel, TesseraCachedStripe *cs, int rg, int row);
 extern void TesseraResetFetchCache(void);
+extern void TesseraForgetRelationCaches(Oid relid);
 
 #endif							/* TESSERA_CACHE_H */

@@ -19,6 +19,7 @@
 /* stripe flags */
 #define TESSERA_STRIPE_DELTA	0x0001	/* bytes in tessera_internal.delta, no pages */
 #define TESSERA_STRIPE_FROZEN	0x0002	/* rows visible to every snapshot (compacted) */
+#define TESSERA_STRIPE_FOLDED	0x0004	/* its directory lists folded dead rows */
 
 /* One row of tessera_internal.stripe. */
 typedef struct TesseraStripe
@@ -41,6 +42,7 @@ typedef struct TesseraStripe
 	/* from the catalog tuple, filled by readers */
 	ItemPointerData catalog_tid;
 	TransactionId xmin;
+	TransactionId catalog_xmin;	/* the catalog row's own xmin, even if FROZEN */
 	bool		own;			/* inserted by the current transaction */
 } TesseraStripe;
 
@@ -63,6 +65,8 @@ extern Oid	TesseraInternalRelid(const char *name, bool missing_ok);
 extern int	TesseraConcurrentInserters(uint64 storage_id, Snapshot snapshot,
 									   TransactionId **xids);
 
+extern void TesseraMarkStripePages(uint64 storage_id, TransactionId oldest_xmin, bool *used,
+								   BlockNumber nblocks, TransactionId *newest_gone);
 extern bool TesseraFindHole(uint64 storage_id, uint64 rownum, uint64 *lo, uint64 *hi);
 extern bool TesseraFindReservation(uint64 storage_id, uint64 rownum, TesseraStripe *result);
 

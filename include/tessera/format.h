@@ -18,7 +18,9 @@
  * holds one chunk per column.  The directory lists row groups (first row
  * number, row count), chunks (offset, sizes, codec, encoding, checksum,
  * value count, min/max) and the command ids under which the stripe's rows
- * were inserted.  Which stripes exist, and whether a transaction can see
+ * were inserted.  A stripe VACUUM rewrote also lists, per row group, the
+ * rows that were deleted for everyone when it was rewritten ("folded"):
+ * their values are gone (NULL) and their row states may be cleared.  Which stripes exist, and whether a transaction can see
  * them, is recorded in the catalog table tessera_internal.stripe (MVCC).
  *
  * Everything here is little-endian as written by the machine; the format is
@@ -39,6 +41,12 @@
 #include "storage/bufpage.h"
 
 #define TESSERA_FORMAT_VERSION	1
+
+/*
+ * A stripe directory with folded dead rows (TESSERA_DIR_DEAD_ROWS) says
+ * version 2; one without says 1 and is laid out exactly as version 1 was.
+ */
+#define TESSERA_DIR_VERSION_DEAD	2
 
 #define TESSERA_META_MAGIC		0x54535241	/* "TSRA" */
 #define TESSERA_PAGE_MAGIC		0x54535250	/* "TSRP" */
@@ -163,8 +171,13 @@ typedef struct TesseraCidRun
 
 /*
  * Stripe directory: header, row groups, chunks (row group major, then
- * attribute), cid runs, stats area.  The CRC covers the whole directory
- * with the crc field zeroed.
+ * attribute), cid runs, with TESSERA_DIR_DEAD_ROWS one dead row list per row
+ * group, stats area.  The CRC covers the whole directory with the crc field
+ * zeroed.
+ *
+ * A dead row list is a TesseraChunkDisk whose payload is the sorted indexes
+ * (within the row group) of folded rows, as TesseraEncodeInts writes them,
+ * then the codec; value_count is their number (0: no bytes).
  */
 typedef struct TesseraDirHeader
 {
@@ -178,16 +191,20 @@ typedef struct TesseraDirHeader
 	uint32		n_cid_runs;
 	uint32		stats_bytes;
 	uint32		crc;
-	uint32		reserved;
+	uint32		flags;			/* TESSERA_DIR_*; 0 in version 1 */
 } TesseraDirHeader;
 
+#define TESSERA_DIR_DEAD_ROWS	0x0001	/* dead row lists follow the cid runs */
+
 static inline Size
-TesseraDirSize(uint32 natts, uint32 n_row_groups, uint32 n_cid_runs, uint32 stats_bytes)
+TesseraDirSize(uint32 natts, uint32 n_row_groups, uint32 n_cid_runs, uint32 stats_bytes,
+			   uint32 flags)
 {
 	return sizeof(TesseraDirHeader) +
 		(Size) n_row_groups * sizeof(TesseraRowGroupDisk) +
 		(Size) n_row_groups * natts * sizeof(TesseraChunkDisk) +
 		(Size) n_cid_runs * sizeof(TesseraCidRun) +
+		((flags & TESSERA_DIR_DEAD_ROWS) ? (Size) n_row_groups * sizeof(TesseraChunkDisk) : 0) +
 		stats_bytes;
 }
 

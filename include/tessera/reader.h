@@ -27,6 +27,7 @@ typedef struct TesseraStripeDir
 	TesseraRowGroupDisk *rgs;
 	TesseraChunkDisk *chunks;	/* n_row_groups * natts */
 	TesseraCidRun *cids;
+	TesseraChunkDisk *dead;		/* n_row_groups dead row lists, or NULL */
 	char	   *stats;
 } TesseraStripeDir;
 
@@ -131,6 +132,10 @@ extern TesseraColumnType *TesseraReaderColumnType(TesseraReader *reader, int att
 extern TesseraStripeDir *TesseraLoadDir(Relation rel, const TesseraStripe *stripe,
 										BlockNumber rel_nblocks);
 extern uint64 TesseraVisibleRows(TesseraStripe *stripe, TesseraStripeDir *dir, Snapshot snapshot);
+extern bool TesseraRowFolded(Relation rel, const TesseraStripe *stripe,
+							 const TesseraStripeDir *dir, uint64 rownum);
+extern int	TesseraDecodeDeadRows(Relation rel, const TesseraStripe *stripe,
+								  const TesseraStripeDir *dir, int rg, bool *dead);
 typedef struct TesseraCorruptContext
 {
 	Relation	rel;

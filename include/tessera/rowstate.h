@@ -35,6 +35,11 @@ extern void TesseraLogRowState(Relation rel, TesseraStateRef *ref);
 extern void TesseraUnlockRowState(TesseraStateRef *ref);
 extern void TesseraBuryRow(Relation rel, uint64 rownum);
 extern void TesseraForgetRowStateCache(void);
+extern uint64 TesseraClearFoldedStates(Relation rel, uint64 first, int n, const bool *dead);
+extern uint64 TesseraUnhookEmptyStatePages(Relation rel);
+extern bool TesseraAnyEmptyStatePage(Relation rel);
+extern BlockNumber TesseraMarkStatePages(Relation rel, bool *used, BlockNumber nblocks);
+extern int	TesseraMoveStatePages(Relation rel, bool *used, BlockNumber nblocks);
 
 typedef void (*TesseraStatePageFn) (Relation rel, BlockNumber blkno, uint64 first_rownum,
 									void *arg);
@@ -61,5 +66,6 @@ TesseraRowStateNewRownum(const TesseraRowState *st)
 
 extern void TesseraRegisterRmgr(void);
 extern void TesseraLogConflictHorizon(Relation rel, TransactionId horizon);
+extern void TesseraForgetLayoutEverywhere(Relation rel);
 
 #endif							/* TESSERA_ROWSTATE_H */

@@ -41,6 +41,8 @@ extern bool TesseraReleaseReservation(Relation rel, uint64 storage_id, uint64 re
 									  uint64 used_end);
 extern BlockNumber TesseraWriteStripePages(Relation rel, const char *data, Size len,
 										   BlockNumber *nblocks);
+extern void TesseraWriteStripePagesAt(Relation rel, const char *data, Size len,
+									  BlockNumber start);
 extern bool TesseraReadBytes(Relation rel, BlockNumber start_block, BlockNumber nblocks,
 							 uint64 offset, Size len, char *dst,
 							 BufferAccessStrategy strategy);

@@ -30,6 +30,10 @@ extern void TesseraWriteFrozenEnd(void);
 typedef struct TesseraStripeBuilder TesseraStripeBuilder;
 extern TesseraStripeBuilder *TesseraBuilderBegin(Relation rel, uint64 first_rownum);
 extern void TesseraBuilderAdd(TesseraStripeBuilder *builder, Datum *values, bool *isnull);
+extern void TesseraBuilderAddDead(TesseraStripeBuilder *builder);
+struct TesseraBatch;
+extern uint64 TesseraBuilderAddBatch(TesseraStripeBuilder *builder, struct TesseraBatch *batch,
+									 const bool *dead);
 extern uint64 TesseraBuilderRows(TesseraStripeBuilder *builder);
 extern Size TesseraBuilderBytes(TesseraStripeBuilder *builder);
 extern void TesseraBuilderFinish(TesseraStripeBuilder *builder, Relation rel, uint64 storage_id,

@@ -157,6 +157,7 @@ deform_stripe_tuple(Relation rel, HeapTuple tup, TesseraStripe *s)
 	s->delta = NULL;			/* TesseraFetchDeltaBytes */
 	s->catalog_tid = tup->t_self;
 	s->xmin = HeapTupleHeaderGetXmin(tup->t_data);
+	s->catalog_xmin = s->xmin;
 	s->own = TransactionIdIsCurrentTransactionId(s->xmin);
 	/* compacted rows were visible to every snapshot before they moved */
 	if (s->flags & TESSERA_STRIPE_FROZEN)
@@ -540,6 +541,67 @@ TesseraFindReservation(uint64 storage_id, uint64 rownum, TesseraStripe *result)
 	index_close(idx, AccessShareLock);
 	table_close(rel, AccessShareLock);
 	return found;
+}
+
+/*
+ * TesseraMarkStripePages
+ *		Set used[] for the pages of every catalog row of the storage that a
+ *		snapshot may still read: all but those inserted by transactions that
+ *		aborted and those deleted by transactions that committed before
+ *		oldest_xmin (whose newest *newest_gone gets, for standby conflicts).
+ *		Placeholders of running writers have no pages yet; the caller holds
+ *		AccessExclusiveLock, so there are none.
+ */
+void
+TesseraMarkStripePages(uint64 storage_id, TransactionId oldest_xmin, bool *used,
+					   BlockNumber nblocks, TransactionId *newest_gone)
+{
+	Relation	rel = table_open(TesseraInternalRelid("stripe", false), AccessShareLock);
+	Oid			idx = TesseraInternalRelid("stripe_first_row_idx", false);
+	ScanKeyData key[1];
+	SysScanDesc scan;
+	HeapTuple	tup;
+
+	*newest_gone = InvalidTransactionId;
+	ScanKeyInit(&key[0], Anum_stripe_storage_id, BTEqualStrategyNumber,
+				F_INT8EQ, Int64GetDatum((int64) storage_id));
+	scan = systable_beginscan(rel, idx, true, SnapshotAny, 1, key);
+	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	{
+		HeapTupleHeader h = tup->t_data;
+		TransactionId xmin = HeapTupleHeaderGetXmin(h);
+		TesseraStripe s;
+		bool		gone = false;
+
+		if (!HeapTupleHeaderXminFrozen(h) && TransactionIdIsNormal(xmin) &&
+			!TransactionIdIsCurrentTransactionId(xmin) &&
+			!TransactionIdIsInProgress(xmin) && !TransactionIdDidCommit(xmin))
+			gone = true;		/* its writer aborted (or crashed) */
+		else if (!(h->t_infomask & HEAP_XMAX_INVALID) &&
+				 !HEAP_XMAX_IS_LOCKED_ONLY(h->t_infomask))
+		{
+			TransactionId xmax = HeapTupleHeaderGetUpdateXid(h);
+
+			if (TransactionIdIsNormal(xmax) && !TransactionIdIsCurrentTransactionId(xmax) &&
+				!TransactionIdIsInProgress(xmax) && TransactionIdDidCommit(xmax) &&
+				TransactionIdPrecedes(xmax, oldest_xmin))
+			{
+				gone = true;
+				if (!TransactionIdIsValid(*newest_gone) ||
+					TransactionIdFollows(xmax, *newest_gone))
+					*newest_gone = xmax;
+			}
+		}
+		if (gone)
+			continue;
+		deform_stripe_tuple(rel, tup, &s);
+		if (s.flags & TESSERA_STRIPE_DELTA)
+			continue;
+		for (BlockNumber b = s.start_block; b < s.start_block + s.nblocks && b < nblocks; b++)
+			used[b] = true;
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
 }
 
 /*

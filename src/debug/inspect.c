@@ -123,8 +123,8 @@ tessera_row_group_info(PG_FUNCTION_ARGS)
 
 		for (uint32 g = 0; g < dir->hdr.n_row_groups; g++)
 		{
-			Datum		values[7];
-			bool		nulls[7] = {0};
+			Datum		values[8];
+			bool		nulls[8] = {0};
 			int64		logical = 0,
 						raw = 0,
 						stored = 0;
@@ -144,6 +144,7 @@ tessera_row_group_info(PG_FUNCTION_ARGS)
 			values[4] = Int64GetDatum(logical);
 			values[5] = Int64GetDatum(raw);
 			values[6] = Int64GetDatum(stored);
+			values[7] = Int64GetDatum(dir->dead ? (int64) dir->dead[g].value_count : 0);
 			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 		}
 	}

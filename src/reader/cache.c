@@ -37,6 +37,7 @@
 
 #include "tessera/cache.h"
 #include "tessera/reader.h"
+#include "tessera/rowstate.h"
 #include "tessera/storage.h"
 #include "tessera/tessera.h"
 
@@ -45,6 +46,7 @@ int			tessera_fetch_cache_size = 64; /* MB */
 typedef struct StorageCache
 {
 	uint64		storage_id;		/* hash key */
+	Oid			relid;			/* the table (relcache invalidation) */
 	int			n;
 	int			cap;
 	TesseraCachedStripe *stripes;	/* sorted by first_rownum */
@@ -73,6 +75,7 @@ static HTAB *storages = NULL;
 static HTAB *chunks = NULL;
 static dlist_head chunk_lru = DLIST_STATIC_INIT(chunk_lru);
 static Size chunk_bytes = 0;
+static bool cache_stale = false;	/* reset at the next lookup */
 
 static Size
 cache_limit(void)
@@ -121,6 +124,7 @@ TesseraResetFetchCache(void)
 	chunks = NULL;
 	dlist_init(&chunk_lru);
 	chunk_bytes = 0;
+	cache_stale = false;
 }
 
 static TesseraCachedStripe *
@@ -162,12 +166,14 @@ TesseraCacheStripe(Relation rel, uint64 storage_id, uint64 rownum)
 	bool		aborted = false;
 	int			pos;
 
-	if (storages != NULL && MemoryContextMemAllocated(cache_cxt, true) > cache_limit())
+	if (storages != NULL &&
+		(cache_stale || MemoryContextMemAllocated(cache_cxt, true) > cache_limit()))
 		TesseraResetFetchCache();
 	init_caches();
 	sc = hash_search(storages, &storage_id, HASH_ENTER, &found);
 	if (!found)
 	{
+		sc->relid = RelationGetRelid(rel);
 		sc->n = 0;
 		sc->cap = 16;
 		sc->stripes = MemoryContextAlloc(cache_cxt, sizeof(TesseraCachedStripe) * sc->cap);
@@ -279,6 +285,8 @@ TesseraCacheStripeLookup(uint64 storage_id, uint64 rownum)
 {
 	StorageCache *sc;
 
+	if (cache_stale)
+		TesseraResetFetchCache();
 	if (storages == NULL)
 		return NULL;
 	sc = hash_search(storages, &storage_id, HASH_FIND, NULL);
@@ -331,6 +339,69 @@ TesseraCacheStripeVisible(TesseraCachedStripe *cs, Snapshot snapshot, bool *own)
 		return true;
 	}
 	return false;
+}
+
+/* row groups without folded rows point here */
+static bool no_folded_rows = false;
+
+/*
+ * TesseraCacheRowFolded
+ *		Is row `row` of row group rg folded (gone for every snapshot)?  The
+ *		row group's list is decoded once and kept with the stripe.
+ */
+bool
+TesseraCacheRowFolded(Relation rel, TesseraCachedStripe *cs, int rg, int row)
+{
+	TesseraStripeDir *dir = TesseraCacheDir(rel, cs);
+
+	if (dir->dead == NULL)
+		return false;
+	if (cs->folded == NULL)
+		cs->folded = MemoryContextAllocZero(cache_cxt, sizeof(bool *) * dir->hdr.n_row_groups);
+	if (cs->folded[rg] == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(cache_cxt);
+		bool	   *dead = palloc0(sizeof(bool) * dir->rgs[rg].row_count);
+
+		if (TesseraDecodeDeadRows(rel, &cs->s, dir, rg, dead) == 0)
+		{
+			pfree(dead);
+			dead = &no_folded_rows;
+		}
+		MemoryContextSwitchTo(old);
+		cs->folded[rg] = dead;
+	}
+	return cs->folded[rg] != &no_folded_rows && cs->folded[rg][row];
+}
+
+/*
+ * TesseraForgetRelationCaches
+ *		Relcache invalidation callback: VACUUM moved the table's stripes or
+ *		cleared row states it folded (under AccessExclusiveLock, so every
+ *		backend takes this before it touches the table again); forget what
+ *		this backend remembers of the table's layout.
+ */
+void
+TesseraForgetRelationCaches(Oid relid)
+{
+	HASH_SEQ_STATUS seq;
+	StorageCache *sc;
+	bool		any = false;
+
+	TesseraForgetRowStateCache();
+	if (storages == NULL)
+		return;
+	hash_seq_init(&seq, storages);
+	while ((sc = hash_seq_search(&seq)) != NULL)
+		if (!OidIsValid(relid) || sc->relid == relid)
+			any = true;
+
+	/*
+	 * Stripes, directories and payloads go together (rare, and cheap), at
+	 * the next lookup: a caller may be using an entry right now.
+	 */
+	if (any)
+		cache_stale = true;
 }
 
 TesseraStripeDir *

@@ -135,11 +135,14 @@ TesseraLoadDir(Relation rel, const TesseraStripe *s, BlockNumber rel_nblocks)
 	hdr->crc = stored_crc;
 	if (crc != stored_crc)
 		TesseraReportCorrupt(rel, s->stripe_id, -1, -1, "directory checksum mismatch");
-	if (hdr->magic != TESSERA_DIR_MAGIC || hdr->format_version != TESSERA_FORMAT_VERSION ||
+	if (hdr->magic != TESSERA_DIR_MAGIC ||
+		!((hdr->format_version == TESSERA_FORMAT_VERSION && hdr->flags == 0) ||
+		  (hdr->format_version == TESSERA_DIR_VERSION_DEAD && hdr->flags == TESSERA_DIR_DEAD_ROWS)) ||
 		hdr->stripe_id != s->stripe_id || hdr->first_rownum != s->first_rownum ||
 		hdr->row_count != s->row_count || hdr->n_row_groups != s->n_row_groups ||
 		hdr->natts != s->natts ||
-		TesseraDirSize(hdr->natts, hdr->n_row_groups, hdr->n_cid_runs, hdr->stats_bytes) != s->dir_bytes)
+		TesseraDirSize(hdr->natts, hdr->n_row_groups, hdr->n_cid_runs, hdr->stats_bytes,
+					   hdr->flags) != s->dir_bytes)
 		TesseraReportCorrupt(rel, s->stripe_id, -1, -1, "directory does not match the catalog");
 
 	dir->hdr = *hdr;
@@ -150,6 +153,12 @@ TesseraLoadDir(Relation rel, const TesseraStripe *s, BlockNumber rel_nblocks)
 	p += sizeof(TesseraChunkDisk) * hdr->n_row_groups * hdr->natts;
 	dir->cids = (TesseraCidRun *) p;
 	p += sizeof(TesseraCidRun) * hdr->n_cid_runs;
+	dir->dead = NULL;
+	if (hdr->flags & TESSERA_DIR_DEAD_ROWS)
+	{
+		dir->dead = (TesseraChunkDisk *) p;
+		p += sizeof(TesseraChunkDisk) * hdr->n_row_groups;
+	}
 	dir->stats = p;
 
 	for (uint32 g = 0; g < hdr->n_row_groups; g++)
@@ -172,6 +181,15 @@ TesseraLoadDir(Relation rel, const TesseraStripe *s, BlockNumber rel_nblocks)
 				  (uint64) c->max_off + c->max_len > hdr->stats_bytes)))
 				TesseraReportCorrupt(rel, s->stripe_id, g, (int) a, "chunk entry is invalid");
 		}
+		if (dir->dead != NULL)
+		{
+			TesseraChunkDisk *c = &dir->dead[g];
+
+			if (c->offset + c->stored_bytes > s->dir_offset ||
+				c->codec >= TESSERA_CODEC_COUNT || c->value_count > rg->row_count ||
+				(c->value_count == 0) != (c->stored_bytes == 0))
+				TesseraReportCorrupt(rel, s->stripe_id, g, -1, "dead row list entry is invalid");
+		}
 	}
 	if (rows != s->row_count)
 		TesseraReportCorrupt(rel, s->stripe_id, -1, -1, "row groups do not add up to the stripe");
@@ -180,6 +198,96 @@ TesseraLoadDir(Relation rel, const TesseraStripe *s, BlockNumber rel_nblocks)
 			(k > 0 && dir->cids[k].first_row <= dir->cids[k - 1].first_row))
 			TesseraReportCorrupt(rel, s->stripe_id, -1, -1, "command id runs are invalid");
 	return dir;
+}
+
+/*
+ * TesseraDecodeDeadRows
+ *		Set dead[i] for the folded rows of row group rg (dead has the row
+ *		group's row count entries, cleared by the caller).  Returns the
+ *		number of folded rows; 0 without reading anything if there are none.
+ */
+int
+TesseraDecodeDeadRows(Relation rel, const TesseraStripe *s, const TesseraStripeDir *dir,
+					  int rg, bool *dead)
+{
+	TesseraChunkDisk *cd;
+	TesseraCorruptContext cc;
+	char	   *stored;
+	const char *raw;
+	int64	   *idx;
+	int			n;
+	uint32		nrows = dir->rgs[rg].row_count;
+	pg_crc32c	crc;
+
+	if (dir->dead == NULL || dir->dead[rg].value_count == 0)
+		return 0;
+	cd = &dir->dead[rg];
+	n = (int) cd->value_count;
+	cc.rel = rel;
+	cc.stripe_id = s->stripe_id;
+	cc.rg = rg;
+	cc.attidx = -1;
+
+	stored = palloc((Size) cd->stored_bytes + TESSERA_DECODE_PADDING);
+	if (!TesseraReadStripeBytes(rel, s, cd->offset, cd->stored_bytes, stored, NULL))
+		TesseraReportCorrupt(rel, s->stripe_id, rg, -1, "dead row list pages are invalid");
+	memset(stored + cd->stored_bytes, 0, TESSERA_DECODE_PADDING);
+	INIT_CRC32C(crc);
+	COMP_CRC32C(crc, stored, cd->stored_bytes);
+	FIN_CRC32C(crc);
+	if (crc != cd->crc)
+		TesseraReportCorrupt(rel, s->stripe_id, rg, -1, "dead row list checksum mismatch");
+	raw = TesseraChunkRaw(cd, stored, TesseraChunkCorrupt, &cc);
+	idx = palloc(sizeof(int64) * n);
+	if (TesseraDecodeInts(raw, raw + cd->raw_bytes, n, idx) == NULL)
+		TesseraReportCorrupt(rel, s->stripe_id, rg, -1, "dead row list is malformed");
+	for (int i = 0; i < n; i++)
+	{
+		if (idx[i] < 0 || idx[i] >= (int64) nrows || (i > 0 && idx[i] <= idx[i - 1]))
+			TesseraReportCorrupt(rel, s->stripe_id, rg, -1, "dead row list is malformed");
+		dead[idx[i]] = true;
+	}
+	pfree(idx);
+	if (raw != stored)
+		pfree((char *) raw);
+	pfree(stored);
+	return n;
+}
+
+/* Is rownum (in stripe s) a folded row? */
+bool
+TesseraRowFolded(Relation rel, const TesseraStripe *s, const TesseraStripeDir *dir,
+				 uint64 rownum)
+{
+	int			lo = 0,
+				hi = (int) dir->hdr.n_row_groups - 1;
+
+	if (dir->dead == NULL)
+		return false;
+	while (lo <= hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+		TesseraRowGroupDisk *rg = &dir->rgs[mid];
+
+		if (rownum < rg->first_rownum)
+			hi = mid - 1;
+		else if (rownum >= rg->first_rownum + rg->row_count)
+			lo = mid + 1;
+		else
+		{
+			bool	   *dead;
+			bool		result;
+
+			if (dir->dead[mid].value_count == 0)
+				return false;
+			dead = palloc0(sizeof(bool) * rg->row_count);
+			TesseraDecodeDeadRows(rel, s, dir, mid, dead);
+			result = dead[rownum - rg->first_rownum];
+			pfree(dead);
+			return result;
+		}
+	}
+	return false;
 }
 
 /*
@@ -531,6 +639,41 @@ TesseraReaderLoad(TesseraReader *r, int stripe, int rg)
 			b->states = states;
 		else
 			pfree(states);
+		MemoryContextSwitchTo(old);
+	}
+
+	/*
+	 * Folded rows (VACUUM rewrote the stripe without them) are gone for
+	 * every snapshot, like pruned heap tuples; their row states may be
+	 * cleared already.  Only the raw readers (compaction, the single-row
+	 * fetcher, which checks its row itself) see them.
+	 */
+	if (visible > 0 && dir->dead != NULL && dir->dead[rg].value_count > 0 &&
+		(r->check_deleted || r->keep_states))
+	{
+		MemoryContext old = MemoryContextSwitchTo(r->batch_cxt);
+		bool	   *dead = palloc0(sizeof(bool) * b->chunk_rows);
+
+		TesseraDecodeDeadRows(r->rel, &ss->meta, dir, rg, dead);
+		if (r->keep_states)
+		{
+			if (b->states == NULL)
+				b->states = palloc0(sizeof(TesseraRowState) * b->chunk_rows);
+			for (int i = 0; i < b->chunk_rows; i++)
+				if (dead[i])
+				{
+					memset(&b->states[i], 0, sizeof(TesseraRowState));
+					b->states[i].infomask = TESSERA_RS_FROZEN_DELETED | TESSERA_RS_INDEXES_CLEAN;
+				}
+		}
+		if (r->check_deleted)
+		{
+			if (b->deleted == NULL)
+				b->deleted = dead;
+			else
+				for (int i = 0; i < b->chunk_rows; i++)
+					b->deleted[i] |= dead[i];
+		}
 		MemoryContextSwitchTo(old);
 	}
 	return visible > 0;

@@ -272,27 +272,19 @@ TesseraReserve(Relation rel, uint64 nrows, uint64 *storage_id,
 }
 
 /*
- * TesseraWriteStripePages
- *		Append len bytes as new pages at the end of the relation.
- *
- * Returns the first block; *nblocks gets the number of pages.  The pages
- * are consecutive: the relation extension lock is held while they are
- * allocated.  Each batch of pages is logged as full-page images.
+ * Write len bytes as stripe pages at blocks start.. (InvalidBlockNumber:
+ * new blocks at the end of the relation, under the extension lock, which
+ * the caller holds).  Each batch of pages is logged as full-page images.
  */
-BlockNumber
-TesseraWriteStripePages(Relation rel, const char *data, Size len, BlockNumber *nblocks)
+static BlockNumber
+write_stripe_pages(Relation rel, const char *data, Size len, BlockNumber start,
+				   BlockNumber npages, BufferAccessStrategy strategy)
 {
-	BlockNumber npages = Max(TesseraBlocksForBytes(len), 1);
-	BlockNumber start = InvalidBlockNumber;
 	BlockNumber done = 0;
 	Size		pos = 0;
+	bool		extend = !BlockNumberIsValid(start);
 	bool		wal = RelationNeedsWAL(rel);
-	BufferAccessStrategy strategy = NULL;
 
-	if (npages > 64)
-		strategy = GetAccessStrategy(BAS_BULKWRITE);
-
-	LockRelationForExtension(rel, ExclusiveLock);
 	while (done < npages)
 	{
 		Buffer		bufs[TESSERA_MAX_PAGES_PER_RECORD];
@@ -306,9 +298,11 @@ TesseraWriteStripePages(Relation rel, const char *data, Size len, BlockNumber *n
 			TesseraPageOpaqueData *opaque;
 
 			CHECK_FOR_INTERRUPTS();
-			bufs[i] = ReadBufferExtended(rel, MAIN_FORKNUM, P_NEW, RBM_ZERO_AND_LOCK, strategy);
+			bufs[i] = ReadBufferExtended(rel, MAIN_FORKNUM,
+										 extend ? P_NEW : start + done + i,
+										 RBM_ZERO_AND_LOCK, strategy);
 			blknos[i] = BufferGetBlockNumber(bufs[i]);
-			if (start == InvalidBlockNumber)
+			if (!BlockNumberIsValid(start))
 				start = blknos[i];
 			if (blknos[i] != start + done + i || blknos[i] == TESSERA_METAPAGE_BLKNO)
 				elog(ERROR, "tessera relation \"%s\" was extended to block %u, expected %u",
@@ -336,13 +330,50 @@ TesseraWriteStripePages(Relation rel, const char *data, Size len, BlockNumber *n
 			UnlockReleaseBuffer(bufs[i]);
 		done += n;
 	}
-	UnlockRelationForExtension(rel, ExclusiveLock);
+	return start;
+}
 
+/*
+ * TesseraWriteStripePages
+ *		Append len bytes as new pages at the end of the relation.
+ *
+ * Returns the first block; *nblocks gets the number of pages.  The pages
+ * are consecutive: the relation extension lock is held while they are
+ * allocated.
+ */
+BlockNumber
+TesseraWriteStripePages(Relation rel, const char *data, Size len, BlockNumber *nblocks)
+{
+	BlockNumber npages = Max(TesseraBlocksForBytes(len), 1);
+	BlockNumber start;
+	BufferAccessStrategy strategy = NULL;
+
+	if (npages > 64)
+		strategy = GetAccessStrategy(BAS_BULKWRITE);
+	LockRelationForExtension(rel, ExclusiveLock);
+	start = write_stripe_pages(rel, data, len, InvalidBlockNumber, npages, strategy);
+	UnlockRelationForExtension(rel, ExclusiveLock);
 	if (strategy)
 		FreeAccessStrategy(strategy);
-
 	*nblocks = npages;
 	return start;
+}
+
+/*
+ * TesseraWriteStripePagesAt
+ *		Write len bytes as a stripe's pages over existing blocks start.. of
+ *		the relation, which nothing references (VACUUM reusing free pages
+ *		under AccessExclusiveLock).
+ */
+void
+TesseraWriteStripePagesAt(Relation rel, const char *data, Size len, BlockNumber start)
+{
+	BlockNumber npages = Max(TesseraBlocksForBytes(len), 1);
+
+	if (start == TESSERA_METAPAGE_BLKNO || start + npages > TesseraPhysicalBlocks(rel))
+		elog(ERROR, "tessera relation \"%s\" has no blocks %u..%u to reuse",
+			 RelationGetRelationName(rel), start, start + npages - 1);
+	(void) write_stripe_pages(rel, data, len, start, npages, NULL);
 }
 
 /*

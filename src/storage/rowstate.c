@@ -12,7 +12,8 @@
  *
  *	  State pages are found through a three-level map of map pages (root
  *	  block in the metapage).  Map entries go from 0 to a block number once
- *	  and never change, so lookups are cached per backend.  New map and
+ *	  and change again only under AccessExclusiveLock (VACUUM giving empty
+ *	  pages back, see below), so lookups are cached per backend.  New map and
  *	  state pages are only created, and map entries only set, while holding
  *	  the relation extension lock; new pages are WAL-logged as full images.
  *
@@ -35,6 +36,7 @@
 #include "access/xlogreader.h"
 #include "access/xlogutils.h"
 #include "lib/stringinfo.h"
+#include "storage/sinval.h"
 #include "storage/standby.h"
 #include "catalog/pg_control.h"
 #include "miscadmin.h"
@@ -144,6 +146,25 @@ log_page_bytes(Relation rel, Buffer buf, Size offset, Size len)
 	PageSetLSN(BufferGetPage(buf), recptr);
 }
 
+/* Point the metapage at a new map root (0: no state page at all). */
+static void
+set_state_root(Relation rel, BlockNumber root)
+{
+	Buffer		mbuf = ReadBufferExtended(rel, MAIN_FORKNUM, TESSERA_METAPAGE_BLKNO,
+										  RBM_NORMAL, NULL);
+	TesseraMetaPageData *m;
+
+	LockBuffer(mbuf, BUFFER_LOCK_EXCLUSIVE);
+	m = (TesseraMetaPageData *) PageGetContents(BufferGetPage(mbuf));
+	START_CRIT_SECTION();
+	m->state_root = root;
+	MarkBufferDirty(mbuf);
+	log_page_bytes(rel, mbuf, (char *) &m->state_root - (char *) BufferGetPage(mbuf),
+				   sizeof(BlockNumber));
+	END_CRIT_SECTION();
+	UnlockReleaseBuffer(mbuf);
+}
+
 /* Create a map or state page at the end of the relation (extension lock held). */
 static BlockNumber
 new_page(Relation rel, uint16 kind, uint16 level)
@@ -210,21 +231,7 @@ find_state_page(Relation rel, uint64 index, bool create)
 				continue;		/* re-read under the lock */
 			}
 			blkno = new_page(rel, TESSERA_PAGE_MAP, MAP_LEVELS - 1);
-			{
-				Buffer		mbuf = ReadBufferExtended(rel, MAIN_FORKNUM, TESSERA_METAPAGE_BLKNO,
-													  RBM_NORMAL, NULL);
-				TesseraMetaPageData *m;
-
-				LockBuffer(mbuf, BUFFER_LOCK_EXCLUSIVE);
-				m = (TesseraMetaPageData *) PageGetContents(BufferGetPage(mbuf));
-				START_CRIT_SECTION();
-				m->state_root = blkno;
-				MarkBufferDirty(mbuf);
-				log_page_bytes(rel, mbuf, (char *) &m->state_root - (char *) BufferGetPage(mbuf),
-							   sizeof(BlockNumber));
-				END_CRIT_SECTION();
-				UnlockReleaseBuffer(mbuf);
-			}
+			set_state_root(rel, blkno);
 		}
 		if (!BlockNumberIsValid(blkno))
 			break;
@@ -462,6 +469,348 @@ TesseraForEachStatePage(Relation rel, TesseraStatePageFn fn, void *arg)
 		pfree(level_blocks[l]);
 }
 
+/*
+ * Giving state pages back.
+ *
+ * VACUUM rewrites stripes whose rows are mostly dead with those rows
+ * "folded": the stripe lists them, so their states are no longer needed
+ * once no snapshot can read the stripe's older version.  The functions
+ * below clear such states and unhook state and map pages left with no
+ * entry, so the pages can be reused or truncated.  They break the rule
+ * that map entries never change once set, which the per-backend caches of
+ * map lookups rely on; the caller holds AccessExclusiveLock (no backend is
+ * looking) and sends a relcache invalidation, whose callback forgets those
+ * caches before any backend touches the table again.
+ */
+
+/*
+ * TesseraClearFoldedStates
+ *		Clear the states of the rows of [first, first + n) marked in dead[]
+ *		that are deleted for everyone.  Returns how many were cleared.
+ */
+uint64
+TesseraClearFoldedStates(Relation rel, uint64 first, int n, const bool *dead)
+{
+	uint64		cleared = 0;
+	uint64		r = first;
+	uint64		end = first + n;
+
+	while (r < end)
+	{
+		uint64		index = r / TESSERA_STATE_ROWS;
+		uint64		page_first = index * TESSERA_STATE_ROWS;
+		uint64		page_end = Min(page_first + TESSERA_STATE_ROWS, end);
+		BlockNumber blkno = find_state_page(rel, index, false);
+
+		if (BlockNumberIsValid(blkno))
+		{
+			Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, NULL);
+			TesseraRowState *e;
+			bool		any = false;
+
+			LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+			check_page(rel, buf, TESSERA_PAGE_STATE, 0);
+			e = state_entries(BufferGetPage(buf));
+			for (uint64 q = r; q < page_end && !any; q++)
+				if (dead[q - first] && (e[q - page_first].infomask & TESSERA_RS_FROZEN_DELETED))
+					any = true;
+			if (any)
+			{
+				GenericXLogState *xlog = GenericXLogStart(rel);
+				Page		page = GenericXLogRegisterBuffer(xlog, buf, 0);
+
+				e = state_entries(page);
+				for (uint64 q = r; q < page_end; q++)
+					if (dead[q - first] && (e[q - page_first].infomask & TESSERA_RS_FROZEN_DELETED))
+					{
+						memset(&e[q - page_first], 0, sizeof(TesseraRowState));
+						cleared++;
+					}
+				GenericXLogFinish(xlog);
+			}
+			UnlockReleaseBuffer(buf);
+		}
+		r = page_end;
+	}
+	return cleared;
+}
+
+/* Has state page blkno no entry at all? */
+static bool
+state_page_empty(Relation rel, BlockNumber blkno)
+{
+	Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, NULL);
+	TesseraRowState *e;
+	bool		empty = true;
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	check_page(rel, buf, TESSERA_PAGE_STATE, 0);
+	e = state_entries(BufferGetPage(buf));
+	for (int k = 0; k < TESSERA_STATE_ROWS && empty; k++)
+		if (!TesseraRowStateEmpty(&e[k]))
+			empty = false;
+	UnlockReleaseBuffer(buf);
+	return empty;
+}
+
+/* Unhook the empty children of map page blkno; true if it has none left. */
+static bool
+unhook_empty(Relation rel, BlockNumber blkno, int level, uint64 *freed)
+{
+	BlockNumber *children = palloc(sizeof(BlockNumber) * TESSERA_MAP_FANOUT);
+	Buffer		buf;
+	bool		changed = false;
+	bool		empty = true;
+
+	buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, NULL);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	check_page(rel, buf, TESSERA_PAGE_MAP, level);
+	memcpy(children, map_entries(BufferGetPage(buf)), sizeof(BlockNumber) * TESSERA_MAP_FANOUT);
+	UnlockReleaseBuffer(buf);
+
+	for (int i = 0; i < TESSERA_MAP_FANOUT; i++)
+	{
+		bool		child_empty = true;
+
+		if (children[i] == 0)
+			continue;
+		if (level > 0)
+			child_empty = unhook_empty(rel, children[i], level - 1, freed);
+		else
+			child_empty = state_page_empty(rel, children[i]);
+		if (child_empty)
+		{
+			children[i] = 0;
+			changed = true;
+			(*freed)++;
+		}
+		else
+			empty = false;
+	}
+	if (changed && !empty)
+	{
+		GenericXLogState *xlog;
+		Page		page;
+
+		buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, NULL);
+		LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+		xlog = GenericXLogStart(rel);
+		page = GenericXLogRegisterBuffer(xlog, buf, 0);
+		memcpy(map_entries(page), children, sizeof(BlockNumber) * TESSERA_MAP_FANOUT);
+		GenericXLogFinish(xlog);
+		UnlockReleaseBuffer(buf);
+	}
+	pfree(children);
+	return empty;
+}
+
+/*
+ * TesseraUnhookEmptyStatePages
+ *		Take state pages with no entry left, and map pages with no child
+ *		left, out of the map.  Returns the number of pages unhooked.
+ */
+uint64
+TesseraUnhookEmptyStatePages(Relation rel)
+{
+	TesseraMeta meta;
+	uint64		freed = 0;
+
+	TesseraReadMeta(rel, &meta);
+	if (!meta.valid || meta.state_root == 0)
+		return 0;
+	if (unhook_empty(rel, meta.state_root, MAP_LEVELS - 1, &freed))
+	{
+		set_state_root(rel, 0);
+		freed++;
+	}
+	TesseraForgetRowStateCache();
+	return freed;
+}
+
+static void
+note_empty_page(Relation rel, BlockNumber blkno, uint64 first_rownum, void *arg)
+{
+	if (!*(bool *) arg && state_page_empty(rel, blkno))
+		*(bool *) arg = true;
+}
+
+/* Is some state page left without any entry?  (TesseraUnhookEmptyStatePages would take it.) */
+bool
+TesseraAnyEmptyStatePage(Relation rel)
+{
+	bool		found = false;
+
+	TesseraForEachStatePage(rel, note_empty_page, &found);
+	return found;
+}
+
+/* A map or state page, and where the block number pointing at it lives. */
+typedef struct MapPageRef
+{
+	BlockNumber blkno;
+	BlockNumber parent;			/* map page, or the metapage for the root */
+	int			slot;			/* entry in the parent; -1: the metapage's root */
+} MapPageRef;
+
+static void
+collect_map(Relation rel, BlockNumber blkno, int level, BlockNumber parent, int slot,
+			List **refs)
+{
+	BlockNumber *children = palloc(sizeof(BlockNumber) * TESSERA_MAP_FANOUT);
+	MapPageRef *ref = palloc(sizeof(MapPageRef));
+	Buffer		buf;
+
+	ref->blkno = blkno;
+	ref->parent = parent;
+	ref->slot = slot;
+	*refs = lappend(*refs, ref);
+	buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, NULL);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	check_page(rel, buf, TESSERA_PAGE_MAP, level);
+	memcpy(children, map_entries(BufferGetPage(buf)), sizeof(BlockNumber) * TESSERA_MAP_FANOUT);
+	UnlockReleaseBuffer(buf);
+	for (int i = 0; i < TESSERA_MAP_FANOUT; i++)
+	{
+		if (children[i] == 0)
+			continue;
+		if (level > 0)
+			collect_map(rel, children[i], level - 1, blkno, i, refs);
+		else
+		{
+			MapPageRef *leaf = palloc(sizeof(MapPageRef));
+
+			leaf->blkno = children[i];
+			leaf->parent = blkno;
+			leaf->slot = i;
+			*refs = lappend(*refs, leaf);
+		}
+	}
+	pfree(children);
+}
+
+static int
+ref_blkno_desc(const ListCell *a, const ListCell *b)
+{
+	BlockNumber x = ((MapPageRef *) lfirst(a))->blkno;
+	BlockNumber y = ((MapPageRef *) lfirst(b))->blkno;
+
+	return x > y ? -1 : (x < y ? 1 : 0);
+}
+
+/*
+ * TesseraMoveStatePages
+ *		Copy map and state pages into free blocks (!used[b]) below them,
+ *		highest first, and repoint their parents; the old blocks become
+ *		free.  Caller holds AccessExclusiveLock (see above).  Returns the
+ *		number of pages moved.
+ */
+int
+TesseraMoveStatePages(Relation rel, bool *used, BlockNumber nblocks)
+{
+	TesseraMeta meta;
+	List	   *refs = NIL;
+	ListCell   *lc;
+	int			moved = 0;
+	BlockNumber lowest_free = 1;
+
+	TesseraReadMeta(rel, &meta);
+	if (!meta.valid || meta.state_root == 0)
+		return 0;
+	collect_map(rel, meta.state_root, MAP_LEVELS - 1, TESSERA_METAPAGE_BLKNO, -1, &refs);
+	list_sort(refs, ref_blkno_desc);
+	foreach(lc, refs)
+	{
+		MapPageRef *ref = lfirst(lc);
+		Buffer		src;
+		Buffer		dst;
+		Buffer		pbuf;
+		BlockNumber target;
+
+		while (lowest_free < nblocks && used[lowest_free])
+			lowest_free++;
+		if (lowest_free >= ref->blkno)
+			break;
+		target = lowest_free;
+
+		/* the copy: a full-page image of the new block */
+		src = ReadBufferExtended(rel, MAIN_FORKNUM, ref->blkno, RBM_NORMAL, NULL);
+		LockBuffer(src, BUFFER_LOCK_SHARE);
+		dst = ReadBufferExtended(rel, MAIN_FORKNUM, target, RBM_ZERO_AND_LOCK, NULL);
+		START_CRIT_SECTION();
+		memcpy(BufferGetPage(dst), BufferGetPage(src), BLCKSZ);
+		MarkBufferDirty(dst);
+		if (RelationNeedsWAL(rel))
+			log_newpage_buffer(dst, true);
+		END_CRIT_SECTION();
+		UnlockReleaseBuffer(dst);
+		UnlockReleaseBuffer(src);
+
+		/* the parent's pointer (a parent moved earlier has the same children) */
+		if (ref->slot < 0)
+			set_state_root(rel, target);
+		else
+		{
+			pbuf = ReadBufferExtended(rel, MAIN_FORKNUM, ref->parent, RBM_NORMAL, NULL);
+			LockBuffer(pbuf, BUFFER_LOCK_EXCLUSIVE);
+			START_CRIT_SECTION();
+			map_entries(BufferGetPage(pbuf))[ref->slot] = target;
+			MarkBufferDirty(pbuf);
+			log_page_bytes(rel, pbuf,
+						   (char *) &map_entries(BufferGetPage(pbuf))[ref->slot] - (char *) BufferGetPage(pbuf),
+						   sizeof(BlockNumber));
+			END_CRIT_SECTION();
+			UnlockReleaseBuffer(pbuf);
+		}
+
+		/* a moved map page is the parent of its children at its new block */
+		{
+			ListCell   *lc2;
+
+			foreach(lc2, refs)
+			{
+				MapPageRef *child = lfirst(lc2);
+
+				if (child->parent == ref->blkno && child->slot >= 0)
+					child->parent = target;
+			}
+		}
+		used[target] = true;
+		used[ref->blkno] = false;
+		moved++;
+	}
+	TesseraForgetRowStateCache();
+	return moved;
+}
+
+/*
+ * TesseraMarkStatePages
+ *		Set used[] for the map and state pages (blocks below nblocks) and
+ *		return the highest of their blocks (0: none).
+ */
+BlockNumber
+TesseraMarkStatePages(Relation rel, bool *used, BlockNumber nblocks)
+{
+	TesseraMeta meta;
+	BlockNumber highest = 0;
+	List	   *refs = NIL;
+	ListCell   *lc;
+
+	TesseraReadMeta(rel, &meta);
+	if (!meta.valid || meta.state_root == 0)
+		return 0;
+	collect_map(rel, meta.state_root, MAP_LEVELS - 1, TESSERA_METAPAGE_BLKNO, -1, &refs);
+	foreach(lc, refs)
+	{
+		BlockNumber blkno = ((MapPageRef *) lfirst(lc))->blkno;
+
+		if (blkno < nblocks)
+			used[blkno] = true;
+		highest = Max(highest, blkno);
+	}
+	list_free_deep(refs);
+	return highest;
+}
+
 /* Lock a state page by block number (for VACUUM). */
 Buffer
 TesseraLockStatePage(Relation rel, BlockNumber blkno, TesseraRowState **entries)
@@ -486,6 +835,13 @@ TesseraLockStatePage(Relation rel, BlockNumber blkno, TesseraRowState **entries)
  */
 #define TESSERA_RMGR_ID RM_EXPERIMENTAL_ID
 #define XLOG_TESSERA_CONFLICT 0x00
+#define XLOG_TESSERA_FORGET		0x10	/* drop cached layouts of a relation */
+
+typedef struct xl_tessera_forget
+{
+	Oid			dbid;
+	Oid			relid;
+} xl_tessera_forget;
 
 typedef struct xl_tessera_conflict
 {
@@ -495,31 +851,71 @@ typedef struct xl_tessera_conflict
 
 static bool tessera_rmgr_registered = false;
 
+/* A relcache invalidation of relid, sent now (not at commit). */
+static void
+send_forget(Oid dbid, Oid relid)
+{
+	SharedInvalidationMessage msg;
+
+	memset(&msg, 0, sizeof(msg));
+	msg.rc.id = SHAREDINVALRELCACHE_ID;
+	msg.rc.dbId = dbid;
+	msg.rc.relId = relid;
+	SendSharedInvalidMessages(&msg, 1);
+}
+
 static void
 tessera_rm_redo(XLogReaderState *record)
 {
 	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
-	xl_tessera_conflict *xlrec = (xl_tessera_conflict *) XLogRecGetData(record);
 
+	if (info == XLOG_TESSERA_FORGET)
+	{
+		xl_tessera_forget *xlrec = (xl_tessera_forget *) XLogRecGetData(record);
+
+		if (InHotStandby)
+			send_forget(xlrec->dbid, xlrec->relid);
+		return;
+	}
 	if (info != XLOG_TESSERA_CONFLICT)
 		elog(PANIC, "tessera redo: unknown record type %u", info);
 	if (InHotStandby)
+	{
+		xl_tessera_conflict *xlrec = (xl_tessera_conflict *) XLogRecGetData(record);
+
 		ResolveRecoveryConflictWithSnapshot(xlrec->horizon, xlrec->node);
+	}
 }
 
 static void
 tessera_rm_desc(StringInfo buf, XLogReaderState *record)
 {
-	xl_tessera_conflict *xlrec = (xl_tessera_conflict *) XLogRecGetData(record);
+	if ((XLogRecGetInfo(record) & ~XLR_INFO_MASK) == XLOG_TESSERA_FORGET)
+	{
+		xl_tessera_forget *xlrec = (xl_tessera_forget *) XLogRecGetData(record);
 
-	appendStringInfo(buf, "rel %u/%u/%u; horizon %u", xlrec->node.spcNode,
-					 xlrec->node.dbNode, xlrec->node.relNode, xlrec->horizon);
+		appendStringInfo(buf, "db %u rel %u", xlrec->dbid, xlrec->relid);
+	}
+	else
+	{
+		xl_tessera_conflict *xlrec = (xl_tessera_conflict *) XLogRecGetData(record);
+
+		appendStringInfo(buf, "rel %u/%u/%u; horizon %u", xlrec->node.spcNode,
+						 xlrec->node.dbNode, xlrec->node.relNode, xlrec->horizon);
+	}
 }
 
 static const char *
 tessera_rm_identify(uint8 info)
 {
-	return (info & ~XLR_INFO_MASK) == XLOG_TESSERA_CONFLICT ? "CONFLICT" : NULL;
+	switch (info & ~XLR_INFO_MASK)
+	{
+		case XLOG_TESSERA_CONFLICT:
+			return "CONFLICT";
+		case XLOG_TESSERA_FORGET:
+			return "FORGET";
+	}
+	return NULL;
 }
 
 static RmgrData tessera_rmgr = {
@@ -551,4 +947,33 @@ TesseraLogConflictHorizon(Relation rel, TransactionId horizon)
 	XLogBeginInsert();
 	XLogRegisterData((char *) &xlrec, sizeof(xlrec));
 	(void) XLogInsert(TESSERA_RMGR_ID, XLOG_TESSERA_CONFLICT);
+}
+
+/*
+ * TesseraForgetLayoutEverywhere
+ *		Make every backend, and every standby's, forget what it caches of
+ *		rel's layout (map lookups, stripe locations) before it next locks
+ *		rel.  For changes that do not wait for commit -- map entries, moved
+ *		state pages, truncation -- so the message must not either: it goes
+ *		out now, and to standbys as a record of our resource manager (where
+ *		that is loaded; otherwise with the commit record, as a transactional
+ *		invalidation, which the caller also sends).  The caller holds
+ *		AccessExclusiveLock: nobody can cache anything of rel meanwhile.
+ */
+void
+TesseraForgetLayoutEverywhere(Relation rel)
+{
+	Oid			dbid = rel->rd_rel->relisshared ? InvalidOid : MyDatabaseId;
+
+	send_forget(dbid, RelationGetRelid(rel));
+	if (tessera_rmgr_registered && RelationNeedsWAL(rel) && XLogStandbyInfoActive())
+	{
+		xl_tessera_forget xlrec;
+
+		xlrec.dbid = dbid;
+		xlrec.relid = RelationGetRelid(rel);
+		XLogBeginInsert();
+		XLogRegisterData((char *) &xlrec, sizeof(xlrec));
+		(void) XLogInsert(TESSERA_RMGR_ID, XLOG_TESSERA_FORGET);
+	}
 }

@@ -114,8 +114,6 @@ compact_run(Relation rel, uint64 storage_id, List *run)
 	TesseraStripeBuilder *builder;
 	Datum	   *values = palloc0(sizeof(Datum) * Max(natts, 1));
 	bool	   *isnull = palloc(sizeof(bool) * Max(natts, 1));
-	Datum	  **colv = palloc0(sizeof(Datum *) * Max(natts, 1));
-	bool	  **coln = palloc0(sizeof(bool *) * Max(natts, 1));
 	uint64		next;
 	uint64		got_storage;
 	uint64		unused_first;
@@ -164,30 +162,7 @@ compact_run(Relation rel, uint64 storage_id, List *run)
 			TesseraBatch *b = &r->batch;
 
 			TesseraReaderLoad(r, 0, (int) rg);
-			for (int i = 0; i < natts; i++)
-			{
-				if (TupleDescAttr(desc, i)->attisdropped)
-					colv[i] = NULL;
-				else
-					TesseraBatchColumn(b, i, &colv[i], &coln[i]);
-			}
-			for (int row = 0; row < b->chunk_rows; row++)
-			{
-				for (int i = 0; i < natts; i++)
-				{
-					if (colv[i] == NULL)
-					{
-						isnull[i] = true;
-						values[i] = (Datum) 0;
-					}
-					else
-					{
-						isnull[i] = coln[i][row];
-						values[i] = colv[i][row];
-					}
-				}
-				TesseraBuilderAdd(builder, values, isnull);
-			}
+			TesseraBuilderAddBatch(builder, b, NULL);
 			next += b->chunk_rows;
 			CHECK_FOR_INTERRUPTS();
 		}
@@ -224,8 +199,8 @@ compact_run(Relation rel, uint64 storage_id, List *run)
  * it were an ordinary transaction; its transaction id is assigned after
  * this, so snapshots taken before know it as not yet started.
  */
-static void
-leave_vacuum_mode(void)
+void
+TesseraLeaveVacuumMode(void)
 {
 	if ((MyProc->statusFlags & PROC_IN_VACUUM) == 0)
 		return;
@@ -309,7 +284,7 @@ TesseraCompact(Relation rel, TransactionId oldest_xmin, int elevel, int min_run)
 		{
 			if (!writing)
 			{
-				leave_vacuum_mode();
+				TesseraLeaveVacuumMode();
 				writing = true;
 			}
 			if (IsBackgroundWorker)

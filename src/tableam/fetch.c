@@ -406,6 +406,14 @@ fetch_row_visible(TesseraFetcher *f, ItemPointer tid, Snapshot snapshot, TupleTa
 	if (rg < 0)
 		return false;
 
+	/* folded by VACUUM: gone for everyone, like a pruned heap tuple */
+	if (TesseraCacheRowFolded(rel, cs, rg, row))
+	{
+		if (all_dead)
+			*all_dead = true;
+		return false;
+	}
+
 	/* deleted or replaced? */
 	if (snapshot->snapshot_type != SNAPSHOT_ANY && TesseraGetRowState(rel, rownum, &st))
 	{
@@ -652,7 +660,8 @@ tessera_tuple_satisfies_snapshot(Relation rel, TupleTableSlot *slot, Snapshot sn
 	if (!meta.valid || !TesseraFindStripe(meta.storage_id, rownum, snapshot, &s))
 		return false;
 	dir = TesseraLoadDir(rel, &s, TesseraPhysicalBlocks(rel));
-	visible = rownum - s.first_rownum < TesseraVisibleRows(&s, dir, snapshot);
+	visible = rownum - s.first_rownum < TesseraVisibleRows(&s, dir, snapshot) &&
+		!TesseraRowFolded(rel, &s, dir, rownum);
 	if (visible && TesseraGetRowState(rel, rownum, &st))
 		visible = !TesseraRowDeleted(&st, snapshot);
 	return visible;

@@ -182,7 +182,8 @@ row_inserted_visible(Relation rel, uint64 rownum, Snapshot snapshot)
 	if (!meta.valid || !TesseraFindStripe(meta.storage_id, rownum, snapshot, &s))
 		return false;
 	dir = TesseraLoadDir(rel, &s, TesseraPhysicalBlocks(rel));
-	visible = rownum - s.first_rownum < TesseraVisibleRows(&s, dir, snapshot);
+	visible = rownum - s.first_rownum < TesseraVisibleRows(&s, dir, snapshot) &&
+		!TesseraRowFolded(rel, &s, dir, rownum);
 	return visible;
 }
 

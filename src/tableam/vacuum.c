@@ -269,6 +269,9 @@ tessera_relation_vacuum(Relation rel, struct VacuumParams *params,
 						BufferAccessStrategy bstrategy)
 {
 	VacState	vs;
+	int			folded_stripes;
+	uint64		folded_rows;
+	TesseraReclaimResult reclaim;
 	TransactionId FreezeLimit;
 	MultiXactId MultiXactCutoff;
 	BlockNumber nblocks;
@@ -310,6 +313,9 @@ tessera_relation_vacuum(Relation rel, struct VacuumParams *params,
 	TesseraForEachStatePage(rel, vacuum_state_page, &vs);
 	flush_dead(&vs);
 
+	/* rewrite stripes that are mostly dead without those rows (reclaim.c) */
+	folded_stripes = TesseraFoldStripes(rel, vs.OldestXmin, &folded_rows);
+
 	/* index cleanup pass and statistics */
 	for (int k = 0; k < vs.nindexes; k++)
 	{
@@ -331,6 +337,7 @@ tessera_relation_vacuum(Relation rel, struct VacuumParams *params,
 	}
 	if (vs.nindexes > 0)
 		vac_close_indexes(vs.nindexes, vs.indexes, NoLock);
+
 
 	/* live rows for the planner */
 	/* relpages in TID blocks, as ANALYZE counts them (see relation_size) */
@@ -370,12 +377,24 @@ tessera_relation_vacuum(Relation rel, struct VacuumParams *params,
 	pgstat_report_vacuum(RelationGetRelid(rel), rel->rd_rel->relisshared,
 						 (PgStat_Counter) rows, 0);
 
+	/*
+	 * Clear folded rows' states, give empty pages back (needs a moment of
+	 * AccessExclusiveLock).  An explicit VACUUM goes on in new transactions
+	 * once this one commits (TesseraReclaimAfterVacuum).
+	 */
+	(void) TesseraReclaimSpace(rel, vs.OldestXmin, vs.elevel, &reclaim);
+	TesseraNoteVacuumed(rel);
+
 	ereport(vs.elevel,
 			(errmsg("vacuuming tessera table \"%s.%s\": " UINT64_FORMAT " live rows in %u pages",
 					get_namespace_name(RelationGetNamespace(rel)),
 					RelationGetRelationName(rel), rows, TesseraPhysicalBlocks(rel)),
 			 errdetail("Removed index entries of " UINT64_FORMAT " dead rows in %d index passes; "
 					   "cleared " UINT64_FORMAT " row states of aborted or finished transactions; "
-					   UINT64_FORMAT " row states still in use.",
-					   vs.dead_total, vs.index_passes, vs.cleared, vs.kept)));
+					   UINT64_FORMAT " row states still in use; "
+					   "rewrote %d stripes without their " UINT64_FORMAT " dead rows; "
+					   "moved %d stripes, truncated %u pages, %u free pages remain.",
+					   vs.dead_total, vs.index_passes, vs.cleared, vs.kept,
+					   folded_stripes, folded_rows, reclaim.stripes_moved,
+					   reclaim.pages_truncated, reclaim.pages_free)));
 }

@@ -35,6 +35,8 @@
  */
 #include "postgres.h"
 
+#include "commands/defrem.h"
+
 #include "access/htup_details.h"
 #include "access/reloptions.h"
 #include "access/table.h"
@@ -59,6 +61,7 @@
 
 #include "tessera/catalog.h"
 #include "tessera/storage.h"
+#include "tessera/tableam.h"
 #include "tessera/tessera.h"
 #include "tessera/writer.h"
 
@@ -319,6 +322,9 @@ tessera_ProcessUtility(PlannedStmt *pstmt, const char *queryString, bool readOnl
 		}
 	}
 
+	if (IsA(parsetree, VacuumStmt))
+		TesseraForgetVacuumed();
+
 	PG_TRY();
 	{
 		if (run_standard)
@@ -341,6 +347,22 @@ tessera_ProcessUtility(PlannedStmt *pstmt, const char *queryString, bool readOnl
 
 	if (!IsTransactionState())
 		return;
+	if (IsA(parsetree, VacuumStmt) && ((VacuumStmt *) parsetree)->is_vacuumcmd &&
+		context == PROCESS_UTILITY_TOPLEVEL && !IsTransactionBlock())
+	{
+		int			elevel = DEBUG2;
+		ListCell   *lc;
+
+		foreach(lc, ((VacuumStmt *) parsetree)->options)
+		{
+			DefElem    *opt = lfirst_node(DefElem, lc);
+
+			if (strcmp(opt->defname, "verbose") == 0 && defGetBoolean(opt))
+				elevel = INFO;
+		}
+		TesseraReclaimAfterVacuum(elevel);
+		return;
+	}
 	if (IsA(parsetree, CreatePublicationStmt) || IsA(parsetree, AlterPublicationStmt) ||
 		IsA(parsetree, CreateStmt) || IsA(parsetree, CreateTableAsStmt) ||
 		IsA(parsetree, AlterTableStmt) || IsA(parsetree, AlterObjectSchemaStmt))

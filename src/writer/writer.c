@@ -100,6 +100,11 @@ typedef struct WriteState
 	TesseraCidRun *cids;
 	int			ncids;
 	int			cids_cap;
+	TesseraChunkDisk *dead;		/* builders: rgs_cap dead row lists */
+	bool		any_dead;		/* some row group has folded rows */
+	bool		mark_dead;		/* the row being appended is folded */
+	int64	   *rg_dead;		/* indexes of the row group's folded rows */
+	int			rg_ndead;
 
 	List	   *replaces;		/* builders: catalog rows the stripe replaces */
 	int		   *early_deltas;	/* its WriteEntry's count; NULL for builders */
@@ -178,6 +183,7 @@ create_state(Relation rel, SubTransactionId subxid)
 	ws->chunks = palloc(sizeof(TesseraChunkDisk) * ws->rgs_cap * Max(ws->natts, 1));
 	ws->cids_cap = 4;
 	ws->cids = palloc(sizeof(TesseraCidRun) * ws->cids_cap);
+	ws->dead = palloc0(sizeof(TesseraChunkDisk) * ws->rgs_cap);
 	ws->values = palloc0(sizeof(Datum *) * Max(ws->natts, 1));
 	ws->isnull = palloc0(sizeof(bool *) * Max(ws->natts, 1));
 
@@ -291,7 +297,11 @@ ensure_rg_capacity(WriteState *ws)
 
 	if (ws->rg_rows < ws->rg_cap)
 		return;
-	cap = ws->rg_cap == 0 ? Min(64, ws->rg_limit) : Min(ws->rg_cap * 2, ws->rg_limit);
+	cap = ws->rg_cap == 0 ? Min(64, ws->rg_limit) : ws->rg_cap * 2;
+	/* only a row group with folded rows outgrows the limit */
+	if (ws->rg_ndead == 0 && !ws->mark_dead)
+		cap = Min(cap, ws->rg_limit);
+	cap = Min(cap, TESSERA_MAX_ROW_GROUP_ROWS);
 	old = MemoryContextSwitchTo(ws->cxt);
 	for (int i = 0; i < ws->natts; i++)
 	{
@@ -334,6 +344,13 @@ append_row(WriteState *ws, Datum *values, bool *isnull, Size row_bytes, CommandI
 
 	ensure_rg_capacity(ws);
 	r = ws->rg_rows;
+	if (ws->mark_dead)
+	{
+		if (ws->rg_dead == NULL)
+			ws->rg_dead = MemoryContextAllocHuge(ws->cxt, sizeof(int64) * TESSERA_MAX_ROW_GROUP_ROWS);
+		ws->rg_dead[ws->rg_ndead++] = r;
+		ws->mark_dead = false;
+	}
 	old = MemoryContextSwitchTo(ws->rg_cxt);
 	for (int i = 0; i < ws->natts; i++)
 	{
@@ -376,7 +393,8 @@ append_row(WriteState *ws, Datum *values, bool *isnull, Size row_bytes, CommandI
 	ws->rg_rows++;
 	ws->stripe_rows++;
 	ws->rg_bytes += row_bytes;
-	if (ws->rg_rows >= ws->rg_limit)
+	/* folded rows take no room: a row group is as long as its live rows make it */
+	if (ws->rg_rows - ws->rg_ndead >= ws->rg_limit || ws->rg_rows >= TESSERA_MAX_ROW_GROUP_ROWS)
 		finish_row_group(ws);
 }
 
@@ -470,6 +488,68 @@ TesseraBuilderAdd(TesseraStripeBuilder *builder, Datum *values, bool *isnull)
 }
 
 /*
+ * TesseraBuilderAddDead
+ *		Add a folded row: deleted for everyone, its values gone.  It keeps
+ *		its row number; the directory lists it as dead.
+ */
+void
+TesseraBuilderAddDead(TesseraStripeBuilder *builder)
+{
+	WriteState *ws = (WriteState *) builder;
+	Datum	   *values = palloc0(sizeof(Datum) * Max(ws->natts, 1));
+	bool	   *isnull = palloc(sizeof(bool) * Max(ws->natts, 1));
+
+	memset(isnull, true, sizeof(bool) * Max(ws->natts, 1));
+	if (ws->rg_rows > 0 && ws->rg_bytes > TESSERA_ROW_GROUP_BYTE_LIMIT)
+		finish_row_group(ws);
+	ws->mark_dead = true;
+	append_row(ws, values, isnull, 0, FirstCommandId);
+	pfree(values);
+	pfree(isnull);
+}
+
+/*
+ * TesseraBuilderAddBatch
+ *		Add every row of a reader's current row group, in order; rows marked
+ *		in dead (if not NULL) are added folded.  Returns the rows folded.
+ */
+uint64
+TesseraBuilderAddBatch(TesseraStripeBuilder *builder, TesseraBatch *batch, const bool *dead)
+{
+	WriteState *ws = (WriteState *) builder;
+	int			natts = ws->natts;
+	Datum	   *values = palloc(sizeof(Datum) * Max(natts, 1));
+	bool	   *isnull = palloc(sizeof(bool) * Max(natts, 1));
+	Datum	  **colv = palloc0(sizeof(Datum *) * Max(natts, 1));
+	bool	  **coln = palloc0(sizeof(bool *) * Max(natts, 1));
+	uint64		folded = 0;
+
+	for (int i = 0; i < natts; i++)
+		if (!TupleDescAttr(ws->tupdesc, i)->attisdropped)
+			TesseraBatchColumn(batch, i, &colv[i], &coln[i]);
+	for (int row = 0; row < batch->chunk_rows; row++)
+	{
+		if (dead && dead[row])
+		{
+			TesseraBuilderAddDead(builder);
+			folded++;
+			continue;
+		}
+		for (int i = 0; i < natts; i++)
+		{
+			isnull[i] = colv[i] == NULL || coln[i][row];
+			values[i] = colv[i] == NULL ? (Datum) 0 : colv[i][row];
+		}
+		TesseraBuilderAdd(builder, values, isnull);
+	}
+	pfree(values);
+	pfree(isnull);
+	pfree(colv);
+	pfree(coln);
+	return folded;
+}
+
+/*
  * TesseraBuilderFinish
  *		Write the stripe and replace the catalog rows of `replaced` by its
  *		own, in the current transaction.  Frees the builder.
@@ -502,6 +582,7 @@ finish_row_group(WriteState *ws)
 		ws->rgs = repalloc(ws->rgs, sizeof(TesseraRowGroupDisk) * ws->rgs_cap);
 		ws->chunks = repalloc_huge(ws->chunks,
 								   sizeof(TesseraChunkDisk) * ws->rgs_cap * Max(ws->natts, 1));
+		ws->dead = repalloc(ws->dead, sizeof(TesseraChunkDisk) * ws->rgs_cap);
 	}
 	rg = &ws->rgs[ws->nrgs];
 	rg->first_rownum = ws->stripe.first_rownum + (ws->stripe_rows - ws->rg_rows);
@@ -544,6 +625,50 @@ finish_row_group(WriteState *ws)
 			cd->flags |= TESSERA_CHUNK_HAS_STATS;
 		MemoryContextReset(ws->enc_cxt);
 	}
+
+	/* the folded rows' list: their indexes, bit-packed, then the codec */
+	memset(&ws->dead[ws->nrgs], 0, sizeof(TesseraChunkDisk));
+	ws->dead[ws->nrgs].encoding = TESSERA_ENC_INT;
+	if (ws->rg_ndead > 0)
+	{
+		TesseraChunkDisk *cd = &ws->dead[ws->nrgs];
+		TesseraBuf	raw;
+		TesseraBuf	comp;
+		TesseraBuf *out = &raw;
+		pg_crc32c	crc;
+
+		old = MemoryContextSwitchTo(ws->enc_cxt);
+		TesseraBufInit(&raw, 64 + sizeof(int64) * ws->rg_ndead);
+		TesseraEncodeInts(ws->rg_dead, ws->rg_ndead, &raw);
+		cd->codec = TESSERA_CODEC_NONE;
+		if (ws->opts.compression != TESSERA_CODEC_NONE && raw.len >= 64)
+		{
+			Size		n;
+
+			TesseraBufInit(&comp, raw.len / 2 + 64);
+			n = TesseraCompress(ws->opts.compression, ws->opts.compression_level,
+								raw.data, raw.len, &comp);
+			if (n > 0 && n < raw.len - raw.len / 32)
+			{
+				cd->codec = ws->opts.compression;
+				out = &comp;
+			}
+		}
+		MemoryContextSwitchTo(old);
+		cd->offset = ws->data.len;
+		cd->stored_bytes = (uint32) out->len;
+		cd->raw_bytes = (uint32) raw.len;
+		cd->value_count = (uint32) ws->rg_ndead;
+		INIT_CRC32C(crc);
+		COMP_CRC32C(crc, out->data, out->len);
+		FIN_CRC32C(crc);
+		cd->crc = crc;
+		TesseraBufAppend(&ws->data, out->data, out->len);
+		MemoryContextReset(ws->enc_cxt);
+		ws->any_dead = true;
+		ws->rg_ndead = 0;
+	}
+
 	ws->nrgs++;
 	ws->rg_rows = 0;
 	ws->rg_bytes = 0;
@@ -588,7 +713,8 @@ flush_stripe(WriteState *ws, Relation rel)
 	dir_start = ws->data.len;
 	memset(&hdr, 0, sizeof(hdr));
 	hdr.magic = TESSERA_DIR_MAGIC;
-	hdr.format_version = TESSERA_FORMAT_VERSION;
+	hdr.format_version = ws->any_dead ? TESSERA_DIR_VERSION_DEAD : TESSERA_FORMAT_VERSION;
+	hdr.flags = ws->any_dead ? TESSERA_DIR_DEAD_ROWS : 0;
 	hdr.stripe_id = ws->stripe.stripe_id;
 	hdr.first_rownum = ws->stripe.first_rownum;
 	hdr.row_count = ws->stripe_rows;
@@ -600,9 +726,11 @@ flush_stripe(WriteState *ws, Relation rel)
 	TesseraBufAppend(&ws->data, ws->rgs, sizeof(TesseraRowGroupDisk) * ws->nrgs);
 	TesseraBufAppend(&ws->data, ws->chunks, sizeof(TesseraChunkDisk) * ws->nrgs * ws->natts);
 	TesseraBufAppend(&ws->data, ws->cids, sizeof(TesseraCidRun) * ws->ncids);
+	if (ws->any_dead)
+		TesseraBufAppend(&ws->data, ws->dead, sizeof(TesseraChunkDisk) * ws->nrgs);
 	TesseraBufAppend(&ws->data, ws->stats.data, ws->stats.len);
 	dir_len = ws->data.len - dir_start;
-	Assert(dir_len == TesseraDirSize(ws->natts, ws->nrgs, ws->ncids, ws->stats.len));
+	Assert(dir_len == TesseraDirSize(ws->natts, ws->nrgs, ws->ncids, ws->stats.len, hdr.flags));
 	if (dir_len > PG_UINT32_MAX)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
@@ -623,7 +751,7 @@ flush_stripe(WriteState *ws, Relation rel)
 	if (ws->replaces != NIL)
 	{
 		/* a builder's stripe: the rows of the stripes it replaces, frozen */
-		ws->stripe.flags = TESSERA_STRIPE_FROZEN;
+		ws->stripe.flags = TESSERA_STRIPE_FROZEN | (ws->any_dead ? TESSERA_STRIPE_FOLDED : 0);
 		ws->stripe.reserved_rows = ws->stripe_rows;
 		ws->stripe.start_block = TesseraWriteStripePages(rel, ws->data.data, ws->data.len, &nblocks);
 		ws->stripe.nblocks = nblocks;
@@ -667,6 +795,7 @@ flush_stripe(WriteState *ws, Relation rel)
 	ws->stats.len = 0;
 	ws->nrgs = 0;
 	ws->ncids = 0;
+	ws->any_dead = false;
 	ws->next_rownum = ws->reserved_end = 0;
 }
 

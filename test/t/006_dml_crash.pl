@@ -243,7 +243,8 @@ both("UPDATE {t} SET c4 = c4 * 3, c2 = 'again' WHERE c1 BETWEEN 15001 AND 22500"
 
 # 5. VACUUM of a table with many deleted rows, killed once its index pass
 #    has begun (slowed down by the cost delay), then a complete VACUUM
-#    followed by an immediate shutdown
+#    (which folds the dead rows and gives pages back) followed by an
+#    immediate shutdown
 both('DELETE FROM {t} WHERE c1 % 3 = 0');
 $primary->safe_psql('postgres', 'VACUUM h');
 my $lsn = $primary->safe_psql('postgres', 'SELECT pg_current_wal_insert_lsn()');
@@ -277,6 +278,16 @@ check_contents('VACUUM killed half-way');
 $primary->safe_psql('postgres', 'VACUUM t');
 crash_and_restart($primary);
 check_contents('immediate shutdown right after VACUUM');
+
+# that VACUUM folded the deleted rows out of their stripes and gave pages
+# back (moved and truncated); the standby's file is the primary's
+is($primary->safe_psql('postgres',
+		"SELECT sum(folded_rows) > 0 FROM tessera.row_groups WHERE relation = 't'::regclass"),
+	't', 'VACUUM folded the deleted rows');
+$primary->wait_for_catchup($standby, 'replay', $primary->lsn('flush'));
+is($standby->safe_psql('postgres', "SELECT pg_relation_size('t')"),
+	$primary->safe_psql('postgres', "SELECT pg_relation_size('t')"),
+	'standby: same relation size after the pages were given back');
 both("UPDATE {t} SET c3 = c3 + 1, c2 = c2 || '+' WHERE c1 % 2 = 0");
 both('DELETE FROM {t} WHERE c1 % 7 = 0');
 check_contents('writes after the last crash');
