@@ -138,6 +138,7 @@ extern uint64 TesseraCompact(Relation rel, TransactionId oldest_xmin, int elevel
 extern int	TesseraAutoCompactMinRun(void);
 extern void TesseraNoteDeltaStripe(Relation rel, uint64 stripe_id);
 extern void TesseraLaunchCompactions(bool commit);
+extern void TesseraRequestBackgroundWork(Relation rel);
 extern int	tessera_autocompact_stripes;
 extern int	tessera_compaction_log_level;
 extern void TesseraLeaveVacuumMode(void);
@@ -158,7 +159,8 @@ extern double tessera_vacuum_fold_fraction;
 extern int	TesseraFoldStripes(Relation rel, TransactionId oldest_xmin, uint64 *rows);
 extern bool TesseraReclaimSpace(Relation rel, TransactionId oldest_xmin, int elevel,
 								TesseraReclaimResult *result);
-extern void TesseraNoteVacuumed(Relation rel);
+extern void TesseraNoteVacuumed(Relation rel, bool more_work);
+extern void TesseraNoteWorkerTable(Oid relid);
 extern void TesseraReclaimAfterVacuum(int elevel);
 extern void TesseraForgetVacuumed(void);
 

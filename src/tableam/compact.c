@@ -377,13 +377,26 @@ TesseraAutoCompactMinRun(void)
 void
 TesseraNoteDeltaStripe(Relation rel, uint64 stripe_id)
 {
+	if (tessera_autocompact_stripes <= 0 ||
+		(stripe_id + 1) % (uint64) tessera_autocompact_stripes != 0)
+		return;
+	TesseraRequestBackgroundWork(rel);
+}
+
+/*
+ * TesseraRequestBackgroundWork
+ *		Start a background worker for rel once this transaction commits: it
+ *		compacts the delta and gives space back (reclaim.c) -- what
+ *		autovacuum's VACUUM leaves to a next transaction, for instance.
+ */
+void
+TesseraRequestBackgroundWork(Relation rel)
+{
 	PendingLaunch *p;
 	MemoryContext old;
 	ListCell   *lc;
 
-	if (tessera_autocompact_stripes <= 0 ||
-		(stripe_id + 1) % (uint64) tessera_autocompact_stripes != 0 ||
-		rel->rd_rel->relpersistence == RELPERSISTENCE_TEMP)
+	if (rel->rd_rel->relpersistence == RELPERSISTENCE_TEMP)
 		return;
 	foreach(lc, pending_launches)
 		if (((PendingLaunch *) lfirst(lc))->relid == RelationGetRelid(rel))
@@ -440,6 +453,7 @@ tessera_compaction_main(Datum main_arg)
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnectionByOid(dboid, InvalidOid, 0);
+	TesseraNoteWorkerTable(relid);
 
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
@@ -474,6 +488,11 @@ tessera_compaction_main(Datum main_arg)
 			relation_close(rel, NoLock);
 		}
 	}
+	CommitTransactionCommand();
+
+	/* then give space back, as an explicit VACUUM does after its own work */
+	StartTransactionCommand();
+	TesseraReclaimAfterVacuum(DEBUG1);
 	CommitTransactionCommand();
 	pgstat_report_activity(STATE_IDLE, NULL);
 	proc_exit(0);

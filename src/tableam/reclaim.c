@@ -658,15 +658,29 @@ static List *vacuumed = NIL;	/* relids, in TopMemoryContext */
 #define RECLAIM_ROUNDS 3
 
 void
-TesseraNoteVacuumed(Relation rel)
+TesseraNoteVacuumed(Relation rel, bool more_work)
+{
+	/* autovacuum: a background worker takes the next rounds */
+	if (IsAutoVacuumWorkerProcess())
+	{
+		if (more_work)
+			TesseraRequestBackgroundWork(rel);
+		return;
+	}
+	if (!IsBackgroundWorker)
+		TesseraNoteWorkerTable(RelationGetRelid(rel));
+}
+
+/* Add relid to the tables TesseraReclaimAfterVacuum goes through. */
+void
+TesseraNoteWorkerTable(Oid relid)
 {
 	MemoryContext old;
 
-	if (IsAutoVacuumWorkerProcess() || IsBackgroundWorker ||
-		list_member_oid(vacuumed, RelationGetRelid(rel)))
+	if (list_member_oid(vacuumed, relid))
 		return;
 	old = MemoryContextSwitchTo(TopMemoryContext);
-	vacuumed = lappend_oid(vacuumed, RelationGetRelid(rel));
+	vacuumed = lappend_oid(vacuumed, relid);
 	MemoryContextSwitchTo(old);
 }
 
@@ -706,7 +720,11 @@ TesseraReclaimAfterVacuum(int elevel)
 				StartTransactionCommand();
 			}
 			PushActiveSnapshot(GetTransactionSnapshot());
-			rel = try_relation_open(relid, ShareUpdateExclusiveLock);
+			/* a background worker never waits (VACUUM may hold the table) */
+			if (IsBackgroundWorker && !ConditionalLockRelationOid(relid, ShareUpdateExclusiveLock))
+				rel = NULL;
+			else
+				rel = try_relation_open(relid, IsBackgroundWorker ? NoLock : ShareUpdateExclusiveLock);
 			if (rel != NULL)
 			{
 				if (IsTesseraRelation(rel))

@@ -383,7 +383,8 @@ tessera_relation_vacuum(Relation rel, struct VacuumParams *params,
 	 * once this one commits (TesseraReclaimAfterVacuum).
 	 */
 	(void) TesseraReclaimSpace(rel, vs.OldestXmin, vs.elevel, &reclaim);
-	TesseraNoteVacuumed(rel);
+	TesseraNoteVacuumed(rel, folded_stripes > 0 || reclaim.stripes_moved > 0 ||
+						reclaim.pages_unhooked > 0);
 
 	ereport(vs.elevel,
 			(errmsg("vacuuming tessera table \"%s.%s\": " UINT64_FORMAT " live rows in %u pages",

@@ -4,7 +4,8 @@
 Each round loads the same random rows (NULLs, NaN and infinities, sorted or
 not) into a heap and a tessera table with random row-group and stripe sizes,
 applies the same random DELETE/UPDATE/INSERT to both, the same small
-transactions (tessera's delta), sometimes compacted, then runs random
+transactions (tessera's delta), sometimes compacted or vacuumed (dead rows
+folded out of stripes) and changed and vacuumed again, then runs random
 queries -- aggregates (TesseraAgg), grouped aggregates, projections with
 random quals (TesseraScan skipping and vector filters), joins (nested loops
 with parameterized scans, hash and merge joins, index scans), serial and
@@ -77,6 +78,12 @@ def setup():
     k = random.random()
     if k < 0.3:
         cur.execute("vacuum fh"); cur.execute("vacuum ft")
+        # VACUUM folded dead rows out of stripes: change the rest, fold again
+        for _ in range(random.choice([0, 1, 2])):
+            op = random.choice([f"delete from {{t}} where a % {random.randint(2,9)} = {random.randint(0,1)}",
+                                f"update {{t}} set b = b - 1, h = 'again' where c > {random.randint(-300,300)}"])
+            for t in ("fh","ft"): cur.execute(op.format(t=t))
+            cur.execute("vacuum fh"); cur.execute("vacuum ft")
     elif k < 0.6:
         cur.execute("select tessera.compact('ft')")
     if random.random() < 0.5:
