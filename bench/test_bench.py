@@ -399,6 +399,25 @@ class EndToEndTests(unittest.TestCase):
         finally:
             conn.close()
 
+    def test_streamed_runs_are_timed_by_psql(self):
+        """Streamed queries' timed runs: psql discards the rows and reports
+        the time; the search path and the statement timeout apply there too."""
+        conn = pg.Pg(self.dsn, 0.3)
+        try:
+            conn.execute("CREATE SCHEMA IF NOT EXISTS stream_test")
+            conn.execute("CREATE TABLE IF NOT EXISTS stream_test.only_here (x int)")
+            conn.set_search_path("stream_test")
+            o, ans = pg.time_query(conn, "SELECT x FROM only_here", 2, stream=True)
+            self.assertEqual((o["status"], len(o["runs"]), ans[0]), (pg.OK, 2, "digest"))
+            self.assertTrue(all(0 <= r < 5 for r in o["runs"]))
+            o, ans = pg.time_query(conn, "SELECT pg_sleep(0.05)::text FROM generate_series(1, 20)",
+                                   1, stream=True)
+            self.assertEqual(o["status"], pg.TIMEOUT)
+        finally:
+            conn.set_search_path(None)
+            conn.execute("DROP SCHEMA stream_test CASCADE")
+            conn.close()
+
     def test_unsupported_features_are_reported(self):
         """tessera before UPDATE/DELETE/index support, simulated on heap: in a
         database whose event trigger refuses indexes and adds a trigger that
