@@ -314,6 +314,13 @@ TesseraDecodeInts(const char *p, const char *end, int n, int64 *out)
 
 				if ((const char *) data + nbytes > end)
 					return NULL;
+				if (hdr.width == 0)
+				{
+					/* a constant */
+					for (int i = 0; i < n; i++)
+						out[i] = hdr.base;
+					break;
+				}
 				unpack_bits(data, n, hdr.width, (uint64 *) out);
 				if (hdr.base != 0)
 					for (int i = 0; i < n; i++)
@@ -331,6 +338,16 @@ TesseraDecodeInts(const char *p, const char *end, int n, int64 *out)
 				nbytes = packed_bytes(n - 1, hdr.width);
 				if ((const char *) data + nbytes > end)
 					return NULL;
+				if (hdr.width == 0)
+				{
+					/*
+					 * A constant step (serial numbers, regular timestamps):
+					 * no running sum, so the loop vectorizes.
+					 */
+					for (int i = 0; i < n; i++)
+						out[i] = (int64) ((uint64) hdr.first + (uint64) i * (uint64) hdr.base);
+					break;
+				}
 				unpack_bits(data, n - 1, hdr.width, (uint64 *) out + 1);
 				acc = (uint64) hdr.first;
 				out[0] = hdr.first;

@@ -199,6 +199,16 @@ new_page(Relation rel, uint16 kind, uint16 level)
 	return blkno;
 }
 
+/* Is the state page of index in the lookup cache? */
+static inline bool
+state_page_cached(Relation rel, uint64 index)
+{
+	StateCacheEntry *ce = cache_slot(&rel->rd_node, index);
+
+	return ce->blkno != InvalidBlockNumber && ce->blkno != 0 &&
+		ce->index == index && RelFileNodeEquals(ce->node, rel->rd_node);
+}
+
 /*
  * Block of the state page for state page index, or InvalidBlockNumber.
  * With create, missing map and state pages are made.
@@ -294,9 +304,18 @@ TesseraReadRowStates(Relation rel, uint64 first, int n, TesseraRowState *out)
 	uint64		r = first;
 	uint64		end = first + n;
 
-	TesseraReadMeta(rel, &meta);
-	if (!meta.valid || meta.state_root == 0)
-		return false;
+	/*
+	 * Without any state page the answer is quick, but the metapage says so
+	 * only at the price of a buffer access: skip it when the first page is
+	 * in the lookup cache (repeated reads of the same rows, as an UPDATE's
+	 * checks do).
+	 */
+	if (!state_page_cached(rel, first / TESSERA_STATE_ROWS))
+	{
+		TesseraReadMeta(rel, &meta);
+		if (!meta.valid || meta.state_root == 0)
+			return false;
+	}
 
 	while (r < end)
 	{

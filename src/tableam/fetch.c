@@ -310,6 +310,9 @@ store_single_row(TesseraFetcher *f, TesseraCachedStripe *cs, int rg, int row,
 static bool fetch_row_visible(TesseraFetcher *f, ItemPointer tid, Snapshot snapshot,
 							  TupleTableSlot *slot, bool *all_dead);
 
+/* TesseraFetchUnmaterialized: the caller needs no xmax */
+static bool skip_xmax = false;
+
 /*
  * Fetch the row with this TID into slot if snapshot sees it.  A fetch of any
  * version (DELETE ... RETURNING, EvalPlanQual) also reports the row's xmax,
@@ -324,7 +327,7 @@ fetch_row(TesseraFetcher *f, ItemPointer tid, Snapshot snapshot, TupleTableSlot 
 
 	if (!fetch_row_visible(f, tid, snapshot, slot, all_dead))
 		return false;
-	if (snapshot->snapshot_type == SNAPSHOT_ANY && TesseraTidToRownum(tid, &rownum) &&
+	if (snapshot->snapshot_type == SNAPSHOT_ANY && !skip_xmax && TesseraTidToRownum(tid, &rownum) &&
 		TesseraGetRowState(f->base.rel, rownum, &st) && !TesseraRowStateEmpty(&st))
 		TesseraSlotSetXmax(slot, st.xmax);
 	return true;
@@ -601,7 +604,16 @@ TesseraFetchUnmaterialized(Relation rel, ItemPointer tid, Snapshot snapshot, Tup
 {
 	bool		found;
 
-	found = tessera_tuple_fetch_row_version_internal(rel, tid, snapshot, slot, false);
+	skip_xmax = true;			/* the caller compares values, nothing else */
+	PG_TRY();
+	{
+		found = tessera_tuple_fetch_row_version_internal(rel, tid, snapshot, slot, false);
+	}
+	PG_FINALLY();
+	{
+		skip_xmax = false;
+	}
+	PG_END_TRY();
 	return found;
 }
 

@@ -708,55 +708,148 @@ tessera_finish_bulk_insert(Relation rel, int options)
 	TesseraFlushRelation(rel);
 }
 
+/* Bottom-up deletion visits at most this many state pages' worth of rows. */
+#define BOTTOMUP_MAX_STATE_PAGES	4
+
+static int
+deltid_cmp(const void *a, const void *b)
+{
+	return ItemPointerCompare((ItemPointer) &((const TM_IndexDelete *) a)->tid,
+							  (ItemPointer) &((const TM_IndexDelete *) b)->tid);
+}
+
+/* A run of deltids (sorted by TID) whose rows share a state page. */
+typedef struct DeleteGroup
+{
+	int			start;
+	int			end;
+	int			promising;
+} DeleteGroup;
+
+static int
+group_cmp(const void *a, const void *b)
+{
+	const DeleteGroup *x = a;
+	const DeleteGroup *y = b;
+
+	if (x->promising != y->promising)
+		return x->promising > y->promising ? -1 : 1;
+	return x->start < y->start ? -1 : (x->start > y->start ? 1 : 0);
+}
+
+static inline uint64
+deltid_rownum(const TM_IndexDelete *d)
+{
+	ItemPointerData tid = d->tid;
+	uint64		rownum = 0;
+
+	(void) TesseraTidToRownum(&tid, &rownum);
+	return rownum;
+}
+
 TransactionId
 tessera_index_delete_tuples(Relation rel, TM_IndexDeleteOp *delstate)
 {
 	/*
-	 * Bottom-up index deletion: report the entries whose rows no snapshot
-	 * can see any more.  The latest deleting xid is what a standby must
-	 * wait for before applying the index deletion.
+	 * Report the entries whose rows no snapshot can see any more; the
+	 * latest deleting xid is what a standby must wait for before applying
+	 * the index deletion.  Entries are taken a state page at a time (one
+	 * page read for all of its rows).  A bottom-up pass is speculative: as
+	 * heap visits a few favorable blocks, we visit the state pages with the
+	 * most promising entries, at most BOTTOMUP_MAX_STATE_PAGES, and stop at
+	 * the space target or when the first of them frees nothing (old
+	 * versions of rows our own transaction is updating, typically).
 	 */
 	TransactionId latest = InvalidTransactionId;
-	int			ndeletable = 0;
 	TesseraMeta meta;
+	DeleteGroup *groups;
+	int			ngroups = 0;
+	int			freed = 0;
+	int			kept = 0;
+	TM_IndexDelete *keep;
+	TesseraRowState *states;
 
+	if (delstate->ndeltids == 0)
+		return InvalidTransactionId;
 	TesseraReadMeta(rel, &meta);
+	qsort(delstate->deltids, delstate->ndeltids, sizeof(TM_IndexDelete), deltid_cmp);
+
+	groups = palloc(sizeof(DeleteGroup) * delstate->ndeltids);
 	for (int i = 0; i < delstate->ndeltids; i++)
 	{
 		TM_IndexDelete *d = &delstate->deltids[i];
-		TM_IndexStatus *s = &delstate->status[d->id];
-		uint64		rownum;
-		TesseraRowState st;
-		TesseraCachedStripe *cs;
 
-		s->knowndeletable = false;
-		if (!TesseraTidToRownum(&d->tid, &rownum))
-			continue;
-		/*
-		 * Rows of aborted transactions never existed for anyone (known from
-		 * the fetch cache, which unique checks and scans fill; no catalog
-		 * probes here).
-		 */
-		if (meta.valid && (cs = TesseraCacheStripeLookup(meta.storage_id, rownum)) != NULL &&
-			TesseraCachedStripeAborted(cs))
+		if (ngroups == 0 ||
+			deltid_rownum(d) / TESSERA_STATE_ROWS !=
+			deltid_rownum(&delstate->deltids[groups[ngroups - 1].start]) / TESSERA_STATE_ROWS)
 		{
-			s->knowndeletable = true;
-			ndeletable++;
-			continue;
+			groups[ngroups].start = i;
+			groups[ngroups].promising = 0;
+			ngroups++;
 		}
-		if (!TesseraGetRowState(rel, rownum, &st))
-			continue;
-		if (TesseraRowDeadToAll(&st, rel))
-		{
-			TransactionId upd = TesseraRowUpdateXid(&st);
+		groups[ngroups - 1].end = i + 1;
+		if (delstate->status[d->id].promising)
+			groups[ngroups - 1].promising++;
+	}
+	if (delstate->bottomup)
+	{
+		qsort(groups, ngroups, sizeof(DeleteGroup), group_cmp);
+		ngroups = Min(ngroups, BOTTOMUP_MAX_STATE_PAGES);
+	}
 
-			s->knowndeletable = true;
-			ndeletable++;
-			if (TransactionIdIsValid(upd) &&
-				(!TransactionIdIsValid(latest) || TransactionIdFollows(upd, latest)))
-				latest = upd;
+	keep = palloc(sizeof(TM_IndexDelete) * delstate->ndeltids);
+	states = palloc(sizeof(TesseraRowState) * TESSERA_STATE_ROWS);
+	for (int g = 0; g < ngroups; g++)
+	{
+		uint64		first = deltid_rownum(&delstate->deltids[groups[g].start]);
+		uint64		last = deltid_rownum(&delstate->deltids[groups[g].end - 1]);
+		bool		any_states;
+
+		if (delstate->bottomup && g > 0 && (freed >= delstate->bottomupfreespace || freed == 0))
+			break;
+		any_states = TesseraReadRowStates(rel, first, (int) (last - first + 1), states);
+		for (int i = groups[g].start; i < groups[g].end; i++)
+		{
+			TM_IndexDelete *d = &delstate->deltids[i];
+			TM_IndexStatus *s = &delstate->status[d->id];
+			uint64		rownum;
+			TesseraRowState *st;
+			TesseraCachedStripe *cs;
+
+			keep[kept++] = *d;
+			/* what the caller knows to be deletable (LP_DEAD) stays so */
+			if (s->knowndeletable ||
+				!TesseraTidToRownum(&d->tid, &rownum) || rownum < first || rownum > last)
+				continue;
+			st = &states[rownum - first];
+
+			/*
+			 * Rows of aborted transactions never existed for anyone (known
+			 * from the fetch cache, which unique checks and scans fill; no
+			 * catalog probes here).
+			 */
+			if (meta.valid && (cs = TesseraCacheStripeLookup(meta.storage_id, rownum)) != NULL &&
+				TesseraCachedStripeAborted(cs))
+				s->knowndeletable = true;
+			else if (any_states && !TesseraRowStateEmpty(st) && TesseraRowDeadToAll(st, rel))
+			{
+				TransactionId upd = TesseraRowUpdateXid(st);
+
+				s->knowndeletable = true;
+				if (TransactionIdIsValid(upd) &&
+					(!TransactionIdIsValid(latest) || TransactionIdFollows(upd, latest)))
+					latest = upd;
+			}
+			if (s->knowndeletable)
+				freed += s->freespace;
 		}
 	}
-	(void) ndeletable;
+
+	/* what was not looked at is not reported (bottom-up callers accept that) */
+	memcpy(delstate->deltids, keep, sizeof(TM_IndexDelete) * kept);
+	delstate->ndeltids = kept;
+	pfree(keep);
+	pfree(states);
+	pfree(groups);
 	return latest;
 }
