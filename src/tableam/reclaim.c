@@ -81,6 +81,9 @@
 
 double		tessera_vacuum_fold_fraction = 0.1;
 
+/* stripes with fewer live rows than stripe_row_limit / this merge in VACUUM */
+#define SMALL_STRIPE_DIVISOR	4
+
 /* how long VACUUM tries for the AccessExclusiveLock of steps 2 and 3 */
 #define RECLAIM_LOCK_TRIES		20
 #define RECLAIM_LOCK_WAIT_MS	50
@@ -241,6 +244,7 @@ TesseraFoldStripes(Relation rel, TransactionId oldest_xmin, uint64 *rows)
 	uint64		run_live = 0;
 	uint64		run_first = 0;
 	uint64		run_end = 0;
+	bool		run_fold = false;
 	TesseraOptions opts;
 	MemoryContext cxt;
 	MemoryContext old;
@@ -249,8 +253,8 @@ TesseraFoldStripes(Relation rel, TransactionId oldest_xmin, uint64 *rows)
 	if (tessera_vacuum_fold_fraction >= 1.0)
 		return 0;
 	TesseraReadMeta(rel, &meta);
-	if (!meta.valid || meta.state_root == 0)
-		return 0;				/* no row was ever deleted */
+	if (!meta.valid)
+		return 0;
 
 	cxt = AllocSetContextCreate(CurrentMemoryContext, "tessera fold", ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(cxt);
@@ -270,19 +274,25 @@ TesseraFoldStripes(Relation rel, TransactionId oldest_xmin, uint64 *rows)
 		uint64		n = 0;
 		uint64		live = 0;
 		bool		take = false;
+		bool		fold = false;
 
 		if (s != NULL && foldable_stripe(s, oldest_xmin))
 		{
 			dir = TesseraLoadDir(rel, s, TesseraPhysicalBlocks(rel));
-			n = count_states(rel, s, dir, false);
-			take = n > 0 && (double) n >= tessera_vacuum_fold_fraction * (double) s->row_count;
-			if (take)
-			{
-				live = s->row_count - n;
-				if (dir->dead != NULL)
-					for (uint32 g = 0; g < dir->hdr.n_row_groups; g++)
-						live -= Min(dir->dead[g].value_count, live);
-			}
+			n = meta.state_root != 0 ? count_states(rel, s, dir, false) : 0;
+			live = s->row_count - n;
+			if (dir->dead != NULL)
+				for (uint32 g = 0; g < dir->hdr.n_row_groups; g++)
+					live -= Min(dir->dead[g].value_count, live);
+			fold = n > 0 && (double) n >= tessera_vacuum_fold_fraction * (double) s->row_count;
+
+			/*
+			 * Small stripes -- what background compaction merged a few
+			 * hundred small writes into, the tail of a load -- merge with
+			 * their neighbours too: each pays a directory and a partly
+			 * filled last page.
+			 */
+			take = fold || live < (uint64) opts.stripe_row_limit / SMALL_STRIPE_DIVISOR;
 		}
 
 		/* adjacent row numbers (no reservation between) and room: extend the run */
@@ -297,17 +307,22 @@ TesseraFoldStripes(Relation rel, TransactionId oldest_xmin, uint64 *rows)
 			item->dir = dir;
 			run = lappend(run, item);
 			run_live += live;
+			run_fold |= fold;
 			run_end = s->first_rownum + Max(s->row_count, s->reserved_rows);
 			continue;
 		}
-		if (run != NIL)
+		/* a run is rewritten if it folds rows or merges stripes */
+		if (run != NIL && (run_fold || list_length(run) > 1))
 		{
 			TesseraLeaveVacuumMode();
 			*rows += fold_run(rel, meta.storage_id, run);
 			nfolded++;
+			CHECK_FOR_INTERRUPTS();
+		}
+		if (run != NIL)
+		{
 			list_free_deep(run);
 			run = NIL;
-			CHECK_FOR_INTERRUPTS();
 		}
 		if (take)
 		{
@@ -317,6 +332,7 @@ TesseraFoldStripes(Relation rel, TransactionId oldest_xmin, uint64 *rows)
 			item->dir = dir;
 			run = list_make1(item);
 			run_live = live;
+			run_fold = fold;
 			run_first = s->first_rownum;
 			run_end = s->first_rownum + Max(s->row_count, s->reserved_rows);
 		}

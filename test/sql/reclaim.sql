@@ -127,6 +127,19 @@ RESET tessera.vacuum_fold_fraction;
 VACUUM rt;
 SELECT * FROM rcheck();
 
+-- small stripes (small loads, background compaction's output) merge in VACUUM
+TRUNCATE rt, rh;
+SELECT format('SELECT rwrite(%L)',
+              format('INSERT INTO {t} SELECT g, g %% 10, ''s'' || g, g, NULL FROM generate_series(%s, %s) g',
+                     k * 2000 + 1, k * 2000 + 2000))
+FROM generate_series(0, 7) k \gexec
+SELECT count(*) AS stripes_before FROM tessera.stripes WHERE relation = 'rt'::regclass;
+SELECT pg_relation_size('rt') AS small_before \gset
+VACUUM rt;
+SELECT count(*) AS stripes_after FROM tessera.stripes WHERE relation = 'rt'::regclass;
+SELECT pg_relation_size('rt') < :small_before AS smaller;
+SELECT * FROM rcheck();
+
 -- errors
 SET tessera.vacuum_fold_fraction = 2;
 SET tessera.vacuum_fold_fraction = -0.5;
