@@ -126,9 +126,14 @@ movable_stripe(const TesseraStripe *s, TransactionId oldest_xmin)
  * folded whose states are still there (step 2's work) instead.
  */
 static uint64
-count_states(Relation rel, TesseraStripe *s, TesseraStripeDir *dir, bool listed)
+count_states(Relation rel, TesseraStripe *s, TesseraStripeDir *dir, bool listed,
+			 uint64 *pages)
 {
 	uint64		n = 0;
+	uint64		last_page = PG_UINT64_MAX;
+
+	if (pages)
+		*pages = 0;
 
 	for (uint32 g = 0; g < dir->hdr.n_row_groups; g++)
 	{
@@ -142,7 +147,16 @@ count_states(Relation rel, TesseraStripe *s, TesseraStripeDir *dir, bool listed)
 			for (uint32 i = 0; i < nrows; i++)
 				if (listed ? (dead[i] && (states[i].infomask & TESSERA_RS_FROZEN_DELETED))
 					: (!dead[i] && foldable_state(&states[i])))
+				{
+					uint64		page = (dir->rgs[g].first_rownum + i) / TESSERA_STATE_ROWS;
+
 					n++;
+					if (pages && page != last_page)
+					{
+						(*pages)++;
+						last_page = page;
+					}
+				}
 		}
 		pfree(states);
 		pfree(dead);
@@ -272,6 +286,7 @@ TesseraFoldStripes(Relation rel, TransactionId oldest_xmin, uint64 *rows)
 		TesseraStripe *s = pass < list_length(stripes) ? list_nth(stripes, pass) : NULL;
 		TesseraStripeDir *dir = NULL;
 		uint64		n = 0;
+		uint64		state_pages = 0;
 		uint64		live = 0;
 		bool		take = false;
 		bool		fold = false;
@@ -279,12 +294,18 @@ TesseraFoldStripes(Relation rel, TransactionId oldest_xmin, uint64 *rows)
 		if (s != NULL && foldable_stripe(s, oldest_xmin))
 		{
 			dir = TesseraLoadDir(rel, s, TesseraPhysicalBlocks(rel));
-			n = meta.state_root != 0 ? count_states(rel, s, dir, false) : 0;
+			n = meta.state_root != 0 ? count_states(rel, s, dir, false, &state_pages) : 0;
 			live = s->row_count - n;
 			if (dir->dead != NULL)
 				for (uint32 g = 0; g < dir->hdr.n_row_groups; g++)
 					live -= Min(dir->dead[g].value_count, live);
-			fold = n > 0 && (double) n >= tessera_vacuum_fold_fraction * (double) s->row_count;
+			/*
+			 * Fold when enough rows are dead, or when the state pages its
+			 * dead rows keep alive outweigh the stripe itself (scattered
+			 * updates: one changed row makes a 500-row state page).
+			 */
+			fold = n > 0 && ((double) n >= tessera_vacuum_fold_fraction * (double) s->row_count ||
+							 state_pages > s->nblocks);
 
 			/*
 			 * Small stripes -- what background compaction merged a few
@@ -432,7 +453,7 @@ folded_states_left(Relation rel, List *stripes, TransactionId oldest_xmin)
 		TesseraStripe *s = lfirst(lc);
 
 		if (states_clearable(s, oldest_xmin) &&
-			count_states(rel, s, TesseraLoadDir(rel, s, TesseraPhysicalBlocks(rel)), true) > 0)
+			count_states(rel, s, TesseraLoadDir(rel, s, TesseraPhysicalBlocks(rel)), true, NULL) > 0)
 			return true;
 	}
 	return false;
