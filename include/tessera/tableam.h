@@ -138,7 +138,7 @@ extern uint64 TesseraCompact(Relation rel, TransactionId oldest_xmin, int elevel
 extern int	TesseraAutoCompactMinRun(void);
 extern void TesseraNoteDeltaStripe(Relation rel, uint64 stripe_id);
 extern void TesseraLaunchCompactions(bool commit);
-extern void TesseraRequestBackgroundWork(Relation rel);
+extern void TesseraRequestBackgroundWork(Relation rel, bool reclaim);
 extern int	tessera_autocompact_stripes;
 extern int	tessera_compaction_log_level;
 extern void TesseraLeaveVacuumMode(void);

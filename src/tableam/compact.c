@@ -86,6 +86,7 @@ typedef struct PendingLaunch
 {
 	Oid			dboid;
 	Oid			relid;
+	bool		reclaim;		/* also give space back (after autovacuum) */
 } PendingLaunch;
 
 PGDLLEXPORT void tessera_compaction_main(Datum main_arg);
@@ -380,17 +381,17 @@ TesseraNoteDeltaStripe(Relation rel, uint64 stripe_id)
 	if (tessera_autocompact_stripes <= 0 ||
 		(stripe_id + 1) % (uint64) tessera_autocompact_stripes != 0)
 		return;
-	TesseraRequestBackgroundWork(rel);
+	TesseraRequestBackgroundWork(rel, false);
 }
 
 /*
  * TesseraRequestBackgroundWork
  *		Start a background worker for rel once this transaction commits: it
- *		compacts the delta and gives space back (reclaim.c) -- what
- *		autovacuum's VACUUM leaves to a next transaction, for instance.
+ *		compacts the delta, and with reclaim gives space back (reclaim.c):
+ *		what autovacuum's VACUUM leaves to a next transaction.
  */
 void
-TesseraRequestBackgroundWork(Relation rel)
+TesseraRequestBackgroundWork(Relation rel, bool reclaim)
 {
 	PendingLaunch *p;
 	MemoryContext old;
@@ -399,12 +400,19 @@ TesseraRequestBackgroundWork(Relation rel)
 	if (rel->rd_rel->relpersistence == RELPERSISTENCE_TEMP)
 		return;
 	foreach(lc, pending_launches)
-		if (((PendingLaunch *) lfirst(lc))->relid == RelationGetRelid(rel))
+	{
+		p = lfirst(lc);
+		if (p->relid == RelationGetRelid(rel))
+		{
+			p->reclaim |= reclaim;
 			return;
+		}
+	}
 	old = MemoryContextSwitchTo(TopMemoryContext);
 	p = palloc(sizeof(PendingLaunch));
 	p->dboid = MyDatabaseId;
 	p->relid = RelationGetRelid(rel);
+	p->reclaim = reclaim;
 	pending_launches = lappend(pending_launches, p);
 	MemoryContextSwitchTo(old);
 }
@@ -432,6 +440,7 @@ TesseraLaunchCompactions(bool commit)
 		snprintf(bgw.bgw_function_name, BGW_MAXLEN, "tessera_compaction_main");
 		bgw.bgw_main_arg = ObjectIdGetDatum(p->relid);
 		memcpy(bgw.bgw_extra, &p->dboid, sizeof(Oid));
+		memcpy(bgw.bgw_extra + sizeof(Oid), &p->reclaim, sizeof(bool));
 		bgw.bgw_notify_pid = 0;
 		if (!RegisterDynamicBackgroundWorker(&bgw, NULL))
 			ereport(DEBUG1,
@@ -447,13 +456,14 @@ tessera_compaction_main(Datum main_arg)
 {
 	Oid			relid = DatumGetObjectId(main_arg);
 	Oid			dboid;
+	bool		reclaim;
 	Relation	rel;
 
 	memcpy(&dboid, MyBgworkerEntry->bgw_extra, sizeof(Oid));
+	memcpy(&reclaim, MyBgworkerEntry->bgw_extra + sizeof(Oid), sizeof(bool));
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
 	BackgroundWorkerInitializeConnectionByOid(dboid, InvalidOid, 0);
-	TesseraNoteWorkerTable(relid);
 
 	SetCurrentStatementStartTimestamp();
 	StartTransactionCommand();
@@ -490,10 +500,14 @@ tessera_compaction_main(Datum main_arg)
 	}
 	CommitTransactionCommand();
 
-	/* then give space back, as an explicit VACUUM does after its own work */
-	StartTransactionCommand();
-	TesseraReclaimAfterVacuum(DEBUG1);
-	CommitTransactionCommand();
+	/* after autovacuum: give space back, as an explicit VACUUM does after its work */
+	if (reclaim)
+	{
+		TesseraNoteWorkerTable(relid);
+		StartTransactionCommand();
+		TesseraReclaimAfterVacuum(DEBUG1);
+		CommitTransactionCommand();
+	}
 	pgstat_report_activity(STATE_IDLE, NULL);
 	proc_exit(0);
 }

@@ -701,7 +701,7 @@ TesseraNoteVacuumed(Relation rel, bool more_work)
 	if (IsAutoVacuumWorkerProcess())
 	{
 		if (more_work)
-			TesseraRequestBackgroundWork(rel);
+			TesseraRequestBackgroundWork(rel, true);
 		return;
 	}
 	if (!IsBackgroundWorker)
