@@ -30,6 +30,7 @@ typedef struct TesseraStateRef
 /* storage/rowstate.c */
 extern bool TesseraReadRowStates(Relation rel, uint64 first, int n, TesseraRowState *out);
 extern bool TesseraGetRowState(Relation rel, uint64 rownum, TesseraRowState *out);
+extern bool TesseraAnyRowState(Relation rel, uint64 first, uint64 n);
 extern void TesseraLockRowState(Relation rel, uint64 rownum, TesseraStateRef *ref);
 extern void TesseraLogRowState(Relation rel, TesseraStateRef *ref);
 extern void TesseraUnlockRowState(TesseraStateRef *ref);

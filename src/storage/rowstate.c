@@ -345,6 +345,48 @@ TesseraReadRowStates(Relation rel, uint64 first, int n, TesseraRowState *out)
 	return any;
 }
 
+/*
+ * TesseraAnyRowState
+ *		Has any row of [first, first + n) a state?  Like TesseraReadRowStates
+ *		without copying: quick where no state page exists.
+ */
+bool
+TesseraAnyRowState(Relation rel, uint64 first, uint64 n)
+{
+	TesseraMeta meta;
+	uint64		r = first;
+	uint64		end = first + n;
+
+	TesseraReadMeta(rel, &meta);
+	if (!meta.valid || meta.state_root == 0)
+		return false;
+	while (r < end)
+	{
+		uint64		index = r / TESSERA_STATE_ROWS;
+		uint64		page_end = Min((index + 1) * TESSERA_STATE_ROWS, end);
+		BlockNumber blkno = find_state_page(rel, index, false);
+
+		if (BlockNumberIsValid(blkno))
+		{
+			Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, NULL);
+			TesseraRowState *e;
+			bool		any = false;
+
+			LockBuffer(buf, BUFFER_LOCK_SHARE);
+			check_page(rel, buf, TESSERA_PAGE_STATE, 0);
+			e = state_entries(BufferGetPage(buf));
+			for (uint64 q = r; q < page_end && !any; q++)
+				if (!TesseraRowStateEmpty(&e[q % TESSERA_STATE_ROWS]))
+					any = true;
+			UnlockReleaseBuffer(buf);
+			if (any)
+				return true;
+		}
+		r = page_end;
+	}
+	return false;
+}
+
 /* The state of one row; false if it has none. */
 bool
 TesseraGetRowState(Relation rel, uint64 rownum, TesseraRowState *out)
