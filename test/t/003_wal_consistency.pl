@@ -12,7 +12,7 @@ use Test::More;
 use TesseraNode;
 
 my $primary = tessera_node('primary', allows_streaming => 1,
-	conf => "wal_consistency_checking = 'all'");
+	conf => "wal_consistency_checking = 'all'\nwal_keep_size = '1GB'");
 $primary->backup('base');
 my $standby = PostgreSQL::Test::Cluster->new('standby');
 $standby->init_from_backup($primary, 'base', has_streaming => 1);
@@ -40,8 +40,30 @@ $primary->safe_psql('postgres', q{
 	ALTER TABLE t SET (tessera_compression = 'pglz');
 	INSERT INTO t (c1) SELECT generate_series(1, 3000);
 });
+
+# deletes, updates and VACUUM giving their space back: folded stripes,
+# cleared row states, unhooked and moved state pages, moved stripes,
+# truncation (VACUUM runs outside a multi-statement string)
+$primary->safe_psql('postgres', q{
+	CREATE TABLE d (a int PRIMARY KEY, b text) USING tessera
+		WITH (tessera_stripe_row_limit = 2000, tessera_row_group_row_limit = 500);
+	INSERT INTO d SELECT g, 'x' || g FROM generate_series(1, 6000) g;
+	UPDATE d SET b = 'u' WHERE a % 300 = 1;
+	DELETE FROM d WHERE a % 2 = 0;
+});
+$primary->safe_psql('postgres', 'VACUUM d');
+$primary->safe_psql('postgres', q{
+	DELETE FROM d WHERE a > 4000;
+	UPDATE d SET b = 'w' WHERE a % 7 = 0;
+});
+$primary->safe_psql('postgres', 'VACUUM d');
+is($primary->safe_psql('postgres',
+		"SELECT sum(folded_rows) > 0 FROM tessera.row_groups WHERE relation = 'd'::regclass"),
+	't', 'VACUUM folded rows under wal_consistency_checking');
 $primary->wait_for_catchup($standby);
 
+same_results($primary, $standby, 'SELECT count(*), sum(a), max(b) FROM d',
+	'standby replayed the space given back');
 same_results($primary, $standby, 'SELECT count(*), sum(c1), sum(length(c2)) FROM t',
 	'standby replayed with consistency checks');
 ok(!$standby->log_contains('inconsistent page found'), 'no inconsistent page on the standby');
@@ -49,6 +71,7 @@ ok(!$standby->log_contains('inconsistent page found'), 'no inconsistent page on 
 # crash recovery on the primary replays with checks too
 crash_and_restart($primary);
 is($primary->safe_psql('postgres', 'SELECT count(*) FROM t'), '8000', 'crash recovery replayed');
+is($primary->safe_psql('postgres', 'SELECT count(*) FROM d'), '2000', 'crash recovery replayed the reclaim');
 ok(!$primary->log_contains('inconsistent page found'), 'no inconsistent page in crash recovery');
 
 $primary->stop;
