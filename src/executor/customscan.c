@@ -3644,6 +3644,7 @@ tagg_batch(TesseraAggState *as, TesseraBatch *b, const bool *ok, int n)
 		int64		rowkeys[INDEX_MAX_KEYS];
 		bool		rownulls[INDEX_MAX_KEYS];
 		int			last = -1;
+		int			first_slow;
 
 		for (int j = 0; j < k; j++)
 		{
@@ -3657,7 +3658,30 @@ tagg_batch(TesseraAggState *as, TesseraBatch *b, const bool *ok, int n)
 			key_ids(as, key, b, ok, n);
 		}
 		gidx = as->gidx;
-		for (int i = 0; i < n; i++)
+		first_slow = 0;
+		if (k == 1 && ok == NULL && as->direct != NULL &&
+			memchr(as->gkeys[0].nulls, true, n) == NULL)
+		{
+			/*
+			 * One key, every row, no NULL, the group of each key already in
+			 * the direct-mapped cache (after the first batches of a
+			 * low-cardinality key): a tight loop; the general one takes
+			 * over at the first row that misses.
+			 */
+			const int64 *ids = as->gkeys[0].ids;
+			const int32 *direct = as->direct;
+			int64		base = as->direct_base;
+
+			for (; first_slow < n; first_slow++)
+			{
+				uint64		d = (uint64) (ids[first_slow] - base);
+
+				if (d >= TAGG_DIRECT || direct[d] < 0)
+					break;
+				gidx[first_slow] = direct[d];
+			}
+		}
+		for (int i = first_slow; i < n; i++)
 		{
 			if (ok && !ok[i])
 			{
