@@ -757,11 +757,14 @@ TesseraReclaimAfterVacuum(int elevel)
 				StartTransactionCommand();
 			}
 			PushActiveSnapshot(GetTransactionSnapshot());
-			/* a background worker never waits (VACUUM may hold the table) */
-			if (IsBackgroundWorker && !ConditionalLockRelationOid(relid, ShareUpdateExclusiveLock))
+			/*
+			 * Never wait: another VACUUM may hold the table (and a VACUUM
+			 * with SKIP_LOCKED must not block here); its own run reclaims.
+			 */
+			if (!ConditionalLockRelationOid(relid, ShareUpdateExclusiveLock))
 				rel = NULL;
 			else
-				rel = try_relation_open(relid, IsBackgroundWorker ? NoLock : ShareUpdateExclusiveLock);
+				rel = try_relation_open(relid, NoLock);
 			if (rel != NULL)
 			{
 				if (IsTesseraRelation(rel))
