@@ -291,6 +291,62 @@ find_state_page(Relation rel, uint64 index, bool create)
 }
 
 /*
+ * The state pages covering rows [first, end), in order: fn gets each one
+ * that exists locked in lockmode, with the rows [from, to) of the range it
+ * holds and their entries (entries[0] is row from's); the walk stops when
+ * fn returns true, and so do we.
+ */
+typedef bool (*StateRangeFn) (Relation rel, Buffer buf, TesseraRowState *entries,
+							  uint64 from, uint64 to, void *arg);
+
+static bool
+walk_state_pages(Relation rel, uint64 first, uint64 end, int lockmode,
+				 StateRangeFn fn, void *arg)
+{
+	for (uint64 r = first; r < end;)
+	{
+		uint64		index = r / TESSERA_STATE_ROWS;
+		uint64		page_end = Min((index + 1) * TESSERA_STATE_ROWS, end);
+		BlockNumber blkno = find_state_page(rel, index, false);
+
+		if (BlockNumberIsValid(blkno))
+		{
+			Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, NULL);
+			bool		stop;
+
+			LockBuffer(buf, lockmode);
+			check_page(rel, buf, TESSERA_PAGE_STATE, 0);
+			stop = fn(rel, buf, state_entries(BufferGetPage(buf)) + (r % TESSERA_STATE_ROWS),
+					  r, page_end, arg);
+			UnlockReleaseBuffer(buf);
+			if (stop)
+				return true;
+		}
+		r = page_end;
+	}
+	return false;
+}
+
+typedef struct CopyStates
+{
+	uint64		first;
+	TesseraRowState *out;
+	bool		any;
+} CopyStates;
+
+static bool
+copy_states(Relation rel, Buffer buf, TesseraRowState *e, uint64 from, uint64 to, void *arg)
+{
+	CopyStates *c = arg;
+
+	memcpy(c->out + (from - c->first), e, sizeof(TesseraRowState) * (to - from));
+	for (uint64 i = 0; i < to - from && !c->any; i++)
+		if (!TesseraRowStateEmpty(&e[i]))
+			c->any = true;
+	return false;
+}
+
+/*
  * TesseraReadRowStates
  *		Copy the states of rows [first, first + n) into out; rows without a
  *		state page get zeroed entries.  Returns false if no row in the range
@@ -300,9 +356,7 @@ bool
 TesseraReadRowStates(Relation rel, uint64 first, int n, TesseraRowState *out)
 {
 	TesseraMeta meta;
-	bool		any = false;
-	uint64		r = first;
-	uint64		end = first + n;
+	CopyStates	c;
 
 	/*
 	 * Without any state page the answer is quick, but the metapage says so
@@ -316,33 +370,21 @@ TesseraReadRowStates(Relation rel, uint64 first, int n, TesseraRowState *out)
 		if (!meta.valid || meta.state_root == 0)
 			return false;
 	}
+	memset(out, 0, sizeof(TesseraRowState) * n);
+	c.first = first;
+	c.out = out;
+	c.any = false;
+	walk_state_pages(rel, first, first + n, BUFFER_LOCK_SHARE, copy_states, &c);
+	return c.any;
+}
 
-	while (r < end)
-	{
-		uint64		index = r / TESSERA_STATE_ROWS;
-		uint64		page_end = Min((index + 1) * TESSERA_STATE_ROWS, end);
-		int			count = (int) (page_end - r);
-		BlockNumber blkno = find_state_page(rel, index, false);
-
-		if (!BlockNumberIsValid(blkno))
-			memset(out + (r - first), 0, sizeof(TesseraRowState) * count);
-		else
-		{
-			Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, NULL);
-			TesseraRowState *src;
-
-			LockBuffer(buf, BUFFER_LOCK_SHARE);
-			check_page(rel, buf, TESSERA_PAGE_STATE, 0);
-			src = state_entries(BufferGetPage(buf)) + (r % TESSERA_STATE_ROWS);
-			memcpy(out + (r - first), src, sizeof(TesseraRowState) * count);
-			UnlockReleaseBuffer(buf);
-			for (int i = 0; i < count && !any; i++)
-				if (!TesseraRowStateEmpty(&out[r - first + i]))
-					any = true;
-		}
-		r = page_end;
-	}
-	return any;
+static bool
+has_state(Relation rel, Buffer buf, TesseraRowState *e, uint64 from, uint64 to, void *arg)
+{
+	for (uint64 i = 0; i < to - from; i++)
+		if (!TesseraRowStateEmpty(&e[i]))
+			return true;
+	return false;
 }
 
 /*
@@ -354,37 +396,11 @@ bool
 TesseraAnyRowState(Relation rel, uint64 first, uint64 n)
 {
 	TesseraMeta meta;
-	uint64		r = first;
-	uint64		end = first + n;
 
 	TesseraReadMeta(rel, &meta);
 	if (!meta.valid || meta.state_root == 0)
 		return false;
-	while (r < end)
-	{
-		uint64		index = r / TESSERA_STATE_ROWS;
-		uint64		page_end = Min((index + 1) * TESSERA_STATE_ROWS, end);
-		BlockNumber blkno = find_state_page(rel, index, false);
-
-		if (BlockNumberIsValid(blkno))
-		{
-			Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, NULL);
-			TesseraRowState *e;
-			bool		any = false;
-
-			LockBuffer(buf, BUFFER_LOCK_SHARE);
-			check_page(rel, buf, TESSERA_PAGE_STATE, 0);
-			e = state_entries(BufferGetPage(buf));
-			for (uint64 q = r; q < page_end && !any; q++)
-				if (!TesseraRowStateEmpty(&e[q % TESSERA_STATE_ROWS]))
-					any = true;
-			UnlockReleaseBuffer(buf);
-			if (any)
-				return true;
-		}
-		r = page_end;
-	}
-	return false;
+	return walk_state_pages(rel, first, first + n, BUFFER_LOCK_SHARE, has_state, NULL);
 }
 
 /* The state of one row; false if it has none. */
@@ -544,6 +560,40 @@ TesseraForEachStatePage(Relation rel, TesseraStatePageFn fn, void *arg)
  * caches before any backend touches the table again.
  */
 
+typedef struct ClearFolded
+{
+	uint64		first;
+	const bool *dead;
+	uint64		cleared;
+} ClearFolded;
+
+static bool
+clear_folded(Relation rel, Buffer buf, TesseraRowState *e, uint64 from, uint64 to, void *arg)
+{
+	ClearFolded *c = arg;
+	const bool *dead = c->dead + (from - c->first);
+	GenericXLogState *xlog;
+	Page		page;
+	bool		any = false;
+
+	for (uint64 i = 0; i < to - from && !any; i++)
+		if (dead[i] && (e[i].infomask & TESSERA_RS_FROZEN_DELETED))
+			any = true;
+	if (!any)
+		return false;
+	xlog = GenericXLogStart(rel);
+	page = GenericXLogRegisterBuffer(xlog, buf, 0);
+	e = state_entries(page) + (from % TESSERA_STATE_ROWS);
+	for (uint64 i = 0; i < to - from; i++)
+		if (dead[i] && (e[i].infomask & TESSERA_RS_FROZEN_DELETED))
+		{
+			memset(&e[i], 0, sizeof(TesseraRowState));
+			c->cleared++;
+		}
+	GenericXLogFinish(xlog);
+	return false;
+}
+
 /*
  * TesseraClearFoldedStates
  *		Clear the states of the rows of [first, first + n) marked in dead[]
@@ -552,48 +602,13 @@ TesseraForEachStatePage(Relation rel, TesseraStatePageFn fn, void *arg)
 uint64
 TesseraClearFoldedStates(Relation rel, uint64 first, int n, const bool *dead)
 {
-	uint64		cleared = 0;
-	uint64		r = first;
-	uint64		end = first + n;
+	ClearFolded c;
 
-	while (r < end)
-	{
-		uint64		index = r / TESSERA_STATE_ROWS;
-		uint64		page_first = index * TESSERA_STATE_ROWS;
-		uint64		page_end = Min(page_first + TESSERA_STATE_ROWS, end);
-		BlockNumber blkno = find_state_page(rel, index, false);
-
-		if (BlockNumberIsValid(blkno))
-		{
-			Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, NULL);
-			TesseraRowState *e;
-			bool		any = false;
-
-			LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-			check_page(rel, buf, TESSERA_PAGE_STATE, 0);
-			e = state_entries(BufferGetPage(buf));
-			for (uint64 q = r; q < page_end && !any; q++)
-				if (dead[q - first] && (e[q - page_first].infomask & TESSERA_RS_FROZEN_DELETED))
-					any = true;
-			if (any)
-			{
-				GenericXLogState *xlog = GenericXLogStart(rel);
-				Page		page = GenericXLogRegisterBuffer(xlog, buf, 0);
-
-				e = state_entries(page);
-				for (uint64 q = r; q < page_end; q++)
-					if (dead[q - first] && (e[q - page_first].infomask & TESSERA_RS_FROZEN_DELETED))
-					{
-						memset(&e[q - page_first], 0, sizeof(TesseraRowState));
-						cleared++;
-					}
-				GenericXLogFinish(xlog);
-			}
-			UnlockReleaseBuffer(buf);
-		}
-		r = page_end;
-	}
-	return cleared;
+	c.first = first;
+	c.dead = dead;
+	c.cleared = 0;
+	walk_state_pages(rel, first, first + n, BUFFER_LOCK_EXCLUSIVE, clear_folded, &c);
+	return c.cleared;
 }
 
 /* Has state page blkno no entry at all? */
