@@ -45,6 +45,7 @@ typedef struct TesseraFetcher
 	MemoryContext row_cxt;		/* one fetched row's values; reset per fetch */
 	bool		have_meta;
 	TesseraMeta meta;
+	bool		skip_xmax;		/* SnapshotAny fetches need not report xmax */
 	TesseraColumnType *types;	/* per attribute, set up on first use */
 	bool	   *type_ready;
 
@@ -66,7 +67,7 @@ typedef struct TesseraFetcher
 	TransactionId snap_xmax;
 } TesseraFetcher;
 
-static bool tessera_tuple_fetch_row_version_internal(Relation rel, ItemPointer tid,
+static bool tessera_tuple_fetch_row_version_internal(Relation rel, ItemPointer tid, bool want_xmax,
 													 Snapshot snapshot, TupleTableSlot *slot,
 													 bool materialize);
 
@@ -310,8 +311,6 @@ store_single_row(TesseraFetcher *f, TesseraCachedStripe *cs, int rg, int row,
 static bool fetch_row_visible(TesseraFetcher *f, ItemPointer tid, Snapshot snapshot,
 							  TupleTableSlot *slot, bool *all_dead);
 
-/* TesseraFetchUnmaterialized: the caller needs no xmax */
-static bool skip_xmax = false;
 
 /*
  * Fetch the row with this TID into slot if snapshot sees it.  A fetch of any
@@ -327,7 +326,7 @@ fetch_row(TesseraFetcher *f, ItemPointer tid, Snapshot snapshot, TupleTableSlot 
 
 	if (!fetch_row_visible(f, tid, snapshot, slot, all_dead))
 		return false;
-	if (snapshot->snapshot_type == SNAPSHOT_ANY && !skip_xmax && TesseraTidToRownum(tid, &rownum) &&
+	if (snapshot->snapshot_type == SNAPSHOT_ANY && !f->skip_xmax && TesseraTidToRownum(tid, &rownum) &&
 		TesseraGetRowState(f->base.rel, rownum, &st) && !TesseraRowStateEmpty(&st))
 		TesseraSlotSetXmax(slot, st.xmax);
 	return true;
@@ -542,7 +541,8 @@ static Oid	version_fetcher_relid = InvalidOid;
 static RelFileNode version_fetcher_node;
 
 static bool
-tessera_tuple_fetch_row_version_internal(Relation rel, ItemPointer tid, Snapshot snapshot,
+tessera_tuple_fetch_row_version_internal(Relation rel, ItemPointer tid, bool want_xmax,
+										 Snapshot snapshot,
 										 TupleTableSlot *slot, bool materialize)
 {
 	TesseraFetcher *f;
@@ -580,7 +580,9 @@ tessera_tuple_fetch_row_version_internal(Relation rel, ItemPointer tid, Snapshot
 	/* the metapage may have been re-initialized by a truncate: re-read it */
 	f->have_meta = false;
 
+	f->skip_xmax = !want_xmax;
 	found = fetch_row(f, tid, snapshot, slot, NULL);
+	f->skip_xmax = false;
 	/* the slot points into the fetcher's batch: give it its own copy */
 	if (found && materialize)
 		ExecMaterializeSlot(slot);
@@ -591,7 +593,7 @@ bool
 tessera_tuple_fetch_row_version(Relation rel, ItemPointer tid, Snapshot snapshot,
 								TupleTableSlot *slot)
 {
-	return tessera_tuple_fetch_row_version_internal(rel, tid, snapshot, slot, true);
+	return tessera_tuple_fetch_row_version_internal(rel, tid, true, snapshot, slot, true);
 }
 
 /*
@@ -604,16 +606,8 @@ TesseraFetchUnmaterialized(Relation rel, ItemPointer tid, Snapshot snapshot, Tup
 {
 	bool		found;
 
-	skip_xmax = true;			/* the caller compares values, nothing else */
-	PG_TRY();
-	{
-		found = tessera_tuple_fetch_row_version_internal(rel, tid, snapshot, slot, false);
-	}
-	PG_FINALLY();
-	{
-		skip_xmax = false;
-	}
-	PG_END_TRY();
+	/* the caller compares values, it needs no xmax */
+	found = tessera_tuple_fetch_row_version_internal(rel, tid, false, snapshot, slot, false);
 	return found;
 }
 
