@@ -105,6 +105,9 @@ typedef struct WriteState
 	bool		mark_dead;		/* the row being appended is folded */
 	int64	   *rg_dead;		/* indexes of the row group's folded rows */
 	int			rg_ndead;
+	int			rg_dead_cap;
+	Datum	   *null_values;	/* an all-NULL row, for folded rows */
+	bool	   *null_isnull;
 
 	List	   *replaces;		/* builders: catalog rows the stripe replaces */
 	int		   *early_deltas;	/* its WriteEntry's count; NULL for builders */
@@ -346,8 +349,13 @@ append_row(WriteState *ws, Datum *values, bool *isnull, Size row_bytes, CommandI
 	r = ws->rg_rows;
 	if (ws->mark_dead)
 	{
-		if (ws->rg_dead == NULL)
-			ws->rg_dead = MemoryContextAllocHuge(ws->cxt, sizeof(int64) * TESSERA_MAX_ROW_GROUP_ROWS);
+		if (ws->rg_ndead == ws->rg_dead_cap)
+		{
+			ws->rg_dead_cap = Max(ws->rg_dead_cap * 2, 1024);
+			ws->rg_dead = ws->rg_dead == NULL
+				? MemoryContextAlloc(ws->cxt, sizeof(int64) * ws->rg_dead_cap)
+				: repalloc_huge(ws->rg_dead, sizeof(int64) * ws->rg_dead_cap);
+		}
 		ws->rg_dead[ws->rg_ndead++] = r;
 		ws->mark_dead = false;
 	}
@@ -496,16 +504,17 @@ void
 TesseraBuilderAddDead(TesseraStripeBuilder *builder)
 {
 	WriteState *ws = (WriteState *) builder;
-	Datum	   *values = palloc0(sizeof(Datum) * Max(ws->natts, 1));
-	bool	   *isnull = palloc(sizeof(bool) * Max(ws->natts, 1));
 
-	memset(isnull, true, sizeof(bool) * Max(ws->natts, 1));
+	if (ws->null_values == NULL)
+	{
+		ws->null_values = MemoryContextAllocZero(ws->cxt, sizeof(Datum) * Max(ws->natts, 1));
+		ws->null_isnull = MemoryContextAlloc(ws->cxt, sizeof(bool) * Max(ws->natts, 1));
+		memset(ws->null_isnull, true, sizeof(bool) * Max(ws->natts, 1));
+	}
 	if (ws->rg_rows > 0 && ws->rg_bytes > TESSERA_ROW_GROUP_BYTE_LIMIT)
 		finish_row_group(ws);
 	ws->mark_dead = true;
-	append_row(ws, values, isnull, 0, FirstCommandId);
-	pfree(values);
-	pfree(isnull);
+	append_row(ws, ws->null_values, ws->null_isnull, 0, FirstCommandId);
 }
 
 /*
