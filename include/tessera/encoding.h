@@ -145,12 +145,21 @@ extern bool TesseraDecompress(int codec, const char *src, Size srclen, char *dst
 extern bool TesseraCodecAvailable(int codec);
 
 /* integers (encoding/intcodec.c) */
+typedef enum TesseraFilterResult
+{
+	TESSERA_FILTER_DONE,		/* sel updated */
+	TESSERA_FILTER_CANNOT,		/* not for this encoding: decode and compare */
+	TESSERA_FILTER_CORRUPT		/* the section is malformed */
+} TesseraFilterResult;
+
 extern void TesseraEncodeInts(const int64 *values, int n, TesseraBuf *out);
 extern const char *TesseraDecodeInts(const char *p, const char *end, int n, int64 *out);
 extern const char *TesseraSkipInts(const char *p, const char *end, int n);
 extern bool TesseraIntAt(const char *p, const char *end, int n, int idx, int64 *out);
 extern bool TesseraIntAtIndexed(const char *p, const char *end, int n, int idx, int64 *out,
 								TesseraValueIndex *index);
+extern bool TesseraGatherInts(const char *p, const char *end, int n, const int *rows, int m,
+							  int64 *out);
 
 #ifdef HAVE_INT128
 extern void TesseraEncodeWide(const int128 *values, int n, TesseraBuf *out);
@@ -159,6 +168,10 @@ extern const char *TesseraSkipWide(const char *p, const char *end, int n);
 extern bool TesseraWideAt(const char *p, const char *end, int n, int idx, int128 *out);
 extern bool TesseraWideAtIndexed(const char *p, const char *end, int n, int idx, int128 *out,
 								 TesseraValueIndex *index);
+extern void TesseraSelectNone(bool *sel, int nsel, const int *idx, int nidx);
+extern TesseraFilterResult TesseraFilterInts(const char *p, const char *end, int n, int64 lo,
+											 int64 hi, bool *sel, int nsel, const int *idx,
+											 int nidx);
 #endif
 
 /* numerics (encoding/decimal.c) */
@@ -170,10 +183,29 @@ extern bool TesseraDecimalAt(const char *p, const char *end, int n, int idx, Dat
 							 TesseraValueIndex *index);
 #ifdef HAVE_INT128
 extern bool TesseraNumericScaled(Datum d, int128 *value, int *dscale);
+extern bool TesseraDecimalMaxScale(const char *p, const char *end, int n, int *max_scale);
+extern TesseraFilterResult TesseraDecimalFilter(const char *p, const char *end, int n,
+												int128 lo, int128 hi, bool *sel, int nsel,
+												const int *idx, int nidx);
+extern bool TesseraDecimalScaledAt(const char *p, const char *end, int n, int idx,
+								   int128 *value, int64 *dscale, TesseraValueIndex *index);
+extern bool TesseraDecimalGather(const char *p, const char *end, int n, const int *rows, int m,
+								 int128 *values, int64 *dscales, int *max_scale);
 extern const char *TesseraDecodeDecimalScaled(const char *p, const char *end, int n,
 											  int128 *scaled, int64 *scales, int *max_scale);
 extern bool TesseraDecodeChunkScaled(const TesseraColumnType *type, const TesseraChunkDisk *chunk,
-									 const char *stored, int nrows, int128 *values, int64 *scales,
+									 const char *raw, int nrows, int128 *values, int64 *scales,
+									 bool *isnull, int *max_scale, TesseraCorruptFn corrupt,
+									 void *arg);
+extern TesseraFilterResult TesseraChunkFilter(const TesseraColumnType *type,
+											  const TesseraChunkDisk *chunk, const char *raw,
+											  int nrows, int128 lo, int128 hi, bool *sel,
+											  int nsel, const int *idx, int nidx,
+											  TesseraCorruptFn corrupt, void *arg);
+extern bool TesseraChunkDecimalScale(const TesseraChunkDisk *chunk, const char *raw, int nrows,
+									 int *max_scale, TesseraCorruptFn corrupt, void *arg);
+extern bool TesseraChunkScaledGather(const TesseraChunkDisk *chunk, const char *raw, int nrows,
+									 const int *rows, int m, int128 *values, int64 *dscales,
 									 bool *isnull, int *max_scale, TesseraCorruptFn corrupt,
 									 void *arg);
 #endif

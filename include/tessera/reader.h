@@ -109,6 +109,15 @@ extern bool TesseraBatchScaledInfo(TesseraBatch *batch, int attidx, int128 **val
 								   int64 **scales, bool **isnull, int *max_scale, int *bits,
 								   int64 *dsc_all);
 #endif
+#ifdef HAVE_INT128
+extern TesseraFilterResult TesseraBatchRangeFilter(TesseraBatch *batch, int attidx, int128 lo,
+											  int128 hi, bool *sel, int nsel, const int *idx,
+											  int nidx);
+extern bool TesseraBatchDecimalScale(TesseraBatch *batch, int attidx, int *max_scale);
+extern bool TesseraBatchScaledGather(TesseraBatch *batch, int attidx, const int *rows, int m,
+									 int128 *values, int64 *dscales, bool *isnull,
+									 int *max_scale);
+#endif
 extern Datum TesseraBatchValue(TesseraBatch *batch, int attidx, int row, bool *isnull);
 extern bool TesseraReaderLocate(TesseraReader *reader, uint64 rownum, int *stripe, int *rg, int *row);
 extern void TesseraReaderGlobalRg(TesseraReader *reader, uint32 g, int *stripe, int *rg);

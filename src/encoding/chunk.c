@@ -20,7 +20,10 @@
  *						then an integer section of codes
  *
  *	  The codec (zstd, lz4, pglz) is applied to the whole raw payload only
- *	  when it saves at least 1/32 of it; otherwise the chunk is stored raw.
+ *	  when it pays for the time every scan spends undoing it: lz4 (several
+ *	  GB/s) when it saves 1/32 of the payload, zstd and pglz (about 1 GB/s,
+ *	  slower than reading the raw bytes from memory or even from disk) only
+ *	  when they save a quarter.  Otherwise the chunk is stored raw.
  *
  *	  Decoded by-reference values point into the raw payload, which the
  *	  caller keeps alive as long as it uses the Datums.  Every length and
@@ -531,6 +534,13 @@ decode_dict(const TesseraColumnType *type, const char *p, const char *end, int n
 
 /* ---- chunks ---- */
 
+/* The codec must save 1/this of a payload to be kept (see the file header). */
+static inline Size
+codec_min_saving(int codec)
+{
+	return codec == TESSERA_CODEC_LZ4 ? 32 : 4;
+}
+
 /*
  * TesseraEncodeChunk
  *		Encode nrows values of one column.  Allocates out->stored in the
@@ -649,7 +659,7 @@ TesseraEncodeChunk(const TesseraColumnType *type, const Datum *values,
 
 		TesseraBufInit(&out->stored, raw.len / 2 + 64);
 		n_comp = TesseraCompress(codec, level, raw.data, raw.len, &out->stored);
-		if (n_comp > 0 && n_comp < raw.len - raw.len / 32)
+		if (n_comp > 0 && n_comp <= raw.len - raw.len / codec_min_saving(codec))
 		{
 			out->codec = codec;
 			TesseraBufFree(&raw);
@@ -1031,10 +1041,9 @@ plain_at(const TesseraColumnType *type, const char *p, const char *end, int n, i
  */
 bool
 TesseraDecodeChunkScaled(const TesseraColumnType *type, const TesseraChunkDisk *chunk,
-						 const char *stored, int nrows, int128 *values, int64 *scales,
+						 const char *raw, int nrows, int128 *values, int64 *scales,
 						 bool *isnull, int *max_scale, TesseraCorruptFn corrupt, void *arg)
 {
-	const char *raw;
 	const char *p;
 	const char *end;
 	const uint8 *bits = NULL;
@@ -1052,7 +1061,6 @@ TesseraDecodeChunkScaled(const TesseraColumnType *type, const TesseraChunkDisk *
 		return false;
 	if (n == 0 || n > nrows)
 		corrupt(arg, "invalid value count");
-	raw = TesseraChunkRaw(chunk, stored, corrupt, arg);
 	p = raw;
 	end = raw + chunk->raw_bytes;
 	if (n < nrows)
@@ -1114,6 +1122,55 @@ TesseraFreeValueIndex(TesseraValueIndex *index)
 	pfree(index);
 }
 
+/* The value index of a payload, created on first use. */
+static TesseraValueIndex *
+value_index(TesseraValueIndex **index, MemoryContext cxt)
+{
+	if (index == NULL)
+		return NULL;
+	if (*index == NULL)
+	{
+		*index = MemoryContextAllocZero(cxt, sizeof(TesseraValueIndex));
+		(*index)->cxt = cxt;
+	}
+	return *index;
+}
+
+/*
+ * Where row's value is in a chunk's payload: the values section (*p) and
+ * the value's rank among the non-NULL values (*j).  False if it is NULL.
+ */
+static bool
+value_position(const TesseraChunkDisk *chunk, const char *raw, int nrows, int row,
+			   const char **p, int *j, TesseraCorruptFn corrupt, void *arg)
+{
+	const char *end = raw + chunk->raw_bytes;
+	int			n = chunk->value_count;
+
+	*p = raw;
+	*j = row;
+	if (chunk->encoding == TESSERA_ENC_ABSENT)
+		return false;
+	if (n == 0 || n > nrows || row < 0 || row >= nrows)
+		corrupt(arg, "invalid value count");
+	if (n < nrows)
+	{
+		const uint8 *bits = (const uint8 *) raw;
+		Size		nbytes = (nrows + 7) / 8;
+
+		if ((Size) (end - raw) < nbytes)
+			corrupt(arg, "null bitmap truncated");
+		if ((bits[row >> 3] & (1 << (row & 7))) == 0)
+			return false;
+		*j = 0;
+		for (int b = 0; b < (row >> 3); b++)
+			*j += pg_popcount32(bits[b]);
+		*j += pg_popcount32(bits[row >> 3] & ((1 << (row & 7)) - 1));
+		*p += MAXALIGN(nbytes);
+	}
+	return true;
+}
+
 /*
  * TesseraDecodeValue
  *		Value `row` of a chunk from its raw payload, decoding nothing else
@@ -1127,44 +1184,17 @@ TesseraDecodeValue(const TesseraColumnType *type, const TesseraChunkDisk *chunk,
 				   TesseraCorruptFn corrupt, void *arg, TesseraValueIndex **index,
 				   MemoryContext index_cxt)
 {
-	const char *p = raw;
+	const char *p;
 	const char *end = raw + chunk->raw_bytes;
 	int			n = chunk->value_count;
-	int			j = row;
+	int			j;
 	Datum		result = (Datum) 0;
 	bool		ok = false;
-	TesseraValueIndex *ix = NULL;
+	TesseraValueIndex *ix = value_index(index, index_cxt);
 
-	if (index != NULL)
-	{
-		if (*index == NULL)
-		{
-			*index = MemoryContextAllocZero(index_cxt, sizeof(TesseraValueIndex));
-			(*index)->cxt = index_cxt;
-		}
-		ix = *index;
-	}
-
-	*isnull = true;
-	if (chunk->encoding == TESSERA_ENC_ABSENT)
+	*isnull = !value_position(chunk, raw, nrows, row, &p, &j, corrupt, arg);
+	if (*isnull)
 		return (Datum) 0;
-	if (n == 0 || n > nrows || row < 0 || row >= nrows)
-		corrupt(arg, "invalid value count");
-	if (n < nrows)
-	{
-		const uint8 *bits = (const uint8 *) p;
-		Size		nbytes = (nrows + 7) / 8;
-
-		if ((Size) (end - p) < nbytes)
-			corrupt(arg, "null bitmap truncated");
-		if ((bits[row >> 3] & (1 << (row & 7))) == 0)
-			return (Datum) 0;
-		j = 0;
-		for (int b = 0; b < (row >> 3); b++)
-			j += pg_popcount32(bits[b]);
-		j += pg_popcount32(bits[row >> 3] & ((1 << (row & 7)) - 1));
-		p += MAXALIGN(nbytes);
-	}
 
 	switch (chunk->encoding)
 	{
@@ -1212,3 +1242,166 @@ TesseraDecodeValue(const TesseraColumnType *type, const TesseraChunkDisk *chunk,
 	*isnull = false;
 	return result;
 }
+
+#ifdef HAVE_INT128
+/*
+ * TesseraChunkFilter
+ *		sel &= lo <= value <= hi over a chunk's payload (TesseraChunkRaw),
+ *		compared without decoding it (TesseraFilterInts): integer chunks
+ *		against their stored integers, the column's values; decimal chunks
+ *		against their scaled integers, lo and hi at the chunk's scale
+ *		(TesseraChunkDecimalScale).  NULLs never pass.  Rows 0..nsel-1, or
+ *		those in idx[0..nidx).  TESSERA_FILTER_CANNOT when the encoding, or
+ *		NULLs among the values, need the decoded column.
+ */
+TesseraFilterResult
+TesseraChunkFilter(const TesseraColumnType *type, const TesseraChunkDisk *chunk,
+				   const char *raw, int nrows, int128 lo, int128 hi, bool *sel, int nsel,
+				   const int *idx, int nidx, TesseraCorruptFn corrupt, void *arg)
+{
+	const char *end = raw + chunk->raw_bytes;
+	int			n = chunk->value_count;
+	TesseraFilterResult res;
+
+	if (chunk->encoding == TESSERA_ENC_ABSENT)
+	{
+		/* NULL everywhere */
+		TesseraSelectNone(sel, nsel, idx, nidx);
+		return TESSERA_FILTER_DONE;
+	}
+	if (n == 0 || n > nrows || nsel > nrows)
+		corrupt(arg, "invalid value count");
+	if (n < nrows)
+		return TESSERA_FILTER_CANNOT;
+	switch (chunk->encoding)
+	{
+		case TESSERA_ENC_INT:
+			if (type->kind != TESSERA_KIND_BYVAL || type->typlen < 2)
+				return TESSERA_FILTER_CANNOT;
+			if (hi < PG_INT64_MIN || lo > PG_INT64_MAX || lo > hi)
+				lo = 1, hi = 0;
+			res = TesseraFilterInts(raw, end, n, (int64) Max(lo, (int128) PG_INT64_MIN),
+									(int64) Min(hi, (int128) PG_INT64_MAX), sel, nsel, idx, nidx);
+			break;
+		case TESSERA_ENC_DECIMAL:
+			if (type->kind != TESSERA_KIND_NUMERIC)
+				return TESSERA_FILTER_CANNOT;
+			res = TesseraDecimalFilter(raw, end, n, lo, hi, sel, nsel, idx, nidx);
+			break;
+		default:
+			return TESSERA_FILTER_CANNOT;
+	}
+	if (res == TESSERA_FILTER_CORRUPT)
+		corrupt(arg, "malformed values");
+	return res;
+}
+
+/*
+ * TesseraChunkDecimalScale
+ *		The scale a decimal chunk stores its values at; false if the chunk
+ *		is not decimal-encoded.
+ */
+bool
+TesseraChunkDecimalScale(const TesseraChunkDisk *chunk, const char *raw, int nrows,
+						 int *max_scale, TesseraCorruptFn corrupt, void *arg)
+{
+	const char *p = raw;
+	const char *end = raw + chunk->raw_bytes;
+	int			n = chunk->value_count;
+
+	if (chunk->encoding != TESSERA_ENC_DECIMAL)
+		return false;
+	if (n == 0 || n > nrows)
+		corrupt(arg, "invalid value count");
+	if (n < nrows)
+		p += MAXALIGN((nrows + 7) / 8);
+	if (!TesseraDecimalMaxScale(p, end, n, max_scale))
+		corrupt(arg, "malformed values");
+	return true;
+}
+
+#endif
+
+#ifdef HAVE_INT128
+/*
+ * TesseraChunkScaledGather
+ *		TesseraChunkScaledAt for rows[0..m).  False if the chunk is not
+ *		decimal-encoded.
+ */
+bool
+TesseraChunkScaledGather(const TesseraChunkDisk *chunk, const char *raw, int nrows,
+						 const int *rows, int m, int128 *values, int64 *dscales, bool *isnull,
+						 int *max_scale, TesseraCorruptFn corrupt, void *arg)
+{
+	int			n = chunk->value_count;
+
+	*max_scale = 0;
+	if (chunk->encoding == TESSERA_ENC_ABSENT)
+	{
+		memset(values, 0, sizeof(int128) * m);
+		memset(dscales, 0, sizeof(int64) * m);
+		memset(isnull, true, m);
+		return true;
+	}
+	if (!TesseraChunkDecimalScale(chunk, raw, nrows, max_scale, corrupt, arg))
+		return false;
+	if (n < nrows)
+	{
+		/*
+		 * NULLs among the values: gather the non-NULL rows by their rank
+		 * among the values (counts of set bits before each byte), then
+		 * spread them back over the rows, back to front.
+		 */
+		const uint8 *bits = (const uint8 *) raw;
+		Size		nbytes = (nrows + 7) / 8;
+		int		   *before = palloc(sizeof(int) * nbytes);
+		int		   *ranks = palloc(sizeof(int) * Max(m, 1));
+		int			k = 0,
+					count = 0;
+
+		if ((Size) chunk->raw_bytes < nbytes)
+			corrupt(arg, "null bitmap truncated");
+		for (Size i = 0; i < nbytes; i++)
+		{
+			before[i] = count;
+			count += pg_popcount32(bits[i]);
+		}
+		for (int j = 0; j < m; j++)
+		{
+			int			row = rows[j];
+
+			if (row < 0 || row >= nrows)
+				corrupt(arg, "invalid row");
+			isnull[j] = (bits[row >> 3] & (1 << (row & 7))) == 0;
+			if (!isnull[j])
+				ranks[k++] = before[row >> 3] +
+					pg_popcount32(bits[row >> 3] & ((1 << (row & 7)) - 1));
+		}
+		if (!TesseraDecimalGather(raw + MAXALIGN(nbytes), raw + chunk->raw_bytes, n, ranks, k,
+								  values, dscales, max_scale))
+			corrupt(arg, "malformed values");
+		for (int j = m - 1; j >= 0; j--)
+		{
+			if (isnull[j])
+			{
+				values[j] = 0;
+				dscales[j] = 0;
+			}
+			else
+			{
+				k--;
+				values[j] = values[k];
+				dscales[j] = dscales[k];
+			}
+		}
+		pfree(before);
+		pfree(ranks);
+		return true;
+	}
+	if (!TesseraDecimalGather(raw, raw + chunk->raw_bytes, n, rows, m, values, dscales,
+							  max_scale))
+		corrupt(arg, "malformed values");
+	memset(isnull, false, m);
+	return true;
+}
+#endif

@@ -431,37 +431,17 @@ bool
 TesseraDecimalAt(const char *p, const char *end, int n, int idx, Datum *out,
 				 TesseraValueIndex *index)
 {
-	DecimalHeader hdr;
-	const char *vals;
+	int			max_scale;
 	int64		scale;
 	int128		v;
 	char	   *buf;
 
 	init_pow10();
-	if (end - p < (ptrdiff_t) sizeof(hdr))
+	if (!TesseraDecimalMaxScale(p, end, n, &max_scale) ||
+		!TesseraDecimalScaledAt(p, end, n, idx, &v, &scale, index))
 		return false;
-	memcpy(&hdr, p, sizeof(hdr));
-	if (hdr.count != (uint32) n || hdr.max_scale > DEC_MAX_DIGITS ||
-		(hdr.mode != DEC_MODE_INT64 && hdr.mode != DEC_MODE_INT128))
-		return false;
-	p += MAXALIGN(sizeof(hdr));
-	if (!TesseraIntAt(p, end, n, idx, &scale) || scale < 0 || scale > hdr.max_scale)
-		return false;
-	vals = TesseraSkipInts(p, end, n);
-	if (vals == NULL)
-		return false;
-	if (hdr.mode == DEC_MODE_INT64)
-	{
-		int64		v64;
-
-		if (!TesseraIntAtIndexed(vals, end, n, idx, &v64, index))
-			return false;
-		v = v64;
-	}
-	else if (!TesseraWideAtIndexed(vals, end, n, idx, &v, index))
-		return false;
-	if (hdr.max_scale > scale)
-		v /= (int128) pow10_128[hdr.max_scale - scale];
+	if (max_scale > scale)
+		v /= (int128) pow10_128[max_scale - scale];
 	if (v >= (int128) pow10_128[DEC_MAX_DIGITS] || v <= -(int128) pow10_128[DEC_MAX_DIGITS])
 		return false;
 	buf = palloc(DEC_MAX_BYTES);
@@ -516,6 +496,128 @@ TesseraDecodeDecimalScaled(const char *p, const char *end, int n, int128 *scaled
 	}
 	*max_scale = hdr.max_scale;
 	return p;
+}
+
+/*
+ * TesseraDecimalMaxScale
+ *		The scale a decimal section's values are stored at; false if the
+ *		header is malformed.
+ */
+bool
+TesseraDecimalMaxScale(const char *p, const char *end, int n, int *max_scale)
+{
+	DecimalHeader hdr;
+
+	if (end - p < (ptrdiff_t) sizeof(hdr))
+		return false;
+	memcpy(&hdr, p, sizeof(hdr));
+	if (hdr.count != (uint32) n || hdr.max_scale > DEC_MAX_DIGITS ||
+		(hdr.mode != DEC_MODE_INT64 && hdr.mode != DEC_MODE_INT128))
+		return false;
+	*max_scale = hdr.max_scale;
+	return true;
+}
+
+/*
+ * TesseraDecimalFilter
+ *		TesseraFilterInts for a decimal section: lo and hi are integers at
+ *		the section's scale (TesseraDecimalMaxScale).  Sections of 128-bit
+ *		values are left to the caller.
+ */
+TesseraFilterResult
+TesseraDecimalFilter(const char *p, const char *end, int n, int128 lo, int128 hi,
+					 bool *sel, int nsel, const int *idx, int nidx)
+{
+	DecimalHeader hdr;
+	int			max_scale;
+
+	if (!TesseraDecimalMaxScale(p, end, n, &max_scale))
+		return TESSERA_FILTER_CORRUPT;
+	memcpy(&hdr, p, sizeof(hdr));
+	if (hdr.mode != DEC_MODE_INT64)
+		return TESSERA_FILTER_CANNOT;
+	p = TesseraSkipInts(p + MAXALIGN(sizeof(hdr)), end, n);
+	if (p == NULL)
+		return TESSERA_FILTER_CORRUPT;
+	/* every stored value is an int64: clamp the bounds to that range */
+	if (hi < PG_INT64_MIN || lo > PG_INT64_MAX || lo > hi)
+		return TesseraFilterInts(p, end, n, 1, 0, sel, nsel, idx, nidx);
+	return TesseraFilterInts(p, end, n, (int64) Max(lo, (int128) PG_INT64_MIN),
+							 (int64) Min(hi, (int128) PG_INT64_MAX), sel, nsel, idx, nidx);
+}
+
+/*
+ * TesseraDecimalScaledAt
+ *		Value idx of a decimal section as an integer at the section's scale
+ *		and its own display scale: TesseraDecodeDecimalScaled for one value.
+ */
+bool
+TesseraDecimalScaledAt(const char *p, const char *end, int n, int idx, int128 *value,
+					   int64 *dscale, TesseraValueIndex *index)
+{
+	DecimalHeader hdr;
+	const char *vals;
+	int			max_scale;
+
+	if (!TesseraDecimalMaxScale(p, end, n, &max_scale))
+		return false;
+	memcpy(&hdr, p, sizeof(hdr));
+	p += MAXALIGN(sizeof(hdr));
+	if (!TesseraIntAt(p, end, n, idx, dscale) || *dscale < 0 || *dscale > max_scale)
+		return false;
+	vals = TesseraSkipInts(p, end, n);
+	if (vals == NULL)
+		return false;
+	if (hdr.mode == DEC_MODE_INT64)
+	{
+		int64		v64;
+
+		if (!TesseraIntAtIndexed(vals, end, n, idx, &v64, index))
+			return false;
+		*value = v64;
+		return true;
+	}
+	return TesseraWideAtIndexed(vals, end, n, idx, value, index);
+}
+
+/*
+ * TesseraDecimalGather
+ *		TesseraDecimalScaledAt for the values rows[0..m): their scaled
+ *		integers and display scales, the section's header read once.
+ */
+bool
+TesseraDecimalGather(const char *p, const char *end, int n, const int *rows, int m,
+					 int128 *values, int64 *dscales, int *max_scale)
+{
+	DecimalHeader hdr;
+	const char *vals;
+
+	if (!TesseraDecimalMaxScale(p, end, n, max_scale))
+		return false;
+	memcpy(&hdr, p, sizeof(hdr));
+	p += MAXALIGN(sizeof(hdr));
+	if (!TesseraGatherInts(p, end, n, rows, m, dscales))
+		return false;
+	for (int j = 0; j < m; j++)
+		if (dscales[j] < 0 || dscales[j] > *max_scale)
+			return false;
+	vals = TesseraSkipInts(p, end, n);
+	if (vals == NULL)
+		return false;
+	if (hdr.mode == DEC_MODE_INT64)
+	{
+		int64	   *v64 = (int64 *) values; /* gather in place, widen backwards */
+
+		if (!TesseraGatherInts(vals, end, n, rows, m, v64))
+			return false;
+		for (int j = m - 1; j >= 0; j--)
+			values[j] = (int128) v64[j];
+		return true;
+	}
+	for (int j = 0; j < m; j++)
+		if (!TesseraWideAt(vals, end, n, rows[j], &values[j]))
+			return false;
+	return true;
 }
 
 /*

@@ -1378,6 +1378,31 @@ int_datum(Datum d, int16 typlen)
  * down (fl) and up (ce) to that scale, which decide every strategy
  * exactly.  Other chunks, and values that do not fit, use numeric_cmp.
  */
+static bool
+numeric_bounds(VecQual *vq, int cmax, int128 *fl, int128 *ce, bool *exact)
+{
+	if (!vq->scaled || cmax < 0 || cmax >= (int) lengthof(pow10_i128) ||
+		vq->nscale >= (int) lengthof(pow10_i128))
+		return false;
+	if (vq->nscale <= cmax)
+	{
+		*exact = true;
+		if (__builtin_mul_overflow(vq->nval, pow10_i128[cmax - vq->nscale], fl))
+			return false;
+		*ce = *fl;
+	}
+	else
+	{
+		int128		p = pow10_i128[vq->nscale - cmax];
+		int128		r = vq->nval % p;
+
+		*fl = vq->nval / p - (r < 0 ? 1 : 0);
+		*exact = r == 0;
+		*ce = *exact ? *fl : *fl + 1;
+	}
+	return true;
+}
+
 static void
 numeric_filter(VecQual *vq, TesseraBatch *b, bool *sel, int n, const int *idx, int nidx)
 {
@@ -1391,24 +1416,7 @@ numeric_filter(VecQual *vq, TesseraBatch *b, bool *sel, int n, const int *idx, i
 				fits = false;
 
 	if (vq->scaled && TesseraBatchScaled(b, vq->attidx, &v, &scales, &isnull, &cmax))
-	{
-		if (vq->nscale <= cmax)
-		{
-			fits = !__builtin_mul_overflow(vq->nval, pow10_i128[cmax - vq->nscale], &fl);
-			ce = fl;
-			exact = true;
-		}
-		else
-		{
-			int128		p = pow10_i128[vq->nscale - cmax];
-			int128		r = vq->nval % p;
-
-			fl = vq->nval / p - (r < 0 ? 1 : 0);
-			exact = r == 0;
-			ce = exact ? fl : fl + 1;
-			fits = true;
-		}
-	}
+		fits = numeric_bounds(vq, cmax, &fl, &ce, &exact);
 	if (fits)
 	{
 		switch (vq->strategy)
@@ -1473,6 +1481,112 @@ numeric_filter(VecQual *vq, TesseraBatch *b, bool *sel, int n, const int *idx, i
 }
 #endif
 
+#define RANGE_MIN	(-(int128) ((uint128) 1 << 126))
+#define RANGE_MAX	((int128) ((uint128) 1 << 126))
+
+/* Can vq be a bound on the stored integers of its column? */
+static inline bool
+range_qual(const VecQual *vq)
+{
+	switch (vq->kind)
+	{
+		case VEC_INT:
+			return true;
+		case VEC_DATE_TS:
+			/* equality compares timestamps, the others date thresholds */
+			return vq->strategy != BTEqualStrategyNumber;
+		case VEC_NUMERIC:
+			return vq->scaled;
+		default:
+			return false;
+	}
+}
+
+/*
+ * Narrow [*lo, *hi] by vq, on the stored integers of its column (numerics
+ * at the chunk's scale cmax).  False if it cannot be expressed so.
+ */
+static bool
+range_narrow(VecQual *vq, int cmax, int128 *lo, int128 *hi)
+{
+	int128		fl,
+				ce;
+	bool		exact;
+
+	if (vq->kind == VEC_NUMERIC)
+	{
+		if (!numeric_bounds(vq, cmax, &fl, &ce, &exact))
+			return false;
+	}
+	else
+	{
+		fl = ce = vq->ival;
+		exact = true;
+	}
+	switch (vq->run_strategy)
+	{
+		case BTLessStrategyNumber:
+			*hi = Min(*hi, ce - 1);
+			break;
+		case BTLessEqualStrategyNumber:
+			*hi = Min(*hi, fl);
+			break;
+		case BTEqualStrategyNumber:
+			if (!exact)
+				*hi = RANGE_MIN;	/* no stored value equals it */
+			*lo = Max(*lo, fl);
+			*hi = Min(*hi, fl);
+			break;
+		case BTGreaterEqualStrategyNumber:
+			*lo = Max(*lo, ce);
+			break;
+		case BTGreaterStrategyNumber:
+			*lo = Max(*lo, fl + 1);
+			break;
+		default:
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The quals on the column of vquals[q] that bound its stored integers,
+ * from q on, applied together as one range compared on the encoded chunk
+ * (TesseraBatchRangeFilter): `x >= a AND x < b` reads the column once and
+ * decodes nothing.  Marks the quals applied in done[]; false if the chunk
+ * needs the decoded column.
+ */
+static bool
+range_apply(VecQual *vquals, int nvq, int q, bool *done, TesseraBatch *b, bool *sel, int n,
+			const int *idx, int nidx)
+{
+	int			attidx = vquals[q].attidx;
+	int			cmax = 0;
+	int128		lo = RANGE_MIN,
+				hi = RANGE_MAX;
+	bool		member[64];
+
+	if (nvq > (int) lengthof(member))
+		return false;
+	if (vquals[q].kind == VEC_NUMERIC && !TesseraBatchDecimalScale(b, attidx, &cmax))
+		return false;
+	for (int r = q; r < nvq; r++)
+	{
+		VecQual    *vq = &vquals[r];
+
+		member[r] = !done[r] && !vq->isnull && vq->attidx == attidx && range_qual(vq) &&
+			(vq->kind == VEC_NUMERIC) == (vquals[q].kind == VEC_NUMERIC) &&
+			range_narrow(vq, cmax, &lo, &hi);
+	}
+	if (!member[q])
+		return false;
+	if (TesseraBatchRangeFilter(b, attidx, lo, hi, sel, n, idx, nidx) != TESSERA_FILTER_DONE)
+		return false;
+	for (int r = q; r < nvq; r++)
+		done[r] |= member[r];
+	return true;
+}
+
 /*
  * sel[i] = every qual of vquals holds for row i of the batch.  idxbuf:
  * room for a row number per row.
@@ -1482,6 +1596,8 @@ vec_apply(VecQual *vquals, int nvq, TesseraBatch *b, bool *sel, int n, int *idxb
 {
 	int		   *idx = NULL;
 	int			nidx = 0;
+	bool		done[64] = {0};
+	bool		applied = false;
 
 	memset(sel, true, n);
 
@@ -1497,9 +1613,11 @@ vec_apply(VecQual *vquals, int nvq, TesseraBatch *b, bool *sel, int n, int *idxb
 			memset(sel, false, n);
 			break;
 		}
+		if (q < (int) lengthof(done) && done[q])
+			continue;
 
 		/* once few rows are left, later quals look at those rows only */
-		if (q > 0)
+		if (applied)
 		{
 			if (idx == NULL)
 			{
@@ -1530,6 +1648,11 @@ vec_apply(VecQual *vquals, int nvq, TesseraBatch *b, bool *sel, int n, int *idxb
 				nidx = k;
 			}
 		}
+		applied = true;
+
+		if (range_qual(vq) && q < (int) lengthof(done) &&
+			range_apply(vquals, nvq, q, done, b, sel, n, idx, nidx))
+			continue;
 
 		if (vq->kind != VEC_NUMERIC)
 			TesseraBatchColumn(b, vq->attidx, &values, &isnull);
@@ -1642,13 +1765,18 @@ tscan_batch_filter(void *arg, TesseraBatch *b)
 	sel = ts->sel;
 	vec_apply(ts->vquals, ts->nvquals, b, sel, n, ts->idx);
 
-	for (int i = 0; i < n; i++)
+	if (b->deleted == NULL)
 	{
-		bool		dead = b->deleted && b->deleted[i];
-
-		live += !dead;
-		kept += !dead && sel[i];
+		live = n;
+		for (int i = 0; i < n; i++)
+			kept += sel[i];
 	}
+	else
+		for (int i = 0; i < n; i++)
+		{
+			live += !b->deleted[i];
+			kept += sel[i] & !b->deleted[i];
+		}
 	ts->rows_removed += live - kept;
 	/* few rows survive: decode their other columns value by value */
 	b->sparse = kept * 32 < (uint64) n;
@@ -2697,6 +2825,9 @@ typedef struct TesseraAggState
 	bool	   *fsel;
 	int		   *fidx;
 	int32	   *fgidx;
+	/* sparse batches: the rows an expression is computed for, their groups */
+	int		   *srows;
+	int32	   *sgidx;
 	int			fcap;
 	TAggState  *states;			/* [ngroups * nspecs] */
 	int64	   *keys;			/* [ngroups * nkeys]: values or string ids */
@@ -3380,8 +3511,57 @@ abs128(int128 x)
  * of scale): the caller then computes with numerics.  Magnitude bounds
  * choose loops without overflow checks where no overflow can happen.
  */
+static void
+vx_reserve(TesseraAggState *as, VExpr *vx, int n)
+{
+	if (vx->cap < n)
+	{
+		vx->cap = Max(n, 1024);
+		vx->buf_v = MemoryContextAllocHuge(as->buf_cxt, sizeof(int128) * vx->cap);
+		vx->buf_dsc = MemoryContextAllocHuge(as->buf_cxt, sizeof(int64) * vx->cap);
+		vx->buf_null = MemoryContextAllocHuge(as->buf_cxt, vx->cap);
+	}
+}
+
+/*
+ * A column's values in rows[0..n) of the batch, gathered into vx's buffers
+ * (few rows selected: only theirs are decoded).
+ */
 static bool
-vx_eval(TesseraAggState *as, VExpr *vx, TesseraBatch *b, int n, VxVal *out)
+vx_gather(TesseraAggState *as, VExpr *vx, TesseraBatch *b, const int *rows, int n, VxVal *out)
+{
+	int			cmax;
+	uint128		acc = 0;
+	bool		anynull = false;
+	int64		first = -1;
+	bool		uniform = true;
+
+	vx_reserve(as, vx, n);
+	if (!TesseraBatchScaledGather(b, vx->attidx, rows, n, vx->buf_v, vx->buf_dsc, vx->buf_null,
+								  &cmax))
+		return false;
+	for (int j = 0; j < n; j++)
+	{
+		acc |= abs128(vx->buf_v[j]);
+		anynull |= vx->buf_null[j];
+		if (!vx->buf_null[j])
+		{
+			if (first < 0)
+				first = vx->buf_dsc[j];
+			uniform &= vx->buf_dsc[j] == first;
+		}
+	}
+	out->v = vx->buf_v;
+	out->isnull = anynull ? vx->buf_null : NULL;
+	out->scale = cmax;
+	out->bits = bits128(acc);
+	out->dsc = uniform ? NULL : vx->buf_dsc;
+	out->dsc_all = uniform ? Max(first, 0) : 0;
+	return true;
+}
+
+static bool
+vx_eval(TesseraAggState *as, VExpr *vx, TesseraBatch *b, const int *rows, int n, VxVal *out)
 {
 	VxVal		l,
 				r;
@@ -3397,6 +3577,8 @@ vx_eval(TesseraAggState *as, VExpr *vx, TesseraBatch *b, int n, VxVal *out)
 			{
 				int			cmax;
 
+				if (rows != NULL)
+					return vx_gather(as, vx, b, rows, n, out);
 				if (!TesseraBatchScaledInfo(b, vx->attidx, &out->v, &out->dsc, &out->isnull,
 											&cmax, &out->bits, &out->dsc_all))
 					return false;
@@ -3417,15 +3599,9 @@ vx_eval(TesseraAggState *as, VExpr *vx, TesseraBatch *b, int n, VxVal *out)
 		default:
 			break;
 	}
-	if (!vx_eval(as, vx->l, b, n, &l) || !vx_eval(as, vx->r, b, n, &r))
+	if (!vx_eval(as, vx->l, b, rows, n, &l) || !vx_eval(as, vx->r, b, rows, n, &r))
 		return false;
-	if (vx->cap < n)
-	{
-		vx->cap = Max(n, 1024);
-		vx->buf_v = MemoryContextAllocHuge(as->buf_cxt, sizeof(int128) * vx->cap);
-		vx->buf_dsc = MemoryContextAllocHuge(as->buf_cxt, sizeof(int64) * vx->cap);
-		vx->buf_null = MemoryContextAllocHuge(as->buf_cxt, vx->cap);
-	}
+	vx_reserve(as, vx, n);
 	out->scalar = l.scalar && r.scalar;
 	m = out->scalar ? 1 : n;
 	out->v = vx->buf_v;
@@ -3568,8 +3744,30 @@ tagg_expr_batch(TesseraAggState *as, int k, TesseraBatch *b, const bool *ok, con
 	MemoryContext old = MemoryContextSwitchTo(as->vx_cxt);
 	VxVal		val;
 
-	/* few rows selected: decode and compute only theirs */
-	if (!b->sparse && vx_eval(as, sp->vx, b, n, &val) && !val.scalar)
+	if (b->sparse)
+	{
+		/* few rows selected: decode and compute only theirs */
+		int		   *rows = as->srows;
+		int32	   *rgidx = gidx ? as->sgidx : NULL;
+		int			m = 0;
+
+		for (int i = 0; i < n; i++)
+		{
+			bool		counts = gidx ? gidx[i] >= 0 : (ok == NULL || ok[i]);
+
+			rows[m] = i;
+			if (rgidx)
+				rgidx[m] = gidx[i];
+			m += counts;
+		}
+		if (vx_eval(as, sp->vx, b, rows, m, &val) && !val.scalar)
+		{
+			tagg_scaled_rows(as, k, val.v, val.dsc, val.dsc_all, val.bits, val.scale, val.isnull,
+							 NULL, rgidx, m);
+			goto done;
+		}
+	}
+	if (!b->sparse && vx_eval(as, sp->vx, b, NULL, n, &val) && !val.scalar)
 		tagg_scaled_rows(as, k, val.v, val.dsc, val.dsc_all, val.bits, val.scale, val.isnull, ok,
 						 gidx, n);
 	else
@@ -3583,6 +3781,7 @@ tagg_expr_batch(TesseraAggState *as, int k, TesseraBatch *b, const bool *ok, con
 				  if (!rnull)
 					  tagg_numeric_accum(st, d, as->cxt));
 	}
+done:
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(as->vx_cxt);
 }
@@ -3637,6 +3836,8 @@ tagg_batch(TesseraAggState *as, TesseraBatch *b, const bool *ok, int n)
 		as->fsel = MemoryContextAlloc(as->buf_cxt, as->fcap);
 		as->fidx = MemoryContextAlloc(as->buf_cxt, sizeof(int) * as->fcap);
 		as->fgidx = MemoryContextAlloc(as->buf_cxt, sizeof(int32) * as->fcap);
+		as->srows = MemoryContextAlloc(as->buf_cxt, sizeof(int) * as->fcap);
+		as->sgidx = MemoryContextAlloc(as->buf_cxt, sizeof(int32) * as->fcap);
 	}
 	if (as->nkeys > 0)
 	{
@@ -4147,8 +4348,11 @@ tagg_compute(TesseraAggState *as)
 		int			n = b->nrows;
 
 		batches++;
-		if (b->deleted != NULL || sel != NULL)
+		if (b->deleted == NULL)
+			ok = sel;
+		else
 		{
+			const bool *deleted = b->deleted;
 			bool	   *mask;
 
 			if (as->row_cap < n || as->ok == NULL)
@@ -4158,8 +4362,12 @@ tagg_compute(TesseraAggState *as)
 				as->ok = MemoryContextAlloc(as->cxt, as->row_cap);
 			}
 			mask = as->ok;
-			for (int i = 0; i < n; i++)
-				mask[i] = !(b->deleted && b->deleted[i]) && !(sel && !sel[i]);
+			if (sel == NULL)
+				for (int i = 0; i < n; i++)
+					mask[i] = !deleted[i];
+			else
+				for (int i = 0; i < n; i++)
+					mask[i] = sel[i] & !deleted[i];
 			ok = mask;
 		}
 		tagg_batch(as, b, ok, n);

@@ -721,6 +721,38 @@ read_chunk(TesseraBatch *b, TesseraChunkDisk *cd, TesseraCorruptContext *cc)
 	return stored;
 }
 
+/* The chunk's payload, decompressed once per batch whoever asks first. */
+static const char *
+batch_raw(TesseraBatch *b, int attidx, TesseraChunkDisk *cd, TesseraCorruptContext *cc)
+{
+	TesseraReader *r = b->reader;
+
+	if (b->raw == NULL)
+	{
+		b->raw = MemoryContextAllocZero(r->batch_cxt, sizeof(char *) * r->natts);
+		b->raw_index = MemoryContextAllocZero(r->batch_cxt,
+											  sizeof(TesseraValueIndex *) * r->natts);
+	}
+	if (b->raw[attidx] == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(r->batch_cxt);
+
+		b->raw[attidx] = TesseraChunkRaw(cd, read_chunk(b, cd, cc), TesseraChunkCorrupt, cc);
+		MemoryContextSwitchTo(old);
+	}
+	return b->raw[attidx];
+}
+
+/* Is column attidx stored in the batch's chunks (not dropped, not added later)? */
+static inline bool
+column_stored(TesseraBatch *b, int attidx)
+{
+	TesseraReader *r = b->reader;
+
+	return !TupleDescAttr(r->tupdesc, attidx)->attisdropped &&
+		(uint32) attidx < r->stripes[b->stripe].dir->hdr.natts;
+}
+
 static void
 decode_column(TesseraBatch *b, int i)
 {
@@ -754,13 +786,10 @@ decode_column(TesseraBatch *b, int i)
 		TesseraCorruptContext cc;
 		TesseraChunkDisk *cd = chunk_context(b, i, &cc);
 
-		/* single values read first left the payload decompressed */
-		if (b->raw != NULL && b->raw[i] != NULL)
-			TesseraDecodeChunkRaw(TesseraReaderColumnType(r, i), cd, b->raw[i], b->chunk_rows,
-								  values, isnull, TesseraChunkCorrupt, &cc);
-		else
-			TesseraDecodeChunk(TesseraReaderColumnType(r, i), cd, read_chunk(b, cd, &cc),
-							   b->chunk_rows, values, isnull, TesseraChunkCorrupt, &cc);
+		if (cd->encoding == TESSERA_ENC_ABSENT && (cd->value_count != 0 || cd->stored_bytes != 0))
+			TesseraChunkCorrupt(&cc, "absent chunk with values");
+		TesseraDecodeChunkRaw(TesseraReaderColumnType(r, i), cd, batch_raw(b, i, cd, &cc),
+							  b->chunk_rows, values, isnull, TesseraChunkCorrupt, &cc);
 	}
 	b->values[i] = values;
 	b->isnull[i] = isnull;
@@ -853,14 +882,8 @@ TesseraBatchValue(TesseraBatch *b, int attidx, int row, bool *isnull)
 	}
 
 	cd = chunk_context(b, attidx, &cc);
+	batch_raw(b, attidx, cd, &cc);
 	old = MemoryContextSwitchTo(r->batch_cxt);
-	if (b->raw == NULL)
-	{
-		b->raw = palloc0(sizeof(char *) * r->natts);
-		b->raw_index = palloc0(sizeof(TesseraValueIndex *) * r->natts);
-	}
-	if (b->raw[attidx] == NULL)
-		b->raw[attidx] = TesseraChunkRaw(cd, read_chunk(b, cd, &cc), TesseraChunkCorrupt, &cc);
 	result = TesseraDecodeValue(TesseraReaderColumnType(r, attidx), cd, b->raw[attidx],
 								b->chunk_rows, row, isnull, TesseraChunkCorrupt, &cc,
 								&b->raw_index[attidx], r->batch_cxt);
@@ -918,7 +941,7 @@ TesseraBatchScaled(TesseraBatch *b, int attidx, int128 **values, int64 **scales,
 				sc->scales = MemoryContextAllocHuge(r->batch_cxt, sizeof(int64) * n);
 				sc->isnull = MemoryContextAllocHuge(r->batch_cxt, sizeof(bool) * n);
 				if (TesseraDecodeChunkScaled(TesseraReaderColumnType(r, attidx), cd,
-											 read_chunk(b, cd, &cc), b->chunk_rows,
+											 batch_raw(b, attidx, cd, &cc), b->chunk_rows,
 											 sc->values, sc->scales, sc->isnull,
 											 &sc->max_scale, TesseraChunkCorrupt, &cc))
 					sc->state = 1;
@@ -976,6 +999,90 @@ TesseraBatchScaledInfo(TesseraBatch *b, int attidx, int128 **values, int64 **sca
 	*dsc_all = sc->dsc_all;
 	return true;
 }
+
+/*
+ * TesseraBatchRangeFilter
+ *		sel &= lo <= value <= hi for column attidx of the batch, compared on
+ *		the stored integers without decoding the column (TesseraChunkFilter:
+ *		numerics at the chunk's scale, TesseraBatchDecimalScale).  Rows
+ *		0..nsel-1, or those in idx[0..nidx).  TESSERA_FILTER_CANNOT when
+ *		the caller must compare decoded values instead: the column is
+ *		decoded already, or its chunk has NULLs or another encoding.
+ */
+TesseraFilterResult
+TesseraBatchRangeFilter(TesseraBatch *b, int attidx, int128 lo, int128 hi, bool *sel, int nsel,
+				   const int *idx, int nidx)
+{
+	TesseraChunkDisk *cd;
+	TesseraCorruptContext cc;
+
+	if (b->values[attidx] != NULL || !column_stored(b, attidx) ||
+		(b->scaled != NULL && b->scaled[attidx].state == 1))
+		return TESSERA_FILTER_CANNOT;
+	cd = chunk_context(b, attidx, &cc);
+	if (cd->encoding != TESSERA_ENC_INT && cd->encoding != TESSERA_ENC_DECIMAL &&
+		cd->encoding != TESSERA_ENC_ABSENT)
+		return TESSERA_FILTER_CANNOT;
+	return TesseraChunkFilter(TesseraReaderColumnType(b->reader, attidx), cd,
+							  batch_raw(b, attidx, cd, &cc), b->chunk_rows, lo, hi, sel, nsel,
+							  idx, nidx, TesseraChunkCorrupt, &cc);
+}
+
+/*
+ * TesseraBatchDecimalScale
+ *		The scale column attidx's chunk stores its numerics at; false if the
+ *		chunk is not decimal-encoded.
+ */
+bool
+TesseraBatchDecimalScale(TesseraBatch *b, int attidx, int *max_scale)
+{
+	TesseraChunkDisk *cd;
+	TesseraCorruptContext cc;
+
+	if (!column_stored(b, attidx))
+		return false;
+	cd = chunk_context(b, attidx, &cc);
+	if (cd->encoding != TESSERA_ENC_DECIMAL)
+		return false;
+	return TesseraChunkDecimalScale(cd, batch_raw(b, attidx, cd, &cc), b->chunk_rows, max_scale,
+									TesseraChunkCorrupt, &cc);
+}
+
+/*
+ * TesseraBatchScaledGather
+ *		TesseraBatchScaledAt for rows[0..m), the chunk's headers read once;
+ *		false if the column is not decimal-encoded.
+ */
+bool
+TesseraBatchScaledGather(TesseraBatch *b, int attidx, const int *rows, int m, int128 *values,
+						 int64 *dscales, bool *isnull, int *max_scale)
+{
+	TesseraChunkDisk *cd;
+	TesseraCorruptContext cc;
+	TesseraScaledColumn *sc = b->scaled ? &b->scaled[attidx] : NULL;
+
+	if (sc != NULL && sc->state != 0)
+	{
+		if (sc->state < 0)
+			return false;
+		for (int j = 0; j < m; j++)
+		{
+			values[j] = sc->values[rows[j]];
+			dscales[j] = sc->scales[rows[j]];
+			isnull[j] = sc->isnull[rows[j]];
+		}
+		*max_scale = sc->max_scale;
+		return true;
+	}
+	if (!column_stored(b, attidx))
+		return false;
+	cd = chunk_context(b, attidx, &cc);
+	if (cd->encoding != TESSERA_ENC_DECIMAL && cd->encoding != TESSERA_ENC_ABSENT)
+		return false;
+	return TesseraChunkScaledGather(cd, batch_raw(b, attidx, cd, &cc), b->chunk_rows, rows, m,
+									values, dscales, isnull, max_scale, TesseraChunkCorrupt, &cc);
+}
+
 #endif
 
 /*
