@@ -101,34 +101,38 @@ pack_bits(const uint64 *vals, uint64 n, int width, uint8 *out)
  * Widths up to 32 are the common ones (codes, dates, small counts, scaled
  * decimals); wider ones take the generic loop.
  */
-#define UNPACK_ONE(K, W) \
+#define UNPACK_ONE(K, W, T) \
 	do { \
 		uint64		word; \
 \
 		memcpy(&word, in + ((K) * (W)) / 8, sizeof(word)); \
-		out[i + (K)] = (word >> (((K) * (W)) % 8)) & mask; \
+		out[i + (K)] = (T) ((word >> (((K) * (W)) % 8)) & mask); \
 	} while (0)
 
-#define UNPACK_FIXED(W) \
+/* unpack_w<W> into uint64s, unpack32_w<W> into uint32s (filters compare those) */
+#define UNPACK_FIXED_AS(W, NAME, T) \
 static void \
-unpack_w##W(const uint8 *in, uint64 n, uint64 *out) \
+NAME##W(const uint8 *in, uint64 n, T *out) \
 { \
 	const uint64 mask = (UINT64CONST(1) << (W)) - 1; \
 	uint64		i = 0; \
 \
 	for (; i + 8 <= n; i += 8, in += (W)) \
 	{ \
-		UNPACK_ONE(0, W); UNPACK_ONE(1, W); UNPACK_ONE(2, W); UNPACK_ONE(3, W); \
-		UNPACK_ONE(4, W); UNPACK_ONE(5, W); UNPACK_ONE(6, W); UNPACK_ONE(7, W); \
+		UNPACK_ONE(0, W, T); UNPACK_ONE(1, W, T); UNPACK_ONE(2, W, T); UNPACK_ONE(3, W, T); \
+		UNPACK_ONE(4, W, T); UNPACK_ONE(5, W, T); UNPACK_ONE(6, W, T); UNPACK_ONE(7, W, T); \
 	} \
 	for (uint64 bitpos = 0; i < n; i++, bitpos += (W)) \
 	{ \
 		uint64		word; \
 \
 		memcpy(&word, in + (bitpos >> 3), sizeof(word)); \
-		out[i] = (word >> (bitpos & 7)) & mask; \
+		out[i] = (T) ((word >> (bitpos & 7)) & mask); \
 	} \
 }
+#define UNPACK_FIXED(W) \
+	UNPACK_FIXED_AS(W, unpack_w, uint64) \
+	UNPACK_FIXED_AS(W, unpack32_w, uint32)
 
 UNPACK_FIXED(1) UNPACK_FIXED(2) UNPACK_FIXED(3) UNPACK_FIXED(4)
 UNPACK_FIXED(5) UNPACK_FIXED(6) UNPACK_FIXED(7) UNPACK_FIXED(8)
@@ -140,15 +144,16 @@ UNPACK_FIXED(25) UNPACK_FIXED(26) UNPACK_FIXED(27) UNPACK_FIXED(28)
 UNPACK_FIXED(29) UNPACK_FIXED(30) UNPACK_FIXED(31) UNPACK_FIXED(32)
 
 typedef void (*UnpackFn) (const uint8 *in, uint64 n, uint64 *out);
+typedef void (*Unpack32Fn) (const uint8 *in, uint64 n, uint32 *out);
 
-static const UnpackFn unpack_fixed[33] = {
-	NULL, unpack_w1, unpack_w2, unpack_w3, unpack_w4, unpack_w5, unpack_w6,
-	unpack_w7, unpack_w8, unpack_w9, unpack_w10, unpack_w11, unpack_w12,
-	unpack_w13, unpack_w14, unpack_w15, unpack_w16, unpack_w17, unpack_w18,
-	unpack_w19, unpack_w20, unpack_w21, unpack_w22, unpack_w23, unpack_w24,
-	unpack_w25, unpack_w26, unpack_w27, unpack_w28, unpack_w29, unpack_w30,
-	unpack_w31, unpack_w32
-};
+#define UNPACK_TABLE(NAME) { \
+	NULL, NAME##1, NAME##2, NAME##3, NAME##4, NAME##5, NAME##6, NAME##7, NAME##8, \
+	NAME##9, NAME##10, NAME##11, NAME##12, NAME##13, NAME##14, NAME##15, NAME##16, \
+	NAME##17, NAME##18, NAME##19, NAME##20, NAME##21, NAME##22, NAME##23, NAME##24, \
+	NAME##25, NAME##26, NAME##27, NAME##28, NAME##29, NAME##30, NAME##31, NAME##32 }
+
+static const UnpackFn unpack_fixed[33] = UNPACK_TABLE(unpack_w);
+static const Unpack32Fn unpack32_fixed[33] = UNPACK_TABLE(unpack32_w);
 
 static void
 unpack_bits(const uint8 *in, uint64 n, int width, uint64 *out)
@@ -1014,6 +1019,7 @@ TesseraFilterInts(const char *p, const char *end, int n, int64 lo, int64 hi,
 				umax,
 				span;
 	uint64		buf[FILTER_BLOCK];
+	uint32		buf32[FILTER_BLOCK];
 
 	if (nsel > n || int_section_size(p, end, n, &hdr) == 0)
 		return TESSERA_FILTER_CORRUPT;
@@ -1049,12 +1055,26 @@ TesseraFilterInts(const char *p, const char *end, int n, int64 lo, int64 hi,
 	for (int off = 0; off < nsel; off += FILTER_BLOCK)
 	{
 		int			m = Min(FILTER_BLOCK, nsel - off);
-		bool	   *s = sel + off;
-
+		uint8	   *s = (uint8 *) (sel + off);
 		/* blocks start on a byte: FILTER_BLOCK * width bits */
-		unpack_bits(data + (Size) off / 8 * hdr.width, m, hdr.width, buf);
-		for (int k = 0; k < m; k++)
-			s[k] &= buf[k] - ulo <= span;
+		const uint8 *in = data + (Size) off / 8 * hdr.width;
+
+		if (hdr.width >= 1 && hdr.width <= 32)
+		{
+			/* 32-bit lanes: the comparison vectorizes */
+			uint32		lo32 = (uint32) ulo,
+						span32 = (uint32) span;
+
+			unpack32_fixed[hdr.width] (in, m, buf32);
+			for (int k = 0; k < m; k++)
+				s[k] &= (uint8) ((uint32) (buf32[k] - lo32) <= span32);
+		}
+		else
+		{
+			unpack_bits(in, m, hdr.width, buf);
+			for (int k = 0; k < m; k++)
+				s[k] &= (uint8) (buf[k] - ulo <= span);
+		}
 	}
 	return TESSERA_FILTER_DONE;
 

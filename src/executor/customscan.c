@@ -1481,6 +1481,58 @@ numeric_filter(VecQual *vq, TesseraBatch *b, bool *sel, int n, const int *idx, i
 }
 #endif
 
+/*
+ * The rows i < n with sel[i], listed in rows[]; their count.  Eight flags
+ * at a time, gathered into the bits of a byte (each flag is 0 or 1, so the
+ * multiplication moves flag k to bit 56 + k without carries): the work is
+ * per word and per selected row, not per row.
+ */
+static int
+sel_rows(const bool *sel, int n, int *rows)
+{
+	int			m = 0,
+				i = 0;
+
+	for (; i + 8 <= n; i += 8)
+	{
+		uint64		w;
+		uint32		bits;
+
+		memcpy(&w, sel + i, sizeof(w));
+		bits = (uint32) ((w * UINT64CONST(0x0102040810204080)) >> 56);
+		while (bits != 0)
+		{
+			rows[m++] = i + pg_rightmost_one_pos32(bits);
+			bits &= bits - 1;
+		}
+	}
+	for (; i < n; i++)
+	{
+		rows[m] = i;
+		m += sel[i];
+	}
+	return m;
+}
+
+/* How many of sel[0..n) are true (each is 0 or 1). */
+static uint64
+sel_count(const bool *sel, int n)
+{
+	uint64		count = 0;
+	int			i = 0;
+
+	for (; i + 8 <= n; i += 8)
+	{
+		uint64		w;
+
+		memcpy(&w, sel + i, sizeof(w));
+		count += pg_popcount64(w);
+	}
+	for (; i < n; i++)
+		count += sel[i];
+	return count;
+}
+
 #define RANGE_MIN	(-(int128) ((uint128) 1 << 126))
 #define RANGE_MAX	((int128) ((uint128) 1 << 126))
 
@@ -1616,6 +1668,17 @@ vec_apply(VecQual *vquals, int nvq, TesseraBatch *b, bool *sel, int n, int *idxb
 		if (q < (int) lengthof(done) && done[q])
 			continue;
 
+		/*
+		 * A range compared on the packed chunk costs about what listing the
+		 * rows left would: it runs over every row until they are listed.
+		 */
+		if (range_qual(vq) && q < (int) lengthof(done) && idx == NULL &&
+			range_apply(vquals, nvq, q, done, b, sel, n, NULL, 0))
+		{
+			applied = true;
+			continue;
+		}
+
 		/* once few rows are left, later quals look at those rows only */
 		if (applied)
 		{
@@ -1629,11 +1692,7 @@ vec_apply(VecQual *vquals, int nvq, TesseraBatch *b, bool *sel, int n, int *idxb
 				if (k * 16 * 4 < n)
 				{
 					idx = idxbuf;
-					for (int i = 0; i < n; i++)
-					{
-						idx[nidx] = i;
-						nidx += sel[i];
-					}
+					nidx = sel_rows(sel, n, idx);
 				}
 			}
 			else
@@ -1768,8 +1827,7 @@ tscan_batch_filter(void *arg, TesseraBatch *b)
 	if (b->deleted == NULL)
 	{
 		live = n;
-		for (int i = 0; i < n; i++)
-			kept += sel[i];
+		kept = sel_count(sel, n);
 	}
 	else
 		for (int i = 0; i < n; i++)
@@ -3751,15 +3809,18 @@ tagg_expr_batch(TesseraAggState *as, int k, TesseraBatch *b, const bool *ok, con
 		int32	   *rgidx = gidx ? as->sgidx : NULL;
 		int			m = 0;
 
-		for (int i = 0; i < n; i++)
-		{
-			bool		counts = gidx ? gidx[i] >= 0 : (ok == NULL || ok[i]);
-
-			rows[m] = i;
-			if (rgidx)
+		if (gidx != NULL)
+			for (int i = 0; i < n; i++)
+			{
+				rows[m] = i;
 				rgidx[m] = gidx[i];
-			m += counts;
-		}
+				m += gidx[i] >= 0;
+			}
+		else if (ok != NULL)
+			m = sel_rows(ok, n, rows);
+		else
+			for (int i = 0; i < n; i++)
+				rows[m++] = i;
 		if (vx_eval(as, sp->vx, b, rows, m, &val) && !val.scalar)
 		{
 			tagg_scaled_rows(as, k, val.v, val.dsc, val.dsc_all, val.bits, val.scale, val.isnull,
