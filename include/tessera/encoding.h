@@ -155,6 +155,7 @@ typedef enum TesseraFilterResult
 extern void TesseraEncodeInts(const int64 *values, int n, TesseraBuf *out);
 extern const char *TesseraDecodeInts(const char *p, const char *end, int n, int64 *out);
 extern const char *TesseraSkipInts(const char *p, const char *end, int n);
+extern bool TesseraIntsConstant(const char *p, const char *end, int n, int64 *value);
 extern bool TesseraIntAt(const char *p, const char *end, int n, int idx, int64 *out);
 extern bool TesseraIntAtIndexed(const char *p, const char *end, int n, int idx, int64 *out,
 								TesseraValueIndex *index);
@@ -164,6 +165,8 @@ extern bool TesseraGatherInts(const char *p, const char *end, int n, const int *
 #ifdef HAVE_INT128
 extern void TesseraEncodeWide(const int128 *values, int n, TesseraBuf *out);
 extern const char *TesseraDecodeWide(const char *p, const char *end, int n, int128 *out);
+extern const char *TesseraDecodeWideBound(const char *p, const char *end, int n, int128 *out,
+										  uint128 *absor);
 extern const char *TesseraSkipWide(const char *p, const char *end, int n);
 extern bool TesseraWideAt(const char *p, const char *end, int n, int idx, int128 *out);
 extern bool TesseraWideAtIndexed(const char *p, const char *end, int n, int idx, int128 *out,
@@ -192,11 +195,12 @@ extern bool TesseraDecimalScaledAt(const char *p, const char *end, int n, int id
 extern bool TesseraDecimalGather(const char *p, const char *end, int n, const int *rows, int m,
 								 int128 *values, int64 *dscales, int *max_scale);
 extern const char *TesseraDecodeDecimalScaled(const char *p, const char *end, int n,
-											  int128 *scaled, int64 *scales, int *max_scale);
+											  int128 *scaled, int64 *scales, int *max_scale,
+											  int64 *dsc_all, int *bits);
 extern bool TesseraDecodeChunkScaled(const TesseraColumnType *type, const TesseraChunkDisk *chunk,
 									 const char *raw, int nrows, int128 *values, int64 *scales,
-									 bool *isnull, int *max_scale, TesseraCorruptFn corrupt,
-									 void *arg);
+									 bool *isnull, int *max_scale, int64 *dsc_all, int *vbits,
+									 TesseraCorruptFn corrupt, void *arg);
 extern TesseraFilterResult TesseraChunkFilter(const TesseraColumnType *type,
 											  const TesseraChunkDisk *chunk, const char *raw,
 											  int nrows, int128 lo, int128 hi, bool *sel,

@@ -1036,13 +1036,16 @@ plain_at(const TesseraColumnType *type, const char *p, const char *end, int n, i
 /*
  * TesseraDecodeChunkScaled
  *		A numeric chunk as integers scaled to *max_scale plus each value's
- *		display scale, one per row (zero for NULLs).  False if the chunk is
- *		not decimal-encoded; the caller then decodes numerics.
+ *		display scale, one per row (zero for NULLs) unless they all share
+ *		*dsc_all (-1 if not), and a bound 2^*vbits on their magnitude.
+ *		False if the chunk is not decimal-encoded; the caller then decodes
+ *		numerics.
  */
 bool
 TesseraDecodeChunkScaled(const TesseraColumnType *type, const TesseraChunkDisk *chunk,
 						 const char *raw, int nrows, int128 *values, int64 *scales,
-						 bool *isnull, int *max_scale, TesseraCorruptFn corrupt, void *arg)
+						 bool *isnull, int *max_scale, int64 *dsc_all, int *vbits,
+						 TesseraCorruptFn corrupt, void *arg)
 {
 	const char *p;
 	const char *end;
@@ -1053,8 +1056,9 @@ TesseraDecodeChunkScaled(const TesseraColumnType *type, const TesseraChunkDisk *
 	if (chunk->encoding == TESSERA_ENC_ABSENT)
 	{
 		memset(values, 0, sizeof(int128) * nrows);
-		memset(scales, 0, sizeof(int64) * nrows);
 		memset(isnull, true, sizeof(bool) * nrows);
+		*dsc_all = 0;
+		*vbits = 0;
 		return true;
 	}
 	if (chunk->encoding != TESSERA_ENC_DECIMAL || type->kind != TESSERA_KIND_NUMERIC)
@@ -1072,7 +1076,8 @@ TesseraDecodeChunkScaled(const TesseraColumnType *type, const TesseraChunkDisk *
 		bits = (const uint8 *) p;
 		p += MAXALIGN(nbytes);
 	}
-	if (TesseraDecodeDecimalScaled(p, end, n, values, scales, max_scale) == NULL)
+	if (TesseraDecodeDecimalScaled(p, end, n, values, scales, max_scale, dsc_all,
+								   vbits) == NULL)
 		corrupt(arg, "malformed values");
 
 	/* spread the n values over the rows, back to front, in place */
@@ -1087,14 +1092,16 @@ TesseraDecodeChunkScaled(const TesseraColumnType *type, const TesseraChunkDisk *
 				if (j < 0)
 					corrupt(arg, "null bitmap does not match the value count");
 				values[i] = values[j];
-				scales[i] = scales[j];
+				if (*dsc_all < 0)
+					scales[i] = scales[j];
 				isnull[i] = false;
 				j--;
 			}
 			else
 			{
 				values[i] = 0;
-				scales[i] = 0;
+				if (*dsc_all < 0)
+					scales[i] = 0;
 				isnull[i] = true;
 			}
 		}

@@ -455,12 +455,16 @@ TesseraDecimalAt(const char *p, const char *end, int n, int idx, Datum *out,
  *		The values of a decimal section as integers scaled to the section's
  *		largest display scale (*max_scale), with each value's own display
  *		scale: numeric arithmetic without building numerics (TesseraAgg).
+ *		When every value has the same display scale, *dsc_all is it and
+ *		scales[] is left alone; otherwise *dsc_all is -1.  Every |value| is
+ *		below 2^*bits.
  */
 const char *
 TesseraDecodeDecimalScaled(const char *p, const char *end, int n, int128 *scaled,
-						   int64 *scales, int *max_scale)
+						   int64 *scales, int *max_scale, int64 *dsc_all, int *bits)
 {
 	DecimalHeader hdr;
+	uint128		acc = 0;
 
 	init_pow10();
 	if (end - p < (ptrdiff_t) sizeof(hdr))
@@ -470,30 +474,49 @@ TesseraDecodeDecimalScaled(const char *p, const char *end, int n, int128 *scaled
 		(hdr.mode != DEC_MODE_INT64 && hdr.mode != DEC_MODE_INT128))
 		return NULL;
 	p += MAXALIGN(sizeof(hdr));
-	p = TesseraDecodeInts(p, end, n, scales);
+	if (TesseraIntsConstant(p, end, n, dsc_all))
+	{
+		/* the usual case: one display scale for the whole chunk */
+		if (*dsc_all < 0 || *dsc_all > hdr.max_scale)
+			return NULL;
+		p = TesseraSkipInts(p, end, n);
+	}
+	else
+	{
+		*dsc_all = -1;
+		p = TesseraDecodeInts(p, end, n, scales);
+		if (p != NULL)
+			for (int i = 0; i < n; i++)
+				if (scales[i] < 0 || scales[i] > hdr.max_scale)
+					return NULL;
+	}
 	if (p == NULL)
 		return NULL;
 	if (hdr.mode == DEC_MODE_INT64)
 	{
 		int64	   *v64 = (int64 *) scaled; /* decode in place, widen backwards */
+		uint64		acc64 = 0;
 
 		p = TesseraDecodeInts(p, end, n, v64);
 		if (p == NULL)
 			return NULL;
 		for (int i = n - 1; i >= 0; i--)
-			scaled[i] = (int128) v64[i];
+		{
+			int64		v = v64[i];
+
+			acc64 |= v < 0 ? -(uint64) v : (uint64) v;
+			scaled[i] = (int128) v;
+		}
+		acc = acc64;
 	}
 	else
 	{
-		p = TesseraDecodeWide(p, end, n, scaled);
+		p = TesseraDecodeWideBound(p, end, n, scaled, &acc);
 		if (p == NULL)
 			return NULL;
 	}
-	for (int i = 0; i < n; i++)
-	{
-		if (scales[i] < 0 || scales[i] > hdr.max_scale)
-			return NULL;
-	}
+	*bits = (acc >> 64) ? 128 - __builtin_clzll((uint64) (acc >> 64)) :
+		(uint64) acc ? 64 - __builtin_clzll((uint64) acc) : 0;
 	*max_scale = hdr.max_scale;
 	return p;
 }

@@ -670,8 +670,20 @@ TesseraEncodeWide(const int128 *values, int n, TesseraBuf *out)
 	TesseraBufAlign(out);
 }
 
+static inline uint128
+abs_u128(uint128 v)
+{
+	return (int128) v < 0 ? -v : v;
+}
+
+/*
+ * TesseraDecodeWideBound
+ *		TesseraDecodeWide, also OR-ing every |value| into *absor (a bound on
+ *		their magnitude for the caller).  Offsets narrower than 64 bits --
+ *		nearly always -- are widened, rebased and summed in one pass.
+ */
 const char *
-TesseraDecodeWide(const char *p, const char *end, int n, int128 *out)
+TesseraDecodeWideBound(const char *p, const char *end, int n, int128 *out, uint128 *absor)
 {
 	WideSectionHeader hdr;
 	const uint8 *data;
@@ -682,7 +694,9 @@ TesseraDecodeWide(const char *p, const char *end, int n, int128 *out)
 				bhi;
 	uint64	   *tmp;
 	uint128		base,
-				first;
+				first,
+				acc,
+				bound = 0;
 
 	if (end - p < (ptrdiff_t) sizeof(hdr))
 		return NULL;
@@ -704,40 +718,63 @@ TesseraDecodeWide(const char *p, const char *end, int n, int128 *out)
 	base = ((uint128) (uint64) hdr.base_hi << 64) | hdr.base_lo;
 	first = ((uint128) (uint64) hdr.first_hi << 64) | hdr.first_lo;
 	tmp = palloc(sizeof(uint64) * Max(count, 1));
-
 	unpack_bits(data, count, wlo, tmp);
+
+	if (whi == 0)
 	{
+		if (hdr.mode == INT_MODE_FOR)
+			for (int i = 0; i < n; i++)
+			{
+				uint128		v = (uint128) tmp[i] + base;
+
+				out[i] = (int128) v;
+				bound |= abs_u128(v);
+			}
+		else
+		{
+			acc = first;
+			out[0] = (int128) first;
+			bound = abs_u128(first);
+			for (int i = 1; i < n; i++)
+			{
+				acc += (uint128) tmp[i - 1] + base;
+				out[i] = (int128) acc;
+				bound |= abs_u128(acc);
+			}
+		}
+	}
+	else
+	{
+		/* offsets of more than 64 bits: their high words, then the values */
 		int128	   *dst = (hdr.mode == INT_MODE_FOR) ? out : out + 1;
 
 		for (uint64 i = 0; i < count; i++)
 			dst[i] = (int128) (uint128) tmp[i];
-		if (whi > 0)
+		unpack_bits(data + blo, count, whi, tmp);
+		for (uint64 i = 0; i < count; i++)
+			dst[i] = (int128) ((uint128) dst[i] | ((uint128) tmp[i] << 64));
+		acc = first;
+		for (int i = 0; i < n; i++)
 		{
-			unpack_bits(data + blo, count, whi, tmp);
-			for (uint64 i = 0; i < count; i++)
-				dst[i] = (int128) ((uint128) dst[i] | ((uint128) tmp[i] << 64));
+			if (hdr.mode == INT_MODE_FOR)
+				acc = (uint128) out[i] + base;
+			else if (i > 0)
+				acc += (uint128) out[i] + base;
+			out[i] = (int128) acc;
+			bound |= abs_u128(acc);
 		}
 	}
 	pfree(tmp);
-
-	if (hdr.mode == INT_MODE_FOR)
-	{
-		for (int i = 0; i < n; i++)
-			out[i] = (int128) ((uint128) out[i] + base);
-	}
-	else
-	{
-		uint128		acc = first;
-
-		out[0] = (int128) first;
-		for (int i = 1; i < n; i++)
-		{
-			acc += (uint128) out[i] + base;
-			out[i] = (int128) acc;
-		}
-	}
+	if (absor)
+		*absor |= bound;
 	data += blo + bhi;
 	return (const char *) p + MAXALIGN((const char *) data - p);
+}
+
+const char *
+TesseraDecodeWide(const char *p, const char *end, int n, int128 *out)
+{
+	return TesseraDecodeWideBound(p, end, n, out, NULL);
 }
 
 #endif							/* HAVE_INT128 */
@@ -801,6 +838,28 @@ int_section_size(const char *p, const char *end, int n, IntSectionHeader *hdr)
 	if (sizeof(IntSectionHeader) + body > (Size) (end - p))
 		return 0;
 	return MAXALIGN(sizeof(IntSectionHeader) + body);
+}
+
+/*
+ * TesseraIntsConstant
+ *		Is every value of the integer section at p the same (as its
+ *		encoding says: a zero-width frame, or a single run)?  *value is it.
+ */
+bool
+TesseraIntsConstant(const char *p, const char *end, int n, int64 *value)
+{
+	IntSectionHeader hdr;
+	const uint8 *data = (const uint8 *) p + sizeof(IntSectionHeader);
+
+	if (n == 0 || int_section_size(p, end, n, &hdr) == 0)
+		return false;
+	if ((hdr.mode == INT_MODE_FOR && hdr.width == 0) ||
+		(hdr.mode == INT_MODE_RLE && hdr.runs == 1))
+	{
+		*value = (int64) (unpack_one(data, 0, hdr.width) + (uint64) hdr.base);
+		return true;
+	}
+	return false;
 }
 
 /* The start of the section after the integer section at p, or NULL. */

@@ -3269,8 +3269,30 @@ key_ids(TesseraAggState *as, TAggKey *key, TesseraBatch *b, const bool *ok, int 
 	key->nulls = isnull;
 	if (key->kind == TAGG_KEY_INT)
 	{
-		for (int i = 0; i < n; i++)
-			key->ids[i] = isnull[i] ? 0 : int_datum(values[i], key->typlen);
+		int64	   *ids = key->ids;
+
+		/* one loop per width, so that each vectorizes */
+		if (memchr(isnull, true, n) == NULL)
+		{
+			/* no NULLs (the usual case): no test per row */
+			if (key->typlen == 2)
+				for (int i = 0; i < n; i++)
+					ids[i] = (int64) DatumGetInt16(values[i]);
+			else if (key->typlen == 4)
+				for (int i = 0; i < n; i++)
+					ids[i] = (int64) DatumGetInt32(values[i]);
+			else
+				memcpy(ids, values, sizeof(int64) * n);
+		}
+		else if (key->typlen == 2)
+			for (int i = 0; i < n; i++)
+				ids[i] = isnull[i] ? 0 : (int64) DatumGetInt16(values[i]);
+		else if (key->typlen == 4)
+			for (int i = 0; i < n; i++)
+				ids[i] = isnull[i] ? 0 : (int64) DatumGetInt32(values[i]);
+		else
+			for (int i = 0; i < n; i++)
+				ids[i] = isnull[i] ? 0 : DatumGetInt64(values[i]);
 		return;
 	}
 	/* dictionary chunks repeat the same addresses: look them up once */
@@ -3442,6 +3464,19 @@ tagg_scaled_fold(TAggState *st, int128 v, int64 count, int dsc, int cmax, Memory
 		st->dscale = dsc;
 }
 
+/* Room for per-group partial sums and counts of a batch (ng groups + 1). */
+static void
+tagg_reserve_partials(TesseraAggState *as, int ng)
+{
+	if (as->bcap < ng + 1)
+	{
+		as->bcap = Max(ng + 1, 64);
+		as->bsum = MemoryContextAllocHuge(as->buf_cxt, sizeof(int128) * as->bcap);
+		as->bcnt = MemoryContextAllocHuge(as->buf_cxt, sizeof(int64) * as->bcap);
+		as->bdsc = MemoryContextAllocHuge(as->buf_cxt, sizeof(int64) * as->bcap);
+	}
+}
+
 /*
  * Sum the counted rows' scaled values v[i] (scale `scale`, display scale
  * dsc[i], or dsc_all for every row if dsc is NULL) into aggregate k: in
@@ -3471,13 +3506,7 @@ tagg_scaled_rows(TesseraAggState *as, int k, const int128 *v, const int64 *dsc, 
 		}
 		return;
 	}
-	if (as->bcap < ng + 1)
-	{
-		as->bcap = Max(ng + 1, 64);
-		as->bsum = MemoryContextAllocHuge(as->buf_cxt, sizeof(int128) * as->bcap);
-		as->bcnt = MemoryContextAllocHuge(as->buf_cxt, sizeof(int64) * as->bcap);
-		as->bdsc = MemoryContextAllocHuge(as->buf_cxt, sizeof(int64) * as->bcap);
-	}
+	tagg_reserve_partials(as, ng);
 	memset(as->bsum, 0, sizeof(int128) * (ng + 1));
 	memset(as->bcnt, 0, sizeof(int64) * (ng + 1));
 	for (int g = 0; g <= ng; g++)
@@ -3523,6 +3552,25 @@ tagg_scaled_rows(TesseraAggState *as, int k, const int128 *v, const int64 *dsc, 
 	for (int g = 0; g < ng; g++)
 		tagg_scaled_fold(&as->states[(Size) g * as->nspecs + k], as->bsum[g], as->bcnt[g],
 						 (int) as->bdsc[g], scale, as->cxt);
+}
+
+/*
+ * count(*) (spec k) per group over the batch's rows (gidx[i] < 0: not
+ * counted): a histogram of the batch, then one addition per group.
+ */
+static void
+tagg_count_groups(TesseraAggState *as, int k, const int32 *gidx, int n)
+{
+	int			ng = as->ngroups;
+	int64	   *cnt;
+
+	tagg_reserve_partials(as, ng);
+	cnt = as->bcnt;
+	memset(cnt, 0, sizeof(int64) * (ng + 1));
+	for (int i = 0; i < n; i++)
+		cnt[gidx[i] < 0 ? ng : gidx[i]]++;
+	for (int g = 0; g < ng; g++)
+		as->states[(Size) g * as->nspecs + k].count += cnt[g];
 }
 
 #define TAGG_ROWS(BODY) \
@@ -4073,6 +4121,8 @@ tagg_batch(TesseraAggState *as, TesseraBatch *b, const bool *ok, int n)
 		{
 			if (whole_spec)
 				as->states[k].count += n;
+			else if (gidx != NULL && as->ngroups <= n / 4)
+				tagg_count_groups(as, k, gidx, n);
 			else
 				TAGG_ROWS(st->count++);
 			continue;

@@ -897,11 +897,10 @@ typedef struct TesseraScaledColumn
 {
 	int8		state;			/* 0: not tried, 1: decoded, -1: not decimal */
 	int			max_scale;
-	bool		info_ready;		/* bits and dsc_all computed */
 	int			bits;			/* every |value| < 2^bits */
 	int64		dsc_all;		/* the display scale of every value, or -1 */
 	int128	   *values;
-	int64	   *scales;
+	int64	   *scales;			/* each value's, when dsc_all is -1 */
 	bool	   *isnull;
 } TesseraScaledColumn;
 
@@ -943,7 +942,8 @@ TesseraBatchScaled(TesseraBatch *b, int attidx, int128 **values, int64 **scales,
 				if (TesseraDecodeChunkScaled(TesseraReaderColumnType(r, attidx), cd,
 											 batch_raw(b, attidx, cd, &cc), b->chunk_rows,
 											 sc->values, sc->scales, sc->isnull,
-											 &sc->max_scale, TesseraChunkCorrupt, &cc))
+											 &sc->max_scale, &sc->dsc_all, &sc->bits,
+											 TesseraChunkCorrupt, &cc))
 					sc->state = 1;
 				MemoryContextSwitchTo(old);
 			}
@@ -952,7 +952,7 @@ TesseraBatchScaled(TesseraBatch *b, int attidx, int128 **values, int64 **scales,
 	if (sc->state < 0)
 		return false;
 	*values = sc->values;
-	*scales = sc->scales;
+	*scales = sc->dsc_all >= 0 ? NULL : sc->scales;
 	*isnull = sc->isnull;
 	*max_scale = sc->max_scale;
 	return true;
@@ -972,29 +972,6 @@ TesseraBatchScaledInfo(TesseraBatch *b, int attidx, int128 **values, int64 **sca
 	if (!TesseraBatchScaled(b, attidx, values, scales, isnull, max_scale))
 		return false;
 	sc = &b->scaled[attidx];
-	if (!sc->info_ready)
-	{
-		uint128		acc = 0;
-		int64		first = -1;
-		bool		uniform = true;
-
-		for (int i = 0; i < b->chunk_rows; i++)
-		{
-			int128		x = sc->values[i];
-
-			acc |= x < 0 ? -(uint128) x : (uint128) x;
-			if (!sc->isnull[i])
-			{
-				if (first < 0)
-					first = sc->scales[i];
-				uniform &= sc->scales[i] == first;
-			}
-		}
-		sc->bits = (acc >> 64) ? 128 - __builtin_clzll((uint64) (acc >> 64)) :
-			(uint64) acc ? 64 - __builtin_clzll((uint64) acc) : 0;
-		sc->dsc_all = uniform ? Max(first, 0) : -1;
-		sc->info_ready = true;
-	}
 	*bits = sc->bits;
 	*dsc_all = sc->dsc_all;
 	return true;
@@ -1068,7 +1045,7 @@ TesseraBatchScaledGather(TesseraBatch *b, int attidx, const int *rows, int m, in
 		for (int j = 0; j < m; j++)
 		{
 			values[j] = sc->values[rows[j]];
-			dscales[j] = sc->scales[rows[j]];
+			dscales[j] = sc->dsc_all >= 0 ? sc->dsc_all : sc->scales[rows[j]];
 			isnull[j] = sc->isnull[rows[j]];
 		}
 		*max_scale = sc->max_scale;

@@ -4,7 +4,7 @@
 -- filter keeps.  Every answer is compared with a heap twin's.
 CREATE TABLE ph (id int, i2 smallint, i4 int, i8 bigint, d date, ts timestamp,
                  tz timestamptz, q numeric(15,2), p numeric(15,2), disc numeric(15,2),
-                 pn numeric(15,2), big numeric, c int, nn int, r numeric(15,2));
+                 pn numeric(15,2), big numeric, c int, nn int, r numeric(15,2), mx numeric);
 INSERT INTO ph SELECT i,
     (i % 200 - 100) * 50,
     CASE WHEN i % 997 = 0 THEN NULL ELSE (i * 7919) % 100003 - 50000 END,
@@ -20,7 +20,8 @@ INSERT INTO ph SELECT i,
     CASE WHEN i BETWEEN 3001 AND 4000 AND i % 5 = 0 THEN 1e30 + i ELSE i END,
     42,
     CASE WHEN i > 12000 THEN NULL ELSE i END,
-    (hashint4(i) & 63) % 50 + 1
+    (hashint4(i) & 63) % 50 + 1,
+    CASE i % 4 WHEN 0 THEN NULL WHEN 1 THEN i WHEN 2 THEN i / 4.0 ELSE round(i / 3.0, 3) END
 FROM generate_series(1, 20000) i;
 CREATE TABLE pt (LIKE ph) USING tessera
     WITH (tessera_row_group_row_limit = 1000, tessera_stripe_row_limit = 5000);
@@ -80,12 +81,17 @@ SELECT tt.cmp('SELECT sum(p * disc) FILTER (WHERE q < 3), sum(pn * 2) FILTER (WH
 SELECT tt.cmp('SELECT c, sum(big * q), sum(big + p) FROM {t} WHERE big > 1e30 OR id < 0 GROUP BY c', 'ph', 'pt');
 SELECT tt.cmp('SELECT sum(big * q), sum(big - p), count(*) FROM {t} WHERE q = 3 AND id BETWEEN 2500 AND 4500', 'ph', 'pt');
 
+-- plain sums of 128-bit and mixed-scale numerics, whole and filtered
+SELECT q, tt.cmp('SELECT sum(big), avg(big), sum(mx), avg(mx), min(mx), max(mx), sum(mx * q), count(mx) FROM {t} WHERE ' || q, 'ph', 'pt')
+FROM (VALUES ('true'), ('q = 7'), ('mx > 100.5 AND mx < 2000'), ('mx = 3333.333'), ('big > 1e30')) v(q);
+SELECT tt.cmp('SELECT i2, sum(mx), avg(big), count(*) FROM {t} GROUP BY i2', 'ph', 'pt');
+
 -- deleted rows and rows of the current transaction
 BEGIN;
 DELETE FROM ph WHERE id % 7 = 0;
 DELETE FROM pt WHERE id % 7 = 0;
-INSERT INTO ph SELECT id + 100000, i2, i4, i8, d, ts, tz, q, p, disc, pn, big, c, nn, r FROM ph WHERE id < 300;
-INSERT INTO pt SELECT id + 100000, i2, i4, i8, d, ts, tz, q, p, disc, pn, big, c, nn, r FROM pt WHERE id < 300;
+INSERT INTO ph SELECT id + 100000, i2, i4, i8, d, ts, tz, q, p, disc, pn, big, c, nn, r, mx FROM ph WHERE id < 300;
+INSERT INTO pt SELECT id + 100000, i2, i4, i8, d, ts, tz, q, p, disc, pn, big, c, nn, r, mx FROM pt WHERE id < 300;
 SELECT pred,
        tt.cmp('SELECT count(*), sum(p * disc), sum(q), min(id), max(id) FROM {t} WHERE ' || pred, 'ph', 'pt') AS agg
 FROM preds WHERE pred LIKE 'q%' OR pred LIKE 'd >=%';
