@@ -2616,7 +2616,8 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 
 	if (stage != UPPERREL_GROUP_AGG || !tessera_enable_custom_agg || !tessera_enable_custom_scan ||
 		input_rel->reloptkind != RELOPT_BASEREL || input_rel->lateral_relids != NULL ||
-		parse->havingQual != NULL || !parse->hasAggs || parse->hasTargetSRFs ||
+		parse->havingQual != NULL || (!parse->hasAggs && parse->groupClause == NIL) ||
+		parse->hasTargetSRFs ||
 		parse->rowMarks != NIL || !tagg_group_vars(root, input_rel->relid, &cxt.group_vars))
 		return;
 	rte = planner_rt_fetch(input_rel->relid, root);
@@ -2684,7 +2685,8 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 		if (groups * (list_length(cxt.aggs) * sizeof(TAggState) + 64) > work_mem * 1024.0)
 			cxt.ok = false;
 	}
-	if (!cxt.ok || cxt.aggs == NIL)
+	/* GROUP BY alone (distinct keys) is an aggregation with no aggregates */
+	if (!cxt.ok || (cxt.aggs == NIL && cxt.group_vars == NIL))
 	{
 		table_close(relation, NoLock);
 		return;
@@ -2732,6 +2734,7 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 	 * parallel executor would not know to pass their values to workers.
 	 */
 	if (input_rel->consider_parallel && max_parallel_workers_per_gather > 0 &&
+		cxt.aggs != NIL &&		/* the partial states ride in an Aggref */
 		!tagg_has_exec_param(input_rel->baserestrictinfo) &&
 		!tagg_exec_param_walker((Node *) cxt.aggs, NULL) &&
 		run_cost > 10 * parallel_setup_cost)
@@ -4931,7 +4934,8 @@ tagg_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	}
 	if (keys != NIL)
 		ExplainPropertyList("Group Key", keys, es);
-	ExplainPropertyList("Aggregates", aggs, es);
+	if (aggs != NIL)
+		ExplainPropertyList("Aggregates", aggs, es);
 	if (as->mode != TAGG_SERIAL)
 		ExplainPropertyText("Phase", as->mode == TAGG_PARTIAL ? "Partial" : "Finalize", es);
 

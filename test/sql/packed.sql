@@ -86,6 +86,16 @@ SELECT q, tt.cmp('SELECT sum(big), avg(big), sum(mx), avg(mx), min(mx), max(mx),
 FROM (VALUES ('true'), ('q = 7'), ('mx > 100.5 AND mx < 2000'), ('mx = 3333.333'), ('big > 1e30')) v(q);
 SELECT tt.cmp('SELECT i2, sum(mx), avg(big), count(*) FROM {t} GROUP BY i2', 'ph', 'pt');
 
+-- GROUP BY with no aggregate (the distinct keys), also past work_mem
+EXPLAIN (COSTS OFF) SELECT count(*) FROM (SELECT i2 FROM pt GROUP BY i2) s;
+SELECT k, tt.cmp(k, 'ph', 'pt') FROM (VALUES
+    ('SELECT i2 FROM {t} GROUP BY i2'), ('SELECT i2, c FROM {t} WHERE q < 10 GROUP BY i2, c'),
+    ('SELECT nn FROM {t} GROUP BY nn'), ('SELECT count(*) FROM (SELECT d FROM {t} GROUP BY d) s')) v(k);
+BEGIN;
+SET LOCAL work_mem = '64kB';
+SELECT tt.cmp('SELECT id, i2 FROM {t} GROUP BY id, i2', 'ph', 'pt');
+ROLLBACK;
+
 -- deleted rows and rows of the current transaction
 BEGIN;
 DELETE FROM ph WHERE id % 7 = 0;
