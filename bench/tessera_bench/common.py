@@ -115,6 +115,7 @@ def compare_query(pg: Pg, cfg: Config, name: str, sql: str, schemas: dict, *, st
     item = {"name": name, "sql": " ".join(sql.split()), "ordered": ordered_query(sql)}
     answers = {}
     for side in SIDES:
+        pg.fresh_session()
         pg.set_search_path(schemas[side])
         progress(f"  {name} on {side}")
         item[side], answers[side] = time_query(pg, sql, cfg.runs, stream=stream)

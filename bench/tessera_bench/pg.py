@@ -91,6 +91,17 @@ class Pg:
         if not self.conn.closed:
             self.conn.close()
 
+    def fresh_session(self) -> None:
+        """A new server session (same settings): what one side's queries
+        leave in a backend must not tax the other's.  A costly heap plan
+        loads the JIT library into the backend, and PostgreSQL then loads it
+        into every later parallel worker of that session, ~15 ms each."""
+        self.close()
+        self.conn = psycopg.connect(self.dsn, autocommit=True)
+        self._apply_timeout(self.timeout_s)
+        if self.search_path:
+            self.set_search_path(self.search_path)
+
     def recover(self) -> None:
         """After an error: leave any failed transaction, or reconnect."""
         try:
