@@ -1251,6 +1251,20 @@ TesseraDecodeValue(const TesseraColumnType *type, const TesseraChunkDisk *chunk,
 }
 
 #ifdef HAVE_INT128
+/* TesseraChunkFilter over a values section of n values (no NULLs among them). */
+static TesseraFilterResult
+chunk_filter_values(uint8 encoding, const char *p, const char *end, int n, int128 lo, int128 hi,
+					bool *sel, int nsel, const int *idx, int nidx)
+{
+	if (encoding == TESSERA_ENC_DECIMAL)
+		return TesseraDecimalFilter(p, end, n, lo, hi, sel, nsel, idx, nidx);
+	/* stored integers are int64s: clamp the bounds to that range */
+	if (hi < PG_INT64_MIN || lo > PG_INT64_MAX || lo > hi)
+		lo = 1, hi = 0;
+	return TesseraFilterInts(p, end, n, (int64) Max(lo, (int128) PG_INT64_MIN),
+							 (int64) Min(hi, (int128) PG_INT64_MAX), sel, nsel, idx, nidx);
+}
+
 /*
  * TesseraChunkFilter
  *		sel &= lo <= value <= hi over a chunk's payload (TesseraChunkRaw),
@@ -1258,8 +1272,8 @@ TesseraDecodeValue(const TesseraColumnType *type, const TesseraChunkDisk *chunk,
  *		against their stored integers, the column's values; decimal chunks
  *		against their scaled integers, lo and hi at the chunk's scale
  *		(TesseraChunkDecimalScale).  NULLs never pass.  Rows 0..nsel-1, or
- *		those in idx[0..nidx).  TESSERA_FILTER_CANNOT when the encoding, or
- *		NULLs among the values, need the decoded column.
+ *		those in idx[0..nidx).  TESSERA_FILTER_CANNOT when the encoding (or
+ *		a row list over NULLs) needs the decoded column.
  */
 TesseraFilterResult
 TesseraChunkFilter(const TesseraColumnType *type, const TesseraChunkDisk *chunk,
@@ -1278,26 +1292,51 @@ TesseraChunkFilter(const TesseraColumnType *type, const TesseraChunkDisk *chunk,
 	}
 	if (n == 0 || n > nrows || nsel > nrows)
 		corrupt(arg, "invalid value count");
-	if (n < nrows)
+	if ((chunk->encoding == TESSERA_ENC_INT &&
+		 (type->kind != TESSERA_KIND_BYVAL || type->typlen < 2)) ||
+		(chunk->encoding == TESSERA_ENC_DECIMAL && type->kind != TESSERA_KIND_NUMERIC) ||
+		(chunk->encoding != TESSERA_ENC_INT && chunk->encoding != TESSERA_ENC_DECIMAL))
 		return TESSERA_FILTER_CANNOT;
-	switch (chunk->encoding)
+	if (n < nrows)
 	{
-		case TESSERA_ENC_INT:
-			if (type->kind != TESSERA_KIND_BYVAL || type->typlen < 2)
-				return TESSERA_FILTER_CANNOT;
-			if (hi < PG_INT64_MIN || lo > PG_INT64_MAX || lo > hi)
-				lo = 1, hi = 0;
-			res = TesseraFilterInts(raw, end, n, (int64) Max(lo, (int128) PG_INT64_MIN),
-									(int64) Min(hi, (int128) PG_INT64_MAX), sel, nsel, idx, nidx);
-			break;
-		case TESSERA_ENC_DECIMAL:
-			if (type->kind != TESSERA_KIND_NUMERIC)
-				return TESSERA_FILTER_CANNOT;
-			res = TesseraDecimalFilter(raw, end, n, lo, hi, sel, nsel, idx, nidx);
-			break;
-		default:
+		/*
+		 * NULLs among the values: filter the n values, then walk the rows
+		 * with the bitmap, a NULL row failing and a present one taking its
+		 * value's result.  Listed rows would need each one's rank: decode.
+		 */
+		const uint8 *bits = (const uint8 *) raw;
+		Size		nbytes = (nrows + 7) / 8;
+		bool	   *dense;
+		int			count = 0;
+
+		if (idx != NULL)
 			return TESSERA_FILTER_CANNOT;
+		if ((Size) (end - raw) < nbytes)
+			corrupt(arg, "null bitmap truncated");
+		for (Size i = 0; i < nbytes; i++)
+			count += pg_popcount32(bits[i]);
+		if (count != n || (nrows % 8 != 0 && (bits[nbytes - 1] >> (nrows % 8)) != 0))
+			corrupt(arg, "null bitmap does not match the value count");
+		dense = palloc(n);
+		memset(dense, true, n);
+		res = chunk_filter_values(chunk->encoding, raw + MAXALIGN(nbytes), end, n, lo, hi,
+								  dense, n, NULL, 0);
+		if (res == TESSERA_FILTER_DONE)
+		{
+			int			j = 0;
+
+			for (int i = 0; i < nsel; i++)
+			{
+				bool		present = (bits[i >> 3] >> (i & 7)) & 1;
+
+				sel[i] &= present && dense[j];
+				j += present;
+			}
+		}
+		pfree(dense);
 	}
+	else
+		res = chunk_filter_values(chunk->encoding, raw, end, n, lo, hi, sel, nsel, idx, nidx);
 	if (res == TESSERA_FILTER_CORRUPT)
 		corrupt(arg, "malformed values");
 	return res;

@@ -33,13 +33,18 @@ conn = psycopg.connect(args.dsn, autocommit=True)
 cur = conn.cursor()
 cur.execute("create extension if not exists tessera")
 cols = [("a","int"),("b","bigint"),("c","smallint"),("d","numeric"),("e","float8"),("f","date"),("g","timestamp"),("h","text"),("r","real")]
+# the chance of a NULL, per table: some tables have none, so that whole
+# chunks are NULL-free (filters then compare packed values)
+null_p = 0.1
 def gen(i):
-    def maybe(v, p=0.1): return None if random.random() < p else v
+    def maybe(v): return None if random.random() < null_p else v
     return (maybe(random.randint(-1000, 1000)), maybe(random.randint(-10**15, 10**15)), maybe(random.randint(-300,300)),
             maybe(round(random.uniform(-1000,1000), random.randint(0,4))), maybe(random.choice([random.uniform(-1e6,1e6), float('nan'), float('inf'), -float('inf'), 0.0]) if random.random()<0.05 else random.uniform(-1e3,1e3)),
             maybe(f"2020-01-{random.randint(1,28):02d}"), maybe(f"2024-02-{random.randint(1,28):02d} {random.randint(0,23):02d}:00:00"),
             maybe("s%d" % random.randint(0,50)), maybe(random.uniform(-10,10)))
 def setup():
+    global null_p
+    null_p = random.choice([0.0, 0.002, 0.1])
     cur.execute("drop table if exists fh, ft")
     cur.execute("create table fh (" + ", ".join(f"{n} {t}" for n,t in cols) + ")")
     rg = random.choice([100, 1000, 10000]); st = rg * random.choice([1,3,10])
@@ -105,6 +110,14 @@ def qual():
     if k < 0.2: return f"{n} is not null"
     if k < 0.3 and t in ("int","bigint","smallint"): return f"{n} in ({random.randint(-1000,1000)}, {random.randint(-1000,1000)}, null)"
     if k < 0.4 and t in ("int","bigint","smallint"): return f"{n} between {random.randint(-1000,0)} and {random.randint(0,1000)}"
+    # ranges: two bounds on one column, applied together to packed chunks
+    if k < 0.5 and t == "numeric":
+        lo = round(random.uniform(-1000, 1000), random.randint(0, 5))
+        return f"{n} between {lo} and {round(lo + random.uniform(0, 300), random.randint(0, 3))}"
+    if k < 0.5 and t == "date":
+        return f"{n} >= date '2020-01-{random.randint(1,28):02d}' and {n} < date '2020-01-{random.randint(1,28):02d}' + interval '{random.randint(0,5)} days'"
+    if k < 0.5 and t == "timestamp":
+        return f"{n} > timestamp '2024-02-{random.randint(1,28):02d} {random.randint(0,23):02d}:30' and {n} <= timestamp '2024-02-{random.randint(1,28):02d}'"
     return f"{n} {random.choice(ops)} {v}"
 def where():
     k = random.random()
