@@ -29,6 +29,7 @@ install_deps() {
 	[ -f /usr/include/postgresql/15/server/postgres.h ] || need+=(postgresql-server-dev-15)
 	[ -f /usr/include/zstd.h ] || need+=(libzstd-dev)
 	[ -f /usr/include/lz4.h ] || need+=(liblz4-dev)
+	[ -f /usr/include/xxhash.h ] || need+=(libxxhash-dev)
 	perl -MIPC::Run -e 1 2>/dev/null || need+=(libipc-run-perl)
 	command -v make >/dev/null || need+=(make)
 	command -v gcc >/dev/null || need+=(gcc)

@@ -29,7 +29,6 @@
 #include "access/transam.h"
 #include "access/xact.h"
 #include "lib/ilist.h"
-#include "port/pg_crc32c.h"
 #include "storage/procarray.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
@@ -458,16 +457,12 @@ TesseraCacheChunkRaw(Relation rel, TesseraCachedStripe *cs, int rg, int att,
 		char	   *stored = MemoryContextAllocHuge(chunk_cxt,
 													(Size) cd->stored_bytes + TESSERA_DECODE_PADDING);
 		const char *raw;
-		pg_crc32c	crc;
 
 		if (cd->stored_bytes > 0 &&
 			!TesseraReadStripeBytes(rel, &cs->s, cd->offset, cd->stored_bytes, stored, NULL))
 			corrupt(arg, "chunk pages are invalid");
 		memset(stored + cd->stored_bytes, 0, TESSERA_DECODE_PADDING);
-		INIT_CRC32C(crc);
-		COMP_CRC32C(crc, stored, cd->stored_bytes);
-		FIN_CRC32C(crc);
-		if (crc != cd->crc)
+		if (TesseraChunkChecksum(dir->hdr.format_version, stored, cd->stored_bytes) != cd->crc)
 			corrupt(arg, "chunk checksum mismatch");
 		raw = TesseraChunkRaw(cd, stored, corrupt, arg);
 		if (raw != stored)

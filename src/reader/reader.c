@@ -137,7 +137,9 @@ TesseraLoadDir(Relation rel, const TesseraStripe *s, BlockNumber rel_nblocks)
 		TesseraReportCorrupt(rel, s->stripe_id, -1, -1, "directory checksum mismatch");
 	if (hdr->magic != TESSERA_DIR_MAGIC ||
 		!((hdr->format_version == TESSERA_FORMAT_VERSION && hdr->flags == 0) ||
-		  (hdr->format_version == TESSERA_DIR_VERSION_DEAD && hdr->flags == TESSERA_DIR_DEAD_ROWS)) ||
+		  (hdr->format_version == TESSERA_DIR_VERSION_DEAD && hdr->flags == TESSERA_DIR_DEAD_ROWS) ||
+		  (hdr->format_version == TESSERA_DIR_VERSION_XXH3 &&
+		   (hdr->flags & ~TESSERA_DIR_DEAD_ROWS) == 0)) ||
 		hdr->stripe_id != s->stripe_id || hdr->first_rownum != s->first_rownum ||
 		hdr->row_count != s->row_count || hdr->n_row_groups != s->n_row_groups ||
 		hdr->natts != s->natts ||
@@ -217,7 +219,6 @@ TesseraDecodeDeadRows(Relation rel, const TesseraStripe *s, const TesseraStripeD
 	int64	   *idx;
 	int			n;
 	uint32		nrows = dir->rgs[rg].row_count;
-	pg_crc32c	crc;
 
 	if (dir->dead == NULL || dir->dead[rg].value_count == 0)
 		return 0;
@@ -232,10 +233,7 @@ TesseraDecodeDeadRows(Relation rel, const TesseraStripe *s, const TesseraStripeD
 	if (!TesseraReadStripeBytes(rel, s, cd->offset, cd->stored_bytes, stored, NULL))
 		TesseraReportCorrupt(rel, s->stripe_id, rg, -1, "dead row list pages are invalid");
 	memset(stored + cd->stored_bytes, 0, TESSERA_DECODE_PADDING);
-	INIT_CRC32C(crc);
-	COMP_CRC32C(crc, stored, cd->stored_bytes);
-	FIN_CRC32C(crc);
-	if (crc != cd->crc)
+	if (TesseraChunkChecksum(dir->hdr.format_version, stored, cd->stored_bytes) != cd->crc)
 		TesseraReportCorrupt(rel, s->stripe_id, rg, -1, "dead row list checksum mismatch");
 	raw = TesseraChunkRaw(cd, stored, TesseraChunkCorrupt, &cc);
 	idx = palloc(sizeof(int64) * n);
@@ -701,8 +699,7 @@ read_chunk(TesseraBatch *b, TesseraChunkDisk *cd, TesseraCorruptContext *cc)
 	TesseraReader *r = b->reader;
 	TesseraScanStripe *ss = &r->stripes[b->stripe];
 	char	   *stored;
-	pg_crc32c	crc;
-
+	
 	stored = MemoryContextAllocHuge(r->batch_cxt, (Size) cd->stored_bytes + TESSERA_DECODE_PADDING);
 	r->bytes_read += cd->stored_bytes;
 	if (cd->codec != TESSERA_CODEC_NONE)
@@ -713,10 +710,7 @@ read_chunk(TesseraBatch *b, TesseraChunkDisk *cd, TesseraCorruptContext *cc)
 								r->strategy))
 		TesseraChunkCorrupt(cc, "chunk pages are invalid");
 	memset(stored + cd->stored_bytes, 0, TESSERA_DECODE_PADDING);
-	INIT_CRC32C(crc);
-	COMP_CRC32C(crc, stored, cd->stored_bytes);
-	FIN_CRC32C(crc);
-	if (crc != cd->crc)
+	if (TesseraChunkChecksum(ss->dir->hdr.format_version, stored, cd->stored_bytes) != cd->crc)
 		TesseraChunkCorrupt(cc, "chunk checksum mismatch");
 	return stored;
 }

@@ -602,7 +602,6 @@ finish_row_group(WriteState *ws)
 	{
 		TesseraChunkDisk *cd = &ws->chunks[ws->nrgs * ws->natts + i];
 		TesseraEncodedChunk enc;
-		pg_crc32c	crc;
 
 		memset(cd, 0, sizeof(TesseraChunkDisk));
 		cd->offset = ws->data.len;
@@ -617,13 +616,11 @@ finish_row_group(WriteState *ws)
 						   ws->opts.compression, ws->opts.compression_level, &enc);
 		MemoryContextSwitchTo(old);
 
-		INIT_CRC32C(crc);
-		COMP_CRC32C(crc, enc.stored.data, enc.stored.len);
-		FIN_CRC32C(crc);
 		TesseraBufAppend(&ws->data, enc.stored.data, enc.stored.len);
 		cd->stored_bytes = (uint32) enc.stored.len;
 		cd->raw_bytes = enc.raw_bytes;
-		cd->crc = crc;
+		cd->crc = TesseraChunkChecksum(TESSERA_DIR_VERSION_XXH3, enc.stored.data,
+									   enc.stored.len);
 		cd->value_count = enc.value_count;
 		cd->logical_bytes = (uint32) Min(enc.logical_bytes, (uint64) PG_UINT32_MAX);
 		cd->encoding = enc.encoding;
@@ -644,7 +641,6 @@ finish_row_group(WriteState *ws)
 		TesseraBuf	raw;
 		TesseraBuf	comp;
 		TesseraBuf *out = &raw;
-		pg_crc32c	crc;
 
 		old = MemoryContextSwitchTo(ws->enc_cxt);
 		TesseraBufInit(&raw, 64 + sizeof(int64) * ws->rg_ndead);
@@ -668,10 +664,7 @@ finish_row_group(WriteState *ws)
 		cd->stored_bytes = (uint32) out->len;
 		cd->raw_bytes = (uint32) raw.len;
 		cd->value_count = (uint32) ws->rg_ndead;
-		INIT_CRC32C(crc);
-		COMP_CRC32C(crc, out->data, out->len);
-		FIN_CRC32C(crc);
-		cd->crc = crc;
+		cd->crc = TesseraChunkChecksum(TESSERA_DIR_VERSION_XXH3, out->data, out->len);
 		TesseraBufAppend(&ws->data, out->data, out->len);
 		MemoryContextReset(ws->enc_cxt);
 		ws->any_dead = true;
@@ -722,7 +715,7 @@ flush_stripe(WriteState *ws, Relation rel)
 	dir_start = ws->data.len;
 	memset(&hdr, 0, sizeof(hdr));
 	hdr.magic = TESSERA_DIR_MAGIC;
-	hdr.format_version = ws->any_dead ? TESSERA_DIR_VERSION_DEAD : TESSERA_FORMAT_VERSION;
+	hdr.format_version = TESSERA_DIR_VERSION_XXH3;
 	hdr.flags = ws->any_dead ? TESSERA_DIR_DEAD_ROWS : 0;
 	hdr.stripe_id = ws->stripe.stripe_id;
 	hdr.first_rownum = ws->stripe.first_rownum;
