@@ -110,6 +110,9 @@ extern void TesseraDecodeChunk(const TesseraColumnType *type, const TesseraChunk
 extern void TesseraDecodeChunkRaw(const TesseraColumnType *type, const TesseraChunkDisk *chunk,
 								  const char *raw, int nrows, Datum *values, bool *isnull,
 								  TesseraCorruptFn corrupt, void *arg);
+extern bool TesseraChunkDictCodes(const TesseraColumnType *type, const TesseraChunkDisk *chunk,
+								  const char *raw, int nrows, int64 *codes, Datum **entries,
+								  int *ndict, TesseraCorruptFn corrupt, void *arg);
 extern const char *TesseraChunkRaw(const TesseraChunkDisk *chunk, const char *stored,
 								   TesseraCorruptFn corrupt, void *arg);
 /*

@@ -118,6 +118,8 @@ extern bool TesseraBatchScaledGather(TesseraBatch *batch, int attidx, const int 
 									 int128 *values, int64 *dscales, bool *isnull,
 									 int *max_scale);
 #endif
+extern bool TesseraBatchDict(TesseraBatch *batch, int attidx, int64 **codes, Datum **entries,
+							 int *ndict);
 extern Datum TesseraBatchValue(TesseraBatch *batch, int attidx, int row, bool *isnull);
 extern bool TesseraReaderLocate(TesseraReader *reader, uint64 rownum, int *stripe, int *rg, int *row);
 extern void TesseraReaderGlobalRg(TesseraReader *reader, uint32 g, int *stripe, int *rg);

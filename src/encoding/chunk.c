@@ -532,6 +532,72 @@ decode_dict(const TesseraColumnType *type, const char *p, const char *end, int n
 	return p;
 }
 
+/*
+ * TesseraChunkDictCodes
+ *		A dictionary chunk's entries (*entries, *ndict: Datums pointing into
+ *		raw) and each row's code into them, -1 for NULL: grouping by the
+ *		codes looks up each distinct value once instead of once per row.
+ *		False if the chunk is not dictionary-encoded.
+ */
+bool
+TesseraChunkDictCodes(const TesseraColumnType *type, const TesseraChunkDisk *chunk,
+					  const char *raw, int nrows, int64 *codes, Datum **entries, int *ndict,
+					  TesseraCorruptFn corrupt, void *arg)
+{
+	const char *p = raw;
+	const char *end = raw + chunk->raw_bytes;
+	const uint8 *bits = NULL;
+	int			n = chunk->value_count;
+	uint32		nd;
+
+	if (chunk->encoding != TESSERA_ENC_DICT || type->kind == TESSERA_KIND_BYVAL)
+		return false;
+	if (n == 0 || n > nrows)
+		corrupt(arg, "invalid value count");
+	if (n < nrows)
+	{
+		Size		nbytes = (nrows + 7) / 8;
+
+		if ((Size) (end - p) < nbytes)
+			corrupt(arg, "null bitmap truncated");
+		bits = (const uint8 *) p;
+		p += MAXALIGN(nbytes);
+	}
+	if (end - p < (ptrdiff_t) sizeof(uint32))
+		corrupt(arg, "malformed values");
+	memcpy(&nd, p, sizeof(uint32));
+	if (nd == 0 || nd > DICT_MAX_ENTRIES || nd > (uint32) n)
+		corrupt(arg, "malformed values");
+	p += MAXALIGN(sizeof(uint32));
+	*entries = palloc(sizeof(Datum) * nd);
+	*ndict = (int) nd;
+	p = decode_plain(type, p, end, nd, *entries);
+	if (p == NULL || TesseraDecodeInts(p, end, n, codes) == NULL)
+		corrupt(arg, "malformed values");
+	for (int i = 0; i < n; i++)
+		if ((uint64) codes[i] >= nd)
+			corrupt(arg, "malformed values");
+	if (bits != NULL)
+	{
+		int			j = n - 1;
+
+		for (int i = nrows - 1; i >= 0; i--)
+		{
+			if (bits[i >> 3] & (1 << (i & 7)))
+			{
+				if (j < 0)
+					corrupt(arg, "null bitmap does not match the value count");
+				codes[i] = codes[j--];
+			}
+			else
+				codes[i] = -1;
+		}
+		if (j != -1)
+			corrupt(arg, "null bitmap does not match the value count");
+	}
+	return true;
+}
+
 /* ---- chunks ---- */
 
 /* The codec must save 1/this of a payload to be kept (see the file header). */

@@ -2193,6 +2193,8 @@ typedef struct TAggSpec
 	Oid			collation;
 	int16		typlen;
 	bool		typbyval;
+	int			same_as;		/* an earlier sum/avg of the same argument whose
+								 * state this one reads, or -1 */
 } TAggSpec;
 
 /*
@@ -2858,6 +2860,11 @@ typedef struct TAggKey
 	/* per batch: ids of the values at these addresses (dictionary chunks) */
 	Pointer		ptr_cache[256];
 	int32		ptr_ids[256];
+	/* per batch: a dictionary chunk's codes -> ids, and NULL flags */
+	int32	   *dict_map;
+	int			map_cap;
+	bool	   *own_nulls;
+	int			nulls_cap;
 	/* per batch: the column's ids */
 	int64	   *ids;
 	int			ids_cap;
@@ -2936,6 +2943,7 @@ tagg_begin(CustomScanState *node, EState *estate, int eflags)
 	Relation	rel = node->ss.ss_currentRelation;
 	List	   *aggs = lfourth(cscan->custom_private);
 	ListCell   *lc;
+	ListCell   *lc2;
 
 	as->mode = intVal(list_nth(cscan->custom_private, 5));
 	if (as->mode == TAGG_FINAL)
@@ -2967,6 +2975,33 @@ tagg_begin(CustomScanState *node, EState *estate, int eflags)
 		if (sp->attidx < 0 && !agg->aggstar)
 			sp->vx = vx_build((Node *) ((TargetEntry *) linitial(agg->args))->expr,
 							  as->plan_relid, rel);
+
+		/*
+		 * sum(x) and avg(x) keep the same state (a count and an exact sum):
+		 * a second one over the same argument reads the first's, as
+		 * PostgreSQL shares transition states (TPC-H Q1 has two such pairs).
+		 */
+		sp->same_as = -1;
+		if ((sp->kind == TAGG_SUM || sp->kind == TAGG_AVG) && agg->aggfilter == NULL)
+		{
+			int			j = 0;
+
+			foreach(lc2, aggs)
+			{
+				Aggref	   *prev = lfirst(lc2);
+
+				if (j >= as->nspecs - 1)
+					break;
+				if ((as->specs[j].kind == TAGG_SUM || as->specs[j].kind == TAGG_AVG) &&
+					as->specs[j].same_as < 0 && prev->aggfilter == NULL &&
+					as->specs[j].argtype == sp->argtype && equal(prev->args, agg->args))
+				{
+					sp->same_as = j;
+					break;
+				}
+				j++;
+			}
+		}
 		if (agg->aggfilter != NULL)
 		{
 			List	   *conj = make_ands_implicit(agg->aggfilter);
@@ -3085,6 +3120,10 @@ tagg_reset_groups(TesseraAggState *as, int cap)
 		key->ids = NULL;
 		key->ids_cap = 0;
 		key->nulls = NULL;
+		key->dict_map = NULL;
+		key->map_cap = 0;
+		key->own_nulls = NULL;
+		key->nulls_cap = 0;
 	}
 }
 
@@ -3268,6 +3307,52 @@ key_ids(TesseraAggState *as, TAggKey *key, TesseraBatch *b, const bool *ok, int 
 	Datum	   *values;
 	bool	   *isnull;
 
+	if (key->kind != TAGG_KEY_INT)
+	{
+		int64	   *codes;
+		Datum	   *entries;
+		int			ndict;
+
+		if (TesseraBatchDict(b, key->attidx, &codes, &entries, &ndict))
+		{
+			/*
+			 * A dictionary chunk: each distinct value is interned once, on
+			 * the first row that counts, and rows map through their codes.
+			 */
+			int32	   *map;
+			bool	   *nulls;
+
+			if (key->map_cap < ndict)
+			{
+				key->map_cap = Max(ndict, 256);
+				key->dict_map = MemoryContextAlloc(as->cxt, sizeof(int32) * key->map_cap);
+			}
+			if (key->nulls_cap < n)
+			{
+				key->nulls_cap = Max(n, 1024);
+				key->own_nulls = MemoryContextAlloc(as->cxt, key->nulls_cap);
+			}
+			map = key->dict_map;
+			nulls = key->own_nulls;
+			memset(map, 0xff, sizeof(int32) * ndict);
+			for (int i = 0; i < n; i++)
+			{
+				int64		c = codes[i];
+
+				nulls[i] = c < 0;
+				if (c < 0 || (ok && !ok[i]))
+				{
+					key->ids[i] = 0;
+					continue;
+				}
+				if (map[c] < 0)
+					map[c] = intern_string(as, key, entries[c]);
+				key->ids[i] = map[c];
+			}
+			key->nulls = nulls;
+			return;
+		}
+	}
 	TesseraBatchColumn(b, key->attidx, &values, &isnull);
 	key->nulls = isnull;
 	if (key->kind == TAGG_KEY_INT)
@@ -3467,6 +3552,10 @@ tagg_scaled_fold(TAggState *st, int128 v, int64 count, int dsc, int cmax, Memory
 		st->dscale = dsc;
 }
 
+/* per-group partial sums of a batch with few groups: TAGG_LANES of them */
+#define TAGG_LANES				4
+#define TAGG_LANES_MAX_GROUPS	64
+
 /* Room for per-group partial sums and counts of a batch (ng groups + 1). */
 static void
 tagg_reserve_partials(TesseraAggState *as, int ng)
@@ -3509,25 +3598,46 @@ tagg_scaled_rows(TesseraAggState *as, int k, const int128 *v, const int64 *dsc, 
 		}
 		return;
 	}
-	tagg_reserve_partials(as, ng);
+	tagg_reserve_partials(as, ng <= TAGG_LANES_MAX_GROUPS ? (ng + 1) * TAGG_LANES - 1 : ng);
 	memset(as->bsum, 0, sizeof(int128) * (ng + 1));
 	memset(as->bcnt, 0, sizeof(int64) * (ng + 1));
 	for (int g = 0; g <= ng; g++)
 		as->bdsc[g] = dsc_all;
-	if (bits + 32 <= 126 && dsc == NULL)
+	if (bits + 32 <= 126 && dsc == NULL && (ng + 1) * TAGG_LANES <= as->bcap)
 	{
-		/* n < 2^31 values below 2^bits cannot overflow: no checks, no branches */
+		/*
+		 * n < 2^31 values below 2^bits cannot overflow: no checks, no
+		 * branches.  Four sums per group, row i adding to lane i % 4:
+		 * consecutive rows of one group (few groups, or sorted keys) would
+		 * otherwise chain every addition through the same memory.
+		 */
 		int128	   *bsum = as->bsum;
 		int64	   *bcnt = as->bcnt;
 
+		memset(bsum, 0, sizeof(int128) * (ng + 1) * TAGG_LANES);
+		memset(bcnt, 0, sizeof(int64) * (ng + 1) * TAGG_LANES);
 		for (int i = 0; i < n; i++)
 		{
 			int			g = gidx ? gidx[i] : (ok && !ok[i] ? -1 : 0);
 			bool		skip = g < 0 || (isnull && isnull[i]);
+			int			slot = (skip ? ng : g) * TAGG_LANES + (i & (TAGG_LANES - 1));
 
-			g = skip ? ng : g;	/* the extra slot takes what does not count */
-			bsum[g] += v[i];
-			bcnt[g]++;
+			/* the extra group takes what does not count */
+			bsum[slot] += v[i];
+			bcnt[slot]++;
+		}
+		for (int g = 0; g < ng; g++)
+		{
+			int128		sum = 0;
+			int64		cnt = 0;
+
+			for (int l = 0; l < TAGG_LANES; l++)
+			{
+				sum += bsum[g * TAGG_LANES + l];
+				cnt += bcnt[g * TAGG_LANES + l];
+			}
+			bsum[g] = sum;		/* g <= g * TAGG_LANES: read before written */
+			bcnt[g] = cnt;
 		}
 	}
 	else
@@ -3569,6 +3679,20 @@ tagg_count_groups(TesseraAggState *as, int k, const int32 *gidx, int n)
 
 	tagg_reserve_partials(as, ng);
 	cnt = as->bcnt;
+	if (ng <= TAGG_LANES_MAX_GROUPS)
+	{
+		/* lanes, as in tagg_scaled_rows */
+		tagg_reserve_partials(as, (ng + 1) * TAGG_LANES - 1);
+		cnt = as->bcnt;
+		memset(cnt, 0, sizeof(int64) * (ng + 1) * TAGG_LANES);
+		for (int i = 0; i < n; i++)
+			cnt[(gidx[i] < 0 ? ng : gidx[i]) * TAGG_LANES + (i & (TAGG_LANES - 1))]++;
+		for (int g = 0; g < ng; g++)
+			as->states[(Size) g * as->nspecs + k].count +=
+				cnt[g * TAGG_LANES] + cnt[g * TAGG_LANES + 1] +
+				cnt[g * TAGG_LANES + 2] + cnt[g * TAGG_LANES + 3];
+		return;
+	}
 	memset(cnt, 0, sizeof(int64) * (ng + 1));
 	for (int i = 0; i < n; i++)
 		cnt[gidx[i] < 0 ? ng : gidx[i]]++;
@@ -3691,6 +3815,9 @@ vx_eval(TesseraAggState *as, VExpr *vx, TesseraBatch *b, const int *rows, int n,
 				if (!TesseraBatchScaledInfo(b, vx->attidx, &out->v, &out->dsc, &out->isnull,
 											&cmax, &out->bits, &out->dsc_all))
 					return false;
+				/* no NULLs (the usual case): no null flags to merge per row */
+				if (memchr(out->isnull, true, n) == NULL)
+					out->isnull = NULL;
 				out->scale = cmax;
 				if (out->dsc_all >= 0)
 					out->dsc = NULL;
@@ -3730,12 +3857,14 @@ vx_eval(TesseraAggState *as, VExpr *vx, TesseraBatch *b, const int *rows, int n,
 	}
 
 	/* NULL if either side is */
-	if (l.isnull || r.isnull)
+	if (l.isnull && r.isnull)
 	{
 		out->isnull = vx->buf_null;
 		for (int i = 0; i < m; i++)
-			out->isnull[i] = (l.isnull && l.isnull[i]) || (r.isnull && r.isnull[i]);
+			out->isnull[i] = l.isnull[i] | r.isnull[i];
 	}
+	else if (l.isnull || r.isnull)
+		out->isnull = l.isnull ? l.isnull : r.isnull;
 
 	/* display scales: numeric_mul adds them, numeric_add/sub take the larger */
 	if (l.dsc == NULL && r.dsc == NULL)
@@ -3772,7 +3901,11 @@ vx_eval(TesseraAggState *as, VExpr *vx, TesseraBatch *b, const int *rows, int n,
 		switch (vx->kind)
 		{
 			case VX_MUL:
-				VX_LOOP(v[i] = a * c);
+				/* operands of 63 bits or fewer: one widening 64-bit multiply */
+				if (l.bits <= 63 && r.bits <= 63)
+					VX_LOOP(v[i] = (int128) (int64) a * (int64) c);
+				else
+					VX_LOOP(v[i] = a * c);
 				break;
 			case VX_ADD:
 				VX_LOOP(v[i] = a * lm + c * rm);
@@ -4096,6 +4229,8 @@ tagg_batch(TesseraAggState *as, TesseraBatch *b, const bool *ok, int n)
 		const int32 *gidx = gidx_all;
 		bool		whole_spec = whole;
 
+		if (sp->same_as >= 0)
+			continue;			/* its state is another's */
 		if (sp->nfq > 0)
 		{
 			/* FILTER: this aggregate counts only the rows it keeps */
@@ -4875,9 +5010,13 @@ tagg_exec(CustomScanState *node)
 		MemoryContext old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
 
 		for (int k = 0; k < as->nspecs; k++)
+		{
+			int			from = as->specs[k].same_as >= 0 ? as->specs[k].same_as : k;
+
 			slot->tts_values[col + k] = tagg_result(&as->specs[k],
-													&as->states[(Size) g * as->nspecs + k],
+													&as->states[(Size) g * as->nspecs + from],
 													&slot->tts_isnull[col + k]);
+		}
 		MemoryContextSwitchTo(old);
 	}
 	ExecStoreVirtualTuple(slot);

@@ -844,6 +844,35 @@ read_singly(TesseraBatch *b, int attidx, int row)
 }
 
 /*
+ * TesseraBatchDict
+ *		Column attidx as dictionary codes, one per row (-1: NULL), and the
+ *		dictionary's entries, in the batch's memory; false if its chunk is
+ *		not dictionary-encoded (TesseraChunkDictCodes).
+ */
+bool
+TesseraBatchDict(TesseraBatch *b, int attidx, int64 **codes, Datum **entries, int *ndict)
+{
+	TesseraReader *r = b->reader;
+	TesseraChunkDisk *cd;
+	TesseraCorruptContext cc;
+	MemoryContext old;
+	bool		ok;
+
+	if (!column_stored(b, attidx))
+		return false;
+	cd = chunk_context(b, attidx, &cc);
+	if (cd->encoding != TESSERA_ENC_DICT)
+		return false;
+	batch_raw(b, attidx, cd, &cc);
+	old = MemoryContextSwitchTo(r->batch_cxt);
+	*codes = palloc(sizeof(int64) * Max(b->chunk_rows, 1));
+	ok = TesseraChunkDictCodes(TesseraReaderColumnType(r, attidx), cd, b->raw[attidx],
+							   b->chunk_rows, *codes, entries, ndict, TesseraChunkCorrupt, &cc);
+	MemoryContextSwitchTo(old);
+	return ok;
+}
+
+/*
  * TesseraBatchValue
  *		Value of column attidx in row `row` of the current batch.  When the
  *		batch is marked sparse (a filter selected few of its rows), or the
