@@ -110,6 +110,11 @@ extern void TesseraDecodeChunk(const TesseraColumnType *type, const TesseraChunk
 extern void TesseraDecodeChunkRaw(const TesseraColumnType *type, const TesseraChunkDisk *chunk,
 								  const char *raw, int nrows, Datum *values, bool *isnull,
 								  TesseraCorruptFn corrupt, void *arg);
+#ifdef HAVE_INT128
+extern bool TesseraChunkIntSum(const TesseraColumnType *type, const TesseraChunkDisk *chunk,
+							   const char *raw, int nrows, int128 *sum, int64 *count,
+							   TesseraCorruptFn corrupt, void *arg);
+#endif
 extern bool TesseraChunkDictCodes(const TesseraColumnType *type, const TesseraChunkDisk *chunk,
 								  const char *raw, int nrows, int64 *codes, Datum **entries,
 								  int *ndict, TesseraCorruptFn corrupt, void *arg);
@@ -175,6 +180,7 @@ extern bool TesseraWideAt(const char *p, const char *end, int n, int idx, int128
 extern bool TesseraWideAtIndexed(const char *p, const char *end, int n, int idx, int128 *out,
 								 TesseraValueIndex *index);
 extern void TesseraSelectNone(bool *sel, int nsel, const int *idx, int nidx);
+extern bool TesseraIntsSum(const char *p, const char *end, int n, int128 *sum);
 extern TesseraFilterResult TesseraFilterInts(const char *p, const char *end, int n, int64 lo,
 											 int64 hi, bool *sel, int nsel, const int *idx,
 											 int nidx);

@@ -118,6 +118,9 @@ extern bool TesseraBatchScaledGather(TesseraBatch *batch, int attidx, const int 
 									 int128 *values, int64 *dscales, bool *isnull,
 									 int *max_scale);
 #endif
+#ifdef HAVE_INT128
+extern bool TesseraBatchIntSum(TesseraBatch *batch, int attidx, int128 *sum, int64 *count);
+#endif
 extern bool TesseraBatchDict(TesseraBatch *batch, int attidx, int64 **codes, Datum **entries,
 							 int *ndict);
 extern Datum TesseraBatchValue(TesseraBatch *batch, int attidx, int row, bool *isnull);

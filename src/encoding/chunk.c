@@ -532,6 +532,36 @@ decode_dict(const TesseraColumnType *type, const char *p, const char *end, int n
 	return p;
 }
 
+#ifdef HAVE_INT128
+/*
+ * TesseraChunkIntSum
+ *		The sum and count of an integer chunk's values when its encoding
+ *		gives them without decoding (TesseraIntsSum); all NULL: 0 of 0.
+ *		False for chunks with some NULLs or another encoding.
+ */
+bool
+TesseraChunkIntSum(const TesseraColumnType *type, const TesseraChunkDisk *chunk,
+				   const char *raw, int nrows, int128 *sum, int64 *count,
+				   TesseraCorruptFn corrupt, void *arg)
+{
+	int			n = chunk->value_count;
+
+	if (chunk->encoding == TESSERA_ENC_ABSENT)
+	{
+		*sum = 0;
+		*count = 0;
+		return true;
+	}
+	if (chunk->encoding != TESSERA_ENC_INT || type->kind != TESSERA_KIND_BYVAL ||
+		type->typlen < 2 || n != nrows)
+		return false;
+	if (!TesseraIntsSum(raw, raw + chunk->raw_bytes, n, sum))
+		return false;
+	*count = n;
+	return true;
+}
+#endif
+
 /*
  * TesseraChunkDictCodes
  *		A dictionary chunk's entries (*entries, *ndict: Datums pointing into

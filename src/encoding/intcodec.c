@@ -862,6 +862,65 @@ TesseraIntsConstant(const char *p, const char *end, int n, int64 *value)
 	return false;
 }
 
+#ifdef HAVE_INT128
+/*
+ * TesseraIntsSum
+ *		The sum of the integer section at p when its encoding gives it
+ *		without decoding the values: a constant (n times it), an arithmetic
+ *		progression (a zero-width delta section that stays within int64:
+ *		n * first + step * n(n-1)/2) or runs (value times length, per run).
+ *		False otherwise.
+ */
+bool
+TesseraIntsSum(const char *p, const char *end, int n, int128 *sum)
+{
+	IntSectionHeader hdr;
+	const uint8 *data = (const uint8 *) p + sizeof(IntSectionHeader);
+
+	if (n == 0 || int_section_size(p, end, n, &hdr) == 0)
+		return false;
+	switch (hdr.mode)
+	{
+		case INT_MODE_FOR:
+		case INT_MODE_STRIDE:
+			if (hdr.width != 0)
+				return false;
+			*sum = (int128) n * hdr.base;
+			return true;
+		case INT_MODE_DELTA:
+			{
+				int128		last = (int128) hdr.first + (int128) hdr.base * (n - 1);
+
+				/* the encoder's arithmetic wraps: only an unwrapped run */
+				if (hdr.width != 0 || last < PG_INT64_MIN || last > PG_INT64_MAX)
+					return false;
+				*sum = (int128) n * hdr.first + (int128) hdr.base * ((int128) n * (n - 1) / 2);
+				return true;
+			}
+		case INT_MODE_RLE:
+			{
+				Size		vbytes = packed_bytes(hdr.runs, hdr.width);
+				int128		total = 0;
+				uint64		rows = 0;
+
+				for (uint32 r = 0; r < hdr.runs; r++)
+				{
+					int64		v = (int64) (unpack_one(data, r, hdr.width) + (uint64) hdr.base);
+					uint64		len = unpack_one(data + vbytes, r, hdr.width2) + (uint64) hdr.base2;
+
+					total += (int128) v * (int128) len;
+					rows += len;
+				}
+				if (rows != (uint64) n)
+					return false;
+				*sum = total;
+				return true;
+			}
+	}
+	return false;
+}
+#endif
+
 /* The start of the section after the integer section at p, or NULL. */
 const char *
 TesseraSkipInts(const char *p, const char *end, int n)

@@ -4304,6 +4304,21 @@ tagg_batch(TesseraAggState *as, TesseraBatch *b, const bool *ok, int n)
 			continue;
 		}
 		typlen = TupleDescAttr(b->reader->tupdesc, sp->attidx)->attlen;
+		if (whole_spec && (sp->kind == TAGG_SUM || sp->kind == TAGG_AVG) &&
+			(sp->argtype == INT2OID || sp->argtype == INT4OID || sp->argtype == INT8OID))
+		{
+			/* constants, runs and steady steps sum without decoding */
+			int128		sum;
+			int64		count;
+
+			if (TesseraBatchIntSum(b, sp->attidx, &sum, &count))
+			{
+				as->states[k].sum += sum;
+				as->states[k].count += count;
+				as->metadata_answers++;
+				continue;
+			}
+		}
 		if (sp->argtype != NUMERICOID || sp->generic)
 			TesseraBatchColumn(b, sp->attidx, &values, &isnull);
 

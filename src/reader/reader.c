@@ -843,6 +843,30 @@ read_singly(TesseraBatch *b, int attidx, int row)
 	return a->sparse;
 }
 
+#ifdef HAVE_INT128
+/*
+ * TesseraBatchIntSum
+ *		Sum and count of column attidx over all the batch's stored rows when
+ *		its chunk's encoding gives them without decoding (TesseraChunkIntSum);
+ *		false otherwise, or if the column is decoded already.
+ */
+bool
+TesseraBatchIntSum(TesseraBatch *b, int attidx, int128 *sum, int64 *count)
+{
+	TesseraChunkDisk *cd;
+	TesseraCorruptContext cc;
+
+	if (b->values[attidx] != NULL || !column_stored(b, attidx))
+		return false;
+	cd = chunk_context(b, attidx, &cc);
+	if (cd->encoding != TESSERA_ENC_INT && cd->encoding != TESSERA_ENC_ABSENT)
+		return false;
+	return TesseraChunkIntSum(TesseraReaderColumnType(b->reader, attidx), cd,
+							  batch_raw(b, attidx, cd, &cc), b->chunk_rows, sum, count,
+							  TesseraChunkCorrupt, &cc);
+}
+#endif
+
 /*
  * TesseraBatchDict
  *		Column attidx as dictionary codes, one per row (-1: NULL), and the

@@ -86,6 +86,26 @@ SELECT q, tt.cmp('SELECT sum(big), avg(big), sum(mx), avg(mx), min(mx), max(mx),
 FROM (VALUES ('true'), ('q = 7'), ('mx > 100.5 AND mx < 2000'), ('mx = 3333.333'), ('big > 1e30')) v(q);
 SELECT tt.cmp('SELECT i2, sum(mx), avg(big), count(*) FROM {t} GROUP BY i2', 'ph', 'pt');
 
+-- sums the encoding gives without decoding: constants, steady steps (also
+-- steps that would wrap past bigint), runs; against every other layout
+CREATE TABLE sh (id int, k int, st bigint, w bigint, rl int, s2 smallint);
+INSERT INTO sh SELECT i, 7, 1000000000000 + i * 3,
+    ((9000000000000000000 + i * 1000000000000000::numeric + 9223372036854775808)
+        % 18446744073709551616 - 9223372036854775808)::bigint,
+    i / 250, (i % 3000)::smallint FROM generate_series(1, 20000) i;
+CREATE TABLE st (LIKE sh) USING tessera WITH (tessera_row_group_row_limit = 1000);
+INSERT INTO st SELECT * FROM sh;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT sum(k), sum(st), avg(rl) FROM st;
+SELECT a, tt.cmp('SELECT ' || a || ' FROM {t}', 'sh', 'st') FROM (VALUES
+    ('sum(k), avg(k)'), ('sum(st), avg(st)'), ('sum(w), avg(w)'), ('sum(rl), avg(rl)'),
+    ('sum(s2), avg(s2), sum(id)')) v(a);
+BEGIN;
+DELETE FROM sh WHERE id = 5000;
+DELETE FROM st WHERE id = 5000;
+SELECT tt.cmp('SELECT sum(k), sum(st), sum(rl), avg(w) FROM {t}', 'sh', 'st');
+ROLLBACK;
+DROP TABLE sh, st;
+
 -- GROUP BY with no aggregate (the distinct keys), also past work_mem
 EXPLAIN (COSTS OFF) SELECT count(*) FROM (SELECT i2 FROM pt GROUP BY i2) s;
 SELECT k, tt.cmp(k, 'ph', 'pt') FROM (VALUES
