@@ -532,6 +532,28 @@ decode_dict(const TesseraColumnType *type, const char *p, const char *end, int n
 	return p;
 }
 
+/*
+ * The values section of a chunk's payload, past its null bitmap (*bits,
+ * NULL if no value is NULL), after checking the value count.
+ */
+static const char *
+values_section(const TesseraChunkDisk *chunk, const char *raw, int nrows, const uint8 **bits,
+			   TesseraCorruptFn corrupt, void *arg)
+{
+	Size		nbytes = (nrows + 7) / 8;
+	int			n = chunk->value_count;
+
+	*bits = NULL;
+	if (n == 0 || n > nrows)
+		corrupt(arg, "invalid value count");
+	if (n == nrows)
+		return raw;
+	if ((Size) chunk->raw_bytes < nbytes)
+		corrupt(arg, "null bitmap truncated");
+	*bits = (const uint8 *) raw;
+	return raw + MAXALIGN(nbytes);
+}
+
 #ifdef HAVE_INT128
 /*
  * TesseraChunkIntSum
@@ -574,25 +596,15 @@ TesseraChunkDictCodes(const TesseraColumnType *type, const TesseraChunkDisk *chu
 					  const char *raw, int nrows, int64 *codes, Datum **entries, int *ndict,
 					  TesseraCorruptFn corrupt, void *arg)
 {
-	const char *p = raw;
+	const char *p;
 	const char *end = raw + chunk->raw_bytes;
-	const uint8 *bits = NULL;
+	const uint8 *bits;
 	int			n = chunk->value_count;
 	uint32		nd;
 
 	if (chunk->encoding != TESSERA_ENC_DICT || type->kind == TESSERA_KIND_BYVAL)
 		return false;
-	if (n == 0 || n > nrows)
-		corrupt(arg, "invalid value count");
-	if (n < nrows)
-	{
-		Size		nbytes = (nrows + 7) / 8;
-
-		if ((Size) (end - p) < nbytes)
-			corrupt(arg, "null bitmap truncated");
-		bits = (const uint8 *) p;
-		p += MAXALIGN(nbytes);
-	}
+	p = values_section(chunk, raw, nrows, &bits, corrupt, arg);
 	if (end - p < (ptrdiff_t) sizeof(uint32))
 		corrupt(arg, "malformed values");
 	memcpy(&nd, p, sizeof(uint32));
@@ -1447,17 +1459,13 @@ bool
 TesseraChunkDecimalScale(const TesseraChunkDisk *chunk, const char *raw, int nrows,
 						 int *max_scale, TesseraCorruptFn corrupt, void *arg)
 {
-	const char *p = raw;
-	const char *end = raw + chunk->raw_bytes;
-	int			n = chunk->value_count;
+	const char *p;
+	const uint8 *bits;
 
 	if (chunk->encoding != TESSERA_ENC_DECIMAL)
 		return false;
-	if (n == 0 || n > nrows)
-		corrupt(arg, "invalid value count");
-	if (n < nrows)
-		p += MAXALIGN((nrows + 7) / 8);
-	if (!TesseraDecimalMaxScale(p, end, n, max_scale))
+	p = values_section(chunk, raw, nrows, &bits, corrupt, arg);
+	if (!TesseraDecimalMaxScale(p, raw + chunk->raw_bytes, chunk->value_count, max_scale))
 		corrupt(arg, "malformed values");
 	return true;
 }
