@@ -2232,6 +2232,10 @@ typedef struct TAggState
 	int64		ninf;
 	Numeric		extra;			/* numeric values that did not fit in sum */
 	Datum		dbest;			/* min/max of other types: a copy in the groups' memory */
+	/* floats: sum(float4) in float4, sum(float8); avg as float8_accum's Sx, Sxx */
+	float4		f4sum;
+	float8		fsx;
+	float8		fsxx;
 } TAggState;
 
 
@@ -2391,6 +2395,9 @@ tagg_classify(Aggref *agg, Index relid, Relation rel, TAggKind *kind, int *attid
 			return agg->aggtype == (*kind == TAGG_SUM ? INT8OID : NUMERICOID);
 		if (t == INT8OID || t == NUMERICOID)
 			return agg->aggtype == NUMERICOID;
+		/* floats: summed in row order, as PostgreSQL's transition functions do */
+		if (t == FLOAT4OID || t == FLOAT8OID)
+			return agg->aggtype == (*kind == TAGG_AVG ? FLOAT8OID : t);
 		return false;
 	}
 	if (strcmp(name, "min") == 0 || strcmp(name, "max") == 0)
@@ -2977,12 +2984,14 @@ tagg_begin(CustomScanState *node, EState *estate, int eflags)
 							  as->plan_relid, rel);
 
 		/*
-		 * sum(x) and avg(x) keep the same state (a count and an exact sum):
-		 * a second one over the same argument reads the first's, as
-		 * PostgreSQL shares transition states (TPC-H Q1 has two such pairs).
+		 * sum(x) and avg(x) of integers and numerics keep the same state (a
+		 * count and an exact sum): a second one over the same argument reads
+		 * the first's, as PostgreSQL shares transition states (TPC-H Q1 has
+		 * two such pairs).
 		 */
 		sp->same_as = -1;
-		if ((sp->kind == TAGG_SUM || sp->kind == TAGG_AVG) && agg->aggfilter == NULL)
+		if ((sp->kind == TAGG_SUM || sp->kind == TAGG_AVG) && agg->aggfilter == NULL &&
+			sp->argtype != FLOAT4OID && sp->argtype != FLOAT8OID)	/* float states differ */
 		{
 			int			j = 0;
 
@@ -3700,6 +3709,92 @@ tagg_count_groups(TesseraAggState *as, int k, const int32 *gidx, int n)
 		as->states[(Size) g * as->nspecs + k].count += cnt[g];
 }
 
+/*
+ * A float into a sum or average state exactly as PostgreSQL's transition
+ * functions take it, row after row: sum(float4) is float4pl (float4
+ * arithmetic, the first value the initial state), sum(float8) float8pl,
+ * avg(float4/float8) float4_accum/float8_accum (Youngs-Cramer N, Sx, Sxx,
+ * whose overflow checks raise the same errors).  The order of the rows is
+ * the scan's, as under PostgreSQL's Agg.
+ */
+static inline void
+tagg_float_accum(TAggSpec *sp, TAggState *st, Datum d)
+{
+	if (sp->kind == TAGG_SUM)
+	{
+		if (sp->argtype == FLOAT4OID)
+			st->f4sum = st->count == 0 ? DatumGetFloat4(d) : float4_pl(st->f4sum, DatumGetFloat4(d));
+		else
+			st->fsx = st->count == 0 ? DatumGetFloat8(d) : float8_pl(st->fsx, DatumGetFloat8(d));
+		st->count++;
+		return;
+	}
+	else
+	{
+		float8		newval = sp->argtype == FLOAT4OID ? (float8) DatumGetFloat4(d) : DatumGetFloat8(d);
+		float8		oldN = (float8) st->count;
+		float8		oldSx = st->fsx;
+		float8		N = oldN + 1.0;
+		float8		Sx = oldSx + newval;
+		float8		Sxx = st->fsxx;
+
+		if (oldN > 0.0)
+		{
+			float8		tmp = newval * N - Sx;
+
+			Sxx += tmp * tmp / (N * oldN);
+			if (isinf(Sx) || isinf(Sxx))
+			{
+				if (!isinf(oldSx) && !isinf(newval))
+					float_overflow_error();
+				Sxx = get_float8_nan();
+			}
+		}
+		else if (isnan(newval) || isinf(newval))
+			Sxx = get_float8_nan();
+		st->count++;
+		st->fsx = Sx;
+		st->fsxx = Sxx;
+	}
+}
+
+/* float8_combine / float4pl / float8pl of two float states (src into dst). */
+static void
+tagg_float_combine(TAggSpec *sp, TAggState *dst, const TAggState *src)
+{
+	if (src->count == 0)
+		return;
+	if (dst->count == 0)
+	{
+		dst->count = src->count;
+		dst->f4sum = src->f4sum;
+		dst->fsx = src->fsx;
+		dst->fsxx = src->fsxx;
+		return;
+	}
+	if (sp->kind == TAGG_SUM)
+	{
+		if (sp->argtype == FLOAT4OID)
+			dst->f4sum = float4_pl(dst->f4sum, src->f4sum);
+		else
+			dst->fsx = float8_pl(dst->fsx, src->fsx);
+	}
+	else
+	{
+		float8		N1 = (float8) dst->count,
+					N2 = (float8) src->count;
+		float8		N = N1 + N2;
+		float8		tmp = dst->fsx / N1 - src->fsx / N2;
+		float8		Sxx = dst->fsxx + src->fsxx + N1 * N2 * tmp * tmp / N;
+
+		dst->fsx = float8_pl(dst->fsx, src->fsx);
+		if (unlikely(isinf(Sxx)) && !isinf(dst->fsxx) && !isinf(src->fsxx))
+			float_overflow_error();
+		dst->fsxx = Sxx;
+	}
+	dst->count += src->count;
+}
+
 #define TAGG_ROWS(BODY) \
 	do { \
 		for (int i = 0; i < n; i++) \
@@ -4331,7 +4426,9 @@ tagg_batch(TesseraAggState *as, TesseraBatch *b, const bool *ok, int n)
 				break;
 			case TAGG_SUM:
 			case TAGG_AVG:
-				if (sp->argtype == NUMERICOID)
+				if (sp->argtype == FLOAT4OID || sp->argtype == FLOAT8OID)
+					TAGG_ROWS(tagg_float_accum(sp, st, values[i]));
+				else if (sp->argtype == NUMERICOID)
 				{
 					int128	   *sv;
 					int64	   *sc;
@@ -4487,10 +4584,16 @@ tagg_result(TAggSpec *sp, TAggState *st, bool *isnull)
 				break;
 			if (sp->restype == INT8OID)
 				return Int64GetDatum((int64) st->sum);
+			if (sp->argtype == FLOAT4OID)
+				return Float4GetDatum(st->f4sum);
+			if (sp->argtype == FLOAT8OID)
+				return Float8GetDatum(st->fsx);
 			return numeric_state_sum(st, sp);
 		case TAGG_AVG:
 			if (st->count == 0)
 				break;
+			if (sp->argtype == FLOAT4OID || sp->argtype == FLOAT8OID)
+				return Float8GetDatum(st->fsx / (float8) st->count);	/* float8_avg */
 			return DirectFunctionCall2(numeric_div, numeric_state_sum(st, sp),
 									   NumericGetDatum(int64_to_numeric(st->count)));
 		case TAGG_MIN:
@@ -4726,6 +4829,11 @@ tagg_merge_state(TAggSpec *sp, TAggState *dst, const TAggState *src, Numeric ext
 			break;
 		case TAGG_SUM:
 		case TAGG_AVG:
+			if (sp->argtype == FLOAT4OID || sp->argtype == FLOAT8OID)
+			{
+				tagg_float_combine(sp, dst, src);
+				break;
+			}
 			dst->nan += src->nan;
 			dst->pinf += src->pinf;
 			dst->ninf += src->ninf;

@@ -106,6 +106,47 @@ SELECT tt.cmp('SELECT sum(k), sum(st), sum(rl), avg(w) FROM {t}', 'sh', 'st');
 ROLLBACK;
 DROP TABLE sh, st;
 
+-- float sums and averages, row by row as PostgreSQL's transition functions
+-- go (same scan order: the same digits), NaN and infinities, and the same
+-- overflow errors
+CREATE TABLE fh (id int, g int, a real, b float8);
+INSERT INTO fh SELECT i, i % 7,
+    CASE WHEN i % 13 = 0 THEN NULL WHEN i = 15000 THEN 'NaN' ELSE (i * 0.37)::real / 3 END,
+    CASE WHEN i % 11 = 0 THEN NULL WHEN i = 17000 THEN '-Infinity' ELSE i / 7.0 + 1e-9 * i END
+FROM generate_series(1, 20000) i;
+CREATE TABLE ft (LIKE fh) USING tessera WITH (tessera_row_group_row_limit = 1000);
+INSERT INTO ft SELECT * FROM fh;
+EXPLAIN (COSTS OFF) SELECT sum(a), sum(b), avg(a), avg(b) FROM ft;
+BEGIN;
+SET LOCAL max_parallel_workers_per_gather = 0;
+SELECT q, tt.cmp(q, 'fh', 'ft') FROM (VALUES
+    ('SELECT sum(a), sum(b), avg(a), avg(b), count(a) FROM {t}'),
+    ('SELECT sum(a), sum(b), avg(a), avg(b) FROM {t} WHERE id < 14000'),
+    ('SELECT g, sum(a), sum(b), avg(a), avg(b) FROM {t} WHERE id < 16000 GROUP BY g'),
+    ('SELECT sum(b), avg(a) FROM {t} WHERE id < 0'),
+    ('SELECT sum(a) FILTER (WHERE g = 3), avg(b) FILTER (WHERE id > 5) FROM {t}')) v(q);
+SELECT sum(a), avg(b) FROM ft WHERE id = 11 * 13;
+SELECT sum(b) FROM ft WHERE id BETWEEN 16990 AND 17010;
+SELECT sum(b) FROM fh WHERE id BETWEEN 16990 AND 17010;
+ROLLBACK;
+-- parallel: partial states combined as float8_combine / float8pl do
+BEGIN;
+SET LOCAL parallel_setup_cost = 0;
+SET LOCAL parallel_tuple_cost = 0;
+SET LOCAL min_parallel_table_scan_size = 0;
+SET LOCAL max_parallel_workers_per_gather = 2;
+SELECT tt.cmp('SELECT g, round(sum(b)::numeric, 3), round(avg(b)::numeric, 6), round(avg(a)::numeric, 3) FROM {t} WHERE id < 14000 GROUP BY g', 'fh', 'ft');
+ROLLBACK;
+INSERT INTO fh VALUES (1, 1, 3e38, 1e308), (2, 1, 3e38, 1e308), (3, 2, 1, 1e200), (4, 2, 1, -1e200);
+INSERT INTO ft VALUES (1, 1, 3e38, 1e308), (2, 1, 3e38, 1e308), (3, 2, 1, 1e200), (4, 2, 1, -1e200);
+SELECT sum(a) FROM ft WHERE g = 1 AND id < 5;
+SELECT sum(a) FROM fh WHERE g = 1 AND id < 5;
+SELECT sum(b) FROM ft WHERE g = 1 AND id < 5;
+SELECT sum(b) FROM fh WHERE g = 1 AND id < 5;
+SELECT avg(b) FROM ft WHERE g = 2 AND id < 5;
+SELECT avg(b) FROM fh WHERE g = 2 AND id < 5;
+DROP TABLE fh, ft;
+
 -- GROUP BY with no aggregate (the distinct keys), also past work_mem
 EXPLAIN (COSTS OFF) SELECT count(*) FROM (SELECT i2 FROM pt GROUP BY i2) s;
 SELECT k, tt.cmp(k, 'ph', 'pt') FROM (VALUES
