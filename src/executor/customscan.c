@@ -2236,6 +2236,7 @@ typedef struct TAggState
 	float4		f4sum;
 	float8		fsx;
 	float8		fsxx;
+	Interval	isum;			/* sum/avg of intervals: interval_pl's sum */
 } TAggState;
 
 
@@ -2398,6 +2399,8 @@ tagg_classify(Aggref *agg, Index relid, Relation rel, TAggKind *kind, int *attid
 		/* floats: summed in row order, as PostgreSQL's transition functions do */
 		if (t == FLOAT4OID || t == FLOAT8OID)
 			return agg->aggtype == (*kind == TAGG_AVG ? FLOAT8OID : t);
+		if (t == INTERVALOID)
+			return agg->aggtype == INTERVALOID;
 		return false;
 	}
 	if (strcmp(name, "min") == 0 || strcmp(name, "max") == 0)
@@ -3758,6 +3761,32 @@ tagg_float_accum(TAggSpec *sp, TAggState *st, Datum d)
 	}
 }
 
+/* interval_pl's sum: each field added with int4pl's / int8pl's overflow check. */
+static inline void
+tagg_interval_add(Interval *sum, const Interval *v)
+{
+	if (__builtin_add_overflow(sum->month, v->month, &sum->month) ||
+		__builtin_add_overflow(sum->day, v->day, &sum->day) ||
+		__builtin_add_overflow(sum->time, v->time, &sum->time))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("interval out of range")));
+}
+
+/*
+ * An interval into a sum or average state, as interval_pl (sum, the first
+ * value the initial state) and interval_accum (avg, from zero) take it.
+ */
+static inline void
+tagg_interval_accum(TAggState *st, const Interval *v)
+{
+	if (st->count == 0)
+		st->isum = *v;
+	else
+		tagg_interval_add(&st->isum, v);
+	st->count++;
+}
+
 /* float8_combine / float4pl / float8pl of two float states (src into dst). */
 static void
 tagg_float_combine(TAggSpec *sp, TAggState *dst, const TAggState *src)
@@ -4428,6 +4457,8 @@ tagg_batch(TesseraAggState *as, TesseraBatch *b, const bool *ok, int n)
 			case TAGG_AVG:
 				if (sp->argtype == FLOAT4OID || sp->argtype == FLOAT8OID)
 					TAGG_ROWS(tagg_float_accum(sp, st, values[i]));
+				else if (sp->argtype == INTERVALOID)
+					TAGG_ROWS(tagg_interval_accum(st, DatumGetIntervalP(values[i])));
 				else if (sp->argtype == NUMERICOID)
 				{
 					int128	   *sv;
@@ -4588,12 +4619,22 @@ tagg_result(TAggSpec *sp, TAggState *st, bool *isnull)
 				return Float4GetDatum(st->f4sum);
 			if (sp->argtype == FLOAT8OID)
 				return Float8GetDatum(st->fsx);
+			if (sp->argtype == INTERVALOID)
+			{
+				Interval   *r = palloc(sizeof(Interval));
+
+				*r = st->isum;
+				return IntervalPGetDatum(r);
+			}
 			return numeric_state_sum(st, sp);
 		case TAGG_AVG:
 			if (st->count == 0)
 				break;
 			if (sp->argtype == FLOAT4OID || sp->argtype == FLOAT8OID)
 				return Float8GetDatum(st->fsx / (float8) st->count);	/* float8_avg */
+			if (sp->argtype == INTERVALOID)		/* interval_avg */
+				return DirectFunctionCall2(interval_div, IntervalPGetDatum(&st->isum),
+										   Float8GetDatum((double) st->count));
 			return DirectFunctionCall2(numeric_div, numeric_state_sum(st, sp),
 									   NumericGetDatum(int64_to_numeric(st->count)));
 		case TAGG_MIN:
@@ -4832,6 +4873,16 @@ tagg_merge_state(TAggSpec *sp, TAggState *dst, const TAggState *src, Numeric ext
 			if (sp->argtype == FLOAT4OID || sp->argtype == FLOAT8OID)
 			{
 				tagg_float_combine(sp, dst, src);
+				break;
+			}
+			if (sp->argtype == INTERVALOID)
+			{
+				/* interval_pl / interval_combine */
+				if (src->count > 0 && dst->count == 0)
+					dst->isum = src->isum;
+				else if (src->count > 0)
+					tagg_interval_add(&dst->isum, &src->isum);
+				dst->count += src->count;
 				break;
 			}
 			dst->nan += src->nan;

@@ -147,6 +147,28 @@ SELECT avg(b) FROM ft WHERE g = 2 AND id < 5;
 SELECT avg(b) FROM fh WHERE g = 2 AND id < 5;
 DROP TABLE fh, ft;
 
+-- interval sums and averages (interval_pl per field, interval_div)
+CREATE TABLE ih (id int, g int, v interval);
+INSERT INTO ih SELECT i, i % 5, CASE WHEN i % 17 = 0 THEN NULL
+    ELSE make_interval(months => i % 13 - 6, days => i % 40, secs => i * 1.5) END
+FROM generate_series(1, 20000) i;
+CREATE TABLE it (LIKE ih) USING tessera WITH (tessera_row_group_row_limit = 1000);
+INSERT INTO it SELECT * FROM ih;
+EXPLAIN (COSTS OFF) SELECT g, sum(v), avg(v) FROM it GROUP BY g;
+SELECT q, tt.cmp(q, 'ih', 'it') FROM (VALUES
+    ('SELECT sum(v), avg(v), count(v) FROM {t}'), ('SELECT g, sum(v), avg(v) FROM {t} GROUP BY g'),
+    ('SELECT sum(v), avg(v) FROM {t} WHERE id < 0'), ('SELECT avg(v) FROM {t} WHERE id % 17 = 0')) v(q);
+BEGIN;
+SET LOCAL parallel_setup_cost = 0;
+SET LOCAL parallel_tuple_cost = 0;
+SET LOCAL min_parallel_table_scan_size = 0;
+SET LOCAL max_parallel_workers_per_gather = 2;
+SELECT tt.cmp('SELECT g, sum(v), avg(v) FROM {t} WHERE id > 10 GROUP BY g', 'ih', 'it');
+ROLLBACK;
+INSERT INTO it VALUES (1, 9, make_interval(days => 2000000000)), (2, 9, make_interval(days => 2000000000));
+SELECT sum(v) FROM it WHERE g = 9;
+DROP TABLE ih, it;
+
 -- GROUP BY with no aggregate (the distinct keys), also past work_mem
 EXPLAIN (COSTS OFF) SELECT count(*) FROM (SELECT i2 FROM pt GROUP BY i2) s;
 SELECT k, tt.cmp(k, 'ph', 'pt') FROM (VALUES
