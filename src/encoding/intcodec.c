@@ -906,7 +906,8 @@ TesseraIntsSum(const char *p, const char *end, int n, int128 *sum)
 				for (uint32 r = 0; r < hdr.runs; r++)
 				{
 					int64		v = (int64) (unpack_one(data, r, hdr.width) + (uint64) hdr.base);
-					uint64		len = unpack_one(data + vbytes, r, hdr.width2) + (uint64) hdr.base2;
+					uint64		len = unpack_one(data + vbytes, r, hdr.width2) +
+						(uint64) hdr.base2;
 
 					total += (int128) v * (int128) len;
 					rows += len;

@@ -3723,42 +3723,47 @@ tagg_count_groups(TesseraAggState *as, int k, const int32 *gidx, int n)
 static inline void
 tagg_float_accum(TAggSpec *sp, TAggState *st, Datum d)
 {
+	float8		newval,
+				oldN,
+				N,
+				Sx,
+				Sxx;
+
 	if (sp->kind == TAGG_SUM)
 	{
 		if (sp->argtype == FLOAT4OID)
-			st->f4sum = st->count == 0 ? DatumGetFloat4(d) : float4_pl(st->f4sum, DatumGetFloat4(d));
+			st->f4sum = st->count == 0 ? DatumGetFloat4(d) :
+				float4_pl(st->f4sum, DatumGetFloat4(d));
 		else
-			st->fsx = st->count == 0 ? DatumGetFloat8(d) : float8_pl(st->fsx, DatumGetFloat8(d));
+			st->fsx = st->count == 0 ? DatumGetFloat8(d) :
+				float8_pl(st->fsx, DatumGetFloat8(d));
 		st->count++;
 		return;
 	}
-	else
+
+	/* float4_accum / float8_accum */
+	newval = sp->argtype == FLOAT4OID ? (float8) DatumGetFloat4(d) : DatumGetFloat8(d);
+	oldN = (float8) st->count;
+	N = oldN + 1.0;
+	Sx = st->fsx + newval;
+	Sxx = st->fsxx;
+	if (oldN > 0.0)
 	{
-		float8		newval = sp->argtype == FLOAT4OID ? (float8) DatumGetFloat4(d) : DatumGetFloat8(d);
-		float8		oldN = (float8) st->count;
-		float8		oldSx = st->fsx;
-		float8		N = oldN + 1.0;
-		float8		Sx = oldSx + newval;
-		float8		Sxx = st->fsxx;
+		float8		tmp = newval * N - Sx;
 
-		if (oldN > 0.0)
+		Sxx += tmp * tmp / (N * oldN);
+		if (isinf(Sx) || isinf(Sxx))
 		{
-			float8		tmp = newval * N - Sx;
-
-			Sxx += tmp * tmp / (N * oldN);
-			if (isinf(Sx) || isinf(Sxx))
-			{
-				if (!isinf(oldSx) && !isinf(newval))
-					float_overflow_error();
-				Sxx = get_float8_nan();
-			}
-		}
-		else if (isnan(newval) || isinf(newval))
+			if (!isinf(st->fsx) && !isinf(newval))
+				float_overflow_error();
 			Sxx = get_float8_nan();
-		st->count++;
-		st->fsx = Sx;
-		st->fsxx = Sxx;
+		}
 	}
+	else if (isnan(newval) || isinf(newval))
+		Sxx = get_float8_nan();
+	st->count++;
+	st->fsx = Sx;
+	st->fsxx = Sxx;
 }
 
 /* interval_pl's sum: each field added with int4pl's / int8pl's overflow check. */
