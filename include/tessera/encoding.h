@@ -104,9 +104,6 @@ extern void TesseraEncodeChunk(const TesseraColumnType *type, const Datum *value
  */
 typedef void (*TesseraCorruptFn) (void *arg, const char *detail) pg_attribute_noreturn();
 
-extern void TesseraDecodeChunk(const TesseraColumnType *type, const TesseraChunkDisk *chunk,
-							   const char *stored, int nrows, Datum *values, bool *isnull,
-							   TesseraCorruptFn corrupt, void *arg);
 extern void TesseraDecodeChunkRaw(const TesseraColumnType *type, const TesseraChunkDisk *chunk,
 								  const char *raw, int nrows, Datum *values, bool *isnull,
 								  TesseraCorruptFn corrupt, void *arg);

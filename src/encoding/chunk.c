@@ -782,39 +782,11 @@ TesseraEncodeChunk(const TesseraColumnType *type, const Datum *values,
 }
 
 /*
- * TesseraDecodeChunk
- *		Decode a chunk's stored bytes (already checksummed by the caller,
- *		followed by TESSERA_DECODE_PADDING addressable bytes) into nrows
- *		values and null flags.  By-reference values point into memory
- *		allocated in the current context, or into stored itself.
- */
-void
-TesseraDecodeChunk(const TesseraColumnType *type, const TesseraChunkDisk *chunk,
-				   const char *stored, int nrows, Datum *values, bool *isnull,
-				   TesseraCorruptFn corrupt, void *arg)
-{
-	const char *raw;
-	int			n = chunk->value_count;
-
-	if (chunk->encoding == TESSERA_ENC_ABSENT)
-	{
-		if (n != 0 || chunk->stored_bytes != 0)
-			corrupt(arg, "absent chunk with values");
-		memset(values, 0, sizeof(Datum) * nrows);
-		memset(isnull, true, sizeof(bool) * nrows);
-		return;
-	}
-	if (n == 0 || n > nrows)
-		corrupt(arg, "invalid value count");
-
-	raw = TesseraChunkRaw(chunk, stored, corrupt, arg);
-	TesseraDecodeChunkRaw(type, chunk, raw, nrows, values, isnull, corrupt, arg);
-}
-
-/*
  * TesseraDecodeChunkRaw
- *		TesseraDecodeChunk from the chunk's payload already decompressed
- *		(TesseraChunkRaw).
+ *		Decode a chunk's payload (TesseraChunkRaw of its stored bytes, which
+ *		the caller checksummed; followed by TESSERA_DECODE_PADDING
+ *		addressable bytes) into nrows values and null flags.  By-reference
+ *		values point into the payload or memory of the current context.
  */
 void
 TesseraDecodeChunkRaw(const TesseraColumnType *type, const TesseraChunkDisk *chunk,
@@ -828,6 +800,8 @@ TesseraDecodeChunkRaw(const TesseraColumnType *type, const TesseraChunkDisk *chu
 
 	if (chunk->encoding == TESSERA_ENC_ABSENT)
 	{
+		if (n != 0 || chunk->stored_bytes != 0)
+			corrupt(arg, "absent chunk with values");
 		memset(values, 0, sizeof(Datum) * nrows);
 		memset(isnull, true, sizeof(bool) * nrows);
 		return;

@@ -75,6 +75,17 @@ can_be_short(int dscale, int weight)
 		weight <= DEC_SHORT_WEIGHT && weight >= -(DEC_SHORT_WEIGHT + 1);
 }
 
+/* A decimal section's header, checked; false if malformed. */
+static bool
+read_header(const char *p, const char *end, int n, DecimalHeader *hdr)
+{
+	if (end - p < (ptrdiff_t) sizeof(DecimalHeader))
+		return false;
+	memcpy(hdr, p, sizeof(DecimalHeader));
+	return hdr->count == (uint32) n && hdr->max_scale <= DEC_MAX_DIGITS &&
+		(hdr->mode == DEC_MODE_INT64 || hdr->mode == DEC_MODE_INT128);
+}
+
 /*
  * Parse a numeric into magnitude * 10^-dscale.  Returns false for values we
  * cannot rebuild exactly.
@@ -372,11 +383,7 @@ TesseraDecodeDecimal(const char *p, const char *end, int n, Datum *out)
 	Size		pos = 0;
 
 	init_pow10();
-	if (end - p < (ptrdiff_t) sizeof(hdr))
-		return NULL;
-	memcpy(&hdr, p, sizeof(hdr));
-	if (hdr.count != (uint32) n || hdr.max_scale > DEC_MAX_DIGITS ||
-		(hdr.mode != DEC_MODE_INT64 && hdr.mode != DEC_MODE_INT128))
+	if (!read_header(p, end, n, &hdr))
 		return NULL;
 	p += MAXALIGN(sizeof(hdr));
 
@@ -467,11 +474,7 @@ TesseraDecodeDecimalScaled(const char *p, const char *end, int n, int128 *scaled
 	uint128		acc = 0;
 
 	init_pow10();
-	if (end - p < (ptrdiff_t) sizeof(hdr))
-		return NULL;
-	memcpy(&hdr, p, sizeof(hdr));
-	if (hdr.count != (uint32) n || hdr.max_scale > DEC_MAX_DIGITS ||
-		(hdr.mode != DEC_MODE_INT64 && hdr.mode != DEC_MODE_INT128))
+	if (!read_header(p, end, n, &hdr))
 		return NULL;
 	p += MAXALIGN(sizeof(hdr));
 	if (TesseraIntsConstant(p, end, n, dsc_all))
@@ -531,11 +534,7 @@ TesseraDecimalMaxScale(const char *p, const char *end, int n, int *max_scale)
 {
 	DecimalHeader hdr;
 
-	if (end - p < (ptrdiff_t) sizeof(hdr))
-		return false;
-	memcpy(&hdr, p, sizeof(hdr));
-	if (hdr.count != (uint32) n || hdr.max_scale > DEC_MAX_DIGITS ||
-		(hdr.mode != DEC_MODE_INT64 && hdr.mode != DEC_MODE_INT128))
+	if (!read_header(p, end, n, &hdr))
 		return false;
 	*max_scale = hdr.max_scale;
 	return true;
@@ -552,11 +551,9 @@ TesseraDecimalFilter(const char *p, const char *end, int n, int128 lo, int128 hi
 					 bool *sel, int nsel, const int *idx, int nidx)
 {
 	DecimalHeader hdr;
-	int			max_scale;
 
-	if (!TesseraDecimalMaxScale(p, end, n, &max_scale))
+	if (!read_header(p, end, n, &hdr))
 		return TESSERA_FILTER_CORRUPT;
-	memcpy(&hdr, p, sizeof(hdr));
 	if (hdr.mode != DEC_MODE_INT64)
 		return TESSERA_FILTER_CANNOT;
 	p = TesseraSkipInts(p + MAXALIGN(sizeof(hdr)), end, n);
@@ -580,13 +577,11 @@ TesseraDecimalScaledAt(const char *p, const char *end, int n, int idx, int128 *v
 {
 	DecimalHeader hdr;
 	const char *vals;
-	int			max_scale;
 
-	if (!TesseraDecimalMaxScale(p, end, n, &max_scale))
+	if (!read_header(p, end, n, &hdr))
 		return false;
-	memcpy(&hdr, p, sizeof(hdr));
 	p += MAXALIGN(sizeof(hdr));
-	if (!TesseraIntAt(p, end, n, idx, dscale) || *dscale < 0 || *dscale > max_scale)
+	if (!TesseraIntAt(p, end, n, idx, dscale) || *dscale < 0 || *dscale > hdr.max_scale)
 		return false;
 	vals = TesseraSkipInts(p, end, n);
 	if (vals == NULL)
@@ -615,9 +610,9 @@ TesseraDecimalGather(const char *p, const char *end, int n, const int *rows, int
 	DecimalHeader hdr;
 	const char *vals;
 
-	if (!TesseraDecimalMaxScale(p, end, n, max_scale))
+	if (!read_header(p, end, n, &hdr))
 		return false;
-	memcpy(&hdr, p, sizeof(hdr));
+	*max_scale = hdr.max_scale;
 	p += MAXALIGN(sizeof(hdr));
 	if (!TesseraGatherInts(p, end, n, rows, m, dscales))
 		return false;

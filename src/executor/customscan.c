@@ -1668,50 +1668,46 @@ vec_apply(VecQual *vquals, int nvq, TesseraBatch *b, bool *sel, int n, int *idxb
 		if (q < (int) lengthof(done) && done[q])
 			continue;
 
+		/* the rows listed so far, less those the previous qual dropped */
+		if (idx != NULL)
+		{
+			int			k = 0;
+
+			for (int j = 0; j < nidx; j++)
+			{
+				idx[k] = idx[j];
+				k += sel[idx[j]];
+			}
+			nidx = k;
+		}
+
 		/*
 		 * A range compared on the packed chunk costs about what listing the
-		 * rows left would: it runs over every row until they are listed.
+		 * rows left would (it runs over every row until they are listed), so
+		 * it is tried first; only quals on decoded values list the rows.
 		 */
-		if (range_qual(vq) && q < (int) lengthof(done) && idx == NULL &&
-			range_apply(vquals, nvq, q, done, b, sel, n, NULL, 0))
+		if (range_qual(vq) && q < (int) lengthof(done) &&
+			range_apply(vquals, nvq, q, done, b, sel, n, idx, nidx))
 		{
 			applied = true;
 			continue;
 		}
 
 		/* once few rows are left, later quals look at those rows only */
-		if (applied)
+		if (applied && idx == NULL)
 		{
-			if (idx == NULL)
-			{
-				int			k = 0;
+			int			k = 0;
 
-				/* a sample decides whether listing the rows pays */
-				for (int i = 0; i < n; i += 16)
-					k += sel[i];
-				if (k * 16 * 4 < n)
-				{
-					idx = idxbuf;
-					nidx = sel_rows(sel, n, idx);
-				}
-			}
-			else
+			/* a sample decides whether listing the rows pays */
+			for (int i = 0; i < n; i += 16)
+				k += sel[i];
+			if (k * 16 * 4 < n)
 			{
-				int			k = 0;
-
-				for (int j = 0; j < nidx; j++)
-				{
-					idx[k] = idx[j];
-					k += sel[idx[j]];
-				}
-				nidx = k;
+				idx = idxbuf;
+				nidx = sel_rows(sel, n, idx);
 			}
 		}
 		applied = true;
-
-		if (range_qual(vq) && q < (int) lengthof(done) &&
-			range_apply(vquals, nvq, q, done, b, sel, n, idx, nidx))
-			continue;
 
 		if (vq->kind != VEC_NUMERIC)
 			TesseraBatchColumn(b, vq->attidx, &values, &isnull);
@@ -3687,29 +3683,18 @@ static void
 tagg_count_groups(TesseraAggState *as, int k, const int32 *gidx, int n)
 {
 	int			ng = as->ngroups;
+	/* few groups: interleaved counts, as in tagg_scaled_rows */
+	int			lanes = ng <= TAGG_LANES_MAX_GROUPS ? TAGG_LANES : 1;
 	int64	   *cnt;
 
-	tagg_reserve_partials(as, ng);
+	tagg_reserve_partials(as, (ng + 1) * lanes - 1);
 	cnt = as->bcnt;
-	if (ng <= TAGG_LANES_MAX_GROUPS)
-	{
-		/* lanes, as in tagg_scaled_rows */
-		tagg_reserve_partials(as, (ng + 1) * TAGG_LANES - 1);
-		cnt = as->bcnt;
-		memset(cnt, 0, sizeof(int64) * (ng + 1) * TAGG_LANES);
-		for (int i = 0; i < n; i++)
-			cnt[(gidx[i] < 0 ? ng : gidx[i]) * TAGG_LANES + (i & (TAGG_LANES - 1))]++;
-		for (int g = 0; g < ng; g++)
-			as->states[(Size) g * as->nspecs + k].count +=
-				cnt[g * TAGG_LANES] + cnt[g * TAGG_LANES + 1] +
-				cnt[g * TAGG_LANES + 2] + cnt[g * TAGG_LANES + 3];
-		return;
-	}
-	memset(cnt, 0, sizeof(int64) * (ng + 1));
+	memset(cnt, 0, sizeof(int64) * (ng + 1) * lanes);
 	for (int i = 0; i < n; i++)
-		cnt[gidx[i] < 0 ? ng : gidx[i]]++;
+		cnt[(gidx[i] < 0 ? ng : gidx[i]) * lanes + (i & (lanes - 1))]++;
 	for (int g = 0; g < ng; g++)
-		as->states[(Size) g * as->nspecs + k].count += cnt[g];
+		for (int l = 0; l < lanes; l++)
+			as->states[(Size) g * as->nspecs + k].count += cnt[g * lanes + l];
 }
 
 /*

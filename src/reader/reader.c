@@ -780,8 +780,6 @@ decode_column(TesseraBatch *b, int i)
 		TesseraCorruptContext cc;
 		TesseraChunkDisk *cd = chunk_context(b, i, &cc);
 
-		if (cd->encoding == TESSERA_ENC_ABSENT && (cd->value_count != 0 || cd->stored_bytes != 0))
-			TesseraChunkCorrupt(&cc, "absent chunk with values");
 		TesseraDecodeChunkRaw(TesseraReaderColumnType(r, i), cd, batch_raw(b, i, cd, &cc),
 							  b->chunk_rows, values, isnull, TesseraChunkCorrupt, &cc);
 	}
