@@ -41,6 +41,7 @@ extern const char *TesseraCacheChunkRaw(Relation rel, TesseraCachedStripe *cs, i
 										TesseraValueIndex ***index, MemoryContext *index_cxt);
 extern bool TesseraCacheRowFolded(Relation rel, TesseraCachedStripe *cs, int rg, int row);
 extern void TesseraResetFetchCache(void);
+extern uint64 TesseraFetchCacheGeneration(void);
 extern void TesseraForgetRelationCaches(Oid relid);
 
 #endif							/* TESSERA_CACHE_H */

@@ -62,6 +62,14 @@ typedef struct TesseraBatch
 	struct TesseraScaledColumn *scaled;	/* [natts] numerics as scaled
 										 * integers (TesseraBatchScaled) */
 	struct TesseraColumnAccess *access; /* [natts] how rows read each column */
+
+	/*
+	 * Dirty snapshots: what heap reports per tuple in snapshot->xmin/xmax,
+	 * the stripe's running inserter and, per row, its running deleter
+	 * (NULL if none); a scan sets them for each row it returns.
+	 */
+	TransactionId dirty_xmin;
+	TransactionId *dirty_xmax;	/* [chunk_rows] */
 } TesseraBatch;
 
 typedef struct TesseraReader

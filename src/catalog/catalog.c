@@ -371,6 +371,31 @@ stripe_cmp(const ListCell *a, const ListCell *b)
 }
 
 /*
+ * The snapshot to read stripe catalog rows with.  A dirty snapshot reports
+ * running inserters and deleters of what it sees in its xmin and xmax, which
+ * callers read as the state of the table row they asked about: catalog rows
+ * are read with a copy, so that a running compaction does not show as the
+ * inserter of rows it only moves.
+ */
+static Snapshot
+catalog_snapshot(Snapshot snapshot, SnapshotData *copy)
+{
+	if (snapshot == NULL || snapshot->snapshot_type != SNAPSHOT_DIRTY)
+		return snapshot;
+	InitDirtySnapshot(*copy);
+	return copy;
+}
+
+/* Is the stripe the new version written by a running rewrite of another transaction? */
+static bool
+rewrite_in_progress(const TesseraStripe *s)
+{
+	return (s->flags & TESSERA_STRIPE_FROZEN) &&
+		!TransactionIdIsCurrentTransactionId(s->catalog_xmin) &&
+		TransactionIdIsInProgress(s->catalog_xmin);
+}
+
+/*
  * TesseraListStripes
  *		Complete stripes of a storage visible to snapshot, in row number
  *		order, palloc'd in the current memory context; without the delta
@@ -386,9 +411,11 @@ TesseraListStripes(uint64 storage_id, Snapshot snapshot)
 
 	/*
 	 * A snapshot that sees changes of running transactions (dirty) sees
-	 * the delta stripes a running compaction is replacing and the stripe
-	 * replacing them, which hold the same rows: keep the delta stripes.
-	 * MVCC snapshots see one or the other, never both.
+	 * the stripes a running compaction or VACUUM fold is replacing and the
+	 * stripe replacing them, which hold the same rows: keep the old ones
+	 * (the new one starts where the first of them does, and a list sorted
+	 * by row number may hold it before or after that one).  MVCC snapshots
+	 * see one or the other, never both.
 	 */
 	foreach(lc, rows)
 	{
@@ -396,9 +423,9 @@ TesseraListStripes(uint64 storage_id, Snapshot snapshot)
 
 		if (prev != NULL && s->first_rownum < prev->first_rownum + prev->row_count)
 		{
-			if (s->flags & TESSERA_STRIPE_FROZEN)
+			if (rewrite_in_progress(s))
 				continue;
-			if (prev->flags & TESSERA_STRIPE_FROZEN)
+			if (rewrite_in_progress(prev))
 				result = list_delete_last(result);
 		}
 		result = lappend(result, s);
@@ -423,10 +450,11 @@ TesseraListCatalogRows(uint64 storage_id, Snapshot snapshot, bool placeholders)
 	SysScanDesc scan;
 	HeapTuple	tup;
 	List	   *result = NIL;
+	SnapshotData dirty;
 
 	ScanKeyInit(&key[0], Anum_stripe_storage_id, BTEqualStrategyNumber,
 				F_INT8EQ, Int64GetDatum((int64) storage_id));
-	scan = systable_beginscan(rel, idx, true, snapshot, 1, key);
+	scan = systable_beginscan(rel, idx, true, catalog_snapshot(snapshot, &dirty), 1, key);
 	while (HeapTupleIsValid(tup = systable_getnext(scan)))
 	{
 		TesseraStripe *s = palloc(sizeof(TesseraStripe));
@@ -454,6 +482,7 @@ bool
 TesseraFindStripe(uint64 storage_id, uint64 rownum, Snapshot snapshot,
 				  TesseraStripe *result)
 {
+	SnapshotData dirty;
 	Relation	rel = table_open(TesseraInternalRelid("stripe", false), AccessShareLock);
 	Relation	idx = index_open(TesseraInternalRelid("stripe_first_row_idx", false), AccessShareLock);
 	ScanKeyData key[2];
@@ -465,7 +494,7 @@ TesseraFindStripe(uint64 storage_id, uint64 rownum, Snapshot snapshot,
 				F_INT8EQ, Int64GetDatum((int64) storage_id));
 	ScanKeyInit(&key[1], Anum_stripe_first_row, BTLessEqualStrategyNumber,
 				F_INT8LE, Int64GetDatum((int64) rownum));
-	scan = systable_beginscan_ordered(rel, idx, snapshot, 2, key);
+	scan = systable_beginscan_ordered(rel, idx, catalog_snapshot(snapshot, &dirty), 2, key);
 	while (HeapTupleIsValid(tup = systable_getnext_ordered(scan, BackwardScanDirection)))
 	{
 		deform_stripe_tuple(rel, tup, result);

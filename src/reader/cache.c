@@ -75,6 +75,7 @@ static HTAB *chunks = NULL;
 static dlist_head chunk_lru = DLIST_STATIC_INIT(chunk_lru);
 static Size chunk_bytes = 0;
 static bool cache_stale = false;	/* reset at the next lookup */
+static uint64 cache_generation = 0; /* resets so far */
 
 static Size
 cache_limit(void)
@@ -124,6 +125,18 @@ TesseraResetFetchCache(void)
 	dlist_init(&chunk_lru);
 	chunk_bytes = 0;
 	cache_stale = false;
+	cache_generation++;
+}
+
+/*
+ * TesseraFetchCacheGeneration
+ *		Changes whenever the cache is reset: whoever keeps a pointer into it
+ *		(a directory) across lookups checks this first.
+ */
+uint64
+TesseraFetchCacheGeneration(void)
+{
+	return cache_generation;
 }
 
 static TesseraCachedStripe *

@@ -34,6 +34,7 @@
 #include "access/xact.h"
 #include "port/pg_crc32c.h"
 #include "storage/predicate.h"
+#include "storage/procarray.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
@@ -595,6 +596,11 @@ TesseraReaderLoad(TesseraReader *r, int stripe, int rg)
 	b->sparse = false;
 	b->scaled = NULL;
 	b->access = NULL;
+	b->dirty_xmin = InvalidTransactionId;
+	b->dirty_xmax = NULL;
+	if (r->snapshot && r->snapshot->snapshot_type == SNAPSHOT_DIRTY && !ss->meta.own &&
+		TransactionIdIsNormal(ss->meta.xmin) && TransactionIdIsInProgress(ss->meta.xmin))
+		b->dirty_xmin = ss->meta.xmin;
 
 	/* rows deleted or replaced as far as the snapshot is concerned */
 	if (visible > 0 && r->check_deleted && r->snapshot &&
@@ -608,13 +614,24 @@ TesseraReaderLoad(TesseraReader *r, int stripe, int rg)
 			bool		ssi = IsMVCCSnapshot(r->snapshot) &&
 				CheckForSerializableConflictOutNeeded(r->rel, r->snapshot);
 
+			bool		dirty = r->snapshot->snapshot_type == SNAPSHOT_DIRTY;
+
 			b->deleted = palloc0(sizeof(bool) * b->chunk_rows);
 			for (int i = 0; i < b->nrows; i++)
 			{
 				if (TesseraRowStateEmpty(&states[i]))
 					continue;
+				if (dirty)
+					r->snapshot->xmax = InvalidTransactionId;
 				if (TesseraRowDeleted(&states[i], r->snapshot))
 					b->deleted[i] = true;
+				else if (dirty && TransactionIdIsValid(r->snapshot->xmax))
+				{
+					/* a running deleter: the caller may wait for it */
+					if (b->dirty_xmax == NULL)
+						b->dirty_xmax = palloc0(sizeof(TransactionId) * b->chunk_rows);
+					b->dirty_xmax[i] = r->snapshot->xmax;
+				}
 				else if (ssi)
 				{
 					/* visible, but a concurrent transaction deleted it */

@@ -58,8 +58,13 @@ typedef struct TesseraFetcher
 	uint64		last_stripe_id;
 	int			last_rg;
 
-	/* cache: one stripe's decoded row group, valid for one snapshot */
+	/*
+	 * cache: one stripe's decoded row group, valid for one snapshot and
+	 * while the fetch cache that holds its directory is not reset (a memory
+	 * limit, or an invalidation after VACUUM moved stripes)
+	 */
 	TesseraReader *reader;		/* holds exactly that stripe */
+	uint64		reader_generation;
 	Snapshot	snapshot;
 	SnapshotType snapshot_type;
 	CommandId	curcid;
@@ -197,6 +202,15 @@ decode_single_columns(void *arg, uint64 rownum, int rg, int row, TupleTableSlot 
 		elog(ERROR, "tessera row " UINT64_FORMAT " of \"%s\" vanished from its stripe",
 			 rownum, RelationGetRelationName(rel));
 	dir = TesseraCacheDir(rel, cs);
+
+	/*
+	 * After a reset the stripe may be a rewrite by VACUUM (the same row
+	 * numbers, other row groups): place the row again.
+	 */
+	rg = find_row_group(dir, rownum, &row);
+	if (rg < 0)
+		elog(ERROR, "tessera row " UINT64_FORMAT " of \"%s\" vanished from its stripe",
+			 rownum, RelationGetRelationName(rel));
 	nrows = (int) dir->rgs[rg].row_count;
 	if (f->types == NULL)
 	{
@@ -371,6 +385,14 @@ fetch_row_visible(TesseraFetcher *f, ItemPointer tid, Snapshot snapshot, TupleTa
 		return false;
 
 	cs = TesseraCacheStripe(rel, f->meta.storage_id, rownum);
+
+	/* the cached reader's directory went with a reset of the fetch cache */
+	if (f->reader != NULL && f->reader_generation != TesseraFetchCacheGeneration())
+	{
+		TesseraReaderEnd(f->reader);
+		f->reader = NULL;
+		f->snapshot = NULL;
+	}
 	if (cs == NULL)
 	{
 		TesseraStripe s;
@@ -460,6 +482,7 @@ fetch_row_visible(TesseraFetcher *f, ItemPointer tid, Snapshot snapshot, TupleTa
 		if (f->reader)
 			TesseraReaderEnd(f->reader);
 		f->reader = TesseraReaderForStripe(rel, &cs->s, dir, snapshot, f->cxt);
+		f->reader_generation = TesseraFetchCacheGeneration();
 		f->snapshot = snapshot;
 		f->snapshot_type = snapshot->snapshot_type;
 		f->curcid = snapshot->curcid;

@@ -339,6 +339,15 @@ scan_next_row(TesseraScanDesc scan, ScanDirection dir, int *rowp)
 				rownum = b->first_rownum + row;
 				if (scan->has_range && (rownum < scan->range_lo || rownum >= scan->range_hi))
 					continue;
+				if (scan->base.rs_snapshot &&
+					scan->base.rs_snapshot->snapshot_type == SNAPSHOT_DIRTY)
+				{
+					/* as HeapTupleSatisfiesDirty reports them, for this row */
+					scan->base.rs_snapshot->xmin = b->dirty_xmin;
+					scan->base.rs_snapshot->xmax = b->dirty_xmax ? b->dirty_xmax[row] :
+						InvalidTransactionId;
+					scan->base.rs_snapshot->speculativeToken = 0;
+				}
 				*rowp = row;
 				return true;
 			}

@@ -19,6 +19,7 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(usleep);
+use POSIX ();
 use TesseraNode;
 
 my $publisher = tessera_node('publisher', allows_streaming => 'logical');
@@ -165,6 +166,39 @@ $publisher->safe_psql('postgres', q{
 	UPDATE f SET b = b || '!' WHERE a % 7 = 0;
 });
 compare('second round and VACUUM');
+
+# 3b. changes applied while VACUUM runs on the subscriber, again and again:
+#     it compacts, folds and merges the stripes the apply workers are
+#     scanning (f, dirty snapshot) and fetching and locking rows of (s), and
+#     its relcache invalidations reset the workers' fetch caches.  (Rows a
+#     dirty scan returned once carried the running VACUUM as their deleter,
+#     and the apply worker waited for it forever; a row lock fetched through
+#     a directory the reset had freed.)
+my $vacuum_loop = fork();
+die "fork: $!" unless defined $vacuum_loop;
+if ($vacuum_loop == 0)
+{
+	foreach (1 .. 40)
+	{
+		system('psql', '-XAtq', '-d', $subscriber->connstr('postgres'),
+			'-c', 'VACUUM s', '-c', 'VACUUM f');
+		usleep(30_000);
+	}
+	POSIX::_exit(0);
+}
+foreach my $round (1 .. 4)
+{
+	$publisher->safe_psql('postgres', join("\n",
+		"INSERT INTO f SELECT i % 2000, 'v$round', i % 13 FROM generate_series(1, 300) i;",
+		"INSERT INTO s SELECT i, 'v$round', i % 1000, 0, NULL FROM generate_series(300000 + $round * 1000, 300000 + $round * 1000 + 299) i;",
+		(map { my $k = ($_ * 37 + $round * 101) % 2000;
+			   ("UPDATE f SET c = c + 1 WHERE a = $k;",
+				"DELETE FROM f WHERE a = " . (($k + 3) % 2000) . " AND c % 2 = 0;",
+				"UPDATE s SET c3 = c3 + 1 WHERE c1 = " . ($k * 7 + 2) . ";",
+				"DELETE FROM s WHERE c1 = " . ($k * 11 + 3) . ";") } (1 .. 60))));
+}
+waitpid($vacuum_loop, 0);
+compare('changes during VACUUM');
 is($subscriber->safe_psql('postgres', q{
 		SELECT string_agg(subname || ' ' || apply_error_count || ' ' || sync_error_count, ', ' ORDER BY subname)
 		FROM pg_stat_subscription_stats}),
