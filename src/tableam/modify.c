@@ -301,6 +301,7 @@ modify_row(Relation rel, ItemPointer tid, CommandId cid, Snapshot crosscheck,
 		Holder	   *committed = NULL;
 		bool		self_modified = false;
 		int			own_lock = -1;	/* strongest LockTupleMode we hold */
+		int			own_same_lock = -1; /* ... under the xid we write with */
 		CommandId	self_cmax = InvalidCommandId;
 
 		CHECK_FOR_INTERRUPTS();
@@ -338,8 +339,13 @@ modify_row(Relation rel, ItemPointer tid, CommandId cid, Snapshot crosscheck,
 					self_modified = true;
 					self_cmax = ref.entry->cmax;
 				}
-				else if ((int) h->mode > own_lock)
-					own_lock = (int) h->mode;
+				else
+				{
+					if ((int) h->mode > own_lock)
+						own_lock = (int) h->mode;
+					if (TransactionIdEquals(h->xid, xid) && (int) h->mode > own_same_lock)
+						own_same_lock = (int) h->mode;
+				}
 			}
 			else if (TransactionIdIsInProgress(h->xid))
 			{
@@ -358,6 +364,15 @@ modify_row(Relation rel, ItemPointer tid, CommandId cid, Snapshot crosscheck,
 			result = (self_cmax >= cid) ? TM_SelfModified : TM_Invisible;
 			goto done;
 		}
+		/*
+		 * FOR KEY SHARE may lock a version whose committed update kept the
+		 * keys (heap's rule): the update stays in the entry, the lock joins
+		 * it and follows to the newer versions.
+		 */
+		if (committed && op == OP_LOCK && mode == LockTupleKeyShare &&
+			committed->mode == LockTupleNoKeyExclusive &&
+			(ref.entry->infomask & TESSERA_RS_UPDATED))
+			committed = NULL;
 		if (committed)
 		{
 			fill_failure(tmfd, tid, ref.entry, committed->xid, InvalidCommandId);
@@ -377,7 +392,14 @@ modify_row(Relation rel, ItemPointer tid, CommandId cid, Snapshot crosscheck,
 				result = TM_BeingModified;
 				goto done;
 			}
-			if (!have_tuple_lock)
+			/*
+			 * The tuple lock queues us behind other waiters for the row --
+			 * unless we hold a lock on it already: a waiter queued behind
+			 * us would then wait for our transaction while we wait for it
+			 * in the queue, a deadlock where heap has none (it skips the
+			 * tuple lock when upgrading a lock it holds in a multixact).
+			 */
+			if (!have_tuple_lock && own_lock < 0)
 			{
 				switch (wait_policy)
 				{
@@ -450,27 +472,45 @@ modify_row(Relation rel, ItemPointer tid, CommandId cid, Snapshot crosscheck,
 			int			nmembers = 0;
 			TesseraRowState newst;
 			bool		updater_present = (op != OP_LOCK);
+			bool		stay_updater = false;	/* another's update stays */
 
-			/* running holders that stay: compatible locks and updaters */
+			/*
+			 * Holders that stay: running compatible locks and updaters, a
+			 * committed non-key update a key-share lock joins, and our own
+			 * under another (sub)transaction id -- a lock the parent
+			 * holds must outlive a subtransaction that rolls back, as heap
+			 * keeps it in a multixact.  Our entries under this id merge into
+			 * the new one.
+			 */
 			for (int i = 0; i < n; i++)
 			{
 				Holder	   *h = &holders[i];
 
-				if (TransactionIdIsCurrentTransactionId(h->xid) ||
-					!TransactionIdIsInProgress(h->xid))
+				if (TransactionIdEquals(h->xid, xid))
 					continue;
+				if (TransactionIdIsCurrentTransactionId(h->xid))
+				{
+					if (h->updater)
+						continue;	/* an update of ours: self_modified above */
+				}
+				else if (!TransactionIdIsInProgress(h->xid) &&
+						 !(h->updater && TransactionIdDidCommit(h->xid)))
+					continue;	/* gone: finished lockers, aborted updaters */
 				members[nmembers].xid = h->xid;
 				members[nmembers].status = status_of(h->mode, h->updater);
 				if (h->updater)
+				{
 					updater_present = true;
+					stay_updater = true;
+				}
 				nmembers++;
 			}
 
 			memset(&newst, 0, sizeof(newst));
 			newst.cmax = cid;
-			/* never weaken a lock we already hold */
-			if (own_lock > (int) mode)
-				mode = (LockTupleMode) own_lock;
+			/* never weaken a lock we already hold under this id */
+			if (own_same_lock > (int) mode)
+				mode = (LockTupleMode) own_same_lock;
 			if (nmembers == 0)
 			{
 				newst.xmax = xid;
@@ -489,6 +529,19 @@ modify_row(Relation rel, ItemPointer tid, CommandId cid, Snapshot crosscheck,
 			}
 			pfree(members);
 
+			/*
+			 * A lock that joins a running update (FOR KEY SHARE beside a
+			 * non-key UPDATE) keeps the row marked updated, with the way to
+			 * its new version: a change that waits for the update must find
+			 * the new version once it commits, and not take the row for
+			 * deleted.
+			 */
+			if (op == OP_LOCK && stay_updater)
+			{
+				newst.infomask |= ref.entry->infomask & (TESSERA_RS_UPDATED | TESSERA_RS_KEYS_UPDATED);
+				newst.new_hi = ref.entry->new_hi;
+				newst.new_lo = ref.entry->new_lo;
+			}
 			if (op != OP_LOCK)
 			{
 				if (mode == LockTupleExclusive)
@@ -529,6 +582,69 @@ set_new_version(Relation rel, uint64 rownum, uint64 newrow)
 	START_CRIT_SECTION();
 	ref.entry->new_hi = (uint16) (newrow >> 32);
 	ref.entry->new_lo = (uint32) newrow;
+	TesseraLogRowState(rel, &ref);
+	END_CRIT_SECTION();
+	TesseraUnlockRowState(&ref);
+}
+
+/*
+ * The new version of an updated row inherits the locks other transactions
+ * still hold on the old one (only FOR KEY SHARE survives a non-key update):
+ * a foreign key check's lock must keep the row from being deleted whatever
+ * version it is in, as heap's update copies the lockers to the new tuple.
+ */
+static void
+carry_lockers(Relation rel, uint64 oldrow, uint64 newrow)
+{
+	TesseraRowState st;
+	Holder	   *holders;
+	MultiXactMember *members;
+	int			n;
+	int			nmembers = 0;
+	TesseraStateRef ref;
+	TesseraRowState newst;
+
+	if (!TesseraGetRowState(rel, oldrow, &st))
+		return;
+	n = entry_holders(&st, &holders);
+	if (n == 0)
+		return;
+	members = palloc(sizeof(MultiXactMember) * n);
+	for (int i = 0; i < n; i++)
+	{
+		Holder	   *h = &holders[i];
+
+		if (h->updater || TransactionIdIsCurrentTransactionId(h->xid) ||
+			!TransactionIdIsInProgress(h->xid))
+			continue;
+		members[nmembers].xid = h->xid;
+		members[nmembers].status = status_of(h->mode, false);
+		nmembers++;
+	}
+	pfree(holders);
+	if (nmembers == 0)
+	{
+		pfree(members);
+		return;
+	}
+
+	memset(&newst, 0, sizeof(newst));
+	if (nmembers == 1)
+	{
+		newst.xmax = members[0].xid;
+		newst.infomask = TESSERA_RS_LOCK_ONLY |
+			((uint16) mode_of_status(members[0].status) << TESSERA_RS_LOCK_SHIFT);
+	}
+	else
+	{
+		newst.xmax = MultiXactIdCreateFromMembers(nmembers, members);
+		newst.infomask = TESSERA_RS_IS_MULTI | TESSERA_RS_LOCK_ONLY;
+	}
+	pfree(members);
+
+	TesseraLockRowState(rel, newrow, &ref);
+	START_CRIT_SECTION();
+	*ref.entry = newst;
 	TesseraLogRowState(rel, &ref);
 	END_CRIT_SECTION();
 	TesseraUnlockRowState(&ref);
@@ -659,11 +775,62 @@ tessera_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot, Comma
 	if (!TesseraTidToRownum(otid, &oldrow) || !TesseraTidToRownum(&slot->tts_tid, &newrow))
 		elog(ERROR, "invalid tessera TID in update");
 	set_new_version(rel, oldrow, newrow);
+	carry_lockers(rel, oldrow, newrow);
 
 	/* the new version has a new TID: every index needs an entry for it */
 	*update_indexes = true;
 	pgstat_count_heap_update(rel, false);
 	return TM_Ok;
+}
+
+/*
+ * A lock taken on a row whose update is still in progress must hold on the
+ * newer versions as well, or a later change of the new version (once the
+ * update commits) would not wait for it: a FOR KEY SHARE lock of a foreign
+ * key check would not keep the referenced row from being deleted.  Lock
+ * every newer version the same way, waiting as the lock itself does
+ * (heap's heap_lock_updated_tuple).
+ */
+static TM_Result
+lock_newer_versions(Relation rel, ItemPointer tid, CommandId cid, LockTupleMode mode,
+					LockWaitPolicy wait_policy, TM_FailureData *tmfd)
+{
+	uint64		rownum;
+
+	if (!TesseraTidToRownum(tid, &rownum))
+		return TM_Ok;
+	for (;;)
+	{
+		TesseraRowState st;
+		TransactionId upd;
+		uint64		newrow;
+		ItemPointerData newtid;
+		TM_Result	result;
+
+		CHECK_FOR_INTERRUPTS();
+		if (!TesseraGetRowState(rel, rownum, &st) || !(st.infomask & TESSERA_RS_UPDATED))
+			return TM_Ok;
+		upd = TesseraRowUpdateXid(&st);
+		if (!TransactionIdIsValid(upd) || TransactionIdIsCurrentTransactionId(upd))
+			return TM_Ok;
+		if (!TransactionIdIsInProgress(upd) && !TransactionIdDidCommit(upd))
+			return TM_Ok;		/* rolled back: there is no newer version */
+		newrow = TesseraRowStateNewRownum(&st);
+		if (newrow == NEW_ROWNUM_PENDING)
+		{
+			/* the updater is writing the new version right now */
+			pg_usleep(1000L);
+			continue;
+		}
+		if (newrow >= TESSERA_MAX_ROWNUM)
+			return TM_Ok;		/* moved to another partition */
+		TesseraRownumToTid(newrow, &newtid);
+		result = modify_row(rel, &newtid, cid, InvalidSnapshot, OP_LOCK, mode, wait_policy,
+							false, tmfd);
+		if (result != TM_Ok)
+			return result;
+		rownum = newrow;
+	}
 }
 
 TM_Result
@@ -678,6 +845,8 @@ tessera_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot, TupleTableS
 	{
 		result = modify_row(rel, tid, cid, InvalidSnapshot, OP_LOCK, mode, wait_policy,
 							false, tmfd);
+		if (result == TM_Ok && (flags & TUPLE_LOCK_FLAG_LOCK_UPDATE_IN_PROGRESS))
+			result = lock_newer_versions(rel, tid, cid, mode, wait_policy, tmfd);
 		if (result != TM_Updated || !(flags & TUPLE_LOCK_FLAG_FIND_LAST_VERSION))
 			break;
 		if (ItemPointerIndicatesMovedPartitions(&tmfd->ctid))
