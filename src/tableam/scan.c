@@ -130,6 +130,9 @@ tessera_scan_begin(Relation rel, Snapshot snapshot, int nkeys, struct ScanKeyDat
 	/* serializable: a sequential scan reads the whole relation */
 	if (flags & (SO_TYPE_SEQSCAN | SO_TYPE_SAMPLESCAN))
 		PredicateLockRelation(rel, snapshot);
+	/* pg_stat_*_tables.seq_scan, counted per scan and rescan as heap does */
+	if (flags & SO_TYPE_SEQSCAN)
+		pgstat_count_heap_scan(rel);
 	scan->pos_stripe = -1;
 	scan->sample_block = InvalidBlockNumber;
 
@@ -164,6 +167,8 @@ tessera_scan_rescan(TableScanDesc sscan, struct ScanKeyData *key, bool set_param
 	}
 	scan->pos_stripe = -1;
 	scan->sample_block = InvalidBlockNumber;
+	if (scan->base.rs_flags & SO_TYPE_SEQSCAN)
+		pgstat_count_heap_scan(scan->base.rs_rd);
 }
 
 /* Does row group rg of stripe hold any row of the TID range? */

@@ -110,4 +110,20 @@ SELECT (SELECT (regexp_match(plan, 'rows=(\d+)'))[1]::int FROM
         (SELECT string_agg(x, ' ') AS plan FROM (SELECT * FROM tt.explain('SELECT * FROM at WHERE grp = 1')) e(x)) p) BETWEEN 450 AND 550 AS estimate_ok;
 RESET max_parallel_workers_per_gather;
 
+-- sequential scans count in pg_stat_*_tables.seq_scan, as heap's do
+-- (a plain scan, TesseraScan, TesseraAgg, each rescan)
+SET max_parallel_workers_per_gather = 0;
+BEGIN;
+SELECT pg_stat_get_xact_numscans('at'::regclass) AS scans;
+SELECT count(*) FROM at;
+SELECT pg_stat_get_xact_numscans('at'::regclass) AS scans;
+SELECT sum(id) FROM at WHERE grp = 1;
+SELECT pg_stat_get_xact_numscans('at'::regclass) AS scans;
+SELECT id FROM at WHERE id BETWEEN 10 AND 12 ORDER BY id;
+SELECT pg_stat_get_xact_numscans('at'::regclass) AS scans;
+SELECT (SELECT count(*) FROM at WHERE at.id = v.x) FROM (VALUES (1), (2), (3)) v(x);
+SELECT pg_stat_get_xact_numscans('at'::regclass) AS scans;
+COMMIT;
+RESET max_parallel_workers_per_gather;
+
 DROP TABLE sh, st, small_h, small_t, ah, at;
