@@ -833,6 +833,52 @@ lock_newer_versions(Relation rel, ItemPointer tid, CommandId cid, LockTupleMode 
 	}
 }
 
+/*
+ * Following an update chain to its last version (READ COMMITTED re-checks)
+ * into versions this transaction made: pass the ones it replaced itself, as
+ * heap's dirty fetch does, and report a newest version that a later command
+ * of ours inserted as TM_SelfModified with that command's id -- the executor
+ * tells a row changed by this very command (skipped) from one changed by a
+ * trigger or function it ran (an error).  Returns false if *tid, moved to
+ * the newest version, is to be locked.
+ */
+static bool
+skip_own_versions(Relation rel, ItemPointer tid, CommandId cid, TM_FailureData *tmfd)
+{
+	uint64		rownum;
+	CommandId	cmin;
+
+	if (!TesseraTidToRownum(tid, &rownum))
+		return false;
+	for (;;)
+	{
+		TesseraRowState st;
+		TransactionId upd;
+		uint64		newrow;
+
+		if (!TesseraGetRowState(rel, rownum, &st) || !(st.infomask & TESSERA_RS_UPDATED))
+			break;
+		upd = TesseraRowUpdateXid(&st);
+		if (!TransactionIdIsValid(upd) || !TransactionIdIsCurrentTransactionId(upd))
+			break;
+		newrow = TesseraRowStateNewRownum(&st);
+		if (newrow >= TESSERA_MAX_ROWNUM)
+			break;				/* moved to another partition, or being written */
+		rownum = newrow;
+	}
+	TesseraRownumToTid(rownum, tid);
+	/* a version still in this backend's buffer: its stripe tells its command */
+	TesseraFlushRowIfPending(rel, rownum);
+	if (own_insert_cid(rel, rownum, &cmin) && cmin >= cid)
+	{
+		tmfd->ctid = *tid;
+		tmfd->xmax = GetCurrentTransactionId();
+		tmfd->cmax = cmin;
+		return true;
+	}
+	return false;
+}
+
 TM_Result
 tessera_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot, TupleTableSlot *slot,
 				   CommandId cid, LockTupleMode mode, LockWaitPolicy wait_policy,
@@ -861,6 +907,11 @@ tessera_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot, TupleTableS
 		/* follow the update to the new version and lock that one */
 		*tid = tmfd->ctid;
 		tmfd->traversed = true;
+		if (skip_own_versions(rel, tid, cid, tmfd))
+		{
+			result = TM_SelfModified;
+			break;
+		}
 	}
 
 	/* the slot gets the row even on failure: callers look at its xmin */
