@@ -784,6 +784,22 @@ tessera_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot, Comma
 }
 
 /*
+ * Was row rownum updated?  Then *upd is its updater and *newrow where the
+ * new version went (NEW_ROWNUM_PENDING while the updater is writing it).
+ */
+static bool
+row_update(Relation rel, uint64 rownum, TransactionId *upd, uint64 *newrow)
+{
+	TesseraRowState st;
+
+	if (!TesseraGetRowState(rel, rownum, &st) || !(st.infomask & TESSERA_RS_UPDATED))
+		return false;
+	*upd = TesseraRowUpdateXid(&st);
+	*newrow = TesseraRowStateNewRownum(&st);
+	return TransactionIdIsValid(*upd);
+}
+
+/*
  * A lock taken on a row whose update is still in progress must hold on the
  * newer versions as well, or a later change of the new version (once the
  * update commits) would not wait for it: a FOR KEY SHARE lock of a foreign
@@ -801,21 +817,16 @@ lock_newer_versions(Relation rel, ItemPointer tid, CommandId cid, LockTupleMode 
 		return TM_Ok;
 	for (;;)
 	{
-		TesseraRowState st;
 		TransactionId upd;
 		uint64		newrow;
 		ItemPointerData newtid;
 		TM_Result	result;
 
 		CHECK_FOR_INTERRUPTS();
-		if (!TesseraGetRowState(rel, rownum, &st) || !(st.infomask & TESSERA_RS_UPDATED))
-			return TM_Ok;
-		upd = TesseraRowUpdateXid(&st);
-		if (!TransactionIdIsValid(upd) || TransactionIdIsCurrentTransactionId(upd))
+		if (!row_update(rel, rownum, &upd, &newrow) || TransactionIdIsCurrentTransactionId(upd))
 			return TM_Ok;
 		if (!TransactionIdIsInProgress(upd) && !TransactionIdDidCommit(upd))
 			return TM_Ok;		/* rolled back: there is no newer version */
-		newrow = TesseraRowStateNewRownum(&st);
 		if (newrow == NEW_ROWNUM_PENDING)
 		{
 			/* the updater is writing the new version right now */
@@ -852,16 +863,11 @@ skip_own_versions(Relation rel, ItemPointer tid, CommandId cid, TM_FailureData *
 		return false;
 	for (;;)
 	{
-		TesseraRowState st;
 		TransactionId upd;
 		uint64		newrow;
 
-		if (!TesseraGetRowState(rel, rownum, &st) || !(st.infomask & TESSERA_RS_UPDATED))
+		if (!row_update(rel, rownum, &upd, &newrow) || !TransactionIdIsCurrentTransactionId(upd))
 			break;
-		upd = TesseraRowUpdateXid(&st);
-		if (!TransactionIdIsValid(upd) || !TransactionIdIsCurrentTransactionId(upd))
-			break;
-		newrow = TesseraRowStateNewRownum(&st);
 		if (newrow >= TESSERA_MAX_ROWNUM)
 			break;				/* moved to another partition, or being written */
 		rownum = newrow;
