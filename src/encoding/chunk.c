@@ -1208,6 +1208,8 @@ TesseraFreeValueIndex(TesseraValueIndex *index)
 		pfree(index->delta_cps);
 	if (index->rle_ends)
 		pfree(index->rle_ends);
+	if (index->null_ranks)
+		pfree(index->null_ranks);
 	pfree(index);
 }
 
@@ -1229,9 +1231,12 @@ value_index(TesseraValueIndex **index, MemoryContext cxt)
  * Where row's value is in a chunk's payload: the values section (*p) and
  * the value's rank among the non-NULL values (*j).  False if it is NULL.
  */
+#define NULL_RANK_BLOCK_BYTES	64	/* 512 rows of the NULL bitmap */
+
 static bool
 value_position(const TesseraChunkDisk *chunk, const char *raw, int nrows, int row,
-			   const char **p, int *j, TesseraCorruptFn corrupt, void *arg)
+			   const char **p, int *j, TesseraCorruptFn corrupt, void *arg,
+			   TesseraValueIndex *ix)
 {
 	const char *end = raw + chunk->raw_bytes;
 	int			n = chunk->value_count;
@@ -1246,14 +1251,43 @@ value_position(const TesseraChunkDisk *chunk, const char *raw, int nrows, int ro
 	{
 		const uint8 *bits = (const uint8 *) raw;
 		Size		nbytes = (nrows + 7) / 8;
+		int			from = 0;
 
 		if ((Size) (end - raw) < nbytes)
 			corrupt(arg, "null bitmap truncated");
+
 		if ((bits[row >> 3] & (1 << (row & 7))) == 0)
 			return false;
+
+		/*
+		 * The value's rank among the non-NULL ones: counted from the start
+		 * of its 512-row block, whose rank the index keeps (a lone fetch
+		 * from a long chunk with many NULLs -- folded rows -- would count
+		 * the whole bitmap each time).
+		 */
 		*j = 0;
-		for (int b = 0; b < (row >> 3); b++)
-			*j += pg_popcount32(bits[b]);
+		if (ix != NULL)
+		{
+			int			nblocks = (int) ((nbytes + NULL_RANK_BLOCK_BYTES - 1) / NULL_RANK_BLOCK_BYTES);
+
+			if (ix->null_ranks == NULL)
+			{
+				uint32	   *ranks = MemoryContextAlloc(ix->cxt, sizeof(uint32) * nblocks);
+				uint32		sum = 0;
+
+				for (int b = 0; b < nblocks; b++)
+				{
+					int			len = Min(NULL_RANK_BLOCK_BYTES, (int) nbytes - b * NULL_RANK_BLOCK_BYTES);
+
+					ranks[b] = sum;
+					sum += (uint32) pg_popcount((const char *) bits + b * NULL_RANK_BLOCK_BYTES, len);
+				}
+				ix->null_ranks = ranks;
+			}
+			from = (row >> 3) / NULL_RANK_BLOCK_BYTES * NULL_RANK_BLOCK_BYTES;
+			*j = (int) ix->null_ranks[from / NULL_RANK_BLOCK_BYTES];
+		}
+		*j += (int) pg_popcount((const char *) bits + from, (row >> 3) - from);
 		*j += pg_popcount32(bits[row >> 3] & ((1 << (row & 7)) - 1));
 		*p += MAXALIGN(nbytes);
 	}
@@ -1281,7 +1315,7 @@ TesseraDecodeValue(const TesseraColumnType *type, const TesseraChunkDisk *chunk,
 	bool		ok = false;
 	TesseraValueIndex *ix = value_index(index, index_cxt);
 
-	*isnull = !value_position(chunk, raw, nrows, row, &p, &j, corrupt, arg);
+	*isnull = !value_position(chunk, raw, nrows, row, &p, &j, corrupt, arg, ix);
 	if (*isnull)
 		return (Datum) 0;
 

@@ -239,4 +239,45 @@ RESET enable_bitmapscan;
 SELECT tt.same_table('rb_h', 'rb_t');
 DROP TABLE rb_t, rb_h;
 
+-- single-row fetches from long chunks with many NULLs (a value's rank
+-- among the non-NULL ones comes from a per-512-row directory): every
+-- NULL pattern and block boundary, through the index, against heap
+CREATE TABLE nf_h (id int PRIMARY KEY, a int, b text, c numeric);
+INSERT INTO nf_h SELECT i,
+    CASE WHEN i % 7 = 0 OR i BETWEEN 1000 AND 1600 THEN NULL ELSE i * 3 END,
+    CASE WHEN i % 3 <> 0 THEN NULL ELSE 'b' || i END,
+    CASE WHEN i > 2500 THEN NULL ELSE i / 4.0 END
+    FROM generate_series(1, 6000) i;
+CREATE TABLE nf_t (id int PRIMARY KEY, a int, b text, c numeric) USING tessera
+    WITH (tessera_row_group_row_limit = 10000);
+INSERT INTO nf_t SELECT * FROM nf_h;
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+SELECT tt.cmp('SELECT id, a, b, c FROM generate_series(1, 6000, 7) g(k), LATERAL
+               (SELECT * FROM {t} WHERE id = g.k) x', 'nf_h', 'nf_t');
+SELECT tt.cmp('SELECT id, a, b, c FROM generate_series(6000, 1, -13) g(k), LATERAL
+               (SELECT * FROM {t} WHERE id = g.k) x', 'nf_h', 'nf_t');
+SELECT tt.cmp('SELECT id, a, b, c FROM {t} WHERE id IN (1, 511, 512, 513, 1023, 1024, 1025, 1601, 2500, 2501, 5999, 6000)',
+              'nf_h', 'nf_t');
+-- each row in a statement of its own: a lone fetch decodes single values
+CREATE FUNCTION tt.fetch_each(t text, ids int[]) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+    k int;
+    r text;
+    acc text := '';
+BEGIN
+    FOREACH k IN ARRAY ids LOOP
+        EXECUTE format('SELECT x::text FROM %I x WHERE id = $1', t) INTO r USING k;
+        acc := acc || coalesce(r, 'none') || ';';
+    END LOOP;
+    RETURN acc;
+END $$;
+SELECT tt.fetch_each('nf_h', a) = tt.fetch_each('nf_t', a) AS same_lone_fetches,
+       length(tt.fetch_each('nf_t', a)) > 0 AS fetched
+    FROM (SELECT array_agg(k ORDER BY k * 7919 % 6007) a FROM generate_series(1, 6000, 3) k) s;
+DROP FUNCTION tt.fetch_each(text, int[]);
+RESET enable_seqscan;
+RESET enable_bitmapscan;
+DROP TABLE nf_h, nf_t;
+
 DROP TABLE ih, it, du, oc_h, oc_t, child_t, child_h, parent_t, child2_t, parent_h, booking;
