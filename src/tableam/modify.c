@@ -274,7 +274,7 @@ fill_failure(TM_FailureData *tmfd, ItemPointer tid, const TesseraRowState *st,
 static TM_Result
 modify_row(Relation rel, ItemPointer tid, CommandId cid, Snapshot crosscheck,
 		   ModifyOp op, LockTupleMode mode, LockWaitPolicy wait_policy,
-		   bool changing_part, TM_FailureData *tmfd)
+		   bool changing_part, TM_FailureData *tmfd, bool *own_locked)
 {
 	uint64		rownum;
 	TransactionId xid = GetCurrentTransactionId();
@@ -561,6 +561,8 @@ modify_row(Relation rel, ItemPointer tid, CommandId cid, Snapshot crosscheck,
 			TesseraLogRowState(rel, &ref);
 			END_CRIT_SECTION();
 			TesseraUnlockRowState(&ref);
+			if (own_locked)
+				*own_locked = own_lock >= 0;
 			result = TM_Ok;
 		}
 		break;
@@ -592,8 +594,9 @@ set_new_version(Relation rel, uint64 rownum, uint64 newrow)
  * still hold on the old one (only FOR KEY SHARE survives a non-key update):
  * a foreign key check's lock must keep the row from being deleted whatever
  * version it is in, as heap's update copies the lockers to the new tuple.
+ * Returns the xmax written (InvalidTransactionId if none).
  */
-static void
+static TransactionId
 carry_lockers(Relation rel, uint64 oldrow, uint64 newrow)
 {
 	TesseraRowState st;
@@ -605,10 +608,10 @@ carry_lockers(Relation rel, uint64 oldrow, uint64 newrow)
 	TesseraRowState newst;
 
 	if (!TesseraGetRowState(rel, oldrow, &st))
-		return;
+		return InvalidTransactionId;
 	n = entry_holders(&st, &holders);
 	if (n == 0)
-		return;
+		return InvalidTransactionId;
 	members = palloc(sizeof(MultiXactMember) * n);
 	for (int i = 0; i < n; i++)
 	{
@@ -625,7 +628,7 @@ carry_lockers(Relation rel, uint64 oldrow, uint64 newrow)
 	if (nmembers == 0)
 	{
 		pfree(members);
-		return;
+		return InvalidTransactionId;
 	}
 
 	memset(&newst, 0, sizeof(newst));
@@ -648,6 +651,7 @@ carry_lockers(Relation rel, uint64 oldrow, uint64 newrow)
 	TesseraLogRowState(rel, &ref);
 	END_CRIT_SECTION();
 	TesseraUnlockRowState(&ref);
+	return newst.xmax;
 }
 
 /* Does the update change a column that a unique index or foreign key uses? */
@@ -749,7 +753,7 @@ tessera_tuple_delete(Relation rel, ItemPointer tid, CommandId cid, Snapshot snap
 	TM_Result	result;
 
 	result = modify_row(rel, tid, cid, crosscheck, OP_DELETE, LockTupleExclusive,
-						wait ? LockWaitBlock : LockWaitError, changingPart, tmfd);
+						wait ? LockWaitBlock : LockWaitError, changingPart, tmfd, NULL);
 	if (result == TM_Ok)
 		pgstat_count_heap_delete(rel);
 	return result;
@@ -763,11 +767,13 @@ tessera_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot, Comma
 	TM_Result	result;
 	uint64		oldrow = 0;
 	uint64		newrow = 0;
+	bool		own_locked = false;
+	TransactionId xmax;
 
 	*lockmode = keys_change(rel, otid, slot) ? LockTupleExclusive : LockTupleNoKeyExclusive;
 	*update_indexes = false;
 	result = modify_row(rel, otid, cid, crosscheck, OP_UPDATE, *lockmode,
-						wait ? LockWaitBlock : LockWaitError, false, tmfd);
+						wait ? LockWaitBlock : LockWaitError, false, tmfd, &own_locked);
 	if (result != TM_Ok)
 		return result;
 
@@ -775,7 +781,18 @@ tessera_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot, Comma
 	if (!TesseraTidToRownum(otid, &oldrow) || !TesseraTidToRownum(&slot->tts_tid, &newrow))
 		elog(ERROR, "invalid tessera TID in update");
 	set_new_version(rel, oldrow, newrow);
-	carry_lockers(rel, oldrow, newrow);
+	xmax = carry_lockers(rel, oldrow, newrow);
+
+	/*
+	 * The new version's xmax as heap's update leaves it in the new tuple:
+	 * the lockers that stay, or our own lock on the old version (ON
+	 * CONFLICT DO UPDATE locks before it updates) -- so that the idiom
+	 * RETURNING (xmax = 0) AS inserted tells an upsert's updates from its
+	 * inserts.  Our own lock is not written to the new version's state.
+	 */
+	if (!TransactionIdIsValid(xmax) && own_locked)
+		xmax = GetCurrentTransactionId();
+	TesseraSlotSetXmax(slot, xmax);
 
 	/* the new version has a new TID: every index needs an entry for it */
 	*update_indexes = true;
@@ -837,7 +854,7 @@ lock_newer_versions(Relation rel, ItemPointer tid, CommandId cid, LockTupleMode 
 			return TM_Ok;		/* moved to another partition */
 		TesseraRownumToTid(newrow, &newtid);
 		result = modify_row(rel, &newtid, cid, InvalidSnapshot, OP_LOCK, mode, wait_policy,
-							false, tmfd);
+							false, tmfd, NULL);
 		if (result != TM_Ok)
 			return result;
 		rownum = newrow;
@@ -896,7 +913,7 @@ tessera_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot, TupleTableS
 	for (;;)
 	{
 		result = modify_row(rel, tid, cid, InvalidSnapshot, OP_LOCK, mode, wait_policy,
-							false, tmfd);
+							false, tmfd, NULL);
 		if (result == TM_Ok && (flags & TUPLE_LOCK_FLAG_LOCK_UPDATE_IN_PROGRESS))
 			result = lock_newer_versions(rel, tid, cid, mode, wait_policy, tmfd);
 		if (result != TM_Updated || !(flags & TUPLE_LOCK_FLAG_FIND_LAST_VERSION))

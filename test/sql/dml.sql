@@ -203,6 +203,28 @@ INSERT INTO sys_t VALUES (1, 'y') ON CONFLICT (a) DO UPDATE SET b = 'z'
 UPDATE sys_t SET b = 'w' RETURNING a, b, xmin = pg_current_xact_id()::xid AS xmin_ok;
 DROP TABLE sys_t;
 
+-- RETURNING (xmax = 0) AS inserted tells an upsert's inserts from its
+-- updates, as on heap (the update locked the row first); a plain UPDATE's
+-- new version has no xmax, one after SELECT FOR UPDATE has ours
+CREATE TABLE ups_h (k int PRIMARY KEY, v int);
+CREATE TABLE ups_t (k int PRIMARY KEY, v int) USING tessera;
+INSERT INTO ups_h VALUES (1, 1), (3, 3);
+INSERT INTO ups_t VALUES (1, 1), (3, 3);
+INSERT INTO ups_h VALUES (1, 5), (2, 5), (3, 5) ON CONFLICT (k) DO UPDATE SET v = excluded.v
+    RETURNING k, v, xmax = 0 AS inserted;
+INSERT INTO ups_t VALUES (1, 5), (2, 5), (3, 5) ON CONFLICT (k) DO UPDATE SET v = excluded.v
+    RETURNING k, v, xmax = 0 AS inserted;
+UPDATE ups_h SET v = 9 WHERE k = 2 RETURNING k, xmax = 0 AS no_xmax;
+UPDATE ups_t SET v = 9 WHERE k = 2 RETURNING k, xmax = 0 AS no_xmax;
+BEGIN;
+SELECT k FROM ups_h WHERE k = 1 FOR UPDATE;
+SELECT k FROM ups_t WHERE k = 1 FOR UPDATE;
+UPDATE ups_h SET v = 10 WHERE k IN (1, 3) RETURNING k, xmax = 0 AS no_xmax;
+UPDATE ups_t SET v = 10 WHERE k IN (1, 3) RETURNING k, xmax = 0 AS no_xmax;
+COMMIT;
+SELECT tt.same_table('ups_h', 'ups_t');
+DROP TABLE ups_h, ups_t;
+
 -- ON COMMIT DELETE ROWS right after rows were written in the same transaction
 CREATE TEMP TABLE ocd (a int) USING tessera ON COMMIT DELETE ROWS;
 INSERT INTO ocd VALUES (1), (2);
