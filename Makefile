@@ -7,6 +7,7 @@ OBJS = \
 	src/tableam/scan.o \
 	src/tableam/fetch.o \
 	src/tableam/modify.o \
+	src/tableam/speculative.o \
 	src/tableam/ddl.o \
 	src/tableam/index.o \
 	src/tableam/vacuum.o \
@@ -27,7 +28,8 @@ OBJS = \
 	src/executor/slot.o \
 	src/executor/customscan.o \
 	src/utility/hooks.o \
-	src/debug/inspect.o
+	src/debug/inspect.o \
+	src/debug/verify.o
 
 EXTENSION = tessera
 DATA = sql/tessera--0.1.sql

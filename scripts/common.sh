@@ -13,7 +13,7 @@ log() { printf '==> %s\n' "$*" >&2; }
 as_postgres() {
 	if [ "$(id -u)" = 0 ]; then
 		local envs=(PATH="$PATH") v
-		for v in PERL5LIB PG_REGRESS TESTDIR PGHOST PGPORT PGUSER PGDATABASE TEMP_CONFIG; do
+		for v in PERL5LIB PG_REGRESS TESTDIR PGHOST PGPORT PGUSER PGDATABASE TEMP_CONFIG PGOPTIONS PGISOLATIONTIMEOUT; do
 			[ -n "${!v:-}" ] && envs+=("$v=${!v}")
 		done
 		runuser -u postgres -- env "${envs[@]}" "$@"

@@ -106,6 +106,11 @@ fi
 
 if want tap; then
 	log "TAP tests"
+	# test modules the TAP tests load (hook_witness: another extension's hook)
+	for m in "$REPO"/test/modules/*/; do
+		make -C "$m" -s PG_CONFIG="$PGBIN/pg_config" >/dev/null
+		make -C "$m" -s install PG_CONFIG="$PGBIN/pg_config" >/dev/null
+	done
 	tap="$WORK/tap"
 	mkdir -p "$tap" && chown postgres "$tap"
 	echo "shared_preload_libraries = 'tessera'" >"$tap/extra.conf"

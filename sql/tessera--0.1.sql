@@ -93,6 +93,15 @@ LANGUAGE C STRICT;
 COMMENT ON FUNCTION tessera.compact(regclass) IS
     'moves the table''s delta rows into stripes now (VACUUM does too); returns the rows moved';
 
+CREATE FUNCTION tessera.verify(rel regclass,
+    OUT severity text, OUT stripe_id bigint, OUT row_group integer, OUT attnum integer,
+    OUT block bigint, OUT problem text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'tessera_verify'
+LANGUAGE C STRICT;
+COMMENT ON FUNCTION tessera.verify(regclass) IS
+    'checks the table''s catalog rows, stripe directories, chunks, row states and pages against each other; returns the problems found';
+
 CREATE FUNCTION tessera.table_options(rel regclass,
     OUT compression text, OUT compression_level integer,
     OUT stripe_row_limit integer, OUT row_group_row_limit integer,
@@ -114,17 +123,17 @@ FROM tessera.tables t, LATERAL tessera.table_options(t.relation) o;
 CREATE VIEW tessera.stripes AS
 SELECT t.relation, s.*
 FROM tessera.tables t, LATERAL tessera.stripe_info(t.relation) s
-WHERE pg_catalog.has_table_privilege(t.relation, 'SELECT');
+WHERE pg_catalog.has_any_column_privilege(t.relation, 'SELECT');
 
 CREATE VIEW tessera.row_groups AS
 SELECT t.relation, g.*
 FROM tessera.tables t, LATERAL tessera.row_group_info(t.relation) g
-WHERE pg_catalog.has_table_privilege(t.relation, 'SELECT');
+WHERE pg_catalog.has_any_column_privilege(t.relation, 'SELECT');
 
 CREATE VIEW tessera.chunks AS
 SELECT t.relation, c.*
 FROM tessera.tables t, LATERAL tessera.chunk_info(t.relation) c
-WHERE pg_catalog.has_table_privilege(t.relation, 'SELECT');
+WHERE pg_catalog.has_any_column_privilege(t.relation, 'SELECT');
 
 -- The delta: small writes whose stripes live in the catalog until compacted
 CREATE VIEW tessera.delta AS

@@ -59,6 +59,25 @@ static const struct config_enum_entry log_level_entries[] = {
 
 void		_PG_init(void);
 
+/*
+ * Each background compaction is a worker process taking one of
+ * max_worker_processes' slots (which parallel queries and logical
+ * replication need too): a setting that starts one every few writes would
+ * let any writer crowd them out, so it is a superuser's setting and never
+ * below TESSERA_MIN_AUTOCOMPACT_STRIPES.
+ */
+static bool
+check_autocompact_stripes(int *newval, void **extra, GucSource source)
+{
+	if (*newval != 0 && *newval < TESSERA_MIN_AUTOCOMPACT_STRIPES)
+	{
+		GUC_check_errdetail("tessera.autocompact_stripes must be 0 (off) or at least %d.",
+							TESSERA_MIN_AUTOCOMPACT_STRIPES);
+		return false;
+	}
+	return true;
+}
+
 static void
 tessera_relcache_callback(Datum arg, Oid relid)
 {
@@ -107,14 +126,15 @@ _PG_init(void)
 							"table's delta into stripes.  0 leaves compaction to VACUUM and "
 							"tessera.compact().",
 							&tessera_autocompact_stripes, 1000, 0, INT_MAX,
-							PGC_USERSET, 0, NULL, NULL, NULL);
+							PGC_SUSET, 0, check_autocompact_stripes, NULL, NULL);
 	DefineCustomEnumVariable("tessera.compaction_log_level",
 							 "Message level of the server log line for each background compaction.",
 							 NULL, &tessera_compaction_log_level, LOG, log_level_entries,
 							 PGC_SUSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("tessera.fetch_cache_size",
 							"Memory each backend may use to cache decompressed chunks for single-row fetches.",
-							NULL, &tessera_fetch_cache_size, 64, 1, 65536,
+							"Capped at 1 GB: every backend may fill its own cache.",
+							&tessera_fetch_cache_size, 64, 1, TESSERA_MAX_FETCH_CACHE_MB,
 							PGC_USERSET, GUC_UNIT_MB, NULL, NULL, NULL);
 	DefineCustomRealVariable("tessera.vacuum_fold_fraction",
 							 "Fraction of a stripe's rows that must be deleted for everyone before VACUUM rewrites it without them.",
@@ -142,4 +162,6 @@ _PG_init(void)
 	TesseraInstallHooks();
 	TesseraInitCustomScan();
 	TesseraRegisterRmgr();
+	if (process_shared_preload_libraries_in_progress)
+		TesseraSpeculativeShmemInit();
 }

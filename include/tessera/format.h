@@ -61,6 +61,17 @@
 #define TESSERA_DIR_VERSION_XXH3	3
 
 #define TESSERA_META_MAGIC		0x54535241	/* "TSRA" */
+/*
+ * tessera's WAL resource manager id, in PostgreSQL's custom range
+ * (128-255).  128 is RM_EXPERIMENTAL_ID, which any extension under
+ * development may take; the ids registered on PostgreSQL's wiki page
+ * "CustomWALResourceManagers" were 129-140 and 241 when this one was
+ * chosen (November 2026).  WAL written under one id cannot be replayed
+ * under another: never change it.
+ */
+#define TESSERA_RMGR_ID			196
+#define TESSERA_RMGR_NAME		"tessera"
+
 #define TESSERA_PAGE_MAGIC		0x54535250	/* "TSRP" */
 #define TESSERA_DIR_MAGIC		0x54535244	/* "TSRD" */
 

@@ -46,6 +46,7 @@ typedef void (*TesseraStatePageFn) (Relation rel, BlockNumber blkno, uint64 firs
 									void *arg);
 extern void TesseraForEachStatePage(Relation rel, TesseraStatePageFn fn, void *arg);
 extern Buffer TesseraLockStatePage(Relation rel, BlockNumber blkno, TesseraRowState **entries);
+extern void TesseraCopyStatePage(Relation rel, BlockNumber blkno, TesseraRowState *entries);
 
 /* tableam/visibility.c */
 extern TransactionId TesseraRowUpdateXid(const TesseraRowState *st);

@@ -133,6 +133,12 @@ extern void tessera_relation_estimate_size(Relation rel, int32 *attr_widths,
 										   BlockNumber *pages, double *tuples,
 										   double *allvisfrac);
 
+/* speculative insertion tokens (tableam/speculative.c) */
+extern void TesseraSpeculativeShmemInit(void);
+extern void TesseraSpeculativePublish(Relation rel, uint64 rownum, uint32 token);
+extern void TesseraSpeculativeClear(void);
+extern uint32 TesseraSpeculativeToken(Relation rel, uint64 rownum);
+
 /* compaction (tableam/compact.c) */
 extern uint64 TesseraCompact(Relation rel, TransactionId oldest_xmin, int elevel, int min_run);
 extern int	TesseraAutoCompactMinRun(void);

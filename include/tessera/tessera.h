@@ -45,6 +45,10 @@ typedef enum TesseraCodec
 #define TESSERA_MAX_ROW_GROUP_ROWS		1000000
 #define TESSERA_MAX_DELTA_ROWS			100000
 
+/* the per-backend fetch cache (MB) and background compaction's pace */
+#define TESSERA_MAX_FETCH_CACHE_MB		1024
+#define TESSERA_MIN_AUTOCOMPACT_STRIPES	16
+
 /* a delta stripe's bytes are stored in its catalog row: keep them small */
 #define TESSERA_DELTA_MAX_BYTES			((Size) 256 * 1024)
 

@@ -37,6 +37,7 @@
 #include "catalog/index.h"
 #include "catalog/indexing.h"
 #include "catalog/namespace.h"
+#include "executor/tuptable.h"
 #include "commands/sequence.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
@@ -359,6 +360,91 @@ TesseraReplaceStripes(List *old_stripes, TesseraStripe *merged)
 	table_close(rel, NoLock);
 }
 
+/*
+ * Catalog scans.
+ *
+ * The stripe and delta catalogs are ordinary heap tables.  Read with an
+ * MVCC snapshot under SERIALIZABLE, they would get SIRead locks on their
+ * pages and rows, and every write to any tessera table writes them: two
+ * transactions on unrelated tables would fail each other.  SSI of a
+ * tessera table is done on the table itself (its scans lock the relation,
+ * its fetches the TID, and readers report the inserters and deleters they
+ * read around), so an MVCC snapshot reads the catalog through a SnapshotAny
+ * scan, which SSI ignores, with the snapshot's visibility applied to each
+ * row here.  A dirty snapshot reads with a copy of its own: a dirty
+ * snapshot reports the running inserter or deleter of what it saw in its
+ * xmin and xmax, which callers read as the state of the table row they
+ * asked about, and a running compaction must not show as the inserter of
+ * rows it only moves.
+ */
+typedef struct CatalogScan
+{
+	Relation	index;			/* ordered scans only */
+	SysScanDesc scan;
+	Snapshot	mvcc;			/* applied row by row, or NULL */
+	SnapshotData dirty;
+} CatalogScan;
+
+static void
+catalog_scan_begin(CatalogScan *cs, Relation rel, Oid indexid, bool ordered,
+				   Snapshot snapshot, int nkeys, ScanKey key)
+{
+	Snapshot	scan_snapshot = snapshot;
+
+	cs->mvcc = NULL;
+	cs->index = NULL;
+	if (snapshot != NULL && IsMVCCSnapshot(snapshot))
+	{
+		cs->mvcc = snapshot;
+		scan_snapshot = SnapshotAny;
+	}
+	else if (snapshot != NULL && snapshot->snapshot_type == SNAPSHOT_DIRTY)
+	{
+		InitDirtySnapshot(cs->dirty);
+		scan_snapshot = &cs->dirty;
+	}
+	if (ordered)
+	{
+		cs->index = index_open(indexid, AccessShareLock);
+		cs->scan = systable_beginscan_ordered(rel, cs->index, scan_snapshot, nkeys, key);
+	}
+	else
+		cs->scan = systable_beginscan(rel, indexid, true, scan_snapshot, nkeys, key);
+}
+
+static HeapTuple
+catalog_scan_next(CatalogScan *cs, ScanDirection dir)
+{
+	for (;;)
+	{
+		HeapTuple	tup = cs->index ? systable_getnext_ordered(cs->scan, dir) :
+			systable_getnext(cs->scan);
+		Buffer		buf;
+		bool		visible;
+
+		if (!HeapTupleIsValid(tup) || cs->mvcc == NULL)
+			return tup;
+		buf = ((BufferHeapTupleTableSlot *) cs->scan->slot)->buffer;
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		visible = HeapTupleSatisfiesVisibility(tup, cs->mvcc, buf);
+		LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+		if (visible)
+			return tup;
+	}
+}
+
+static void
+catalog_scan_end(CatalogScan *cs)
+{
+	if (cs->index)
+	{
+		systable_endscan_ordered(cs->scan);
+		index_close(cs->index, AccessShareLock);
+	}
+	else
+		systable_endscan(cs->scan);
+}
+
 static int
 stripe_cmp(const ListCell *a, const ListCell *b)
 {
@@ -368,22 +454,6 @@ stripe_cmp(const ListCell *a, const ListCell *b)
 	if (sa->first_rownum != sb->first_rownum)
 		return sa->first_rownum < sb->first_rownum ? -1 : 1;
 	return 0;
-}
-
-/*
- * The snapshot to read stripe catalog rows with.  A dirty snapshot reports
- * running inserters and deleters of what it sees in its xmin and xmax, which
- * callers read as the state of the table row they asked about: catalog rows
- * are read with a copy, so that a running compaction does not show as the
- * inserter of rows it only moves.
- */
-static Snapshot
-catalog_snapshot(Snapshot snapshot, SnapshotData *copy)
-{
-	if (snapshot == NULL || snapshot->snapshot_type != SNAPSHOT_DIRTY)
-		return snapshot;
-	InitDirtySnapshot(*copy);
-	return copy;
 }
 
 /* Is the stripe the new version written by a running rewrite of another transaction? */
@@ -447,19 +517,25 @@ TesseraListCatalogRows(uint64 storage_id, Snapshot snapshot, bool placeholders)
 	Relation	rel = table_open(TesseraInternalRelid("stripe", false), AccessShareLock);
 	Oid			idx = TesseraInternalRelid("stripe_first_row_idx", false);
 	ScanKeyData key[1];
-	SysScanDesc scan;
+	CatalogScan scan;
 	HeapTuple	tup;
 	List	   *result = NIL;
-	SnapshotData dirty;
 
 	ScanKeyInit(&key[0], Anum_stripe_storage_id, BTEqualStrategyNumber,
 				F_INT8EQ, Int64GetDatum((int64) storage_id));
-	scan = systable_beginscan(rel, idx, true, catalog_snapshot(snapshot, &dirty), 1, key);
-	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	catalog_scan_begin(&scan, rel, idx, false, snapshot, 1, key);
+	while (HeapTupleIsValid(tup = catalog_scan_next(&scan, ForwardScanDirection)))
 	{
 		TesseraStripe *s = palloc(sizeof(TesseraStripe));
 
 		deform_stripe_tuple(rel, tup, s);
+		/* those who ask for placeholders check them (compaction, verify) */
+		if (s->row_count == 0 && !placeholders && (s->nblocks != 0 || s->dir_bytes != 0))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("corrupt stripe catalog row: stripe " UINT64_FORMAT " of tessera storage " UINT64_FORMAT " says it holds no rows but lists pages",
+							s->stripe_id, s->storage_id),
+					 errhint("tessera.verify() checks a table's catalog rows and pages.")));
 		if (s->row_count == 0 && !placeholders)
 		{
 			pfree(s);
@@ -467,7 +543,7 @@ TesseraListCatalogRows(uint64 storage_id, Snapshot snapshot, bool placeholders)
 		}
 		result = lappend(result, s);
 	}
-	systable_endscan(scan);
+	catalog_scan_end(&scan);
 	table_close(rel, AccessShareLock);
 
 	list_sort(result, stripe_cmp);
@@ -482,11 +558,9 @@ bool
 TesseraFindStripe(uint64 storage_id, uint64 rownum, Snapshot snapshot,
 				  TesseraStripe *result)
 {
-	SnapshotData dirty;
 	Relation	rel = table_open(TesseraInternalRelid("stripe", false), AccessShareLock);
-	Relation	idx = index_open(TesseraInternalRelid("stripe_first_row_idx", false), AccessShareLock);
 	ScanKeyData key[2];
-	SysScanDesc scan;
+	CatalogScan scan;
 	HeapTuple	tup;
 	bool		found = false;
 
@@ -494,8 +568,9 @@ TesseraFindStripe(uint64 storage_id, uint64 rownum, Snapshot snapshot,
 				F_INT8EQ, Int64GetDatum((int64) storage_id));
 	ScanKeyInit(&key[1], Anum_stripe_first_row, BTLessEqualStrategyNumber,
 				F_INT8LE, Int64GetDatum((int64) rownum));
-	scan = systable_beginscan_ordered(rel, idx, catalog_snapshot(snapshot, &dirty), 2, key);
-	while (HeapTupleIsValid(tup = systable_getnext_ordered(scan, BackwardScanDirection)))
+	catalog_scan_begin(&scan, rel, TesseraInternalRelid("stripe_first_row_idx", false), true,
+					   snapshot, 2, key);
+	while (HeapTupleIsValid(tup = catalog_scan_next(&scan, BackwardScanDirection)))
 	{
 		deform_stripe_tuple(rel, tup, result);
 		if (result->row_count == 0)
@@ -516,8 +591,7 @@ TesseraFindStripe(uint64 storage_id, uint64 rownum, Snapshot snapshot,
 		found = rownum < result->first_rownum + result->row_count;
 		break;
 	}
-	systable_endscan_ordered(scan);
-	index_close(idx, AccessShareLock);
+	catalog_scan_end(&scan);
 	table_close(rel, AccessShareLock);
 	return found;
 }
@@ -711,22 +785,22 @@ TesseraCatalogBytes(uint64 storage_id, Snapshot snapshot)
 	Relation	rel = table_open(TesseraInternalRelid("stripe", false), AccessShareLock);
 	Oid			idx = TesseraInternalRelid("stripe_first_row_idx", false);
 	ScanKeyData key[1];
-	SysScanDesc scan;
+	CatalogScan scan;
 	HeapTuple	tup;
 	uint64		bytes = 0;
 
 	ScanKeyInit(&key[0], Anum_stripe_storage_id, BTEqualStrategyNumber,
 				F_INT8EQ, Int64GetDatum((int64) storage_id));
-	scan = systable_beginscan(rel, idx, true, snapshot, 1, key);
-	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	catalog_scan_begin(&scan, rel, idx, false, snapshot, 1, key);
+	while (HeapTupleIsValid(tup = catalog_scan_next(&scan, ForwardScanDirection)))
 		bytes += MAXALIGN(tup->t_len) + sizeof(ItemIdData);
-	systable_endscan(scan);
+	catalog_scan_end(&scan);
 	table_close(rel, AccessShareLock);
 
 	rel = table_open(TesseraInternalRelid("delta", false), AccessShareLock);
-	scan = systable_beginscan(rel, TesseraInternalRelid("delta_stripe_idx", false), true,
-							  snapshot, 1, key);
-	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	catalog_scan_begin(&scan, rel, TesseraInternalRelid("delta_stripe_idx", false), false,
+					   snapshot, 1, key);
+	while (HeapTupleIsValid(tup = catalog_scan_next(&scan, ForwardScanDirection)))
 	{
 		bool		isnull;
 		Datum		d = heap_getattr(tup, Anum_delta_bytes, RelationGetDescr(rel), &isnull);
@@ -735,7 +809,7 @@ TesseraCatalogBytes(uint64 storage_id, Snapshot snapshot)
 		if (!isnull && VARATT_IS_EXTERNAL_ONDISK(DatumGetPointer(d)))
 			bytes += toast_datum_size(d);
 	}
-	systable_endscan(scan);
+	catalog_scan_end(&scan);
 	table_close(rel, AccessShareLock);
 	return bytes;
 }

@@ -7,8 +7,11 @@
  * NOTES
  *	  They read under the caller's snapshot after writing out this
  *	  backend's buffered rows of the table, so they agree with what a
- *	  SELECT in the same transaction sees.  Min/max values are data, so
- *	  the caller needs SELECT on the table.
+ *	  SELECT in the same transaction sees.  The caller needs SELECT on the
+ *	  table or on some of its columns (as count(*) does).  Min/max values
+ *	  are data: as pg_stats does, chunk_info lists only columns the caller
+ *	  may SELECT, and shows no values while row-level security is active
+ *	  for the caller (they could come from rows its policies hide).
  *
  * IDENTIFICATION
  *	  src/debug/inspect.c
@@ -25,6 +28,7 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/rls.h"
 #include "utils/snapmgr.h"
 
 #include "tessera/reader.h"
@@ -53,7 +57,8 @@ open_tessera(Oid relid)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not a tessera table", RelationGetRelationName(rel))));
-	if (pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+	if (pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK &&
+		pg_attribute_aclcheck_all(relid, GetUserId(), ACL_SELECT, ACLMASK_ANY) != ACLCHECK_OK)
 		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, RelationGetRelationName(rel));
 	TesseraFlushRelation(rel);
 	return rel;
@@ -173,11 +178,23 @@ tessera_chunk_info(PG_FUNCTION_ARGS)
 	Relation	rel = open_tessera(PG_GETARG_OID(0));
 	TupleDesc	desc = RelationGetDescr(rel);
 	TesseraColumnType *types = palloc0(sizeof(TesseraColumnType) * Max(desc->natts, 1));
+	bool	   *readable = palloc0(sizeof(bool) * Max(desc->natts, 1));
+	bool		table_select = pg_class_aclcheck(RelationGetRelid(rel), GetUserId(),
+												 ACL_SELECT) == ACLCHECK_OK;
+	bool		show_values = check_enable_rls(RelationGetRelid(rel), InvalidOid, true) != RLS_ENABLED;
 	TesseraReader *r;
 
 	for (int a = 0; a < desc->natts; a++)
-		if (!TupleDescAttr(desc, a)->attisdropped)
-			TesseraColumnTypeInit(&types[a], TupleDescAttr(desc, a));
+	{
+		Form_pg_attribute attr = TupleDescAttr(desc, a);
+
+		if (attr->attisdropped)
+			continue;
+		TesseraColumnTypeInit(&types[a], attr);
+		readable[a] = table_select ||
+			pg_attribute_aclcheck(RelationGetRelid(rel), attr->attnum, GetUserId(),
+								  ACL_SELECT) == ACLCHECK_OK;
+	}
 
 	InitMaterializedSRF(fcinfo, 0);
 	r = TesseraReaderBegin(rel, GetActiveSnapshot(), false);
@@ -195,7 +212,7 @@ tessera_chunk_info(PG_FUNCTION_ARGS)
 				bool		nulls[14] = {0};
 				text	   *t;
 
-				if (attr->attisdropped)
+				if (attr->attisdropped || !readable[a])
 					continue;
 				values[0] = Int64GetDatum((int64) r->stripes[i].meta.stripe_id);
 				values[1] = Int32GetDatum((int32) g);
@@ -209,7 +226,7 @@ tessera_chunk_info(PG_FUNCTION_ARGS)
 				values[9] = Int64GetDatum((int64) c->raw_bytes);
 				values[10] = Int64GetDatum((int64) c->stored_bytes);
 				nulls[11] = nulls[12] = true;
-				if (c->flags & TESSERA_CHUNK_HAS_STATS)
+				if ((c->flags & TESSERA_CHUNK_HAS_STATS) && show_values)
 				{
 					if ((t = stat_text(&types[a], dir->stats, c->min_off, c->min_len)) != NULL)
 					{

@@ -81,7 +81,9 @@ check_stripe_row(Relation rel, const TesseraStripe *s, BlockNumber rel_nblocks)
 {
 	const char *problem = NULL;
 
-	if (s->flags & TESSERA_STRIPE_DELTA)
+	if (s->flags & ~(TESSERA_STRIPE_DELTA | TESSERA_STRIPE_FROZEN | TESSERA_STRIPE_FOLDED))
+		problem = "stripe catalog row has unknown flags";
+	else if (s->flags & TESSERA_STRIPE_DELTA)
 	{
 		/* the bytes themselves are checked once fetched */
 		if ((s->delta != NULL && VARSIZE_ANY_EXHDR(s->delta) != s->data_bytes) ||
@@ -419,10 +421,19 @@ TesseraReaderSetTupleDesc(TesseraReader *r, TupleDesc desc)
 	r->type_ready = palloc0(sizeof(bool) * Max(r->natts, 1));
 	MemoryContextSwitchTo(old);
 
-	/* decoded columns of the current batch were decoded as the old types */
-	MemoryContextReset(r->batch_cxt);
+	/*
+	 * What the current batch decoded was decoded as the old types (and sized
+	 * by the old column count): forget it, leaving it to the batch's memory
+	 * until the next row group.  The batch's row states, deleted flags and
+	 * running deleters stay: they are the rows', not the columns', and the
+	 * scan that loaded the batch goes on using them.
+	 */
 	memset(r->batch.values, 0, sizeof(Datum *) * r->natts);
 	memset(r->batch.isnull, 0, sizeof(bool *) * r->natts);
+	r->batch.raw = NULL;
+	r->batch.raw_index = NULL;
+	r->batch.scaled = NULL;
+	r->batch.access = NULL;
 }
 
 void

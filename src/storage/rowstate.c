@@ -887,6 +887,18 @@ TesseraMarkStatePages(Relation rel, bool *used, BlockNumber nblocks)
 	return highest;
 }
 
+/* Copy a state page's entries by block number, checking it is one (verify). */
+void
+TesseraCopyStatePage(Relation rel, BlockNumber blkno, TesseraRowState *entries)
+{
+	Buffer		buf = ReadBufferExtended(rel, MAIN_FORKNUM, blkno, RBM_NORMAL, NULL);
+
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	check_page(rel, buf, TESSERA_PAGE_STATE, 0);
+	memcpy(entries, state_entries(BufferGetPage(buf)), sizeof(TesseraRowState) * TESSERA_STATE_ROWS);
+	UnlockReleaseBuffer(buf);
+}
+
 /* Lock a state page by block number (for VACUUM). */
 Buffer
 TesseraLockStatePage(Relation rel, BlockNumber blkno, TesseraRowState **entries)
@@ -909,7 +921,6 @@ TesseraLockStatePage(Relation rel, BlockNumber blkno, TesseraRowState **entries)
  * through shared_preload_libraries; without that no record is written and
  * standbys get no conflicts (the README says to preload tessera).
  */
-#define TESSERA_RMGR_ID RM_EXPERIMENTAL_ID
 #define XLOG_TESSERA_CONFLICT 0x00
 #define XLOG_TESSERA_FORGET		0x10	/* drop cached layouts of a relation */
 
@@ -995,7 +1006,7 @@ tessera_rm_identify(uint8 info)
 }
 
 static RmgrData tessera_rmgr = {
-	.rm_name = "tessera",
+	.rm_name = TESSERA_RMGR_NAME,
 	.rm_redo = tessera_rm_redo,
 	.rm_desc = tessera_rm_desc,
 	.rm_identify = tessera_rm_identify,

@@ -400,6 +400,36 @@ tessera_relation_estimate_size(Relation rel, int32 *attr_widths, BlockNumber *pa
 	TesseraMeta meta;
 
 	*allvisfrac = 0;
+
+	/*
+	 * Heap's estimate for a table never vacuumed or analyzed: at least 10
+	 * pages, at the density its column widths give.  A new table is often
+	 * loaded right after it is planned for (and plans are cached); the
+	 * planner then chooses as it would for a heap table (index scans over
+	 * sequential ones for a few rows, so SERIALIZABLE takes row locks
+	 * rather than a lock on the whole table).
+	 */
+	if (relpages == 0 && !rel->rd_rel->relhassubclass)
+	{
+		double		est_pages;
+
+		TesseraReadMeta(rel, &meta);
+		ntuples = meta.valid ? (double) meta.next_rownum : 0;
+		width = get_rel_data_width(rel, attr_widths) +
+			MAXALIGN(SizeofHeapTupleHeader) + sizeof(ItemIdData);
+		est_pages = Max((double) curpages, ceil(ntuples * width / BLCKSZ));
+		if (est_pages < 10)
+		{
+			double		density = floor((BLCKSZ - SizeOfPageHeaderData) *
+										(double) RelationGetFillFactor(rel, HEAP_DEFAULT_FILLFACTOR) /
+										100 / width);
+
+			*pages = 10;
+			*tuples = rint(density * 10);
+			return;
+		}
+	}
+
 	TesseraReadMeta(rel, &meta);
 	if (!meta.valid || meta.next_rownum == 0)
 	{

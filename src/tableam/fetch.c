@@ -346,6 +346,27 @@ fetch_row(TesseraFetcher *f, ItemPointer tid, Snapshot snapshot, TupleTableSlot 
 	return true;
 }
 
+/*
+ * A serializable reader looked for a row another transaction is inserting
+ * and has not written yet (its index entry exists, its stripe does not):
+ * a rw-conflict out with the inserter, as heap reports for a tuple whose
+ * insert it cannot see.
+ */
+static void
+conflict_out_unwritten(Relation rel, uint64 storage_id, uint64 rownum, Snapshot snapshot)
+{
+	TesseraStripe s;
+
+	if (!CheckForSerializableConflictOutNeeded(rel, snapshot))
+		return;
+	if (!TesseraFindReservation(storage_id, rownum, &s) || s.row_count != 0)
+		return;
+	if (TransactionIdIsCurrentTransactionId(s.xmin))
+		return;
+	if (TransactionIdIsInProgress(s.xmin) || TransactionIdDidCommit(s.xmin))
+		TesseraSerializableConflictOut(rel, s.xmin, snapshot);
+}
+
 static bool
 fetch_row_visible(TesseraFetcher *f, ItemPointer tid, Snapshot snapshot, TupleTableSlot *slot,
 				  bool *all_dead)
@@ -406,12 +427,22 @@ fetch_row_visible(TesseraFetcher *f, ItemPointer tid, Snapshot snapshot, TupleTa
 		if (snapshot->snapshot_type == SNAPSHOT_DIRTY &&
 			TesseraFindStripe(f->meta.storage_id, rownum, snapshot, &s) && s.row_count == 0)
 		{
+			/* a lost ON CONFLICT insertion is gone for everyone at once */
+			if (TesseraGetRowState(rel, rownum, &st) && TesseraRowDeleted(&st, snapshot))
+			{
+				if (all_dead && TesseraRowDeadToAll(&st, rel))
+					*all_dead = true;
+				return false;
+			}
 			snapshot->xmin = s.xmin;
+			snapshot->speculativeToken = TesseraSpeculativeToken(rel, rownum);
 			ExecStoreAllNullTuple(slot);
 			slot->tts_tid = *tid;
 			slot->tts_tableOid = RelationGetRelid(rel);
 			return true;
 		}
+		if (IsMVCCSnapshot(snapshot))
+			conflict_out_unwritten(rel, f->meta.storage_id, rownum, snapshot);
 		return false;
 	}
 	if (TesseraCachedStripeAborted(cs))
@@ -422,7 +453,15 @@ fetch_row_visible(TesseraFetcher *f, ItemPointer tid, Snapshot snapshot, TupleTa
 		return false;
 	}
 	if (!TesseraCacheStripeVisible(cs, snapshot, &own))
+	{
+		/* serializable: we read around a concurrent insert, as heap reports */
+		if (IsMVCCSnapshot(snapshot))
+			TesseraSerializableConflictOut(rel, cs->s.xmin, snapshot);
 		return false;
+	}
+	/* a running insert: perhaps a speculative one, whose token to wait for */
+	if (snapshot->snapshot_type == SNAPSHOT_DIRTY && TransactionIdIsValid(snapshot->xmin))
+		snapshot->speculativeToken = TesseraSpeculativeToken(rel, rownum);
 	dir = TesseraCacheDir(rel, cs);
 	if (own && rownum - cs->s.first_rownum >= TesseraVisibleRows(&cs->s, dir, snapshot))
 		return false;

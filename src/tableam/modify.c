@@ -716,16 +716,21 @@ tessera_multi_insert(Relation rel, TupleTableSlot **slots, int nslots, CommandId
 }
 
 /*
- * INSERT ... ON CONFLICT: the row is inserted as usual.  Others' unique
- * checks see it as an in-progress insert (through the stripe placeholder)
- * and wait for our transaction rather than for a speculative token.
+ * INSERT ... ON CONFLICT: the row is inserted as usual, and its token
+ * published (speculative.c): others' unique checks see an in-progress
+ * insert (through the stripe placeholder) and wait for the token, as for
+ * heap's speculative tuples.
  */
 void
 tessera_tuple_insert_speculative(Relation rel, TupleTableSlot *slot, CommandId cid,
 								 int options, struct BulkInsertStateData *bistate,
 								 uint32 specToken)
 {
+	uint64		rownum;
+
 	tessera_tuple_insert(rel, slot, cid, options, bistate);
+	if (TesseraTidToRownum(&slot->tts_tid, &rownum))
+		TesseraSpeculativePublish(rel, rownum, specToken);
 }
 
 /*
@@ -739,11 +744,14 @@ tessera_tuple_complete_speculative(Relation rel, TupleTableSlot *slot, uint32 sp
 {
 	uint64		rownum;
 
-	if (succeeded)
-		return;
-	if (!TesseraTidToRownum(&slot->tts_tid, &rownum))
-		elog(ERROR, "invalid tessera TID in speculative insertion");
-	TesseraBuryRow(rel, rownum);
+	if (!succeeded)
+	{
+		if (!TesseraTidToRownum(&slot->tts_tid, &rownum))
+			elog(ERROR, "invalid tessera TID in speculative insertion");
+		TesseraBuryRow(rel, rownum);
+	}
+	/* before the executor releases the token: waiters then see the outcome */
+	TesseraSpeculativeClear();
 }
 
 TM_Result

@@ -59,7 +59,13 @@ typedef struct TesseraScanDescData
 	TableScanDescData base;
 	TesseraReader *reader;
 
-	/* position: stripe -1 = before the first row, nstripes = after the last */
+	/*
+	 * position: stripe -1 = before the first row, nstripes = after the last.
+	 * A scan not started yet begins at the end its first call moves away
+	 * from, as heap's does: backward from the last row (a scroll cursor's
+	 * FETCH LAST restarts a TID range scan that went to its end).
+	 */
+	bool		started;
 	int			pos_stripe;
 	int			pos_rg;
 	int			pos_row;
@@ -165,6 +171,7 @@ tessera_scan_rescan(TableScanDesc sscan, struct ScanKeyData *key, bool set_param
 		else
 			scan->base.rs_flags &= ~SO_ALLOW_STRAT;
 	}
+	scan->started = false;
 	scan->pos_stripe = -1;
 	scan->sample_block = InvalidBlockNumber;
 	if (scan->base.rs_flags & SO_TYPE_SEQSCAN)
@@ -313,6 +320,12 @@ scan_next_row(TesseraScanDesc scan, ScanDirection dir, int *rowp)
 
 	if (ScanDirectionIsNoMovement(dir))
 		dir = ForwardScanDirection;
+	if (unlikely(!scan->started))
+	{
+		scan->started = true;
+		if (ScanDirectionIsBackward(dir) && !scan->base.rs_parallel)
+			scan->pos_stripe = r->nstripes;
+	}
 
 	for (;;)
 	{
@@ -424,6 +437,7 @@ tessera_scan_set_tidrange(TableScanDesc sscan, ItemPointer mintid, ItemPointer m
 	else
 		scan->range_hi = (uint64) maxblk * TESSERA_TIDS_PER_BLOCK +
 			Min((uint64) maxoff, TESSERA_TIDS_PER_BLOCK);
+	scan->started = false;
 	scan->pos_stripe = -1;
 }
 
@@ -590,6 +604,11 @@ tessera_scan_sample_next_tuple(TableScanDesc sscan, SampleScanState *scanstate,
 			TesseraReaderLoad(r, stripe, rg) &&
 			!(r->batch.deleted && r->batch.deleted[row]))
 		{
+			ItemPointerData tid;
+
+			/* serializable: a later update or delete of it is a conflict */
+			TesseraRownumToTid(rownum, &tid);
+			PredicateLockTID(scan->base.rs_rd, &tid, scan->base.rs_snapshot, r->batch.xmin);
 			TesseraSlotStoreRow(slot, &r->batch, row);
 			pgstat_count_heap_getnext(scan->base.rs_rd);
 			return true;
@@ -647,6 +666,11 @@ tessera_scan_bitmap_next_tuple(TableScanDesc sscan, struct TBMIterateResult *tbm
 			TesseraReaderLoad(r, stripe, rg) &&
 			!(r->batch.deleted && r->batch.deleted[row]))
 		{
+			ItemPointerData tid;
+
+			/* serializable: a later update or delete of it is a conflict */
+			TesseraRownumToTid(rownum, &tid);
+			PredicateLockTID(scan->base.rs_rd, &tid, scan->base.rs_snapshot, r->batch.xmin);
 			TesseraSlotStoreRow(slot, &r->batch, row);
 			pgstat_count_heap_fetch(scan->base.rs_rd);
 			return true;

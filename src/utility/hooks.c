@@ -77,6 +77,18 @@ static ExecutorStart_hook_type prev_ExecutorStart = NULL;
 static Datum pending_options = (Datum) 0;
 static bool pending_active = false;
 static Oid	pending_relid = InvalidOid;
+static const RangeVar *pending_target = NULL;
+
+/*
+ * Relations created by the statement being processed, at this nesting level
+ * of ProcessUtility (a CREATE TABLE runs its sequences and indexes as
+ * nested statements, which collect their own).  Options of a CREATE TABLE
+ * go only to a relation the statement created: with IF NOT EXISTS an
+ * existing table, perhaps another role's, is left alone, and a same-named
+ * table elsewhere on the search_path is never looked up.
+ */
+static List *created_relids = NIL;
+static bool tracking_created = false;
 
 Datum
 TesseraPendingOptions(Oid relid)
@@ -84,6 +96,40 @@ TesseraPendingOptions(Oid relid)
 	if (pending_active && OidIsValid(relid) && relid == pending_relid)
 		return pending_options;
 	return (Datum) 0;
+}
+
+/* Is the relation just created (in the relcache, not yet visible) target's? */
+static bool
+created_as(Oid relid, const RangeVar *target)
+{
+	Relation	rel = RelationIdGetRelation(relid);
+	bool		match = false;
+
+	if (rel == NULL)
+		return false;
+	if ((rel->rd_rel->relkind == RELKIND_RELATION ||
+		 rel->rd_rel->relkind == RELKIND_PARTITIONED_TABLE ||
+		 rel->rd_rel->relkind == RELKIND_MATVIEW) &&
+		strcmp(RelationGetRelationName(rel), target->relname) == 0 &&
+		(target->schemaname == NULL ||
+		 RelationGetNamespace(rel) == get_namespace_oid(target->schemaname, true)))
+		match = true;
+	RelationClose(rel);
+	return match;
+}
+
+/* The relation named target that the statement created, or InvalidOid. */
+static Oid
+created_relation(List *created, const RangeVar *target)
+{
+	ListCell   *lc;
+
+	foreach(lc, created)
+	{
+		if (created_as(lfirst_oid(lc), target))
+			return lfirst_oid(lc);
+	}
+	return InvalidOid;
 }
 
 typedef struct AlterOptionOp
@@ -205,15 +251,16 @@ tessera_ProcessUtility(PlannedStmt *pstmt, const char *queryString, bool readOnl
 {
 	Node	   *parsetree = pstmt->utilityStmt;
 	RangeVar   *target = NULL;
-	bool		is_alter = false;
-	bool		alter_missing_ok = false;
+	bool		is_create = false;
 	bool		am_changed = false;
-	bool		run_standard = true;
 	bool		stripped = false;
 	Datum		create_options = (Datum) 0;
 	Datum		saved_options = (Datum) 0;
 	List	   *alter_ops = NIL;
-	Oid			relid;
+	Oid			relid = InvalidOid;
+	List	   *outer_created = created_relids;
+	bool		outer_tracking = tracking_created;
+	List	   *created = NIL;
 
 	if (IsA(parsetree, CreateStmt) || IsA(parsetree, CreateTableAsStmt) ||
 		IsA(parsetree, AlterTableStmt))
@@ -236,6 +283,7 @@ tessera_ProcessUtility(PlannedStmt *pstmt, const char *queryString, bool readOnl
 		{
 			create_options = TesseraApplyOptions((Datum) 0, defs, false);
 			target = stmt->relation;
+			is_create = true;
 		}
 	}
 	else if (IsA(parsetree, CreateTableAsStmt))
@@ -247,8 +295,10 @@ tessera_ProcessUtility(PlannedStmt *pstmt, const char *queryString, bool readOnl
 		{
 			create_options = TesseraApplyOptions((Datum) 0, defs, false);
 			target = stmt->into->rel;
+			is_create = true;
 			pending_options = create_options;
 			pending_relid = InvalidOid;
+			pending_target = target;
 			pending_active = true;
 		}
 	}
@@ -259,6 +309,7 @@ tessera_ProcessUtility(PlannedStmt *pstmt, const char *queryString, bool readOnl
 		AlterTableStmt *stmt = (AlterTableStmt *) parsetree;
 		List	   *cmds = NIL;
 		bool		other_reloptions = false;
+		LOCKMODE	lockmode = AlterTableGetLockLevel(stmt->cmds);
 		ListCell   *lc;
 
 		foreach(lc, stmt->cmds)
@@ -289,35 +340,40 @@ tessera_ProcessUtility(PlannedStmt *pstmt, const char *queryString, bool readOnl
 				am_changed = true;
 			cmds = lappend(cmds, cmd);
 		}
+
+		/*
+		 * An ALTER TABLE left with no command still goes down the chain:
+		 * other extensions' hooks see it, and PostgreSQL checks ownership
+		 * and in-use cursors as for any ALTER TABLE.
+		 */
 		stmt->cmds = cmds;
-		run_standard = (cmds != NIL);
 
 		if (alter_ops != NIL || am_changed || other_reloptions)
 		{
-			is_alter = true;
-			alter_missing_ok = stmt->missing_ok;
+			/*
+			 * The table, locked as PostgreSQL will lock it for the whole
+			 * statement (no lock upgrade later) and owned by the current
+			 * role; our options go to this relation and no other.
+			 */
 			target = stmt->relation;
+			relid = RangeVarGetRelidExtended(stmt->relation, lockmode,
+											 stmt->missing_ok ? RVR_MISSING_OK : 0,
+											 RangeVarCallbackOwnsRelation, NULL);
 		}
 
 		/*
 		 * PostgreSQL re-validates the stored reloptions when it changes
 		 * other ones, and would reject ours: take them out meanwhile.
 		 */
-		if (other_reloptions)
+		if (other_reloptions && OidIsValid(relid))
 		{
-			relid = RangeVarGetRelidExtended(stmt->relation, ShareUpdateExclusiveLock,
-											 stmt->missing_ok ? RVR_MISSING_OK : 0,
-											 RangeVarCallbackOwnsRelation, NULL);
-			if (OidIsValid(relid))
-			{
-				Datum		cur = TesseraGetRelOptions(relid);
+			Datum		cur = TesseraGetRelOptions(relid);
 
-				if (cur != (Datum) 0 && TesseraRelOptionsPresent(cur))
-				{
-					saved_options = TesseraOnlyRelOptions(cur);
-					TesseraSetRelOptions(relid, (Datum) 0);
-					stripped = true;
-				}
+			if (cur != (Datum) 0 && TesseraRelOptionsPresent(cur))
+			{
+				saved_options = TesseraOnlyRelOptions(cur);
+				TesseraSetRelOptions(relid, (Datum) 0);
+				stripped = true;
 			}
 		}
 	}
@@ -325,23 +381,29 @@ tessera_ProcessUtility(PlannedStmt *pstmt, const char *queryString, bool readOnl
 	if (IsA(parsetree, VacuumStmt))
 		TesseraForgetVacuumed();
 
+	created_relids = NIL;
+	tracking_created = is_create;
 	PG_TRY();
 	{
-		if (run_standard)
-		{
-			if (prev_ProcessUtility)
-				prev_ProcessUtility(pstmt, queryString, readOnlyTree, context, params,
+		if (prev_ProcessUtility)
+			prev_ProcessUtility(pstmt, queryString, readOnlyTree, context, params,
+								queryEnv, dest, qc);
+		else
+			standard_ProcessUtility(pstmt, queryString, readOnlyTree, context, params,
 									queryEnv, dest, qc);
-			else
-				standard_ProcessUtility(pstmt, queryString, readOnlyTree, context, params,
-										queryEnv, dest, qc);
-		}
 	}
 	PG_FINALLY();
 	{
-		pending_active = false;
-		pending_relid = InvalidOid;
-		pending_options = (Datum) 0;
+		created = created_relids;
+		created_relids = outer_created;
+		tracking_created = outer_tracking;
+		if (is_create)
+		{
+			pending_active = false;
+			pending_relid = InvalidOid;
+			pending_options = (Datum) 0;
+			pending_target = NULL;
+		}
 	}
 	PG_END_TRY();
 
@@ -371,22 +433,18 @@ tessera_ProcessUtility(PlannedStmt *pstmt, const char *queryString, bool readOnl
 		return;
 
 	CommandCounterIncrement();
-	if (is_alter && !run_standard)
-		relid = RangeVarGetRelidExtended(target, ShareUpdateExclusiveLock,
-										 alter_missing_ok ? RVR_MISSING_OK : 0,
-										 RangeVarCallbackOwnsRelation, NULL);
-	else
-		relid = RangeVarGetRelid(target, NoLock, true);
-	if (!OidIsValid(relid))
-		return;
-
-	if (!is_alter)
+	if (is_create)
 	{
+		/* IF NOT EXISTS found the table there: it keeps what it has */
+		relid = created_relation(created, target);
+		list_free(created);
+		if (!OidIsValid(relid))
+			return;
 		if (!IsTesseraAmOid(relation_am(relid)))
 			reject_non_tessera(relid);
 		TesseraSetRelOptions(relid, create_options);
 	}
-	else
+	else if (OidIsValid(relid))
 	{
 		bool		is_tessera = IsTesseraAmOid(relation_am(relid));
 		Datum		cur;
@@ -427,8 +485,12 @@ tessera_object_access(ObjectAccessType access, Oid classId, Oid objectId, int su
 		prev_object_access(access, classId, objectId, subId, arg);
 
 	if (access == OAT_POST_CREATE && classId == RelationRelationId && subId == 0 &&
-		pending_active && !OidIsValid(pending_relid))
-		pending_relid = objectId;
+		tracking_created)
+	{
+		created_relids = lappend_oid(created_relids, objectId);
+		if (pending_active && !OidIsValid(pending_relid) && created_as(objectId, pending_target))
+			pending_relid = objectId;
+	}
 
 	if (access == OAT_DROP && classId == RelationRelationId && subId == 0)
 	{

@@ -79,7 +79,8 @@ typedef struct WriteState
 	MemoryContext enc_cxt;		/* scratch space while encoding */
 
 	int			natts;
-	TupleDesc	tupdesc;
+	TupleDesc	tupdesc;		/* the columns buffered rows have */
+	TupleDesc	seen_desc;		/* the relcache's descriptor checked against it */
 	TesseraColumnType *types;
 	TesseraOptions opts;
 	int			rg_limit;
@@ -147,6 +148,7 @@ static bool frozen_node_set = false;
 static void finish_row_group(WriteState *ws);
 static void flush_stripe(WriteState *ws, Relation rel);
 static void free_state(WriteState *ws);
+static void set_state_columns(WriteState *ws, TupleDesc desc);
 
 static WriteState *
 create_state(Relation rel, SubTransactionId subxid)
@@ -165,7 +167,52 @@ create_state(Relation rel, SubTransactionId subxid)
 	ws->node = rel->rd_node;
 	ws->relid = RelationGetRelid(rel);
 	ws->subxid = subxid;
-	ws->tupdesc = CreateTupleDescCopy(RelationGetDescr(rel));
+	ws->seen_desc = RelationGetDescr(rel);
+	TesseraGetOptions(ws->relid, &ws->opts);
+	ws->rg_limit = Min(ws->opts.row_group_row_limit, ws->opts.stripe_row_limit);
+	ws->reserve_size = FIRST_RESERVATION;
+
+	TesseraBufInit(&ws->data, 8192);
+	TesseraBufInit(&ws->stats, 1024);
+	ws->rgs_cap = 4;
+	ws->rgs = palloc(sizeof(TesseraRowGroupDisk) * ws->rgs_cap);
+	ws->cids_cap = 4;
+	ws->cids = palloc(sizeof(TesseraCidRun) * ws->cids_cap);
+	ws->dead = palloc0(sizeof(TesseraChunkDisk) * ws->rgs_cap);
+	set_state_columns(ws, RelationGetDescr(rel));
+
+	MemoryContextSwitchTo(old);
+	return ws;
+}
+
+/* Do two descriptors store their columns alike? */
+static bool
+same_columns(TupleDesc a, TupleDesc b)
+{
+	if (a->natts != b->natts)
+		return false;
+	for (int i = 0; i < a->natts; i++)
+	{
+		Form_pg_attribute x = TupleDescAttr(a, i);
+		Form_pg_attribute y = TupleDescAttr(b, i);
+
+		if (x->atttypid != y->atttypid || x->atttypmod != y->atttypmod ||
+			x->attlen != y->attlen || x->attbyval != y->attbyval ||
+			x->attalign != y->attalign || x->attisdropped != y->attisdropped ||
+			x->attcollation != y->attcollation)
+			return false;
+	}
+	return true;
+}
+
+/* Build the per-column parts of ws for desc (ws holds no rows). */
+static void
+set_state_columns(WriteState *ws, TupleDesc desc)
+{
+	MemoryContext old = MemoryContextSwitchTo(ws->cxt);
+
+	Assert(ws->rg_rows == 0 && ws->nrgs == 0);
+	ws->tupdesc = CreateTupleDescCopy(desc);
 	ws->natts = ws->tupdesc->natts;
 	ws->types = palloc0(sizeof(TesseraColumnType) * Max(ws->natts, 1));
 	for (int i = 0; i < ws->natts; i++)
@@ -175,23 +222,43 @@ create_state(Relation rel, SubTransactionId subxid)
 		if (!attr->attisdropped)
 			TesseraColumnTypeInit(&ws->types[i], attr);
 	}
-	TesseraGetOptions(ws->relid, &ws->opts);
-	ws->rg_limit = Min(ws->opts.row_group_row_limit, ws->opts.stripe_row_limit);
-	ws->reserve_size = FIRST_RESERVATION;
-
-	TesseraBufInit(&ws->data, 8192);
-	TesseraBufInit(&ws->stats, 1024);
-	ws->rgs_cap = 4;
-	ws->rgs = palloc(sizeof(TesseraRowGroupDisk) * ws->rgs_cap);
 	ws->chunks = palloc(sizeof(TesseraChunkDisk) * ws->rgs_cap * Max(ws->natts, 1));
-	ws->cids_cap = 4;
-	ws->cids = palloc(sizeof(TesseraCidRun) * ws->cids_cap);
-	ws->dead = palloc0(sizeof(TesseraChunkDisk) * ws->rgs_cap);
 	ws->values = palloc0(sizeof(Datum *) * Max(ws->natts, 1));
 	ws->isnull = palloc0(sizeof(bool *) * Max(ws->natts, 1));
-
+	ws->null_values = NULL;
+	ws->null_isnull = NULL;
+	ws->rg_cap = 0;
 	MemoryContextSwitchTo(old);
-	return ws;
+}
+
+/*
+ * Keep an entry's states in step with the relation that owns their
+ * storage now.  A rewrite in this transaction (ALTER TABLE … TYPE, SET
+ * ACCESS METHOD) wrote the storage under a transient relation that then
+ * swapped its storage with the table's: the states must follow the table's
+ * OID, or the commit-time flush would look for the dropped transient one.
+ * A non-rewriting ALTER TABLE (ADD/DROP COLUMN, a binary-compatible TYPE
+ * change) changes the descriptor under buffered rows: those rows are
+ * written as they were read in, and later rows are buffered as the new
+ * descriptor says.
+ */
+static void
+follow_relation(WriteEntry *entry, Relation rel)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+
+	for (WriteState *ws = entry->top; ws != NULL; ws = ws->below)
+	{
+		ws->relid = RelationGetRelid(rel);
+		if (ws->seen_desc == desc)
+			continue;
+		if (!same_columns(ws->tupdesc, desc))
+		{
+			flush_stripe(ws, rel);
+			set_state_columns(ws, desc);
+		}
+		ws->seen_desc = desc;
+	}
 }
 
 static WriteState *
@@ -202,7 +269,9 @@ get_state(Relation rel)
 	bool		found;
 
 	if (last_state && last_state->subxid == subxid &&
-		RelFileNodeEquals(last_state->node, rel->rd_node))
+		RelFileNodeEquals(last_state->node, rel->rd_node) &&
+		last_state->seen_desc == RelationGetDescr(rel) &&
+		last_state->relid == RelationGetRelid(rel))
 		return last_state;
 
 	if (write_entries == NULL)
@@ -222,6 +291,8 @@ get_state(Relation rel)
 		entry->top = NULL;
 		entry->early_deltas = 0;
 	}
+	else
+		follow_relation(entry, rel);
 	if (entry->top == NULL || entry->top->subxid != subxid)
 	{
 		WriteState *ws = create_state(rel, subxid);

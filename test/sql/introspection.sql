@@ -60,4 +60,13 @@ DROP ROLE tessera_reader;
 -- \d+ shows the access method and size
 \d+ seed
 
+-- tessera.verify: nothing to report on a sound table, after deletes,
+-- updates, VACUUM and compaction too (test/t/010_verify.pl damages one)
+SELECT * FROM tessera.verify('seed');
+DELETE FROM seed WHERE c1 % 7 = 0;
+UPDATE seed SET c3 = -1 WHERE c1 % 11 = 0;
+VACUUM seed;
+SELECT * FROM tessera.verify('seed');
+SELECT * FROM tessera.verify('plain_heap');
+
 DROP TABLE seed, nulls, empty, plain_heap;

@@ -94,15 +94,15 @@ $primary->wait_for_catchup($standby);
 same_results($primary, $standby, "$agg t", 'standby agrees after VACUUM');
 
 # 5. background compaction: a worker starts after every N-th small write
-$primary->safe_psql('postgres', 'ALTER SYSTEM SET tessera.autocompact_stripes = 10');
+$primary->safe_psql('postgres', 'ALTER SYSTEM SET tessera.autocompact_stripes = 16');
 $primary->safe_psql('postgres', 'SELECT pg_reload_conf()');
-for my $k (0 .. 29)
+for my $k (0 .. 47)
 {
 	my ($lo, $hi) = (6001 + $k * 5, 6005 + $k * 5);
 	$primary->safe_psql('postgres', seed_sql('t', $lo, $hi) . '; ' . seed_sql('h', $lo, $hi));
 }
 ok( $primary->poll_query_until('postgres',
-		q{SELECT count(*) < 10 FROM tessera.stripes WHERE relation = 't'::regclass AND in_delta}),
+		q{SELECT count(*) < 16 FROM tessera.stripes WHERE relation = 't'::regclass AND in_delta}),
 	'background workers compacted the delta');
 is($primary->safe_psql('postgres', "$agg t"), $primary->safe_psql('postgres', "$agg h"),
 	'same rows after background compaction');

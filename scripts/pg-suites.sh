@@ -1,0 +1,202 @@
+#!/usr/bin/env bash
+# PostgreSQL 15's own regression and isolation suites, run with tessera as
+# the default table access method (every table the suites create is a
+# tessera table, unless a test names another access method).
+#
+# The source of the suites is Debian's postgresql-15 source package (fetched
+# into .pgsrc/ the first time); regress.so and contrib/spi's autoinc and
+# refint are built from it with PGXS.  A throwaway cluster on port 54392
+# has tessera preloaded; every test database gets CREATE EXTENSION tessera.
+# Each suite runs twice: with default_table_access_method = heap, whose
+# output is the expected output, then with tessera.
+#
+# Where tessera's output differs from heap's for a reason that is not a bug
+# (EXPLAIN plans, row order of queries without ORDER BY, ctid values,
+# documented limits), the expected output is test/pg-suites/<suite>/<test>.out,
+# used as an alternative to PostgreSQL's own; test/pg-suites/README.md says
+# why each one differs.  Anything else that differs is a failure.
+#
+# Usage: scripts/pg-suites.sh [regress|isolation ...]   (default: both)
+#        TESSERA_PG_SUITES_TESTS="test1 test2" limits the tests run.
+#        scripts/pg-suites.sh --accept SUITE TEST copies the last run's
+#        output of TEST into test/pg-suites/SUITE/ (then explain it in the
+#        README).
+source "$(dirname "$0")/common.sh"
+
+SRC="$REPO/.pgsrc"
+WORK=${TESSERA_PG_SUITES_DIR:-/tmp/tessera-pg-suites}
+PORT=${TESSERA_PG_SUITES_PORT:-54392}
+PGXS_DIR=$(dirname "$("$PGBIN/pg_config" --pgxs)")/..
+OURS="$REPO/test/pg-suites"
+
+if [ "${1:-}" = "--accept" ]; then
+	suite=$2 test=$3
+	mkdir -p "$OURS/$suite"
+	cp "$WORK/$suite/tessera/results/$test.out" "$OURS/$suite/$test.out"
+	echo "accepted $OURS/$suite/$test.out: explain it in $OURS/README.md"
+	exit 0
+fi
+
+suites=("$@")
+[ ${#suites[@]} -eq 0 ] && suites=(regress isolation)
+
+# Debian's source of PostgreSQL 15 (the installed version where the mirror
+# still has it, else the newest it has): its test suites and regress.c.
+fetch_source() {
+	local installed tmp
+	installed=$(dpkg-query -W -f '${Version}' postgresql-15 2>/dev/null || echo unknown)
+	if [ -f "$SRC/src/test/regress/parallel_schedule" ] &&
+		[ "$(cat "$SRC/.fetched-for" 2>/dev/null)" = "$installed" ]; then
+		return 0
+	fi
+	log "fetching PostgreSQL 15's source (Debian source package)"
+	tmp=$(mktemp -d)
+	mkdir -p "$tmp/parts" "$tmp/lists/partial"
+	# the mirrors apt already uses (main, updates, security), as deb-src entries
+	sed -e 's/^Types: deb$/Types: deb-src/' /etc/apt/sources.list.d/debian.sources \
+		>"$tmp/parts/src.sources"
+	local opts=(-o Dir::Etc::SourceList=/dev/null -o Dir::Etc::SourceParts="$tmp/parts"
+		-o Dir::State::Lists="$tmp/lists")
+	apt-get "${opts[@]}" update >/dev/null 2>&1 || true
+	# the installed version first, then the others newest first (a mirror
+	# may list a version whose files it no longer serves)
+	local v
+	for v in "$installed" $(apt-cache "${opts[@]}" showsrc postgresql-15 2>/dev/null |
+		awk '/^Version:/{print $2}' | sort -Vru); do
+		(cd "$tmp" && apt-get "${opts[@]}" source --download-only "postgresql-15=$v" \
+			>/dev/null 2>&1) && break
+	done
+	command -v bzip2 >/dev/null || apt-get install -y -q bzip2 >/dev/null
+	rm -rf "$SRC"
+	mkdir -p "$SRC"
+	tar xjf "$(ls "$tmp"/postgresql-15_*.orig.tar.bz2 | tail -1)" -C "$SRC" --strip-components=1
+	echo "$installed" >"$SRC/.fetched-for"
+	rm -rf "$tmp"
+}
+
+# regress.so, autoinc.so and refint.so, built with PGXS
+build_test_modules() {
+	local dir="$WORK/lib"
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	cp "$SRC/src/test/regress/regress.c" "$SRC/contrib/spi/autoinc.c" "$SRC/contrib/spi/refint.c" "$dir/"
+	cat >"$dir/Makefile" <<'MK'
+MODULES = regress autoinc refint
+PG_CPPFLAGS = -DREFINT_VERBOSE
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+MK
+	make -C "$dir" -s PG_CONFIG="$PGBIN/pg_config" >/dev/null
+}
+
+install_deps
+build_and_install
+fetch_source
+rm -rf "$WORK/regress" "$WORK/isolation" "$WORK/cluster"
+mkdir -p "$WORK"
+build_test_modules
+chmod -R a+rX "$WORK"
+chown -R postgres "$WORK"
+
+CLUSTER="$WORK/cluster"
+init_cluster "$CLUSTER" "$PORT"
+cat >>"$CLUSTER/data/postgresql.conf" <<CONF
+max_connections = 40
+include_if_exists = 'access_method.conf'
+CONF
+start_cluster "$CLUSTER"
+trap 'stop_cluster "$CLUSTER"' EXIT
+
+# The expected outputs of the tessera pass: what the heap pass printed on
+# this server (PostgreSQL's own expected files may come from another minor
+# release than the server and psql), and ours as alternatives (pg_regress
+# takes the closest of test.out, test_1.out ... test_9.out).
+expected_dir() {
+	local suite=$1 src=$2 out="$WORK/$1/expected"
+	mkdir -p "$out"
+	cp "$src"/expected/*.out "$out/"
+	for f in "$WORK/$suite/heap/results"/*.out; do
+		[ -f "$f" ] || continue
+		local n k
+		n=$(basename "$f" .out)
+		# the heap pass's output replaces the file it matched best
+		rm -f "$out/$n.out" "$out/${n}"_[0-9].out
+		cp "$f" "$out/$n.out"
+	done
+	if [ -d "$OURS/$suite" ]; then
+		for f in "$OURS/$suite"/*.out; do
+			[ -f "$f" ] || continue
+			local n k
+			n=$(basename "$f" .out)
+			for k in 9 8 7 6 5; do
+				[ -f "$out/${n}_$k.out" ] || { cp "$f" "$out/${n}_$k.out"; break; }
+			done
+		done
+	fi
+}
+
+# pass NAME AM EXPECTED TOOL TOOL-ARGS...: run the suite's tests with
+# default_table_access_method = AM against the expected outputs in EXPECTED
+FAILED=0
+run_pass() {
+	local suite=$1 pass=$2 am=$3 expected=$4 tool=$5
+	shift 5
+	local dir="$WORK/$suite/$pass"
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	ln -sfn "$expected" "$dir/expected"
+	# the inputs (sql/, specs/, data/) are read in place
+	for d in sql specs data input output; do
+		[ -d "$SRCDIR/$d" ] && ln -sfn "$SRCDIR/$d" "$dir/$d"
+	done
+	chown -R postgres "$WORK/$suite"
+	local tests=()
+	if [ -n "${TESSERA_PG_SUITES_TESTS:-}" ]; then
+		read -r -a tests <<<"$TESSERA_PG_SUITES_TESTS"
+	else
+		tests=(--schedule="$SRCDIR/$SCHEDULE")
+	fi
+	# set in the server's configuration: a session option would be checked
+	# in databases that do not have the extension yet
+	echo "default_table_access_method = '$am'" >"$CLUSTER/data/access_method.conf"
+	chown postgres "$CLUSTER/data/access_method.conf"
+	as_postgres "$PGBIN/pg_ctl" -D "$CLUSTER/data" reload >/dev/null
+	sleep 1
+	(cd "$dir" && PGISOLATIONTIMEOUT="${PGISOLATIONTIMEOUT:-60}" \
+		as_postgres "$tool" --inputdir="$dir" --outputdir="$dir" \
+		--bindir="$PGBIN" --host="$CLUSTER" --port="$PORT" --user=postgres \
+		--load-extension=tessera "$@" "${tests[@]}" >"$dir/run.log" 2>&1) || true
+}
+
+run_suite() {
+	local suite=$1 tool=$2
+	SRCDIR=$3 SCHEDULE=$4
+	shift 4
+	log "PostgreSQL's $suite suite, heap pass (the expected output)"
+	rm -rf "$WORK/$suite"
+	mkdir -p "$WORK/$suite"
+	run_pass "$suite" heap heap "$SRCDIR/expected" "$tool" "$@"
+	expected_dir "$suite" "$SRCDIR"
+	log "PostgreSQL's $suite suite, tessera pass"
+	run_pass "$suite" tessera tessera "$WORK/$suite/expected" "$tool" "$@"
+	local log="$WORK/$suite/tessera/run.log"
+	grep -E 'FAILED|failed' "$log" || true
+	local n_ok n_fail
+	n_ok=$(grep -cE '\.\.\. ok|^ok ' "$log" || true)
+	n_fail=$(grep -cE 'FAILED|failed \(ignored\)' "$log" || true)
+	echo "$suite: $n_ok ok, $n_fail failed (diffs: $WORK/$suite/tessera/regression.diffs)"
+	FAILED=$((FAILED + n_fail))
+}
+
+for s in "${suites[@]}"; do
+	case "$s" in
+		regress)
+			run_suite regress "$PGXS_DIR/test/regress/pg_regress" "$SRC/src/test/regress" \
+				parallel_schedule --dlpath="$WORK/lib" --max-concurrent-tests=20 ;;
+		isolation)
+			run_suite isolation "$PGXS_DIR/test/isolation/pg_isolation_regress" \
+				"$SRC/src/test/isolation" isolation_schedule ;;
+		*) echo "unknown suite $s" >&2; exit 2 ;;
+	esac
+done
+[ "$FAILED" -eq 0 ]
