@@ -61,6 +61,7 @@ extern void TesseraScanBytes(TableScanDesc scan, uint64 *read, uint64 *decompres
 							 uint64 *delta_rows);
 extern bool TesseraScanNextBatch(TableScanDesc scan, struct TesseraBatch **batch,
 								 const bool **sel);
+extern void TesseraCountRowsRead(Relation rel, uint64 n);
 extern bool TesseraScanNextRow(TableScanDesc scan, ScanDirection dir, struct TesseraBatch **batch,
 							   int *row);
 

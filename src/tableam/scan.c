@@ -50,6 +50,7 @@ typedef struct TesseraParallelScanDescData
 {
 	ParallelTableScanDescData base;
 	pg_atomic_uint32 next_rg;
+	pg_atomic_uint32 total_rgs_plus1;	/* as the first participant counted them; 0: none yet */
 } TesseraParallelScanDescData;
 
 typedef struct TesseraParallelScanDescData *TesseraParallelScanDesc;
@@ -132,6 +133,25 @@ tessera_scan_begin(Relation rel, Snapshot snapshot, int nkeys, struct ScanKeyDat
 	bulk = (flags & SO_ALLOW_STRAT) != 0 &&
 		TesseraPhysicalBlocks(rel) > (BlockNumber) (NBuffers / 4);
 	scan->reader = TesseraReaderBegin(rel, snapshot, bulk);
+
+	/*
+	 * Participants of a parallel scan claim row groups by their number in
+	 * the list of stripes each of them builds: the lists must agree, or row
+	 * groups are claimed by a participant that does not have them.
+	 */
+	if (pscan != NULL)
+	{
+		TesseraParallelScanDesc tpscan = (TesseraParallelScanDesc) pscan;
+		uint32		expected = 0;
+		uint32		mine = scan->reader->total_rgs + 1;
+
+		if (!pg_atomic_compare_exchange_u32(&tpscan->total_rgs_plus1, &expected, mine) &&
+			expected != mine)
+			ereport(ERROR,
+					(errcode(ERRCODE_INTERNAL_ERROR),
+					 errmsg("participants of a parallel scan of tessera table \"%s\" see different stripes (%u and %u row groups)",
+							RelationGetRelationName(rel), expected - 1, mine - 1)));
+	}
 
 	/* serializable: a sequential scan reads the whole relation */
 	if (flags & (SO_TYPE_SEQSCAN | SO_TYPE_SAMPLESCAN))
@@ -461,9 +481,19 @@ tessera_parallelscan_initialize(Relation rel, ParallelTableScanDesc ppscan)
 {
 	TesseraParallelScanDesc pscan = (TesseraParallelScanDesc) ppscan;
 
+	/*
+	 * Workers read what is on disk: our buffered rows must be there before
+	 * they start.  Parallel queries flushed in ExecutorStart already; a
+	 * parallel index build starts its workers right after this, and the
+	 * leader's own scan would write the rows only once the workers had
+	 * counted the row groups without them.
+	 */
+	if (!IsParallelWorker())
+		TesseraFlushRelation(rel);
 	pscan->base.phs_relid = RelationGetRelid(rel);
 	pscan->base.phs_syncscan = false;
 	pg_atomic_init_u32(&pscan->next_rg, 0);
+	pg_atomic_init_u32(&pscan->total_rgs_plus1, 0);
 	return sizeof(TesseraParallelScanDescData);
 }
 
@@ -730,12 +760,38 @@ TesseraScanNextBatch(TableScanDesc sscan, TesseraBatch **batch, const bool **sel
 {
 	TesseraScanDesc scan = (TesseraScanDesc) sscan;
 
+	TesseraBatch *b;
+
 	CHECK_FOR_INTERRUPTS();
 	if (!advance_rg(scan, ForwardScanDirection))
 		return false;
-	*batch = &scan->reader->batch;
+	b = &scan->reader->batch;
+	*batch = b;
 	*sel = scan->sel;
+	/* pg_stat_*_tables.seq_tup_read: the live rows the scan went over */
+	if (b->deleted == NULL)
+		TesseraCountRowsRead(scan->base.rs_rd, b->nrows);
+	else
+	{
+		int			live = 0;
+
+		for (int i = 0; i < b->nrows; i++)
+			live += !b->deleted[i];
+		TesseraCountRowsRead(scan->base.rs_rd, live);
+	}
 	return true;
+}
+
+/*
+ * TesseraCountRowsRead
+ *		Count n rows as read by a sequential scan (seq_tup_read), for batches
+ *		and for row groups answered from their metadata.
+ */
+void
+TesseraCountRowsRead(Relation rel, uint64 n)
+{
+	if (pgstat_should_count_relation(rel))
+		rel->pgstat_info->t_counts.t_tuples_returned += n;
 }
 
 /*

@@ -350,3 +350,17 @@ RESET min_parallel_table_scan_size;
 RESET tessera.autocompact_stripes;
 DROP FUNCTION cnt_answered();
 DROP TABLE cnt_t, cnt_h;
+
+-- pg_stat_user_tables.seq_tup_read counts the rows TesseraAgg went over,
+-- also row groups answered from their metadata (as heap's scan counts them)
+CREATE TABLE stat_t (a int) USING tessera;
+INSERT INTO stat_t SELECT generate_series(1, 5000);
+SELECT pg_stat_force_next_flush();
+CREATE TEMP TABLE stat_before AS
+    SELECT seq_scan, seq_tup_read FROM pg_stat_user_tables WHERE relname = 'stat_t';
+SELECT count(*) FROM stat_t;
+SELECT sum(a) FROM stat_t;
+SELECT pg_stat_force_next_flush();
+SELECT s.seq_scan - b.seq_scan AS scans, s.seq_tup_read - b.seq_tup_read AS rows_read
+FROM pg_stat_user_tables s, stat_before b WHERE s.relname = 'stat_t';
+DROP TABLE stat_t, stat_before;
