@@ -54,11 +54,15 @@
 #include "tessera/tessera.h"
 #include "tessera/writer.h"
 
-/* Delete the catalog rows of rel's current storage and forget its buffered rows. */
+/*
+ * Delete the catalog rows of rel's current storage (transactionally), and
+ * forget its buffered rows if the replacement cannot be undone.
+ */
 static void
-forget_current_storage(Relation rel, TesseraMeta *meta)
+forget_current_storage(Relation rel, TesseraMeta *meta, bool discard_writes)
 {
-	TesseraDiscardWrites(&rel->rd_node);
+	if (discard_writes)
+		TesseraDiscardWrites(&rel->rd_node);
 	memset(meta, 0, sizeof(TesseraMeta));
 	if (!smgrexists(RelationGetSmgr(rel), MAIN_FORKNUM))
 		return;
@@ -79,12 +83,17 @@ tessera_relation_set_new_filenode(Relation rel, const RelFileNode *newrnode,
 	*freezeXid = RecentXmin;
 	*minmulti = GetOldestMultiXactId();
 
-	/* replacing an existing relfilenode (TRUNCATE, rewrite)? */
+	/*
+	 * Replacing an existing relfilenode (TRUNCATE, rewrite)?  Rows this
+	 * transaction still buffers for the old one stay buffered under it: a
+	 * savepoint rolled back brings the old storage back with them, and
+	 * at commit, storage the table no longer has is not written.
+	 */
 	if (!RelFileNodeEquals(*newrnode, rel->rd_node))
 	{
 		TesseraMeta old;
 
-		forget_current_storage(rel, &old);
+		forget_current_storage(rel, &old, false);
 	}
 	TesseraCreateStorage(newrnode, rel->rd_backend, persistence, TesseraNextStorageId());
 }
@@ -94,8 +103,11 @@ tessera_relation_nontransactional_truncate(Relation rel)
 {
 	TesseraMeta old;
 
-	/* the relation was created in this transaction: its rows are ours */
-	forget_current_storage(rel, &old);
+	/*
+	 * The relation (or this storage) was created in this subtransaction:
+	 * its rows are ours, and a rollback takes the storage away with them.
+	 */
+	forget_current_storage(rel, &old, true);
 	RelationTruncate(rel, 0);
 	TesseraInitMetapage(rel, old.valid ? old.storage_id : TesseraNextStorageId(),
 						old.next_rownum, old.next_stripe_id);

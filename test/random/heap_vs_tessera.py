@@ -13,6 +13,14 @@ parallel, with join and scan methods randomly disabled -- on both and
 compares the results as digests.  Float sums are left out:
 their last digits depend on the order rows are added in.
 
+Every round then also runs the phases of phases.py on twins of the round's
+tables: schema changes (every rewriting and non-rewriting ALTER TABLE, SET
+ACCESS METHOD both ways, VACUUM FULL, CLUSTER, TRUNCATE) after changed and
+locked rows and inside the transaction that wrote, with savepoints; scroll
+cursors fetched backward; and two concurrent sessions per access method
+(READ COMMITTED, REPEATABLE READ, SERIALIZABLE) whose results, waits and
+serialization failures are compared with the heap twin's.
+
 Usage: heap_vs_tessera.py --dsn DSN [--seed N] [--rounds N] [--queries N]
 Exit status 1 on any difference.
 """
@@ -22,11 +30,14 @@ import sys
 
 import psycopg
 
+import phases
+
 ap = argparse.ArgumentParser()
 ap.add_argument("--dsn", required=True)
 ap.add_argument("--seed", type=int, default=1)
 ap.add_argument("--rounds", type=int, default=5)
 ap.add_argument("--queries", type=int, default=40)
+ap.add_argument("--no-phases", action="store_true", help="queries only")
 args = ap.parse_args()
 random.seed(args.seed)
 conn = psycopg.connect(args.dsn, autocommit=True)
@@ -47,8 +58,10 @@ def setup():
     null_p = random.choice([0.0, 0.002, 0.1])
     cur.execute("drop table if exists fh, ft")
     cur.execute("create table fh (" + ", ".join(f"{n} {t}" for n,t in cols) + ")")
+    global tessera_opts
     rg = random.choice([100, 1000, 10000]); st = rg * random.choice([1,3,10])
-    cur.execute(f"create table ft (like fh) using tessera with (tessera_row_group_row_limit={rg}, tessera_stripe_row_limit={st})")
+    tessera_opts = f"tessera_row_group_row_limit={rg}, tessera_stripe_row_limit={st}"
+    cur.execute(f"create table ft (like fh) using tessera with ({tessera_opts})")
     n = random.choice([0, 1, 500, 5000, 20000])
     rows = [gen(i) for i in range(n)]
     # sorted-ish on a for skipping
@@ -175,6 +188,14 @@ for it in range(args.rounds):
         if res[0] != res[1]:
             bad += 1
             print("MISMATCH", qq, res)
+    for g in ("max_parallel_workers_per_gather", "parallel_setup_cost", "parallel_tuple_cost",
+              "min_parallel_table_scan_size", "enable_hashjoin", "enable_mergejoin", "enable_seqscan",
+              "enable_indexscan"):
+        cur.execute(f"reset {g}")
+    if not args.no_phases:
+        bad += phases.ddl_phase(cur, random, cols, tessera_opts)
+        bad += phases.cursor_phase(cur, random)
+        bad += phases.concurrency_phase(args.dsn, cur, random)
 cur.execute("drop table if exists fh, ft")
 print(f"seed {args.seed}: {args.rounds} rounds x {args.queries} queries, {bad} differences")
 sys.exit(1 if bad else 0)

@@ -20,6 +20,9 @@ SELECT tt.same_table('rw_tx_heap', 'rw_tx_tessera');
 SELECT * FROM rw_tx_tessera ORDER BY x;
 SELECT tt.same_table('rw_big_heap', 'rw_big_tessera');
 SELECT count(*), sum(a), count(c) FROM rw_big_tessera;
+SELECT tt.same_table('rw_trunc1_heap', 'rw_trunc1_tessera');
+SELECT count(*), sum(a) FROM rw_trunc1_tessera;
+SELECT * FROM rw_trunc2_tessera ORDER BY a;
 SELECT c.relname, a.amname FROM pg_class c JOIN pg_am a ON a.oid = c.relam
     WHERE c.relname LIKE 'rw\_%\_tessera' ORDER BY 1;
 
@@ -78,5 +81,6 @@ RESET enable_seqscan;
 RESET enable_indexscan;
 
 DROP TABLE rw_del_heap, rw_del_tessera, rw_upd_heap, rw_upd_tessera, rw_ref_heap, rw_ref_tessera,
-    rw_lock_heap, rw_lock_tessera, rw_tx_heap, rw_tx_tessera, rw_big_heap, rw_big_tessera, sc_h, sc_t;
+    rw_lock_heap, rw_lock_tessera, rw_tx_heap, rw_tx_tessera, rw_big_heap, rw_big_tessera, sc_h, sc_t,
+    rw_trunc1_heap, rw_trunc1_tessera, rw_trunc2_heap, rw_trunc2_tessera;
 DROP FUNCTION tt.scroll(text);
