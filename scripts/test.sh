@@ -9,13 +9,15 @@
 #   the benchmark suite's own tests (bench/test_bench.py)
 #   random workloads run on heap and tessera side by side
 #     (test/random/heap_vs_tessera.py, fixed seeds)
+#   PostgreSQL's own regression and isolation suites with tessera as the
+#     default access method, compared with a heap run (scripts/pg-suites.sh)
 # and print one line "N passed, N failed".  Exit status 1 if anything failed.
 #
-# Usage: scripts/test.sh [regress|isolation|tap|bench|random ...]   (default: all)
+# Usage: scripts/test.sh [regress|isolation|tap|bench|random|pg ...]   (default: all)
 source "$(dirname "$0")/common.sh"
 
 suites=("$@")
-[ ${#suites[@]} -eq 0 ] && suites=(regress isolation tap bench random)
+[ ${#suites[@]} -eq 0 ] && suites=(regress isolation tap bench random pg)
 want() { local s; for s in "${suites[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 
 install_deps
@@ -162,6 +164,19 @@ if want random; then
 	else
 		fail "random (setup)"
 	fi
+fi
+
+if want pg; then
+	log "PostgreSQL's regression and isolation suites on tessera (vs heap)"
+	for s in regress isolation; do
+		if TESSERA_PG_SUITES_DIR="$WORK/pg-suites" "$REPO/scripts/pg-suites.sh" "$s" \
+			>"$WORK/pg-$s.log" 2>&1; then
+			pass "pg/$s"
+		else
+			fail "pg/$s"
+			grep -E "other difference|^$s:" -A6 "$WORK/pg-$s.log" | head -40 | sed 's/^/      /'
+		fi
+	done
 fi
 
 if [ ${#FAILURES[@]} -gt 0 ]; then

@@ -4690,7 +4690,6 @@ tagg_count_rg_filter(void *arg, TesseraReader *r, int stripe, int rg)
 	for (int k = 0; k < as->nspecs; k++)
 		as->states[k].count += n;
 	as->metadata_answers++;
-	TesseraCountRowsRead(r->rel, n);
 	return false;
 }
 

@@ -213,13 +213,50 @@ rg_in_range(TesseraScanDesc scan, int stripe, int rg)
 		g->first_rownum + g->row_count > scan->range_lo;
 }
 
-/* May row group rg of stripe hold rows that pass the scan's filter? */
+/*
+ * The live rows of a row group the scan skips count in seq_tup_read.  The
+ * batch is loaded for its row states only (no column is decoded): cheap
+ * where the table has no state pages.
+ */
+static void
+count_skipped_rows(TesseraScanDesc scan, int stripe, int rg)
+{
+	TesseraReader *r = scan->reader;
+	TesseraScanStripe *ss = &r->stripes[stripe];
+	TesseraBatch *b = &r->batch;
+	int			live = 0;
+
+	/* a small write's one row group, none of it changed: its catalog row says */
+	if ((ss->meta.flags & TESSERA_STRIPE_DELTA) && ss->meta.n_row_groups == 1 && !ss->meta.own &&
+		!TesseraAnyRowState(r->rel, ss->meta.first_rownum, ss->meta.row_count))
+	{
+		TesseraCountRowsRead(scan->base.rs_rd, ss->meta.row_count);
+		return;
+	}
+	if (!TesseraReaderLoad(r, stripe, rg))
+		return;
+	if (b->deleted == NULL)
+		live = b->nrows;
+	else
+		for (int i = 0; i < b->nrows; i++)
+			live += !b->deleted[i];
+	TesseraCountRowsRead(scan->base.rs_rd, live);
+}
+
+/*
+ * May row group rg of stripe hold rows that pass the scan's filter?  Rows
+ * of a row group skipped count as read in seq_tup_read, as heap's scan
+ * returns them to the quals that reject them.
+ */
 static inline bool
 rg_passes(TesseraScanDesc scan, int stripe, int rg)
 {
 	if (scan->rg_filter == NULL)
 		return true;
-	return scan->rg_filter(scan->filter_arg, scan->reader, stripe, rg);
+	if (scan->rg_filter(scan->filter_arg, scan->reader, stripe, rg))
+		return true;
+	count_skipped_rows(scan, stripe, rg);
+	return false;
 }
 
 /* The loaded batch's rows that pass the scan's row filter. */
@@ -370,10 +407,14 @@ scan_next_row(TesseraScanDesc scan, ScanDirection dir, int *rowp)
 				if (row < 0 || row >= b->nrows)
 					break;
 				scan->pos_row = row;
-				if (scan->sel && !scan->sel[row])
-					continue;
 				if (b->deleted && b->deleted[row])
 					continue;
+				if (scan->sel && !scan->sel[row])
+				{
+					/* seq_tup_read counts it, as heap's scan returns it to its quals */
+					pgstat_count_heap_getnext(scan->base.rs_rd);
+					continue;
+				}
 				rownum = b->first_rownum + row;
 				if (scan->has_range && (rownum < scan->range_lo || rownum >= scan->range_hi))
 					continue;
