@@ -90,6 +90,7 @@ typedef struct TesseraScanDescData
 	TesseraBatchFilter batch_filter;
 	void	   *filter_arg;
 	const bool *sel;			/* rows of the batch that pass; NULL: all */
+	int			state_pages;	/* has the table any row state page? -1: not looked */
 
 	/* bitmap scans: candidate row numbers of the current TID block */
 	uint64		bm_rows[MaxHeapTuplesPerPage];
@@ -161,6 +162,7 @@ tessera_scan_begin(Relation rel, Snapshot snapshot, int nkeys, struct ScanKeyDat
 		pgstat_count_heap_scan(rel);
 	scan->pos_stripe = -1;
 	scan->sample_block = InvalidBlockNumber;
+	scan->state_pages = -1;
 
 	if (flags & SO_TYPE_ANALYZE)
 		scan->analyze_nblocks = RelationGetNumberOfBlocks(rel);
@@ -226,11 +228,27 @@ count_skipped_rows(TesseraScanDesc scan, int stripe, int rg)
 	TesseraBatch *b = &r->batch;
 	int			live = 0;
 
-	/* a small write's one row group, none of it changed: its catalog row says */
-	if ((ss->meta.flags & TESSERA_STRIPE_DELTA) && ss->meta.n_row_groups == 1 && !ss->meta.own &&
-		!TesseraAnyRowState(r->rel, ss->meta.first_rownum, ss->meta.row_count))
+	if (!pgstat_should_count_relation(scan->base.rs_rd))
+		return;
+	if (scan->state_pages < 0)
 	{
-		TesseraCountRowsRead(scan->base.rs_rd, ss->meta.row_count);
+		TesseraMeta meta;
+
+		TesseraReadMeta(scan->base.rs_rd, &meta);
+		scan->state_pages = meta.valid && meta.state_root != 0;
+	}
+	/* no row was ever changed: the rows stored, less those VACUUM folded */
+	if (!scan->state_pages && !ss->meta.own)
+	{
+		if ((ss->meta.flags & TESSERA_STRIPE_DELTA) && ss->meta.n_row_groups == 1)
+			TesseraCountRowsRead(scan->base.rs_rd, ss->meta.row_count);
+		else
+		{
+			TesseraStripeDir *dir = TesseraReaderDir(r, stripe);
+
+			TesseraCountRowsRead(scan->base.rs_rd, dir->rgs[rg].row_count -
+								 (dir->dead ? dir->dead[rg].value_count : 0));
+		}
 		return;
 	}
 	if (!TesseraReaderLoad(r, stripe, rg))
