@@ -1,9 +1,29 @@
 # tessera: columnar table access method for PostgreSQL
 
 MODULE_big = tessera
+
+# one line per file, lowest layer first (scripts/check-layout.py)
 OBJS = \
-	src/tessera.o \
-	src/tableam/handler.o \
+	src/catalog/am.o \
+	src/catalog/catalog.o \
+	src/catalog/options.o \
+	src/storage/page.o \
+	src/storage/rowstate.o \
+	src/storage/visibility.o \
+	src/storage/xlog.o \
+	src/encoding/codec.o \
+	src/encoding/intcodec.o \
+	src/encoding/decimal.o \
+	src/encoding/stats.o \
+	src/encoding/chunk.o \
+	src/reader/reader.o \
+	src/reader/cache.o \
+	src/writer/writer.o \
+	src/maintenance/compact.o \
+	src/maintenance/reclaim.o \
+	src/maintenance/schedule.o \
+	src/maintenance/worker.o \
+	src/tableam/slot.o \
 	src/tableam/scan.o \
 	src/tableam/fetch.o \
 	src/tableam/modify.o \
@@ -11,25 +31,34 @@ OBJS = \
 	src/tableam/ddl.o \
 	src/tableam/index.o \
 	src/tableam/vacuum.o \
-	src/tableam/compact.o \
-	src/tableam/reclaim.o \
-	src/storage/page.o \
-	src/storage/rowstate.o \
-	src/tableam/visibility.o \
-	src/catalog/catalog.o \
-	src/catalog/options.o \
-	src/encoding/codec.o \
-	src/encoding/intcodec.o \
-	src/encoding/decimal.o \
-	src/encoding/chunk.o \
-	src/writer/writer.o \
-	src/reader/reader.o \
-	src/reader/cache.o \
-	src/executor/slot.o \
-	src/executor/customscan.o \
+	src/tableam/handler.o \
+	src/vector/filter.o \
+	src/vector/expr.o \
+	src/vector/aggtrans.o \
+	src/vector/groups.o \
+	src/vector/spill.o \
+	src/executor/filters.o \
+	src/executor/scan_node.o \
+	src/executor/agg_node.o \
+	src/planner/classify.o \
+	src/planner/cost.o \
+	src/planner/scan_path.o \
+	src/planner/agg_path.o \
 	src/utility/hooks.o \
 	src/debug/inspect.o \
-	src/debug/verify.o
+	src/debug/verify.o \
+	src/tessera.o
+
+# make installcheck (after make install, against a running server that
+# preloads tessera): the regression, isolation and TAP suites.
+# scripts/test.sh runs them too, with heap twins of the isolation specs.
+REGRESS = $(shell sed -n 's/^test: *//p' $(srcdir)/test/schedule)
+REGRESS_OPTS = --inputdir=$(srcdir)/test
+ISOLATION = $(basename $(notdir $(wildcard $(srcdir)/test/isolation/specs/*.spec)))
+ISOLATION_OPTS = --inputdir=$(srcdir)/test/isolation
+TAP_TESTS = 1
+PROVE_TESTS = test/t/*.pl
+TEST_MODULES = $(wildcard $(srcdir)/test/modules/*/)
 
 EXTENSION = tessera
 DATA = sql/tessera--0.1.sql
@@ -53,3 +82,9 @@ include $(PGXS)
 # target, and the .o would then never be rebuilt)
 -include $(OBJS:.o=.d)
 EXTRA_CLEAN += $(OBJS:.o=.d)
+
+# modules a TAP test loads (another extension's hooks beside ours); the
+# test skips itself when they are not installed
+.PHONY: install-test-modules
+install-test-modules:
+	for m in $(TEST_MODULES); do $(MAKE) -C $$m PG_CONFIG=$(PG_CONFIG) install || exit 1; done

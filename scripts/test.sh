@@ -11,13 +11,15 @@
 #     (test/random/heap_vs_tessera.py, fixed seeds)
 #   PostgreSQL's own regression and isolation suites with tessera as the
 #     default access method, compared with a heap run (scripts/pg-suites.sh)
+#   the source tree's layering rules (scripts/check-layout.py)
 # and print one line "N passed, N failed".  Exit status 1 if anything failed.
+# (make installcheck runs the first three suites against a running server.)
 #
-# Usage: scripts/test.sh [regress|isolation|tap|bench|random|pg ...]   (default: all)
+# Usage: scripts/test.sh [layout|regress|isolation|tap|bench|random|pg ...]   (default: all)
 source "$(dirname "$0")/common.sh"
 
 suites=("$@")
-[ ${#suites[@]} -eq 0 ] && suites=(regress isolation tap bench random pg)
+[ ${#suites[@]} -eq 0 ] && suites=(layout regress isolation tap bench random pg)
 want() { local s; for s in "${suites[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 
 install_deps
@@ -45,6 +47,16 @@ cleanup() {
 	fi
 }
 trap cleanup EXIT
+
+if want layout; then
+	log "source layout"
+	if (cd "$REPO" && python3 scripts/check-layout.py >"$WORK/layout.log" 2>&1); then
+		pass "layout/check-layout"
+	else
+		fail "layout/check-layout"
+		sed 's/^/      /' "$WORK/layout.log"
+	fi
+fi
 
 log "starting a test cluster on port $PORT"
 init_cluster "$CLUSTER" "$PORT"

@@ -22,26 +22,18 @@
 #include "utils/inval.h"
 
 #include "tessera/cache.h"
+#include "tessera/catalog.h"
+#include "tessera/hooks.h"
+#include "tessera/maintenance.h"
+#include "tessera/options.h"
+#include "tessera/plan.h"
 #include "tessera/rowstate.h"
 #include "tessera/tableam.h"
 #include "tessera/tessera.h"
 #include "tessera/writer.h"
+#include "tessera/xlog.h"
 
 PG_MODULE_MAGIC;
-
-int			tessera_compression = TESSERA_CODEC_ZSTD;
-int			tessera_compression_level = 3;
-int			tessera_stripe_row_limit = 150000;
-int			tessera_row_group_row_limit = 10000;
-int			tessera_delta_row_limit = 1000;
-
-static const struct config_enum_entry codec_entries[] = {
-	{"none", TESSERA_CODEC_NONE, false},
-	{"pglz", TESSERA_CODEC_PGLZ, false},
-	{"lz4", TESSERA_CODEC_LZ4, false},
-	{"zstd", TESSERA_CODEC_ZSTD, false},
-	{NULL, 0, false}
-};
 
 /* the message levels compaction can be logged at (as log_min_messages) */
 static const struct config_enum_entry log_level_entries[] = {
@@ -87,10 +79,12 @@ tessera_relcache_callback(Datum arg, Oid relid)
 void
 _PG_init(void)
 {
+	TesseraSetAmRoutine(TesseraTableAmRoutine());
+
 	DefineCustomEnumVariable("tessera.compression",
 							 "Compression codec for new tessera stripes.",
 							 "Used by tables that do not set tessera_compression.",
-							 &tessera_compression, TESSERA_CODEC_ZSTD, codec_entries,
+							 &tessera_compression, TESSERA_CODEC_ZSTD, TesseraCodecEntries,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("tessera.compression_level",
 							"Compression level for new tessera stripes (zstd).",
@@ -147,6 +141,7 @@ _PG_init(void)
 	CacheRegisterRelcacheCallback(tessera_relcache_callback, (Datum) 0);
 	TesseraRegisterReloptions();
 	TesseraRegisterXactCallbacks();
+	TesseraRegisterMaintenance();
 	DefineCustomBoolVariable("tessera.enable_custom_scan",
 							 "Lets the planner use TesseraScan for tessera tables.",
 							 "TesseraScan reads only the columns a query uses, skips row groups by their min/max values and filters rows on column vectors.",
@@ -160,7 +155,10 @@ _PG_init(void)
 							 NULL, NULL, NULL);
 
 	TesseraInstallHooks();
-	TesseraInitCustomScan();
+	TesseraRegisterScanNode();
+	TesseraRegisterAggNode();
+	TesseraInstallScanPaths();
+	TesseraInstallAggPaths();
 	TesseraRegisterRmgr();
 	if (process_shared_preload_libraries_in_progress)
 		TesseraSpeculativeShmemInit();

@@ -11,6 +11,7 @@
 #ifndef TESSERA_CATALOG_H
 #define TESSERA_CATALOG_H
 
+#include "access/tableam.h"
 #include "storage/block.h"
 #include "storage/itemptr.h"
 #include "utils/relcache.h"
@@ -46,6 +47,12 @@ typedef struct TesseraStripe
 	bool		own;			/* inserted by the current transaction */
 } TesseraStripe;
 
+/* which relations are tessera tables (catalog/am.c) */
+extern void TesseraSetAmRoutine(const TableAmRoutine *routine);
+extern bool IsTesseraRelation(Relation rel);
+extern bool IsTesseraAmOid(Oid amoid);
+
+/* the stripe catalog (catalog/catalog.c) */
 extern uint64 TesseraNextStorageId(void);
 extern void TesseraInsertStripe(TesseraStripe *stripe);
 extern void TesseraCompleteStripe(TesseraStripe *stripe);

@@ -45,6 +45,23 @@ TesseraBufAppendSpace(TesseraBuf *buf, Size len)
 	return p;
 }
 
+/* A pass-by-value integer Datum of typlen 1, 2, 4 or 8, widened. */
+static inline int64
+TesseraByvalToInt(Datum d, int typlen)
+{
+	switch (typlen)
+	{
+		case 1:
+			return (int64) (int8) DatumGetChar(d);
+		case 2:
+			return (int64) DatumGetInt16(d);
+		case 4:
+			return (int64) DatumGetInt32(d);
+		default:
+			return DatumGetInt64(d);
+	}
+}
+
 /* How a column's values are handled, decided once per column. */
 typedef enum TesseraColumnKind
 {
@@ -139,6 +156,11 @@ extern Datum TesseraDecodeValue(const TesseraColumnType *type, const TesseraChun
 								MemoryContext index_cxt);
 
 /* Min/max serialization into a stripe directory's stats area. */
+/* chunk summaries (stats.c) */
+extern void TesseraMinMaxDatums(const TesseraColumnType *type, const Datum *vals, int n,
+								TesseraEncodedChunk *out);
+extern void TesseraMinMaxInts(const TesseraColumnType *type, const Datum *vals,
+							  const int64 *ints, int n, TesseraEncodedChunk *out);
 extern bool TesseraStatSerialize(const TesseraColumnType *type, Datum value, TesseraBuf *out,
 								 uint32 *off, uint32 *len);
 extern Datum TesseraStatDeserialize(const TesseraColumnType *type, const char *data, uint32 len);
@@ -146,6 +168,7 @@ extern Datum TesseraStatDeserialize(const TesseraColumnType *type, const char *d
 /* codecs (encoding/codec.c) */
 extern Size TesseraCompress(int codec, int level, const char *src, Size srclen,
 							TesseraBuf *dst);
+extern int	TesseraCompressIfPays(int codec, int level, const TesseraBuf *raw, TesseraBuf *out);
 extern bool TesseraDecompress(int codec, const char *src, Size srclen, char *dst,
 							  Size rawlen);
 extern bool TesseraCodecAvailable(int codec);

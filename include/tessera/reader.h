@@ -107,6 +107,8 @@ extern TesseraReader *TesseraReaderForStripe(Relation rel, TesseraStripe *s, Tes
 											 Snapshot snapshot, MemoryContext cxt);
 extern void TesseraReaderSetTupleDesc(TesseraReader *reader, TupleDesc desc);
 extern TesseraStripeDir *TesseraReaderDir(TesseraReader *reader, int stripe);
+extern bool TesseraRowInsertedVisible(Relation rel, uint64 rownum, Snapshot snapshot);
+extern int	TesseraDirFindRowGroup(const TesseraStripeDir *dir, uint64 rownum, int *row);
 extern void TesseraReaderDeltaBytes(TesseraReader *reader, TesseraScanStripe *ss);
 extern bool TesseraReaderLoad(TesseraReader *reader, int stripe, int rg);
 extern void TesseraBatchColumn(TesseraBatch *batch, int attidx, Datum **values, bool **isnull);
@@ -170,22 +172,5 @@ extern void TesseraChunkCorrupt(void *arg, const char *detail) pg_attribute_nore
 extern void TesseraSerializableConflictOut(Relation rel, TransactionId xid, Snapshot snapshot);
 extern void TesseraReportCorrupt(Relation rel, uint64 stripe_id, int rg, int attidx,
 								 const char *detail) pg_attribute_noreturn();
-
-/* the slot type (executor/slot.c) */
-extern PGDLLIMPORT const TupleTableSlotOps TTSOpsTessera;
-extern void TesseraSlotStoreRow(TupleTableSlot *slot, TesseraBatch *batch, int row);
-extern void TesseraSlotSetXmin(TupleTableSlot *slot, TransactionId xmin);
-extern void TesseraSlotSetXmax(TupleTableSlot *slot, TransactionId xmax);
-
-typedef struct TesseraLazyRowOps
-{
-	void		(*decode) (void *arg, uint64 rownum, int rg, int row, TupleTableSlot *slot,
-						   int from, int to);
-	void		(*release) (void *arg, TupleTableSlot *slot);
-} TesseraLazyRowOps;
-
-extern void TesseraSlotStoreLazyRow(TupleTableSlot *slot, const TesseraLazyRowOps *ops, void *arg,
-									uint64 rownum, int rg, int row, TransactionId xmin,
-									Oid relid);
 
 #endif							/* TESSERA_READER_H */

@@ -48,7 +48,7 @@ extern void TesseraForEachStatePage(Relation rel, TesseraStatePageFn fn, void *a
 extern Buffer TesseraLockStatePage(Relation rel, BlockNumber blkno, TesseraRowState **entries);
 extern void TesseraCopyStatePage(Relation rel, BlockNumber blkno, TesseraRowState *entries);
 
-/* tableam/visibility.c */
+/* storage/visibility.c */
 extern TransactionId TesseraRowUpdateXid(const TesseraRowState *st);
 extern bool TesseraRowDeleted(const TesseraRowState *st, Snapshot snapshot);
 extern bool TesseraRowDeadToAll(const TesseraRowState *st, Relation rel);
@@ -65,9 +65,5 @@ TesseraRowStateNewRownum(const TesseraRowState *st)
 {
 	return ((uint64) st->new_hi << 32) | st->new_lo;
 }
-
-extern void TesseraRegisterRmgr(void);
-extern void TesseraLogConflictHorizon(Relation rel, TransactionId horizon);
-extern void TesseraForgetLayoutEverywhere(Relation rel);
 
 #endif							/* TESSERA_ROWSTATE_H */

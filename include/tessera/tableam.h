@@ -16,6 +16,9 @@
 #include "commands/vacuum.h"
 #include "nodes/execnodes.h"
 
+/* handler.c: the routine tessera_tableam_handler returns */
+extern const TableAmRoutine *TesseraTableAmRoutine(void);
+
 /* scan.c */
 extern const TupleTableSlotOps *tessera_slot_callbacks(Relation rel);
 extern TableScanDesc tessera_scan_begin(Relation rel, Snapshot snapshot, int nkeys,
@@ -140,35 +143,5 @@ extern void TesseraSpeculativePublish(Relation rel, uint64 rownum, uint32 token)
 extern void TesseraSpeculativeClear(void);
 extern uint32 TesseraSpeculativeToken(Relation rel, uint64 rownum);
 
-/* compaction (tableam/compact.c) */
-extern uint64 TesseraCompact(Relation rel, TransactionId oldest_xmin, int elevel, int min_run);
-extern int	TesseraAutoCompactMinRun(void);
-extern void TesseraNoteDeltaStripe(Relation rel, uint64 stripe_id);
-extern void TesseraLaunchCompactions(bool commit);
-extern void TesseraRequestBackgroundWork(Relation rel, bool reclaim);
-extern int	tessera_autocompact_stripes;
-extern int	tessera_compaction_log_level;
-extern void TesseraLeaveVacuumMode(void);
-
-/* giving deleted rows' space back (tableam/reclaim.c) */
-typedef struct TesseraReclaimResult
-{
-	bool		skipped;		/* could not get AccessExclusiveLock */
-	uint64		states_cleared; /* states of folded rows cleared */
-	uint64		pages_unhooked; /* state and map pages taken out of the map */
-	int			stripes_moved;	/* stripes copied into free pages below them */
-	int			state_pages_moved;	/* map and state pages moved down */
-	BlockNumber pages_truncated;
-	BlockNumber pages_free;		/* free pages left inside the relation */
-} TesseraReclaimResult;
-
-extern double tessera_vacuum_fold_fraction;
-extern int	TesseraFoldStripes(Relation rel, TransactionId oldest_xmin, uint64 *rows);
-extern bool TesseraReclaimSpace(Relation rel, TransactionId oldest_xmin, int elevel,
-								TesseraReclaimResult *result);
-extern void TesseraNoteVacuumed(Relation rel, bool more_work);
-extern void TesseraNoteWorkerTable(Oid relid);
-extern void TesseraReclaimAfterVacuum(int elevel);
-extern void TesseraForgetVacuumed(void);
 
 #endif							/* TESSERA_TABLEAM_H */

@@ -36,15 +36,6 @@ typedef enum TesseraCodec
 
 #define TESSERA_CODEC_COUNT 4
 
-/* Limits of the per-table options and their GUC defaults. */
-#define TESSERA_MIN_COMPRESSION_LEVEL	1
-#define TESSERA_MAX_COMPRESSION_LEVEL	19
-#define TESSERA_MIN_STRIPE_ROWS			1
-#define TESSERA_MAX_STRIPE_ROWS			10000000
-#define TESSERA_MIN_ROW_GROUP_ROWS		1
-#define TESSERA_MAX_ROW_GROUP_ROWS		1000000
-#define TESSERA_MAX_DELTA_ROWS			100000
-
 /* the per-backend fetch cache (MB) and background compaction's pace */
 #define TESSERA_MAX_FETCH_CACHE_MB		1024
 #define TESSERA_MIN_AUTOCOMPACT_STRIPES	16
@@ -60,36 +51,6 @@ typedef enum TesseraCodec
  */
 #define TESSERA_ROW_GROUP_BYTE_LIMIT	((Size) 64 * 1024 * 1024)
 #define TESSERA_STRIPE_BYTE_LIMIT		((Size) 256 * 1024 * 1024)
-
-/* GUC variables (tessera.c) */
-extern int	tessera_compression;
-extern int	tessera_compression_level;
-extern int	tessera_stripe_row_limit;
-extern int	tessera_row_group_row_limit;
-extern int	tessera_delta_row_limit;
-
-/* Effective write options of a relation (catalog/options.c). */
-typedef struct TesseraOptions
-{
-	int			compression;	/* TesseraCodec */
-	int			compression_level;
-	int			stripe_row_limit;
-	int			row_group_row_limit;
-	int			delta_row_limit;
-} TesseraOptions;
-
-extern void TesseraRegisterReloptions(void);
-extern void TesseraGetOptions(Oid relid, TesseraOptions *opts);
-extern List *TesseraExtractOptions(List **options);
-extern bool TesseraRelOptionsPresent(Datum reloptions);
-extern Datum TesseraStripRelOptions(Datum reloptions);
-extern Datum TesseraOnlyRelOptions(Datum reloptions);
-extern Datum TesseraApplyOptions(Datum current, List *defs, bool isReset);
-extern void TesseraSetRelOptions(Oid relid, Datum tessera_options);
-extern Datum TesseraGetRelOptions(Oid relid);
-extern Datum TesseraPendingOptions(Oid relid);
-extern const char *TesseraCodecName(int codec);
-extern int	TesseraCodecFromName(const char *name);
 
 /*
  * Row numbers and item pointers.
@@ -123,18 +84,5 @@ TesseraTidToRownum(ItemPointer tid, uint64 *rownum)
 	*rownum = (uint64) blk * TESSERA_TIDS_PER_BLOCK + (off - 1);
 	return true;
 }
-
-/* handler (tableam/handler.c) */
-extern const TableAmRoutine *TesseraTableAmRoutine(void);
-extern bool IsTesseraRelation(Relation rel);
-extern bool IsTesseraAmOid(Oid amoid);
-
-/* TesseraScan (executor/customscan.c) */
-extern bool tessera_enable_custom_scan;
-extern bool tessera_enable_custom_agg;
-extern void TesseraInitCustomScan(void);
-
-/* hooks (utility/hooks.c) */
-extern void TesseraInstallHooks(void);
 
 #endif							/* TESSERA_H */

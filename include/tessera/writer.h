@@ -26,6 +26,10 @@ extern void TesseraRegisterXactCallbacks(void);
 extern void TesseraWriteFrozen(Relation rel);
 extern void TesseraWriteFrozenEnd(void);
 
+/* called after each delta stripe is written (set by maintenance/schedule.c) */
+typedef void (*TesseraDeltaStripeHook) (Relation rel, uint64 stripe_id);
+extern PGDLLIMPORT TesseraDeltaStripeHook tessera_delta_stripe_hook;
+
 /* stripes of given row numbers (compaction) */
 typedef struct TesseraStripeBuilder TesseraStripeBuilder;
 extern TesseraStripeBuilder *TesseraBuilderBegin(Relation rel, uint64 first_rownum);

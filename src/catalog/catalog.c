@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * catalog.c
- *	  Reading and writing tessera_internal.stripe.
+ *	  The stripe catalog: tessera_internal.stripe (one row per stripe) and
+ *	  tessera_internal.delta (the bytes of small stripes).
  *
  * NOTES
  *	  One catalog row per stripe, keyed by (storage_id, first_row).  Being a
@@ -9,16 +10,26 @@
  *	  by an aborted (sub)transaction is never seen, one being written by a
  *	  concurrent transaction is seen only after it commits.
  *
- *	  A writer inserts the row as a placeholder (row_count = 0) when it
- *	  starts a stripe, inside the subtransaction that owns the rows, and
- *	  fills it in place (heap_inplace_update) when the stripe is written,
- *	  which may happen from a deeper subtransaction (a scan there flushes
- *	  pending rows).  Because only the inserting transaction can see the row
- *	  until it commits, the in-place update is never observed half-done.
- *	  Readers skip placeholders.
+ *	  A writer inserts the row as a placeholder (row_count = 0, its row
+ *	  numbers reserved) when it starts a stripe, inside the subtransaction
+ *	  that owns the rows, and fills it in place (heap_inplace_update) when
+ *	  the stripe is written, which may happen from a deeper subtransaction
+ *	  (a scan there flushes pending rows).  Because only the inserting
+ *	  transaction can see the row until it commits, the in-place update is
+ *	  never observed half-done.  Readers skip placeholders; unique checks
+ *	  and serializable readers look at them (the rows "exist" for a dirty
+ *	  snapshot, as an in-progress heap insert does).
  *
- *	  The row count of a stripe is final once written; later features add
- *	  separate structures for deleted rows rather than changing this row.
+ *	  A stripe row never changes once complete: compaction, VACUUM's
+ *	  folding and moving replace it (delete and insert in one transaction,
+ *	  TesseraReplaceStripes), and a small stripe's delta row is deleted
+ *	  with it.  Deleted rows' states live in state pages, not here.
+ *
+ *	  Every scan of either table goes through CatalogScan (below), which
+ *	  keeps SSI off the catalogs and applies the caller's snapshot row by
+ *	  row.  Locking: readers take AccessShareLock on the catalog tables,
+ *	  writers RowExclusiveLock; the tessera table's own lock orders what
+ *	  happens to its stripes.
  *
  * IDENTIFICATION
  *	  src/catalog/catalog.c
@@ -252,23 +263,136 @@ TesseraInsertDeltaBytes(const TesseraStripe *stripe, const char *data, Size len)
 	table_close(rel, NoLock);
 }
 
+/*
+ * Catalog scans.
+ *
+ * The stripe and delta catalogs are ordinary heap tables.  Read with an
+ * MVCC snapshot under SERIALIZABLE, they would get SIRead locks on their
+ * pages and rows, and every write to any tessera table writes them: two
+ * transactions on unrelated tables would fail each other.  SSI of a
+ * tessera table is done on the table itself (its scans lock the relation,
+ * its fetches the TID, and readers report the inserters and deleters they
+ * read around), so an MVCC snapshot reads the catalog through a SnapshotAny
+ * scan, which SSI ignores, with the snapshot's visibility applied to each
+ * row here.  A dirty snapshot reads with a copy of its own: a dirty
+ * snapshot reports the running inserter or deleter of what it saw in its
+ * xmin and xmax, which callers read as the state of the table row they
+ * asked about, and a running compaction must not show as the inserter of
+ * rows it only moves.  Every scan of either catalog goes through these.
+ */
+typedef struct CatalogScan
+{
+	ScanKeyData key[2];
+	Relation	index;			/* ordered scans only */
+	SysScanDesc scan;
+	Snapshot	mvcc;			/* applied row by row, or NULL */
+	SnapshotData dirty;
+} CatalogScan;
+
+/* The two catalogs' indexes, and the column each has after storage_id. */
+typedef enum CatalogIndex
+{
+	STRIPE_BY_FIRST_ROW,		/* stripe_first_row_idx (storage_id, first_row) */
+	DELTA_BY_STRIPE				/* delta_stripe_idx (storage_id, stripe_id) */
+} CatalogIndex;
+
+/*
+ * Begin a scan of catalog rel (open) through one of its indexes: the rows
+ * of storage_id, and with a strategy other than InvalidStrategy only those
+ * whose second index column compares so with value.  ordered: in index
+ * order (then either direction).
+ */
+static void
+catalog_scan_begin(CatalogScan *cs, Relation rel, CatalogIndex which, bool ordered,
+				   Snapshot snapshot, uint64 storage_id, StrategyNumber strategy, uint64 value)
+{
+	Oid			indexid = TesseraInternalRelid(which == STRIPE_BY_FIRST_ROW ?
+											   "stripe_first_row_idx" : "delta_stripe_idx",
+											   false);
+	Snapshot	scan_snapshot = snapshot;
+	int			nkeys = 1;
+
+	/* heap attribute numbers: the scan maps them to index columns */
+	ScanKeyInit(&cs->key[0], which == STRIPE_BY_FIRST_ROW ? Anum_stripe_storage_id :
+				Anum_delta_storage_id, BTEqualStrategyNumber, F_INT8EQ,
+				Int64GetDatum((int64) storage_id));
+	if (strategy != InvalidStrategy)
+	{
+		RegProcedure proc = strategy == BTEqualStrategyNumber ? F_INT8EQ :
+			strategy == BTLessEqualStrategyNumber ? F_INT8LE : F_INT8GT;
+
+		Assert(strategy == BTEqualStrategyNumber || strategy == BTLessEqualStrategyNumber ||
+			   strategy == BTGreaterStrategyNumber);
+		ScanKeyInit(&cs->key[1], which == STRIPE_BY_FIRST_ROW ? Anum_stripe_first_row :
+					Anum_delta_stripe_id, strategy, proc, Int64GetDatum((int64) value));
+		nkeys = 2;
+	}
+	cs->mvcc = NULL;
+	cs->index = NULL;
+	if (snapshot != NULL && IsMVCCSnapshot(snapshot))
+	{
+		cs->mvcc = snapshot;
+		scan_snapshot = SnapshotAny;
+	}
+	else if (snapshot != NULL && snapshot->snapshot_type == SNAPSHOT_DIRTY)
+	{
+		InitDirtySnapshot(cs->dirty);
+		scan_snapshot = &cs->dirty;
+	}
+	if (ordered)
+	{
+		cs->index = index_open(indexid, AccessShareLock);
+		cs->scan = systable_beginscan_ordered(rel, cs->index, scan_snapshot, nkeys, cs->key);
+	}
+	else
+		cs->scan = systable_beginscan(rel, indexid, true, scan_snapshot, nkeys, cs->key);
+}
+
+static HeapTuple
+catalog_scan_next(CatalogScan *cs, ScanDirection dir)
+{
+	for (;;)
+	{
+		HeapTuple	tup = cs->index ? systable_getnext_ordered(cs->scan, dir) :
+			systable_getnext(cs->scan);
+		Buffer		buf;
+		bool		visible;
+
+		if (!HeapTupleIsValid(tup) || cs->mvcc == NULL)
+			return tup;
+		buf = ((BufferHeapTupleTableSlot *) cs->scan->slot)->buffer;
+		LockBuffer(buf, BUFFER_LOCK_SHARE);
+		visible = HeapTupleSatisfiesVisibility(tup, cs->mvcc, buf);
+		LockBuffer(buf, BUFFER_LOCK_UNLOCK);
+		if (visible)
+			return tup;
+	}
+}
+
+static void
+catalog_scan_end(CatalogScan *cs)
+{
+	if (cs->index)
+	{
+		systable_endscan_ordered(cs->scan);
+		index_close(cs->index, AccessShareLock);
+	}
+	else
+		systable_endscan(cs->scan);
+}
+
 /* The delta row of a stripe, whatever its visibility (they never change). */
 static bool
 find_delta_row(Relation rel, uint64 storage_id, uint64 stripe_id, Datum *bytes,
 			   ItemPointer tid)
 {
-	ScanKeyData key[2];
-	SysScanDesc scan;
+	CatalogScan scan;
 	HeapTuple	tup;
 	bool		found = false;
 
-	ScanKeyInit(&key[0], Anum_delta_storage_id, BTEqualStrategyNumber,
-				F_INT8EQ, Int64GetDatum((int64) storage_id));
-	ScanKeyInit(&key[1], Anum_delta_stripe_id, BTEqualStrategyNumber,
-				F_INT8EQ, Int64GetDatum((int64) stripe_id));
-	scan = systable_beginscan(rel, TesseraInternalRelid("delta_stripe_idx", false), true,
-							  SnapshotAny, 2, key);
-	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	catalog_scan_begin(&scan, rel, DELTA_BY_STRIPE, false, SnapshotAny, storage_id,
+					   BTEqualStrategyNumber, stripe_id);
+	while (HeapTupleIsValid(tup = catalog_scan_next(&scan, ForwardScanDirection)))
 	{
 		bool		isnull;
 		Datum		d = heap_getattr(tup, Anum_delta_bytes, RelationGetDescr(rel), &isnull);
@@ -284,7 +408,7 @@ find_delta_row(Relation rel, uint64 storage_id, uint64 stripe_id, Datum *bytes,
 		if (HeapTupleHeaderGetRawXmax(tup->t_data) == InvalidTransactionId)
 			break;
 	}
-	systable_endscan(scan);
+	catalog_scan_end(&scan);
 	return found;
 }
 
@@ -360,91 +484,6 @@ TesseraReplaceStripes(List *old_stripes, TesseraStripe *merged)
 	table_close(rel, NoLock);
 }
 
-/*
- * Catalog scans.
- *
- * The stripe and delta catalogs are ordinary heap tables.  Read with an
- * MVCC snapshot under SERIALIZABLE, they would get SIRead locks on their
- * pages and rows, and every write to any tessera table writes them: two
- * transactions on unrelated tables would fail each other.  SSI of a
- * tessera table is done on the table itself (its scans lock the relation,
- * its fetches the TID, and readers report the inserters and deleters they
- * read around), so an MVCC snapshot reads the catalog through a SnapshotAny
- * scan, which SSI ignores, with the snapshot's visibility applied to each
- * row here.  A dirty snapshot reads with a copy of its own: a dirty
- * snapshot reports the running inserter or deleter of what it saw in its
- * xmin and xmax, which callers read as the state of the table row they
- * asked about, and a running compaction must not show as the inserter of
- * rows it only moves.
- */
-typedef struct CatalogScan
-{
-	Relation	index;			/* ordered scans only */
-	SysScanDesc scan;
-	Snapshot	mvcc;			/* applied row by row, or NULL */
-	SnapshotData dirty;
-} CatalogScan;
-
-static void
-catalog_scan_begin(CatalogScan *cs, Relation rel, Oid indexid, bool ordered,
-				   Snapshot snapshot, int nkeys, ScanKey key)
-{
-	Snapshot	scan_snapshot = snapshot;
-
-	cs->mvcc = NULL;
-	cs->index = NULL;
-	if (snapshot != NULL && IsMVCCSnapshot(snapshot))
-	{
-		cs->mvcc = snapshot;
-		scan_snapshot = SnapshotAny;
-	}
-	else if (snapshot != NULL && snapshot->snapshot_type == SNAPSHOT_DIRTY)
-	{
-		InitDirtySnapshot(cs->dirty);
-		scan_snapshot = &cs->dirty;
-	}
-	if (ordered)
-	{
-		cs->index = index_open(indexid, AccessShareLock);
-		cs->scan = systable_beginscan_ordered(rel, cs->index, scan_snapshot, nkeys, key);
-	}
-	else
-		cs->scan = systable_beginscan(rel, indexid, true, scan_snapshot, nkeys, key);
-}
-
-static HeapTuple
-catalog_scan_next(CatalogScan *cs, ScanDirection dir)
-{
-	for (;;)
-	{
-		HeapTuple	tup = cs->index ? systable_getnext_ordered(cs->scan, dir) :
-			systable_getnext(cs->scan);
-		Buffer		buf;
-		bool		visible;
-
-		if (!HeapTupleIsValid(tup) || cs->mvcc == NULL)
-			return tup;
-		buf = ((BufferHeapTupleTableSlot *) cs->scan->slot)->buffer;
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		visible = HeapTupleSatisfiesVisibility(tup, cs->mvcc, buf);
-		LockBuffer(buf, BUFFER_LOCK_UNLOCK);
-		if (visible)
-			return tup;
-	}
-}
-
-static void
-catalog_scan_end(CatalogScan *cs)
-{
-	if (cs->index)
-	{
-		systable_endscan_ordered(cs->scan);
-		index_close(cs->index, AccessShareLock);
-	}
-	else
-		systable_endscan(cs->scan);
-}
-
 static int
 stripe_cmp(const ListCell *a, const ListCell *b)
 {
@@ -515,15 +554,12 @@ List *
 TesseraListCatalogRows(uint64 storage_id, Snapshot snapshot, bool placeholders)
 {
 	Relation	rel = table_open(TesseraInternalRelid("stripe", false), AccessShareLock);
-	Oid			idx = TesseraInternalRelid("stripe_first_row_idx", false);
-	ScanKeyData key[1];
 	CatalogScan scan;
 	HeapTuple	tup;
 	List	   *result = NIL;
 
-	ScanKeyInit(&key[0], Anum_stripe_storage_id, BTEqualStrategyNumber,
-				F_INT8EQ, Int64GetDatum((int64) storage_id));
-	catalog_scan_begin(&scan, rel, idx, false, snapshot, 1, key);
+	catalog_scan_begin(&scan, rel, STRIPE_BY_FIRST_ROW, false, snapshot, storage_id,
+					   InvalidStrategy, 0);
 	while (HeapTupleIsValid(tup = catalog_scan_next(&scan, ForwardScanDirection)))
 	{
 		TesseraStripe *s = palloc(sizeof(TesseraStripe));
@@ -559,17 +595,12 @@ TesseraFindStripe(uint64 storage_id, uint64 rownum, Snapshot snapshot,
 				  TesseraStripe *result)
 {
 	Relation	rel = table_open(TesseraInternalRelid("stripe", false), AccessShareLock);
-	ScanKeyData key[2];
 	CatalogScan scan;
 	HeapTuple	tup;
 	bool		found = false;
 
-	ScanKeyInit(&key[0], Anum_stripe_storage_id, BTEqualStrategyNumber,
-				F_INT8EQ, Int64GetDatum((int64) storage_id));
-	ScanKeyInit(&key[1], Anum_stripe_first_row, BTLessEqualStrategyNumber,
-				F_INT8LE, Int64GetDatum((int64) rownum));
-	catalog_scan_begin(&scan, rel, TesseraInternalRelid("stripe_first_row_idx", false), true,
-					   snapshot, 2, key);
+	catalog_scan_begin(&scan, rel, STRIPE_BY_FIRST_ROW, true, snapshot, storage_id,
+					   BTLessEqualStrategyNumber, rownum);
 	while (HeapTupleIsValid(tup = catalog_scan_next(&scan, BackwardScanDirection)))
 	{
 		deform_stripe_tuple(rel, tup, result);
@@ -605,18 +636,13 @@ bool
 TesseraFindReservation(uint64 storage_id, uint64 rownum, TesseraStripe *result)
 {
 	Relation	rel = table_open(TesseraInternalRelid("stripe", false), AccessShareLock);
-	Relation	idx = index_open(TesseraInternalRelid("stripe_first_row_idx", false), AccessShareLock);
-	ScanKeyData key[2];
-	SysScanDesc scan;
+	CatalogScan scan;
 	HeapTuple	tup;
 	bool		found = false;
 
-	ScanKeyInit(&key[0], Anum_stripe_storage_id, BTEqualStrategyNumber,
-				F_INT8EQ, Int64GetDatum((int64) storage_id));
-	ScanKeyInit(&key[1], Anum_stripe_first_row, BTLessEqualStrategyNumber,
-				F_INT8LE, Int64GetDatum((int64) rownum));
-	scan = systable_beginscan_ordered(rel, idx, SnapshotAny, 2, key);
-	while (HeapTupleIsValid(tup = systable_getnext_ordered(scan, BackwardScanDirection)))
+	catalog_scan_begin(&scan, rel, STRIPE_BY_FIRST_ROW, true, SnapshotAny, storage_id,
+					   BTLessEqualStrategyNumber, rownum);
+	while (HeapTupleIsValid(tup = catalog_scan_next(&scan, BackwardScanDirection)))
 	{
 		TesseraStripe cand;
 		TransactionId deleter = HeapTupleHeaderGetUpdateXid(tup->t_data);
@@ -640,8 +666,7 @@ TesseraFindReservation(uint64 storage_id, uint64 rownum, TesseraStripe *result)
 			break;
 		}
 	}
-	systable_endscan_ordered(scan);
-	index_close(idx, AccessShareLock);
+	catalog_scan_end(&scan);
 	table_close(rel, AccessShareLock);
 	return found;
 }
@@ -660,16 +685,13 @@ TesseraMarkStripePages(uint64 storage_id, TransactionId oldest_xmin, bool *used,
 					   BlockNumber nblocks, TransactionId *newest_gone)
 {
 	Relation	rel = table_open(TesseraInternalRelid("stripe", false), AccessShareLock);
-	Oid			idx = TesseraInternalRelid("stripe_first_row_idx", false);
-	ScanKeyData key[1];
-	SysScanDesc scan;
+	CatalogScan scan;
 	HeapTuple	tup;
 
 	*newest_gone = InvalidTransactionId;
-	ScanKeyInit(&key[0], Anum_stripe_storage_id, BTEqualStrategyNumber,
-				F_INT8EQ, Int64GetDatum((int64) storage_id));
-	scan = systable_beginscan(rel, idx, true, SnapshotAny, 1, key);
-	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	catalog_scan_begin(&scan, rel, STRIPE_BY_FIRST_ROW, false, SnapshotAny, storage_id,
+					   InvalidStrategy, 0);
+	while (HeapTupleIsValid(tup = catalog_scan_next(&scan, ForwardScanDirection)))
 	{
 		HeapTupleHeader h = tup->t_data;
 		TransactionId xmin = HeapTupleHeaderGetXmin(h);
@@ -703,7 +725,7 @@ TesseraMarkStripePages(uint64 storage_id, TransactionId oldest_xmin, bool *used,
 		for (BlockNumber b = s.start_block; b < s.start_block + s.nblocks && b < nblocks; b++)
 			used[b] = true;
 	}
-	systable_endscan(scan);
+	catalog_scan_end(&scan);
 	table_close(rel, AccessShareLock);
 }
 
@@ -720,38 +742,31 @@ bool
 TesseraFindHole(uint64 storage_id, uint64 rownum, uint64 *lo, uint64 *hi)
 {
 	Relation	rel = table_open(TesseraInternalRelid("stripe", false), AccessShareLock);
-	Relation	idx = index_open(TesseraInternalRelid("stripe_first_row_idx", false), AccessShareLock);
-	ScanKeyData key[2];
-	SysScanDesc scan;
+	CatalogScan scan;
 	HeapTuple	tup;
 	TesseraStripe s;
 	bool		found = false;
 
 	*lo = 0;
-	ScanKeyInit(&key[0], Anum_stripe_storage_id, BTEqualStrategyNumber,
-				F_INT8EQ, Int64GetDatum((int64) storage_id));
-	ScanKeyInit(&key[1], Anum_stripe_first_row, BTLessEqualStrategyNumber,
-				F_INT8LE, Int64GetDatum((int64) rownum));
-	scan = systable_beginscan_ordered(rel, idx, SnapshotAny, 2, key);
+	catalog_scan_begin(&scan, rel, STRIPE_BY_FIRST_ROW, true, SnapshotAny, storage_id,
+					   BTLessEqualStrategyNumber, rownum);
 	/* reservations do not overlap: the last one before rownum ends the highest */
-	if (HeapTupleIsValid(tup = systable_getnext_ordered(scan, BackwardScanDirection)))
+	if (HeapTupleIsValid(tup = catalog_scan_next(&scan, BackwardScanDirection)))
 	{
 		deform_stripe_tuple(rel, tup, &s);
 		*lo = s.first_rownum + Max(s.row_count, s.reserved_rows);
 	}
-	systable_endscan_ordered(scan);
+	catalog_scan_end(&scan);
 
-	ScanKeyInit(&key[1], Anum_stripe_first_row, BTGreaterStrategyNumber,
-				F_INT8GT, Int64GetDatum((int64) rownum));
-	scan = systable_beginscan_ordered(rel, idx, SnapshotAny, 2, key);
-	if (HeapTupleIsValid(tup = systable_getnext_ordered(scan, ForwardScanDirection)))
+	catalog_scan_begin(&scan, rel, STRIPE_BY_FIRST_ROW, true, SnapshotAny, storage_id,
+					   BTGreaterStrategyNumber, rownum);
+	if (HeapTupleIsValid(tup = catalog_scan_next(&scan, ForwardScanDirection)))
 	{
 		deform_stripe_tuple(rel, tup, &s);
 		*hi = s.first_rownum;
 		found = *lo <= rownum && rownum < *hi;
 	}
-	systable_endscan_ordered(scan);
-	index_close(idx, AccessShareLock);
+	catalog_scan_end(&scan);
 	table_close(rel, AccessShareLock);
 	return found;
 }
@@ -783,23 +798,20 @@ uint64
 TesseraCatalogBytes(uint64 storage_id, Snapshot snapshot)
 {
 	Relation	rel = table_open(TesseraInternalRelid("stripe", false), AccessShareLock);
-	Oid			idx = TesseraInternalRelid("stripe_first_row_idx", false);
-	ScanKeyData key[1];
 	CatalogScan scan;
 	HeapTuple	tup;
 	uint64		bytes = 0;
 
-	ScanKeyInit(&key[0], Anum_stripe_storage_id, BTEqualStrategyNumber,
-				F_INT8EQ, Int64GetDatum((int64) storage_id));
-	catalog_scan_begin(&scan, rel, idx, false, snapshot, 1, key);
+	catalog_scan_begin(&scan, rel, STRIPE_BY_FIRST_ROW, false, snapshot, storage_id,
+					   InvalidStrategy, 0);
 	while (HeapTupleIsValid(tup = catalog_scan_next(&scan, ForwardScanDirection)))
 		bytes += MAXALIGN(tup->t_len) + sizeof(ItemIdData);
 	catalog_scan_end(&scan);
 	table_close(rel, AccessShareLock);
 
 	rel = table_open(TesseraInternalRelid("delta", false), AccessShareLock);
-	catalog_scan_begin(&scan, rel, TesseraInternalRelid("delta_stripe_idx", false), false,
-					   snapshot, 1, key);
+	catalog_scan_begin(&scan, rel, DELTA_BY_STRIPE, false, snapshot, storage_id,
+					   InvalidStrategy, 0);
 	while (HeapTupleIsValid(tup = catalog_scan_next(&scan, ForwardScanDirection)))
 	{
 		bool		isnull;
@@ -822,16 +834,15 @@ TesseraCatalogBytes(uint64 storage_id, Snapshot snapshot)
 void
 TesseraDeleteStripes(uint64 storage_id)
 {
-	Oid			relid = TesseraInternalRelid("stripe", true);
-	Oid			idxid = TesseraInternalRelid("stripe_first_row_idx", true);
-	Relation	rel;
-	ScanKeyData key[1];
-	SysScanDesc scan;
-	HeapTuple	tup;
-
-	/* DROP EXTENSION ... CASCADE may have dropped the catalog first */
-	if (!OidIsValid(relid) || !OidIsValid(idxid))
-		return;
+	static const struct
+	{
+		const char *table;
+		const char *index;
+		CatalogIndex which;
+	}			catalogs[] = {
+		{"stripe", "stripe_first_row_idx", STRIPE_BY_FIRST_ROW},
+		{"delta", "delta_stripe_idx", DELTA_BY_STRIPE}
+	};
 
 	/*
 	 * Stripes written by this very command must be visible to the delete:
@@ -840,25 +851,24 @@ TesseraDeleteStripes(uint64 storage_id)
 	 */
 	CommandCounterIncrement();
 
-	rel = table_open(relid, RowExclusiveLock);
-	ScanKeyInit(&key[0], Anum_stripe_storage_id, BTEqualStrategyNumber,
-				F_INT8EQ, Int64GetDatum((int64) storage_id));
-	scan = systable_beginscan(rel, idxid, true, SnapshotSelf, 1, key);
-	while (HeapTupleIsValid(tup = systable_getnext(scan)))
-		simple_heap_delete(rel, &tup->t_self);
-	systable_endscan(scan);
-	table_close(rel, NoLock);
+	for (int i = 0; i < lengthof(catalogs); i++)
+	{
+		Oid			relid = TesseraInternalRelid(catalogs[i].table, true);
+		Relation	rel;
+		CatalogScan scan;
+		HeapTuple	tup;
 
-	relid = TesseraInternalRelid("delta", true);
-	idxid = TesseraInternalRelid("delta_stripe_idx", true);
-	if (!OidIsValid(relid) || !OidIsValid(idxid))
-		return;
-	rel = table_open(relid, RowExclusiveLock);
-	scan = systable_beginscan(rel, idxid, true, SnapshotSelf, 1, key);
-	while (HeapTupleIsValid(tup = systable_getnext(scan)))
-		simple_heap_delete(rel, &tup->t_self);
-	systable_endscan(scan);
-	table_close(rel, NoLock);
+		/* DROP EXTENSION ... CASCADE may have dropped the catalog first */
+		if (!OidIsValid(relid) || !OidIsValid(TesseraInternalRelid(catalogs[i].index, true)))
+			return;
+		rel = table_open(relid, RowExclusiveLock);
+		catalog_scan_begin(&scan, rel, catalogs[i].which, false, SnapshotSelf, storage_id,
+						   InvalidStrategy, 0);
+		while (HeapTupleIsValid(tup = catalog_scan_next(&scan, ForwardScanDirection)))
+			simple_heap_delete(rel, &tup->t_self);
+		catalog_scan_end(&scan);
+		table_close(rel, NoLock);
+	}
 }
 
 /*
@@ -871,9 +881,7 @@ int
 TesseraConcurrentInserters(uint64 storage_id, Snapshot snapshot, TransactionId **xids)
 {
 	Relation	rel = table_open(TesseraInternalRelid("stripe", false), AccessShareLock);
-	Oid			idx = TesseraInternalRelid("stripe_first_row_idx", false);
-	ScanKeyData key[1];
-	SysScanDesc scan;
+	CatalogScan scan;
 	HeapTuple	tup;
 	int			n = 0,
 				cap = 8;
@@ -881,10 +889,9 @@ TesseraConcurrentInserters(uint64 storage_id, Snapshot snapshot, TransactionId *
 
 	*xids = palloc(sizeof(TransactionId) * cap);
 	InitDirtySnapshot(dirty);
-	ScanKeyInit(&key[0], Anum_stripe_storage_id, BTEqualStrategyNumber,
-				F_INT8EQ, Int64GetDatum((int64) storage_id));
-	scan = systable_beginscan(rel, idx, true, &dirty, 1, key);
-	while (HeapTupleIsValid(tup = systable_getnext(scan)))
+	catalog_scan_begin(&scan, rel, STRIPE_BY_FIRST_ROW, false, &dirty, storage_id,
+					   InvalidStrategy, 0);
+	while (HeapTupleIsValid(tup = catalog_scan_next(&scan, ForwardScanDirection)))
 	{
 		TransactionId xmin = HeapTupleHeaderGetXmin(tup->t_data);
 
@@ -898,7 +905,7 @@ TesseraConcurrentInserters(uint64 storage_id, Snapshot snapshot, TransactionId *
 		}
 		(*xids)[n++] = xmin;
 	}
-	systable_endscan(scan);
+	catalog_scan_end(&scan);
 	table_close(rel, AccessShareLock);
 	return n;
 }

@@ -1,14 +1,15 @@
 /*-------------------------------------------------------------------------
  *
  * options.c
- *	  Per-table options of tessera tables.
+ *	  Per-table write options of tessera tables, their tessera.* defaults,
+ *	  and the options of a table CREATE TABLE AS is creating.
  *
  * NOTES
  *	  The options are tessera_compression, tessera_compression_level,
- *	  tessera_stripe_row_limit and tessera_row_group_row_limit (also
- *	  accepted as tessera.compression etc.).  They are stored in
- *	  pg_class.reloptions, so pg_dump, pg_restore and ALTER TABLE ... SET
- *	  ACCESS METHOD carry them.
+ *	  tessera_stripe_row_limit, tessera_row_group_row_limit and
+ *	  tessera_delta_row_limit (also accepted as tessera.compression etc.).
+ *	  They are stored in pg_class.reloptions, so pg_dump, pg_restore and
+ *	  ALTER TABLE ... SET ACCESS METHOD carry them.
  *
  *	  PostgreSQL validates a table's reloptions against the heap option
  *	  table, which an extension cannot extend, so the utility hook takes
@@ -18,8 +19,14 @@
  *	  writes them into pg_class.reloptions itself.  Relcache builds parse
  *	  reloptions without validation and ignore names they do not know.
  *
- *	  An option that is not set follows the tessera.* GUC of the session
- *	  that writes.
+ *	  An option that is not set follows the tessera.* setting of the
+ *	  session that writes.  CREATE TABLE AS writes its rows before the hook
+ *	  can store the new table's options: they are pending here meanwhile
+ *	  (one statement at a time per backend), bound to the relation once the
+ *	  hook recognizes it among the relations the statement created.
+ *
+ *	  The codec names are listed once, here, for the setting and the
+ *	  storage parameter alike.
  *
  * IDENTIFICATION
  *	  src/catalog/options.c
@@ -40,6 +47,7 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 
+#include "tessera/options.h"
 #include "tessera/tessera.h"
 
 typedef struct TesseraRdOptions
@@ -52,15 +60,32 @@ typedef struct TesseraRdOptions
 	int			delta_row_limit;
 } TesseraRdOptions;
 
-static relopt_kind tessera_relopt_kind;
+int			tessera_compression = TESSERA_CODEC_ZSTD;
+int			tessera_compression_level = 3;
+int			tessera_stripe_row_limit = 150000;
+int			tessera_row_group_row_limit = 10000;
+int			tessera_delta_row_limit = 1000;
 
-static relopt_enum_elt_def codec_options[] = {
-	{"none", TESSERA_CODEC_NONE},
-	{"pglz", TESSERA_CODEC_PGLZ},
-	{"lz4", TESSERA_CODEC_LZ4},
-	{"zstd", TESSERA_CODEC_ZSTD},
-	{NULL}
+/* the one list of codec names: tessera.compression and tessera_compression */
+const struct config_enum_entry TesseraCodecEntries[] = {
+	{"none", TESSERA_CODEC_NONE, false},
+	{"pglz", TESSERA_CODEC_PGLZ, false},
+	{"lz4", TESSERA_CODEC_LZ4, false},
+	{"zstd", TESSERA_CODEC_ZSTD, false},
+	{NULL, 0, false}
 };
+
+static relopt_kind tessera_relopt_kind;
+static relopt_enum_elt_def codec_options[lengthof(TesseraCodecEntries)];
+
+/*
+ * Options of the table that the running CREATE TABLE AS is creating: the
+ * rows it writes must already use them, before the utility hook can store
+ * them in pg_class.
+ */
+static Datum pending_options = (Datum) 0;
+static bool pending_active = false;
+static Oid	pending_relid = InvalidOid;
 
 static const relopt_parse_elt tessera_relopt_tab[] = {
 	{"tessera_compression", RELOPT_TYPE_ENUM, offsetof(TesseraRdOptions, compression)},
@@ -76,6 +101,11 @@ static const relopt_parse_elt tessera_relopt_tab[] = {
 void
 TesseraRegisterReloptions(void)
 {
+	for (int i = 0; i < lengthof(TesseraCodecEntries); i++)
+	{
+		codec_options[i].string_val = TesseraCodecEntries[i].name;
+		codec_options[i].symbol_val = TesseraCodecEntries[i].val;
+	}
 	tessera_relopt_kind = add_reloption_kind();
 	add_enum_reloption(tessera_relopt_kind, "tessera_compression",
 					   "Compression codec of a tessera table.",
@@ -270,7 +300,8 @@ void
 TesseraGetOptions(Oid relid, TesseraOptions *opts)
 {
 	Datum		reloptions = TesseraGetRelOptions(relid);
-	Datum		pending = TesseraPendingOptions(relid);
+	Datum		pending = (pending_active && OidIsValid(relid) && relid == pending_relid) ?
+		pending_options : (Datum) 0;
 
 	opts->compression = tessera_compression;
 	opts->compression_level = tessera_compression_level;
@@ -303,4 +334,34 @@ TesseraGetOptions(Oid relid, TesseraOptions *opts)
 			opts->delta_row_limit = ro->delta_row_limit;
 		pfree(ro);
 	}
+}
+
+void
+TesseraBeginPendingOptions(Datum options)
+{
+	pending_options = options;
+	pending_relid = InvalidOid;
+	pending_active = true;
+}
+
+/* Are pending options waiting for the relation they belong to? */
+bool
+TesseraPendingOptionsUnbound(void)
+{
+	return pending_active && !OidIsValid(pending_relid);
+}
+
+void
+TesseraBindPendingOptions(Oid relid)
+{
+	Assert(pending_active);
+	pending_relid = relid;
+}
+
+void
+TesseraEndPendingOptions(void)
+{
+	pending_active = false;
+	pending_relid = InvalidOid;
+	pending_options = (Datum) 0;
 }

@@ -31,6 +31,8 @@
 #include "utils/rls.h"
 #include "utils/snapmgr.h"
 
+#include "tessera/catalog.h"
+#include "tessera/options.h"
 #include "tessera/reader.h"
 #include "tessera/storage.h"
 #include "tessera/tessera.h"

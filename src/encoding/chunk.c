@@ -20,10 +20,7 @@
  *						then an integer section of codes
  *
  *	  The codec (zstd, lz4, pglz) is applied to the whole raw payload only
- *	  when it pays for the time every scan spends undoing it: lz4 (several
- *	  GB/s) when it saves 1/32 of the payload, zstd and pglz (about 1 GB/s,
- *	  slower than reading the raw bytes from memory or even from disk) only
- *	  when they save a quarter.  Otherwise the chunk is stored raw.
+ *	  when it pays for the time every scan spends undoing it (codec.c).
  *
  *	  Decoded by-reference values point into the raw payload, which the
  *	  caller keeps alive as long as it uses the Datums.  Every length and
@@ -52,7 +49,6 @@
 /* dictionary limits */
 #define DICT_MAX_ENTRIES	65536
 #define DICT_MIN_VALUES		8
-#define STATS_MAX_BYTES		1024
 
 typedef struct DictKey
 {
@@ -141,22 +137,6 @@ TesseraColumnTypeInit(TesseraColumnType *type, Form_pg_attribute attr)
 }
 
 /* ---- helpers ---- */
-
-static inline int64
-byval_to_int(Datum d, int typlen)
-{
-	switch (typlen)
-	{
-		case 1:
-			return (int64) (int8) DatumGetChar(d);
-		case 2:
-			return (int64) DatumGetInt16(d);
-		case 4:
-			return (int64) DatumGetInt32(d);
-		default:
-			return DatumGetInt64(d);
-	}
-}
 
 static inline Datum
 int_to_byval(int64 v, int typlen)
@@ -356,77 +336,6 @@ decode_plain(const TesseraColumnType *type, const char *p, const char *end, int 
 	return stream + MAXALIGN(nbytes);
 }
 
-/* ---- min/max ---- */
-
-static int
-cmp_datum(const TesseraColumnType *type, Datum a, Datum b)
-{
-	switch (type->stats)
-	{
-		case TESSERA_STATS_SIGNED:
-			{
-				int64		x = byval_to_int(a, type->typlen);
-				int64		y = byval_to_int(b, type->typlen);
-
-				return (x > y) - (x < y);
-			}
-		case TESSERA_STATS_FLOAT4:
-			return float4_cmp_internal(DatumGetFloat4(a), DatumGetFloat4(b));
-		case TESSERA_STATS_FLOAT8:
-			return float8_cmp_internal(DatumGetFloat8(a), DatumGetFloat8(b));
-		case TESSERA_STATS_CMP:
-			return DatumGetInt32(FunctionCall2Coll((FmgrInfo *) &type->cmp,
-												   type->collation, a, b));
-		default:
-			return 0;
-	}
-}
-
-static void
-minmax_datums(const TesseraColumnType *type, const Datum *vals, int n,
-			  TesseraEncodedChunk *out)
-{
-	int			imin = 0,
-				imax = 0;
-
-	if (type->stats == TESSERA_STATS_NONE || n == 0)
-		return;
-	for (int i = 1; i < n; i++)
-	{
-		if (cmp_datum(type, vals[i], vals[imin]) < 0)
-			imin = i;
-		else if (cmp_datum(type, vals[i], vals[imax]) > 0)
-			imax = i;
-	}
-	out->has_stats = true;
-	out->min = vals[imin];
-	out->max = vals[imax];
-}
-
-static void
-minmax_ints(const TesseraColumnType *type, const Datum *vals, const int64 *ints, int n,
-			TesseraEncodedChunk *out)
-{
-	int			imin = 0,
-				imax = 0;
-
-	if (type->stats != TESSERA_STATS_SIGNED)
-	{
-		minmax_datums(type, vals, n, out);
-		return;
-	}
-	for (int i = 1; i < n; i++)
-	{
-		if (ints[i] < ints[imin])
-			imin = i;
-		else if (ints[i] > ints[imax])
-			imax = i;
-	}
-	out->has_stats = true;
-	out->min = vals[imin];
-	out->max = vals[imax];
-}
-
 /* ---- dictionary ---- */
 
 /*
@@ -494,7 +403,7 @@ try_dict(const TesseraColumnType *type, const Datum *vals, int n, TesseraBuf *ou
 	encode_plain(type, entries, ndict, out);
 	TesseraEncodeInts(codes, n, out);
 
-	minmax_datums(type, entries, ndict, chunk);
+	TesseraMinMaxDatums(type, entries, ndict, chunk);
 	pfree(codes);
 	pfree(entries);
 	return true;
@@ -642,13 +551,6 @@ TesseraChunkDictCodes(const TesseraColumnType *type, const TesseraChunkDisk *chu
 
 /* ---- chunks ---- */
 
-/* The codec must save 1/this of a payload to be kept (see the file header). */
-static inline Size
-codec_min_saving(int codec)
-{
-	return codec == TESSERA_CODEC_LZ4 ? 32 : 4;
-}
-
 /*
  * TesseraEncodeChunk
  *		Encode nrows values of one column.  Allocates out->stored in the
@@ -721,10 +623,10 @@ TesseraEncodeChunk(const TesseraColumnType *type, const Datum *values,
 				int64	   *ints = palloc(sizeof(int64) * n);
 
 				for (int i = 0; i < n; i++)
-					ints[i] = byval_to_int(vals[i], type->typlen);
+					ints[i] = TesseraByvalToInt(vals[i], type->typlen);
 				TesseraEncodeInts(ints, n, &raw);
 				out->encoding = TESSERA_ENC_INT;
-				minmax_ints(type, vals, ints, n, out);
+				TesseraMinMaxInts(type, vals, ints, n, out);
 				pfree(ints);
 				break;
 			}
@@ -750,7 +652,7 @@ TesseraEncodeChunk(const TesseraColumnType *type, const Datum *values,
 			{
 				encode_plain(type, vals, n, &raw);
 				out->encoding = TESSERA_ENC_PLAIN;
-				minmax_datums(type, vals, n, out);
+				TesseraMinMaxDatums(type, vals, n, out);
 			}
 			break;
 	}
@@ -760,23 +662,11 @@ TesseraEncodeChunk(const TesseraColumnType *type, const Datum *values,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("tessera chunk of %zu bytes exceeds the 4 GB limit", raw.len)));
 	out->raw_bytes = (uint32) raw.len;
-	out->codec = TESSERA_CODEC_NONE;
-	if (codec != TESSERA_CODEC_NONE && raw.len >= 64)
-	{
-		Size		n_comp;
-
-		TesseraBufInit(&out->stored, raw.len / 2 + 64);
-		n_comp = TesseraCompress(codec, level, raw.data, raw.len, &out->stored);
-		if (n_comp > 0 && n_comp <= raw.len - raw.len / codec_min_saving(codec))
-		{
-			out->codec = codec;
-			TesseraBufFree(&raw);
-		}
-		else
-			TesseraBufFree(&out->stored);
-	}
+	out->codec = TesseraCompressIfPays(codec, level, &raw, &out->stored);
 	if (out->codec == TESSERA_CODEC_NONE)
 		out->stored = raw;
+	else
+		TesseraBufFree(&raw);
 	if (dense)
 		pfree(dense);
 }
@@ -893,93 +783,6 @@ TesseraDecodeChunkRaw(const TesseraColumnType *type, const TesseraChunkDisk *chu
 			}
 		}
 	}
-}
-
-/* ---- stats serialization ---- */
-
-bool
-TesseraStatSerialize(const TesseraColumnType *type, Datum value, TesseraBuf *out,
-					 uint32 *off, uint32 *len)
-{
-	Size		n;
-
-	if (type->typbyval)
-	{
-		char		tmp[sizeof(Datum)];
-
-		store_att_byval(tmp, value, type->typlen);
-		*off = (uint32) out->len;
-		*len = type->typlen;
-		TesseraBufAppend(out, tmp, type->typlen);
-		return true;
-	}
-	if (type->typlen > 0)
-		n = type->typlen;
-	else if (type->typlen == -1)
-		n = VARSIZE_ANY(DatumGetPointer(value));
-	else
-		n = strlen(DatumGetCString(value)) + 1;
-	if (n > STATS_MAX_BYTES)
-		return false;
-	*off = (uint32) out->len;
-	*len = (uint32) n;
-	TesseraBufAppend(out, DatumGetPointer(value), n);
-	return true;
-}
-
-/*
- * TesseraStatDeserialize
- *		A Datum for a serialized min/max, palloc'd in the current context.
- *		Returns (Datum) 0 for bytes that do not form a valid value.
- */
-Datum
-TesseraStatDeserialize(const TesseraColumnType *type, const char *data, uint32 len)
-{
-	char	   *copy;
-
-	if (type->typbyval)
-	{
-		if (len != (uint32) type->typlen)
-			return (Datum) 0;
-		switch (len)
-		{
-			case 1:
-				return CharGetDatum(data[0]);
-			case 2:
-				{
-					int16		v;
-
-					memcpy(&v, data, sizeof(v));
-					return Int16GetDatum(v);
-				}
-			case 4:
-				{
-					int32		v;
-
-					memcpy(&v, data, sizeof(v));
-					return Int32GetDatum(v);
-				}
-			case 8:
-				{
-					int64		v;
-
-					memcpy(&v, data, sizeof(v));
-					return Int64GetDatum(v);
-				}
-			default:
-				return (Datum) 0;
-		}
-	}
-	if (type->typlen > 0 && len != (uint32) type->typlen)
-		return (Datum) 0;
-	if (type->typlen == -1 && (len < 1 || VARSIZE_ANY(data) != len ||
-							   VARATT_IS_EXTERNAL(data) || VARATT_IS_COMPRESSED(data)))
-		return (Datum) 0;
-	if (type->typlen == -2 && (len < 1 || data[len - 1] != '\0'))
-		return (Datum) 0;
-	copy = palloc(MAXALIGN(len));
-	memcpy(copy, data, len);
-	return PointerGetDatum(copy);
 }
 
 /*

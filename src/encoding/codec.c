@@ -9,6 +9,13 @@
  *	  the payload uncompressed.  Decompression must produce exactly the
  *	  recorded raw size, anything else is corruption.
  *
+ *	  A codec is kept only when it pays for the time every scan spends
+ *	  undoing it (TesseraCompressIfPays, the one place that decides): lz4
+ *	  (several GB/s) when it saves 1/32 of the payload, zstd and pglz
+ *	  (about 1 GB/s, slower than reading the raw bytes from memory or even
+ *	  from disk) only when they save a quarter.  Otherwise the payload is
+ *	  stored raw.
+ *
  *	  zstd keeps one compression and one decompression context per backend
  *	  (allocated by libzstd with malloc, reused for every chunk).
  *
@@ -35,6 +42,34 @@ bool
 TesseraCodecAvailable(int codec)
 {
 	return codec >= TESSERA_CODEC_NONE && codec <= TESSERA_CODEC_ZSTD;
+}
+
+/* The codec must save 1/this of a payload to be kept (see the file header). */
+static inline Size
+codec_min_saving(int codec)
+{
+	return codec == TESSERA_CODEC_LZ4 ? 32 : 4;
+}
+
+/*
+ * TesseraCompressIfPays
+ *		Compress raw into a new buffer *out if the codec pays for itself.
+ *		Returns the codec applied; TESSERA_CODEC_NONE leaves *out unset and
+ *		raw is to be stored as it is.
+ */
+int
+TesseraCompressIfPays(int codec, int level, const TesseraBuf *raw, TesseraBuf *out)
+{
+	Size		n;
+
+	if (codec == TESSERA_CODEC_NONE || raw->len < 64)
+		return TESSERA_CODEC_NONE;
+	TesseraBufInit(out, raw->len / 2 + 64);
+	n = TesseraCompress(codec, level, raw->data, raw->len, out);
+	if (n > 0 && n <= raw->len - raw->len / codec_min_saving(codec))
+		return codec;
+	TesseraBufFree(out);
+	return TESSERA_CODEC_NONE;
 }
 
 Size

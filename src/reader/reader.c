@@ -255,40 +255,55 @@ TesseraDecodeDeadRows(Relation rel, const TesseraStripe *s, const TesseraStripeD
 	return n;
 }
 
+/*
+ * TesseraDirFindRowGroup
+ *		The row group of dir holding rownum, and the row's index in it
+ *		(*row); -1 if none does.
+ */
+int
+TesseraDirFindRowGroup(const TesseraStripeDir *dir, uint64 rownum, int *row)
+{
+	int			lo = 0,
+				hi = (int) dir->hdr.n_row_groups - 1;
+
+	while (lo <= hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+		const TesseraRowGroupDisk *g = &dir->rgs[mid];
+
+		if (rownum < g->first_rownum)
+			hi = mid - 1;
+		else if (rownum >= g->first_rownum + g->row_count)
+			lo = mid + 1;
+		else
+		{
+			*row = (int) (rownum - g->first_rownum);
+			return mid;
+		}
+	}
+	return -1;
+}
+
 /* Is rownum (in stripe s) a folded row? */
 bool
 TesseraRowFolded(Relation rel, const TesseraStripe *s, const TesseraStripeDir *dir,
 				 uint64 rownum)
 {
-	int			lo = 0,
-				hi = (int) dir->hdr.n_row_groups - 1;
+	int			rg;
+	int			row;
+	bool	   *dead;
+	bool		result;
 
 	if (dir->dead == NULL)
 		return false;
-	while (lo <= hi)
-	{
-		int			mid = lo + (hi - lo) / 2;
-		TesseraRowGroupDisk *rg = &dir->rgs[mid];
-
-		if (rownum < rg->first_rownum)
-			hi = mid - 1;
-		else if (rownum >= rg->first_rownum + rg->row_count)
-			lo = mid + 1;
-		else
-		{
-			bool	   *dead;
-			bool		result;
-
-			if (dir->dead[mid].value_count == 0)
-				return false;
-			dead = palloc0(sizeof(bool) * rg->row_count);
-			TesseraDecodeDeadRows(rel, s, dir, mid, dead);
-			result = dead[rownum - rg->first_rownum];
-			pfree(dead);
-			return result;
-		}
-	}
-	return false;
+	rg = TesseraDirFindRowGroup(dir, rownum, &row);
+	if (rg < 0 || dir->dead[rg].value_count == 0)
+		return false;
+	dead = palloc0(sizeof(bool) * dir->rgs[rg].row_count);
+	TesseraDecodeDeadRows(rel, s, dir, rg, dead);
+	result = dead[row];
+	pfree(dead);
+	return result;
 }
 
 /*
@@ -309,21 +324,36 @@ TesseraVisibleRows(TesseraStripe *s, TesseraStripeDir *dir, Snapshot snapshot)
 }
 
 /*
- * TesseraReaderBegin
- *		Build a reader of rel for snapshot, in a new memory context under
- *		the current one.  bulk selects a ring buffer strategy.
+ * TesseraRowInsertedVisible
+ *		Is row rownum's insertion visible to snapshot: its stripe, the
+ *		command that wrote it (own transaction), and not folded away?
+ *		(Whether it was deleted since is the row state's business.)
  */
-TesseraReader *
-TesseraReaderBegin(Relation rel, Snapshot snapshot, bool bulk)
+bool
+TesseraRowInsertedVisible(Relation rel, uint64 rownum, Snapshot snapshot)
 {
-	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "tessera reader",
-											  ALLOCSET_DEFAULT_SIZES);
+	TesseraMeta meta;
+	TesseraStripe s;
+	TesseraStripeDir *dir;
+
+	TesseraReadMeta(rel, &meta);
+	if (!meta.valid || !TesseraFindStripe(meta.storage_id, rownum, snapshot, &s))
+		return false;
+	dir = TesseraLoadDir(rel, &s, TesseraPhysicalBlocks(rel));
+	return rownum - s.first_rownum < TesseraVisibleRows(&s, dir, snapshot) &&
+		!TesseraRowFolded(rel, &s, dir, rownum);
+}
+
+/*
+ * A reader of rel with no stripes yet, in a new memory context under
+ * parent that TesseraReaderEnd deletes (with the reader).
+ */
+static TesseraReader *
+reader_alloc(Relation rel, Snapshot snapshot, MemoryContext parent)
+{
+	MemoryContext cxt = AllocSetContextCreate(parent, "tessera reader", ALLOCSET_DEFAULT_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(cxt);
 	TesseraReader *r = palloc0(sizeof(TesseraReader));
-	TesseraMeta meta;
-	List	   *list = NIL;
-	ListCell   *lc;
-	int			n = 0;
 
 	r->rel = rel;
 	r->snapshot = snapshot;
@@ -337,6 +367,59 @@ TesseraReaderBegin(Relation rel, Snapshot snapshot, bool bulk)
 	r->batch.stripe = -1;
 	r->batch.values = palloc0(sizeof(Datum *) * Max(r->natts, 1));
 	r->batch.isnull = palloc0(sizeof(bool *) * Max(r->natts, 1));
+	MemoryContextSwitchTo(old);
+	return r;
+}
+
+/*
+ * TesseraReaderForStripe
+ *		A reader of the one stripe s, whose directory the caller loaded (and
+ *		may cache), in a new memory context under cxt.  It does not check
+ *		row states: fetches and maintenance check the rows they want.
+ */
+TesseraReader *
+TesseraReaderForStripe(Relation rel, TesseraStripe *s, TesseraStripeDir *dir, Snapshot snapshot,
+					   MemoryContext cxt)
+{
+	TesseraReader *r = reader_alloc(rel, snapshot, cxt);
+	MemoryContext old = MemoryContextSwitchTo(r->cxt);
+
+	r->check_deleted = false;
+	r->rel_nblocks = TesseraPhysicalBlocks(rel);
+	r->storage_id = s->storage_id;
+	r->stripes = palloc0(sizeof(TesseraScanStripe));
+	r->stripes[0].meta = *s;
+	if (s->delta != NULL)
+	{
+		/* the fetch cache may be reset while this reader lives */
+		r->stripes[0].meta.delta = palloc(VARSIZE_ANY(s->delta));
+		memcpy(r->stripes[0].meta.delta, s->delta, VARSIZE_ANY(s->delta));
+	}
+	r->stripes[0].dir = dir;
+	r->stripes[0].visible_rows = TesseraVisibleRows(s, dir, snapshot);
+	r->nstripes = 1;
+	r->total_rgs = s->n_row_groups;
+	r->total_rows = r->stripes[0].visible_rows;
+	r->rownum_end = s->first_rownum + s->row_count;
+	MemoryContextSwitchTo(old);
+	return r;
+}
+
+/*
+ * TesseraReaderBegin
+ *		Build a reader of rel for snapshot, in a new memory context under
+ *		the current one.  bulk selects a ring buffer strategy.
+ */
+TesseraReader *
+TesseraReaderBegin(Relation rel, Snapshot snapshot, bool bulk)
+{
+	TesseraReader *r = reader_alloc(rel, snapshot, CurrentMemoryContext);
+	MemoryContext old = MemoryContextSwitchTo(r->cxt);
+	TesseraMeta meta;
+	List	   *list = NIL;
+	ListCell   *lc;
+	int			n = 0;
+
 	r->strategy = bulk ? GetAccessStrategy(BAS_BULKREAD) : NULL;
 	r->check_deleted = true;
 
@@ -1167,25 +1250,8 @@ TesseraReaderLocate(TesseraReader *r, uint64 rownum, int *stripe, int *rg, int *
 		return false;
 
 	dir = TesseraReaderDir(r, *stripe);
-	lo = 0;
-	hi = dir->hdr.n_row_groups - 1;
-	while (lo <= hi)
-	{
-		int			mid = lo + (hi - lo) / 2;
-		TesseraRowGroupDisk *g = &dir->rgs[mid];
-
-		if (rownum < g->first_rownum)
-			hi = mid - 1;
-		else if (rownum >= g->first_rownum + g->row_count)
-			lo = mid + 1;
-		else
-		{
-			*rg = mid;
-			*row = (int) (rownum - g->first_rownum);
-			return true;
-		}
-	}
-	return false;
+	*rg = TesseraDirFindRowGroup(dir, rownum, row);
+	return *rg >= 0;
 }
 
 /* Map a global row group number to (stripe, row group). */

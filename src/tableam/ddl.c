@@ -2,18 +2,33 @@
  *
  * ddl.c
  *	  Storage lifecycle of a tessera relation: new relfilenodes, truncation,
- *	  tablespace moves, rewrites, VACUUM, size estimates.
+ *	  tablespace moves, rewrites (VACUUM FULL, CLUSTER, ALTER TABLE), size
+ *	  and row estimates.
  *
  * NOTES
  *	  A new relfilenode gets a new storage id (a sequence value) written
  *	  into its metapage; the stripe catalog is keyed by it.  When a
  *	  relfilenode replaces another (TRUNCATE, rewrites), the catalog rows of
  *	  the old storage are deleted in the same transaction, so a rollback
- *	  brings back both the old file and its stripes.
+ *	  brings back both the old file and its stripes; rows this backend still
+ *	  buffers for the old storage are dropped with it when the replacement
+ *	  cannot be undone, and kept otherwise.
+ *
+ *	  A rewrite copies the rows its snapshot sees.  When every stripe was
+ *	  inserted before every running snapshot and no deletion is recent
+ *	  enough for one to miss, the new stripes are written frozen, so older
+ *	  snapshots see the new storage's rows as they saw the old ones;
+ *	  otherwise the rewrite's own transaction inserts them, as heap's does.
  *
  *	  Stripe pages hold no transaction ids; row states of changed rows do,
- *	  so relfrozenxid starts like heap's and VACUUM advances it.  The stripe
- *	  catalog rows are ordinary heap tuples, vacuumed and frozen as such.
+ *	  so relfrozenxid starts like heap's and VACUUM (vacuum.c) advances it.
+ *	  The stripe catalog rows are ordinary heap tuples, vacuumed and frozen
+ *	  as such.
+ *
+ *	  Size estimates report the pages the decoded rows would fill, not the
+ *	  compressed pages: what a scan costs is decoding.  A table never
+ *	  vacuumed or analyzed gets heap's guess of at least 10 pages, so that
+ *	  the planner treats new tables of both access methods alike.
  *
  * IDENTIFICATION
  *	  src/tableam/ddl.c

@@ -2,15 +2,26 @@
  *
  * fetch.c
  *	  Fetching single rows by TID: index fetches, TID scans, trigger and
- *	  EvalPlanQual fetches.
+ *	  EvalPlanQual fetches, and the checks by TID (satisfies_snapshot,
+ *	  latest version).
  *
  * NOTES
- *	  A TID is a row number.  The stripe holding it is found with one
- *	  catalog index probe (first_row <= rownum, backwards) under the
- *	  caller's snapshot; the stripe's directory gives the row group, whose
- *	  columns are decoded on demand into the fetcher's batch.  The stripe,
- *	  its directory and the decoded row group stay cached in the fetcher,
- *	  so consecutive fetches from the same row group decode nothing again.
+ *	  A TID is a row number.  The stripe holding it comes from the
+ *	  per-backend fetch cache (reader/cache.c: stripe, directory and chunk
+ *	  payloads, found by one catalog index probe on a miss), its directory
+ *	  gives the row group.  Visibility is the stripe's (catalog MVCC and own
+ *	  command ids) and then the row state's.
+ *
+ *	  A lone fetch decodes one value per column it is asked for from the
+ *	  cached payloads (lazily, for a tessera slot: only the columns the plan
+ *	  reads).  A second fetch from the same row group decodes it whole into
+ *	  a one-stripe reader, which serves the following fetches, as long as
+ *	  the snapshot and the fetch cache's generation stay the same.
+ *
+ *	  Rows of other transactions that are reserved but not yet written
+ *	  exist for a dirty snapshot (unique checks wait for their inserter, a
+ *	  speculative one by its token), and serializable readers report a
+ *	  rw-conflict with them, as with an in-progress heap insert.
  *
  * IDENTIFICATION
  *	  src/tableam/fetch.c
@@ -33,6 +44,7 @@
 #include "tessera/catalog.h"
 #include "tessera/reader.h"
 #include "tessera/rowstate.h"
+#include "tessera/slot.h"
 #include "tessera/storage.h"
 #include "tessera/tableam.h"
 #include "tessera/tessera.h"
@@ -112,73 +124,6 @@ same_snapshot(TesseraFetcher *f, Snapshot snapshot)
 	return snapshot->snapshot_type == SNAPSHOT_ANY;
 }
 
-/* A reader holding just one stripe, with its (cached) directory. */
-TesseraReader *
-TesseraReaderForStripe(Relation rel, TesseraStripe *s, TesseraStripeDir *dir, Snapshot snapshot,
-				  MemoryContext cxt)
-{
-	MemoryContext old = MemoryContextSwitchTo(cxt);
-	TesseraReader *r = palloc0(sizeof(TesseraReader));
-
-	r->rel = rel;
-	r->snapshot = snapshot;
-	r->cxt = AllocSetContextCreate(cxt, "tessera fetch reader", ALLOCSET_SMALL_SIZES);
-	MemoryContextSwitchTo(r->cxt);
-	r->tupdesc = RelationGetDescr(rel);
-	r->natts = r->tupdesc->natts;
-	r->types = palloc0(sizeof(TesseraColumnType) * Max(r->natts, 1));
-	r->type_ready = palloc0(sizeof(bool) * Max(r->natts, 1));
-	r->batch_cxt = AllocSetContextCreate(r->cxt, "tessera batch", ALLOCSET_DEFAULT_SIZES);
-	r->batch.reader = r;
-	r->batch.stripe = -1;
-	r->check_deleted = false;	/* fetch_row checks the one row it wants */
-	r->batch.values = palloc0(sizeof(Datum *) * Max(r->natts, 1));
-	r->batch.isnull = palloc0(sizeof(bool *) * Max(r->natts, 1));
-	r->rel_nblocks = TesseraPhysicalBlocks(rel);
-	r->storage_id = s->storage_id;
-	r->stripes = palloc0(sizeof(TesseraScanStripe));
-	r->stripes[0].meta = *s;
-	if (s->delta != NULL)
-	{
-		/* the fetch cache may be reset while this reader lives */
-		r->stripes[0].meta.delta = palloc(VARSIZE_ANY(s->delta));
-		memcpy(r->stripes[0].meta.delta, s->delta, VARSIZE_ANY(s->delta));
-	}
-	r->stripes[0].dir = dir;
-	r->stripes[0].visible_rows = TesseraVisibleRows(s, dir, snapshot);
-	r->nstripes = 1;
-	r->total_rgs = s->n_row_groups;
-	r->total_rows = r->stripes[0].visible_rows;
-	r->rownum_end = s->first_rownum + s->row_count;
-	MemoryContextSwitchTo(old);
-	return r;
-}
-
-/* Row group of rownum in a directory, and its index in it. */
-static int
-find_row_group(TesseraStripeDir *dir, uint64 rownum, int *row)
-{
-	int			lo = 0,
-				hi = (int) dir->hdr.n_row_groups - 1;
-
-	while (lo <= hi)
-	{
-		int			mid = lo + (hi - lo) / 2;
-		TesseraRowGroupDisk *g = &dir->rgs[mid];
-
-		if (rownum < g->first_rownum)
-			hi = mid - 1;
-		else if (rownum >= g->first_rownum + g->row_count)
-			lo = mid + 1;
-		else
-		{
-			*row = (int) (rownum - g->first_rownum);
-			return mid;
-		}
-	}
-	return -1;
-}
-
 /*
  * Decode columns [from, to) of row `row` of row group rg (row number rownum)
  * straight from the cached chunk payloads into the slot, in the fetcher's
@@ -207,7 +152,7 @@ decode_single_columns(void *arg, uint64 rownum, int rg, int row, TupleTableSlot 
 	 * After a reset the stripe may be a rewrite by VACUUM (the same row
 	 * numbers, other row groups): place the row again.
 	 */
-	rg = find_row_group(dir, rownum, &row);
+	rg = TesseraDirFindRowGroup(dir, rownum, &row);
 	if (rg < 0)
 		elog(ERROR, "tessera row " UINT64_FORMAT " of \"%s\" vanished from its stripe",
 			 rownum, RelationGetRelationName(rel));
@@ -367,6 +312,89 @@ conflict_out_unwritten(Relation rel, uint64 storage_id, uint64 rownum, Snapshot 
 		TesseraSerializableConflictOut(rel, s.xmin, snapshot);
 }
 
+/*
+ * A row number no written stripe holds.  Another transaction may be
+ * inserting this row and not have written it yet.  Like an in-progress heap
+ * insert it "exists" for a dirty snapshot, with xmin set, so that unique
+ * checks wait for the inserter; its values are not available yet.
+ */
+static bool
+fetch_unwritten(TesseraFetcher *f, uint64 rownum, ItemPointer tid, Snapshot snapshot,
+				TupleTableSlot *slot, bool *all_dead)
+{
+	Relation	rel = f->base.rel;
+	TesseraStripe s;
+	TesseraRowState st;
+
+	if (snapshot->snapshot_type == SNAPSHOT_DIRTY &&
+		TesseraFindStripe(f->meta.storage_id, rownum, snapshot, &s) && s.row_count == 0)
+	{
+		/* a lost ON CONFLICT insertion is gone for everyone at once */
+		if (TesseraGetRowState(rel, rownum, &st) && TesseraRowDeleted(&st, snapshot))
+		{
+			if (all_dead && TesseraRowDeadToAll(&st, rel))
+				*all_dead = true;
+			return false;
+		}
+		snapshot->xmin = s.xmin;
+		snapshot->speculativeToken = TesseraSpeculativeToken(rel, rownum);
+		ExecStoreAllNullTuple(slot);
+		slot->tts_tid = *tid;
+		slot->tts_tableOid = RelationGetRelid(rel);
+		return true;
+	}
+	if (IsMVCCSnapshot(snapshot))
+		conflict_out_unwritten(rel, f->meta.storage_id, rownum, snapshot);
+	return false;
+}
+
+/*
+ * Store visible row `row` of row group rg in the slot.  A lone fetch
+ * decodes one value per column from the cached payloads; a second fetch in
+ * a row from the same row group decodes it whole and serves the following
+ * ones from the decoded columns.
+ */
+static bool
+store_row(TesseraFetcher *f, TesseraCachedStripe *cs, TesseraStripeDir *dir, int rg, int row,
+		  uint64 rownum, Snapshot snapshot, TupleTableSlot *slot)
+{
+	bool		use_reader = f->reader && same_snapshot(f, snapshot) &&
+		f->reader->stripes[0].meta.stripe_id == cs->s.stripe_id;
+
+	if (!use_reader && f->last_stripe_id == cs->s.stripe_id && f->last_rg == rg &&
+		(snapshot->snapshot_type == SNAPSHOT_MVCC || snapshot->snapshot_type == SNAPSHOT_ANY))
+	{
+		if (f->reader)
+			TesseraReaderEnd(f->reader);
+		f->reader = TesseraReaderForStripe(f->base.rel, &cs->s, dir, snapshot, f->cxt);
+		f->reader_generation = TesseraFetchCacheGeneration();
+		f->snapshot = snapshot;
+		f->snapshot_type = snapshot->snapshot_type;
+		f->curcid = snapshot->curcid;
+		f->snap_xmin = snapshot->xmin;
+		f->snap_xmax = snapshot->xmax;
+		use_reader = true;
+	}
+	if (use_reader)
+	{
+		int			stripe,
+					rrg,
+					rrow;
+
+		if (TesseraReaderLocate(f->reader, rownum, &stripe, &rrg, &rrow) &&
+			TesseraReaderLoad(f->reader, stripe, rrg) && rrow < f->reader->batch.nrows)
+		{
+			TesseraSlotStoreRow(slot, &f->reader->batch, rrow);
+			return true;
+		}
+		return false;
+	}
+	f->last_stripe_id = cs->s.stripe_id;
+	f->last_rg = rg;
+	store_single_row(f, cs, rg, row, slot, rownum);
+	return true;
+}
+
 static bool
 fetch_row_visible(TesseraFetcher *f, ItemPointer tid, Snapshot snapshot, TupleTableSlot *slot,
 				  bool *all_dead)
@@ -415,36 +443,7 @@ fetch_row_visible(TesseraFetcher *f, ItemPointer tid, Snapshot snapshot, TupleTa
 		f->snapshot = NULL;
 	}
 	if (cs == NULL)
-	{
-		TesseraStripe s;
-
-		/*
-		 * Another transaction may be inserting this row and not have written
-		 * it yet.  Like an in-progress heap insert it "exists" for a dirty
-		 * snapshot, with xmin set, so that unique checks wait for the
-		 * inserter; its values are not available yet.
-		 */
-		if (snapshot->snapshot_type == SNAPSHOT_DIRTY &&
-			TesseraFindStripe(f->meta.storage_id, rownum, snapshot, &s) && s.row_count == 0)
-		{
-			/* a lost ON CONFLICT insertion is gone for everyone at once */
-			if (TesseraGetRowState(rel, rownum, &st) && TesseraRowDeleted(&st, snapshot))
-			{
-				if (all_dead && TesseraRowDeadToAll(&st, rel))
-					*all_dead = true;
-				return false;
-			}
-			snapshot->xmin = s.xmin;
-			snapshot->speculativeToken = TesseraSpeculativeToken(rel, rownum);
-			ExecStoreAllNullTuple(slot);
-			slot->tts_tid = *tid;
-			slot->tts_tableOid = RelationGetRelid(rel);
-			return true;
-		}
-		if (IsMVCCSnapshot(snapshot))
-			conflict_out_unwritten(rel, f->meta.storage_id, rownum, snapshot);
-		return false;
-	}
+		return fetch_unwritten(f, rownum, tid, snapshot, slot, all_dead);
 	if (TesseraCachedStripeAborted(cs))
 	{
 		/* an aborted insert: dead to everyone, the index AM may forget it */
@@ -465,7 +464,7 @@ fetch_row_visible(TesseraFetcher *f, ItemPointer tid, Snapshot snapshot, TupleTa
 	dir = TesseraCacheDir(rel, cs);
 	if (own && rownum - cs->s.first_rownum >= TesseraVisibleRows(&cs->s, dir, snapshot))
 		return false;
-	rg = find_row_group(dir, rownum, &row);
+	rg = TesseraDirFindRowGroup(dir, rownum, &row);
 	if (rg < 0)
 		return false;
 
@@ -492,53 +491,7 @@ fetch_row_visible(TesseraFetcher *f, ItemPointer tid, Snapshot snapshot, TupleTa
 	if (IsMVCCSnapshot(snapshot))
 		PredicateLockTID(rel, tid, snapshot, cs->s.xmin);
 
-	/*
-	 * A lone fetch decodes one value per column from the cached payloads; a
-	 * second fetch in a row from the same row group decodes it whole and
-	 * serves the following ones from the decoded columns.
-	 */
-	if (f->reader && same_snapshot(f, snapshot) && f->reader->stripes[0].meta.stripe_id == cs->s.stripe_id)
-	{
-		int			stripe,
-					rrg,
-					rrow;
-
-		if (TesseraReaderLocate(f->reader, rownum, &stripe, &rrg, &rrow) &&
-			TesseraReaderLoad(f->reader, stripe, rrg) && rrow < f->reader->batch.nrows)
-		{
-			TesseraSlotStoreRow(slot, &f->reader->batch, rrow);
-			return true;
-		}
-		return false;
-	}
-	if (f->last_stripe_id == cs->s.stripe_id && f->last_rg == rg &&
-		(snapshot->snapshot_type == SNAPSHOT_MVCC || snapshot->snapshot_type == SNAPSHOT_ANY))
-	{
-		int			stripe,
-					rrg,
-					rrow;
-
-		if (f->reader)
-			TesseraReaderEnd(f->reader);
-		f->reader = TesseraReaderForStripe(rel, &cs->s, dir, snapshot, f->cxt);
-		f->reader_generation = TesseraFetchCacheGeneration();
-		f->snapshot = snapshot;
-		f->snapshot_type = snapshot->snapshot_type;
-		f->curcid = snapshot->curcid;
-		f->snap_xmin = snapshot->xmin;
-		f->snap_xmax = snapshot->xmax;
-		if (TesseraReaderLocate(f->reader, rownum, &stripe, &rrg, &rrow) &&
-			TesseraReaderLoad(f->reader, stripe, rrg) && rrow < f->reader->batch.nrows)
-		{
-			TesseraSlotStoreRow(slot, &f->reader->batch, rrow);
-			return true;
-		}
-		return false;
-	}
-	f->last_stripe_id = cs->s.stripe_id;
-	f->last_rg = rg;
-	store_single_row(f, cs, rg, row, slot, rownum);
-	return true;
+	return store_row(f, cs, dir, rg, row, rownum, snapshot, slot);
 }
 
 struct IndexFetchTableData *
@@ -715,21 +668,13 @@ tessera_tuple_get_latest_tid(TableScanDesc scan, ItemPointer tid)
 bool
 tessera_tuple_satisfies_snapshot(Relation rel, TupleTableSlot *slot, Snapshot snapshot)
 {
-	TesseraMeta meta;
-	TesseraStripe s;
-	TesseraStripeDir *dir;
 	TesseraRowState st;
 	uint64		rownum;
 	bool		visible;
 
 	if (!TesseraTidToRownum(&slot->tts_tid, &rownum))
 		return false;
-	TesseraReadMeta(rel, &meta);
-	if (!meta.valid || !TesseraFindStripe(meta.storage_id, rownum, snapshot, &s))
-		return false;
-	dir = TesseraLoadDir(rel, &s, TesseraPhysicalBlocks(rel));
-	visible = rownum - s.first_rownum < TesseraVisibleRows(&s, dir, snapshot) &&
-		!TesseraRowFolded(rel, &s, dir, rownum);
+	visible = TesseraRowInsertedVisible(rel, rownum, snapshot);
 	if (visible && TesseraGetRowState(rel, rownum, &st))
 		visible = !TesseraRowDeleted(&st, snapshot);
 	return visible;

@@ -5,7 +5,9 @@
  *
  * NOTES
  *	  This file only wires callbacks, in tableam.h order; they live in
- *	  scan.c, fetch.c, modify.c and ddl.c.
+ *	  scan.c, fetch.c, modify.c, index.c, vacuum.c and ddl.c of this
+ *	  directory.  _PG_init registers the routine with catalog/am.c, which
+ *	  answers "is this a tessera table?" for every layer.
  *
  * IDENTIFICATION
  *	  src/tableam/handler.c
@@ -15,10 +17,8 @@
 #include "postgres.h"
 
 #include "access/tableam.h"
-#include "catalog/pg_am.h"
 #include "commands/defrem.h"
 #include "fmgr.h"
-#include "utils/syscache.h"
 
 #include "tessera/tableam.h"
 #include "tessera/tessera.h"
@@ -104,31 +104,4 @@ const TableAmRoutine *
 TesseraTableAmRoutine(void)
 {
 	return &tessera_methods;
-}
-
-bool
-IsTesseraRelation(Relation rel)
-{
-	return rel->rd_tableam == &tessera_methods;
-}
-
-/* Is amoid the tessera access method (of this database)? */
-bool
-IsTesseraAmOid(Oid amoid)
-{
-	HeapTuple	tup;
-	bool		result = false;
-
-	if (!OidIsValid(amoid))
-		return false;
-	tup = SearchSysCache1(AMOID, ObjectIdGetDatum(amoid));
-	if (HeapTupleIsValid(tup))
-	{
-		Form_pg_am am = (Form_pg_am) GETSTRUCT(tup);
-
-		result = am->amtype == AMTYPE_TABLE &&
-			strcmp(NameStr(am->amname), TESSERA_AM_NAME) == 0;
-		ReleaseSysCache(tup);
-	}
-	return result;
 }

@@ -54,6 +54,7 @@
 #include "tessera/catalog.h"
 #include "tessera/reader.h"
 #include "tessera/rowstate.h"
+#include "tessera/slot.h"
 #include "tessera/storage.h"
 #include "tessera/tableam.h"
 #include "tessera/tessera.h"
@@ -169,24 +170,6 @@ entry_holders(const TesseraRowState *st, Holder **out)
 	return 1;
 }
 
-/* Is row rownum (its insertion) visible to snapshot? */
-static bool
-row_inserted_visible(Relation rel, uint64 rownum, Snapshot snapshot)
-{
-	TesseraMeta meta;
-	TesseraStripe s;
-	TesseraStripeDir *dir;
-	bool		visible;
-
-	TesseraReadMeta(rel, &meta);
-	if (!meta.valid || !TesseraFindStripe(meta.storage_id, rownum, snapshot, &s))
-		return false;
-	dir = TesseraLoadDir(rel, &s, TesseraPhysicalBlocks(rel));
-	visible = rownum - s.first_rownum < TesseraVisibleRows(&s, dir, snapshot) &&
-		!TesseraRowFolded(rel, &s, dir, rownum);
-	return visible;
-}
-
 /*
  * Command ids of rows our own transaction inserted, for the stripe last
  * asked about; kept for the transaction so bulk changes probe the catalog
@@ -267,6 +250,220 @@ fill_failure(TM_FailureData *tmfd, ItemPointer tid, const TesseraRowState *st,
 		tmfd->ctid = *tid;
 }
 
+/* What the holders of a row's state entry mean for a change by us. */
+typedef struct HolderVerdict
+{
+	bool		self_modified;	/* we updated or deleted the row */
+	CommandId	self_cmax;
+	int			own_lock;		/* strongest LockTupleMode we hold, or -1 */
+	int			own_same_lock;	/* ... under the xid we write with */
+	Holder	   *wait_for;		/* a running holder whose lock conflicts */
+	Holder	   *committed;		/* a committed updater or deleter */
+} HolderVerdict;
+
+static void
+judge_holders(const TesseraRowState *entry, Holder *holders, int n, TransactionId xid,
+			  LockTupleMode mode, HolderVerdict *v)
+{
+	v->self_modified = false;
+	v->self_cmax = InvalidCommandId;
+	v->own_lock = -1;
+	v->own_same_lock = -1;
+	v->wait_for = NULL;
+	v->committed = NULL;
+	for (int i = 0; i < n; i++)
+	{
+		Holder	   *h = &holders[i];
+
+		if (TransactionIdIsCurrentTransactionId(h->xid))
+		{
+			if (h->updater)
+			{
+				v->self_modified = true;
+				v->self_cmax = entry->cmax;
+			}
+			else
+			{
+				if ((int) h->mode > v->own_lock)
+					v->own_lock = (int) h->mode;
+				if (TransactionIdEquals(h->xid, xid) && (int) h->mode > v->own_same_lock)
+					v->own_same_lock = (int) h->mode;
+			}
+		}
+		else if (TransactionIdIsInProgress(h->xid))
+		{
+			if (modes_conflict(h->mode, mode) && v->wait_for == NULL)
+				v->wait_for = h;
+		}
+		else if (h->updater && TransactionIdDidCommit(h->xid))
+			v->committed = h;
+	}
+}
+
+/*
+ * Wait for running transaction wxid to end, as wait_policy says.  Returns
+ * false, with *result, where the policy says not to wait.  The tuple lock
+ * queues us behind other waiters for the row -- unless we hold a lock on
+ * it already (holds_lock): a waiter queued behind us would then wait for
+ * our transaction while we wait for it in the queue, a deadlock where heap
+ * has none (it skips the tuple lock when upgrading a lock it holds in a
+ * multixact).
+ */
+static bool
+wait_for_row(Relation rel, ItemPointer tid, TransactionId wxid, ModifyOp op,
+			 LockTupleMode tuplock_mode, LockWaitPolicy wait_policy, bool holds_lock,
+			 bool *have_tuple_lock, TM_Result *result)
+{
+	if (!*have_tuple_lock && !holds_lock)
+	{
+		switch (wait_policy)
+		{
+			case LockWaitBlock:
+				LockTuple(rel, tid, tuple_lock_modes[tuplock_mode]);
+				break;
+			case LockWaitSkip:
+				if (!ConditionalLockTuple(rel, tid, tuple_lock_modes[tuplock_mode]))
+				{
+					*result = TM_WouldBlock;
+					return false;
+				}
+				break;
+			case LockWaitError:
+				if (!ConditionalLockTuple(rel, tid, tuple_lock_modes[tuplock_mode]))
+					ereport(ERROR,
+							(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+							 errmsg("could not obtain lock on row in relation \"%s\"",
+									RelationGetRelationName(rel))));
+				break;
+		}
+		*have_tuple_lock = true;
+	}
+	switch (wait_policy)
+	{
+		case LockWaitBlock:
+			XactLockTableWait(wxid, rel, tid,
+							  op == OP_DELETE ? XLTW_Delete :
+							  op == OP_UPDATE ? XLTW_Update : XLTW_Lock);
+			break;
+		case LockWaitSkip:
+			if (!ConditionalXactLockTableWait(wxid))
+			{
+				*result = TM_WouldBlock;
+				return false;
+			}
+			break;
+		case LockWaitError:
+			if (!ConditionalXactLockTableWait(wxid))
+				ereport(ERROR,
+						(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
+						 errmsg("could not obtain lock on row in relation \"%s\"",
+								RelationGetRelationName(rel))));
+			break;
+	}
+	return true;
+}
+
+/*
+ * Write the row's new state entry (page locked by ref): our change joins
+ * the holders that stay.
+ */
+static void
+write_change(Relation rel, TesseraStateRef *ref, Holder *holders, int n, TransactionId xid,
+			 CommandId cid, ModifyOp op, LockTupleMode mode, int own_same_lock,
+			 bool changing_part)
+{
+	MultiXactMember *members = palloc(sizeof(MultiXactMember) * (n + 1));
+	int			nmembers = 0;
+	TesseraRowState newst;
+	bool		updater_present = (op != OP_LOCK);
+	bool		stay_updater = false;	/* another's update stays */
+
+	/*
+	 * Holders that stay: running compatible locks and updaters, a committed
+	 * non-key update a key-share lock joins, and our own under another
+	 * (sub)transaction id -- a lock the parent holds must outlive a
+	 * subtransaction that rolls back, as heap keeps it in a multixact.  Our
+	 * entries under this id merge into the new one.
+	 */
+	for (int i = 0; i < n; i++)
+	{
+		Holder	   *h = &holders[i];
+
+		if (TransactionIdEquals(h->xid, xid))
+			continue;
+		if (TransactionIdIsCurrentTransactionId(h->xid))
+		{
+			if (h->updater)
+				continue;		/* an update of ours: self_modified before */
+		}
+		else if (!TransactionIdIsInProgress(h->xid) &&
+				 !(h->updater && TransactionIdDidCommit(h->xid)))
+			continue;			/* gone: finished lockers, aborted updaters */
+		members[nmembers].xid = h->xid;
+		members[nmembers].status = status_of(h->mode, h->updater);
+		if (h->updater)
+		{
+			updater_present = true;
+			stay_updater = true;
+		}
+		nmembers++;
+	}
+
+	memset(&newst, 0, sizeof(newst));
+	newst.cmax = cid;
+	/* never weaken a lock we already hold under this id */
+	if (own_same_lock > (int) mode)
+		mode = (LockTupleMode) own_same_lock;
+	if (nmembers == 0)
+	{
+		newst.xmax = xid;
+		if (op == OP_LOCK)
+			newst.infomask = TESSERA_RS_LOCK_ONLY | ((uint16) mode << TESSERA_RS_LOCK_SHIFT);
+	}
+	else
+	{
+		members[nmembers].xid = xid;
+		members[nmembers].status = status_of(mode, op != OP_LOCK);
+		nmembers++;
+		newst.xmax = MultiXactIdCreateFromMembers(nmembers, members);
+		newst.infomask = TESSERA_RS_IS_MULTI;
+		if (!updater_present)
+			newst.infomask |= TESSERA_RS_LOCK_ONLY;
+	}
+	pfree(members);
+
+	/*
+	 * A lock that joins a running update (FOR KEY SHARE beside a non-key
+	 * UPDATE) keeps the row marked updated, with the way to its new
+	 * version: a change that waits for the update must find the new
+	 * version once it commits, and not take the row for deleted.
+	 */
+	if (op == OP_LOCK && stay_updater)
+	{
+		newst.infomask |= ref->entry->infomask & (TESSERA_RS_UPDATED | TESSERA_RS_KEYS_UPDATED);
+		newst.new_hi = ref->entry->new_hi;
+		newst.new_lo = ref->entry->new_lo;
+	}
+	if (op != OP_LOCK)
+	{
+		if (mode == LockTupleExclusive)
+			newst.infomask |= TESSERA_RS_KEYS_UPDATED;
+		if (op == OP_UPDATE || changing_part)
+		{
+			uint64		pending = changing_part ? TESSERA_MAX_ROWNUM : NEW_ROWNUM_PENDING;
+
+			newst.infomask |= TESSERA_RS_UPDATED;
+			newst.new_hi = (uint16) (pending >> 32);
+			newst.new_lo = (uint32) pending;
+		}
+	}
+
+	START_CRIT_SECTION();
+	*ref->entry = newst;
+	TesseraLogRowState(rel, ref);
+	END_CRIT_SECTION();
+}
+
 /*
  * Delete, mark updated or lock row *tid.  mode is the lock strength the
  * operation needs.  On TM_Ok the entry is written and the page released.
@@ -297,24 +494,16 @@ modify_row(Relation rel, ItemPointer tid, CommandId cid, Snapshot crosscheck,
 	{
 		Holder	   *holders;
 		int			n;
-		Holder	   *wait_for = NULL;
-		Holder	   *committed = NULL;
-		bool		self_modified = false;
-		int			own_lock = -1;	/* strongest LockTupleMode we hold */
-		int			own_same_lock = -1; /* ... under the xid we write with */
-		CommandId	self_cmax = InvalidCommandId;
+		HolderVerdict v;
+		CommandId	cmin;
 
 		CHECK_FOR_INTERRUPTS();
 
 		/* inserted by a later command of our own transaction: not ours to see */
+		if (own_insert_cid(rel, rownum, &cmin) && cmin >= cid)
 		{
-			CommandId	cmin;
-
-			if (own_insert_cid(rel, rownum, &cmin) && cmin >= cid)
-			{
-				result = TM_Invisible;
-				goto done;
-			}
+			result = TM_Invisible;
+			break;
 		}
 
 		TesseraLockRowState(rel, rownum, &ref);
@@ -325,64 +514,38 @@ modify_row(Relation rel, ItemPointer tid, CommandId cid, Snapshot crosscheck,
 			fill_failure(tmfd, tid, ref.entry, InvalidTransactionId, InvalidCommandId);
 			TesseraUnlockRowState(&ref);
 			result = TM_Deleted;
-			goto done;
+			break;
 		}
 
-		for (int i = 0; i < n; i++)
+		judge_holders(ref.entry, holders, n, xid, mode, &v);
+		if (v.self_modified)
 		{
-			Holder	   *h = &holders[i];
-
-			if (TransactionIdIsCurrentTransactionId(h->xid))
-			{
-				if (h->updater)
-				{
-					self_modified = true;
-					self_cmax = ref.entry->cmax;
-				}
-				else
-				{
-					if ((int) h->mode > own_lock)
-						own_lock = (int) h->mode;
-					if (TransactionIdEquals(h->xid, xid) && (int) h->mode > own_same_lock)
-						own_same_lock = (int) h->mode;
-				}
-			}
-			else if (TransactionIdIsInProgress(h->xid))
-			{
-				if (modes_conflict(h->mode, mode) && wait_for == NULL)
-					wait_for = h;
-			}
-			else if (h->updater && TransactionIdDidCommit(h->xid))
-				committed = h;
-		}
-
-		if (self_modified)
-		{
-			fill_failure(tmfd, tid, ref.entry, xid, self_cmax);
+			fill_failure(tmfd, tid, ref.entry, xid, v.self_cmax);
 			TesseraUnlockRowState(&ref);
 			/* changed by this command or a later one, or before it (then gone) */
-			result = (self_cmax >= cid) ? TM_SelfModified : TM_Invisible;
-			goto done;
+			result = (v.self_cmax >= cid) ? TM_SelfModified : TM_Invisible;
+			break;
 		}
+
 		/*
 		 * FOR KEY SHARE may lock a version whose committed update kept the
 		 * keys (heap's rule): the update stays in the entry, the lock joins
 		 * it and follows to the newer versions.
 		 */
-		if (committed && op == OP_LOCK && mode == LockTupleKeyShare &&
-			committed->mode == LockTupleNoKeyExclusive &&
+		if (v.committed && op == OP_LOCK && mode == LockTupleKeyShare &&
+			v.committed->mode == LockTupleNoKeyExclusive &&
 			(ref.entry->infomask & TESSERA_RS_UPDATED))
-			committed = NULL;
-		if (committed)
+			v.committed = NULL;
+		if (v.committed)
 		{
-			fill_failure(tmfd, tid, ref.entry, committed->xid, InvalidCommandId);
+			fill_failure(tmfd, tid, ref.entry, v.committed->xid, InvalidCommandId);
 			result = (ref.entry->infomask & TESSERA_RS_UPDATED) ? TM_Updated : TM_Deleted;
 			TesseraUnlockRowState(&ref);
-			goto done;
+			break;
 		}
-		if (wait_for)
+		if (v.wait_for)
 		{
-			TransactionId wxid = wait_for->xid;
+			TransactionId wxid = v.wait_for->xid;
 
 			fill_failure(tmfd, tid, ref.entry, wxid, InvalidCommandId);
 			TesseraUnlockRowState(&ref);
@@ -390,185 +553,42 @@ modify_row(Relation rel, ItemPointer tid, CommandId cid, Snapshot crosscheck,
 			{
 				/* tuple_delete/update without waiting */
 				result = TM_BeingModified;
-				goto done;
+				break;
 			}
-			/*
-			 * The tuple lock queues us behind other waiters for the row --
-			 * unless we hold a lock on it already: a waiter queued behind
-			 * us would then wait for our transaction while we wait for it
-			 * in the queue, a deadlock where heap has none (it skips the
-			 * tuple lock when upgrading a lock it holds in a multixact).
-			 */
-			if (!have_tuple_lock && own_lock < 0)
-			{
-				switch (wait_policy)
-				{
-					case LockWaitBlock:
-						LockTuple(rel, tid, tuple_lock_modes[tuplock_mode]);
-						break;
-					case LockWaitSkip:
-						if (!ConditionalLockTuple(rel, tid, tuple_lock_modes[tuplock_mode]))
-						{
-							result = TM_WouldBlock;
-							goto done;
-						}
-						break;
-					case LockWaitError:
-						if (!ConditionalLockTuple(rel, tid, tuple_lock_modes[tuplock_mode]))
-							ereport(ERROR,
-									(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
-									 errmsg("could not obtain lock on row in relation \"%s\"",
-											RelationGetRelationName(rel))));
-						break;
-				}
-				have_tuple_lock = true;
-			}
-			switch (wait_policy)
-			{
-				case LockWaitBlock:
-					XactLockTableWait(wxid, rel, tid,
-									  op == OP_DELETE ? XLTW_Delete :
-									  op == OP_UPDATE ? XLTW_Update : XLTW_Lock);
-					break;
-				case LockWaitSkip:
-					if (!ConditionalXactLockTableWait(wxid))
-					{
-						result = TM_WouldBlock;
-						goto done;
-					}
-					break;
-				case LockWaitError:
-					if (!ConditionalXactLockTableWait(wxid))
-						ereport(ERROR,
-								(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
-								 errmsg("could not obtain lock on row in relation \"%s\"",
-										RelationGetRelationName(rel))));
-					break;
-			}
+			if (!wait_for_row(rel, tid, wxid, op, tuplock_mode, wait_policy, v.own_lock >= 0,
+							  &have_tuple_lock, &result))
+				break;
 			if (n > 0)
 				pfree(holders);
 			continue;
 		}
 
 		/* free to go; a serializable crosscheck may still object */
-		if (crosscheck != InvalidSnapshot && !row_inserted_visible(rel, rownum, crosscheck))
+		if (crosscheck != InvalidSnapshot && !TesseraRowInsertedVisible(rel, rownum, crosscheck))
 		{
 			fill_failure(tmfd, tid, ref.entry, InvalidTransactionId, InvalidCommandId);
 			TesseraUnlockRowState(&ref);
 			result = TM_Updated;
-			goto done;
+			break;
 		}
 
 		/* a lock we already hold at least as strongly: nothing to write */
-		if (op == OP_LOCK && own_lock >= (int) mode)
+		if (op == OP_LOCK && v.own_lock >= (int) mode)
 		{
 			TesseraUnlockRowState(&ref);
 			result = TM_Ok;
-			goto done;
+			break;
 		}
 
-		{
-			MultiXactMember *members = palloc(sizeof(MultiXactMember) * (n + 1));
-			int			nmembers = 0;
-			TesseraRowState newst;
-			bool		updater_present = (op != OP_LOCK);
-			bool		stay_updater = false;	/* another's update stays */
-
-			/*
-			 * Holders that stay: running compatible locks and updaters, a
-			 * committed non-key update a key-share lock joins, and our own
-			 * under another (sub)transaction id -- a lock the parent
-			 * holds must outlive a subtransaction that rolls back, as heap
-			 * keeps it in a multixact.  Our entries under this id merge into
-			 * the new one.
-			 */
-			for (int i = 0; i < n; i++)
-			{
-				Holder	   *h = &holders[i];
-
-				if (TransactionIdEquals(h->xid, xid))
-					continue;
-				if (TransactionIdIsCurrentTransactionId(h->xid))
-				{
-					if (h->updater)
-						continue;	/* an update of ours: self_modified above */
-				}
-				else if (!TransactionIdIsInProgress(h->xid) &&
-						 !(h->updater && TransactionIdDidCommit(h->xid)))
-					continue;	/* gone: finished lockers, aborted updaters */
-				members[nmembers].xid = h->xid;
-				members[nmembers].status = status_of(h->mode, h->updater);
-				if (h->updater)
-				{
-					updater_present = true;
-					stay_updater = true;
-				}
-				nmembers++;
-			}
-
-			memset(&newst, 0, sizeof(newst));
-			newst.cmax = cid;
-			/* never weaken a lock we already hold under this id */
-			if (own_same_lock > (int) mode)
-				mode = (LockTupleMode) own_same_lock;
-			if (nmembers == 0)
-			{
-				newst.xmax = xid;
-				if (op == OP_LOCK)
-					newst.infomask = TESSERA_RS_LOCK_ONLY | ((uint16) mode << TESSERA_RS_LOCK_SHIFT);
-			}
-			else
-			{
-				members[nmembers].xid = xid;
-				members[nmembers].status = status_of(mode, op != OP_LOCK);
-				nmembers++;
-				newst.xmax = MultiXactIdCreateFromMembers(nmembers, members);
-				newst.infomask = TESSERA_RS_IS_MULTI;
-				if (!updater_present)
-					newst.infomask |= TESSERA_RS_LOCK_ONLY;
-			}
-			pfree(members);
-
-			/*
-			 * A lock that joins a running update (FOR KEY SHARE beside a
-			 * non-key UPDATE) keeps the row marked updated, with the way to
-			 * its new version: a change that waits for the update must find
-			 * the new version once it commits, and not take the row for
-			 * deleted.
-			 */
-			if (op == OP_LOCK && stay_updater)
-			{
-				newst.infomask |= ref.entry->infomask & (TESSERA_RS_UPDATED | TESSERA_RS_KEYS_UPDATED);
-				newst.new_hi = ref.entry->new_hi;
-				newst.new_lo = ref.entry->new_lo;
-			}
-			if (op != OP_LOCK)
-			{
-				if (mode == LockTupleExclusive)
-					newst.infomask |= TESSERA_RS_KEYS_UPDATED;
-				if (op == OP_UPDATE || changing_part)
-				{
-					uint64		pending = changing_part ? TESSERA_MAX_ROWNUM : NEW_ROWNUM_PENDING;
-
-					newst.infomask |= TESSERA_RS_UPDATED;
-					newst.new_hi = (uint16) (pending >> 32);
-					newst.new_lo = (uint32) pending;
-				}
-			}
-
-			START_CRIT_SECTION();
-			*ref.entry = newst;
-			TesseraLogRowState(rel, &ref);
-			END_CRIT_SECTION();
-			TesseraUnlockRowState(&ref);
-			if (own_locked)
-				*own_locked = own_lock >= 0;
-			result = TM_Ok;
-		}
+		write_change(rel, &ref, holders, n, xid, cid, op, mode, v.own_same_lock,
+					 changing_part);
+		TesseraUnlockRowState(&ref);
+		if (own_locked)
+			*own_locked = v.own_lock >= 0;
+		result = TM_Ok;
 		break;
 	}
 
-done:
 	if (have_tuple_lock)
 		UnlockTuple(rel, tid, tuple_lock_modes[tuplock_mode]);
 	return result;
@@ -696,12 +716,23 @@ keys_change(Relation rel, ItemPointer otid, TupleTableSlot *newslot)
 	return changed;
 }
 
+/*
+ * Buffer a new row version; the slot gets its TID, and the inserting
+ * transaction as xmin (RETURNING xmin sees it, as on heap).
+ */
+static void
+write_row(Relation rel, TupleTableSlot *slot, CommandId cid)
+{
+	TesseraWriteRow(rel, slot, cid);
+	TesseraSlotSetXmin(slot, GetCurrentTransactionId());
+}
+
 void
 tessera_tuple_insert(Relation rel, TupleTableSlot *slot, CommandId cid, int options,
 					 struct BulkInsertStateData *bistate)
 {
 	CheckForSerializableConflictIn(rel, NULL, InvalidBlockNumber);
-	TesseraWriteRow(rel, slot, cid);
+	write_row(rel, slot, cid);
 	pgstat_count_heap_insert(rel, 1);
 }
 
@@ -711,7 +742,7 @@ tessera_multi_insert(Relation rel, TupleTableSlot **slots, int nslots, CommandId
 {
 	CheckForSerializableConflictIn(rel, NULL, InvalidBlockNumber);
 	for (int i = 0; i < nslots; i++)
-		TesseraWriteRow(rel, slots[i], cid);
+		write_row(rel, slots[i], cid);
 	pgstat_count_heap_insert(rel, nslots);
 }
 
@@ -785,7 +816,7 @@ tessera_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot, Comma
 	if (result != TM_Ok)
 		return result;
 
-	TesseraWriteRow(rel, slot, cid);
+	write_row(rel, slot, cid);
 	if (!TesseraTidToRownum(otid, &oldrow) || !TesseraTidToRownum(&slot->tts_tid, &newrow))
 		elog(ERROR, "invalid tessera TID in update");
 	set_new_version(rel, oldrow, newrow);

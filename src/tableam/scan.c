@@ -41,6 +41,7 @@
 
 #include "tessera/reader.h"
 #include "tessera/rowstate.h"
+#include "tessera/slot.h"
 #include "tessera/storage.h"
 #include "tessera/tableam.h"
 #include "tessera/tessera.h"

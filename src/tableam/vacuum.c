@@ -50,10 +50,12 @@
 #include "utils/snapmgr.h"
 
 #include "tessera/catalog.h"
+#include "tessera/maintenance.h"
 #include "tessera/rowstate.h"
 #include "tessera/storage.h"
 #include "tessera/tableam.h"
 #include "tessera/tessera.h"
+#include "tessera/xlog.h"
 
 typedef struct VacState
 {

@@ -8,9 +8,13 @@
  *	  ProcessUtility: tessera options are taken out of CREATE TABLE, CREATE
  *	  TABLE AS and ALTER TABLE SET/RESET before PostgreSQL validates the
  *	  statement, validated by options.c, and stored in pg_class.reloptions
- *	  afterwards.  They are rejected on tables that are not tessera tables,
- *	  and removed (with a notice) when ALTER TABLE ... SET ACCESS METHOD
- *	  moves a tessera table to another access method.
+ *	  afterwards -- on the relation the statement created (found through
+ *	  object_access, never by name) or the one ALTER TABLE locked.  They
+ *	  are rejected on tables that are not tessera tables, and removed (with
+ *	  a notice) when ALTER TABLE ... SET ACCESS METHOD moves a tessera table
+ *	  to another access method.  After a top-level VACUUM, more rounds of
+ *	  giving space back run in transactions of their own
+ *	  (maintenance/schedule.c).
  *
  *	  object_access (OAT_DROP): dropping a tessera table deletes its stripe
  *	  catalog rows in the same transaction and forgets buffered rows.
@@ -60,6 +64,9 @@
 #include "utils/syscache.h"
 
 #include "tessera/catalog.h"
+#include "tessera/hooks.h"
+#include "tessera/maintenance.h"
+#include "tessera/options.h"
 #include "tessera/storage.h"
 #include "tessera/tableam.h"
 #include "tessera/tessera.h"
@@ -69,14 +76,7 @@ static ProcessUtility_hook_type prev_ProcessUtility = NULL;
 static object_access_hook_type prev_object_access = NULL;
 static ExecutorStart_hook_type prev_ExecutorStart = NULL;
 
-/*
- * Options of the table that the running CREATE TABLE AS is creating: the
- * rows it writes must already use them, before the post-processing below
- * can store them in pg_class.
- */
-static Datum pending_options = (Datum) 0;
-static bool pending_active = false;
-static Oid	pending_relid = InvalidOid;
+/* the table the running CREATE TABLE AS creates, whose options are pending */
 static const RangeVar *pending_target = NULL;
 
 /*
@@ -89,14 +89,6 @@ static const RangeVar *pending_target = NULL;
  */
 static List *created_relids = NIL;
 static bool tracking_created = false;
-
-Datum
-TesseraPendingOptions(Oid relid)
-{
-	if (pending_active && OidIsValid(relid) && relid == pending_relid)
-		return pending_options;
-	return (Datum) 0;
-}
 
 /* Is the relation just created (in the relcache, not yet visible) target's? */
 static bool
@@ -244,24 +236,207 @@ check_no_published_tessera_tables(void)
 	table_close(classrel, AccessShareLock);
 }
 
+/* What a utility statement does with tessera options, collected before it runs. */
+typedef struct UtilityOptions
+{
+	RangeVar   *target;			/* the table they are for, or NULL */
+	bool		is_create;		/* CREATE TABLE [AS] of target */
+	Datum		create_options; /* is_create: the new table's options */
+	Oid			relid;			/* ALTER TABLE: the table, locked */
+	List	   *alter_ops;		/* ALTER TABLE: AlterOptionOps, in order */
+	bool		am_changed;		/* ALTER TABLE ... SET ACCESS METHOD */
+	bool		stripped;		/* our options taken out of pg_class meanwhile */
+	Datum		saved_options;	/* stripped: what they were */
+} UtilityOptions;
+
+/* CREATE TABLE [AS]: take the tessera options out of the statement. */
+static void
+take_create_options(Node *parsetree, UtilityOptions *uo)
+{
+	List	  **options;
+	RangeVar   *target;
+	List	   *defs;
+
+	if (IsA(parsetree, CreateStmt))
+	{
+		options = &((CreateStmt *) parsetree)->options;
+		target = ((CreateStmt *) parsetree)->relation;
+	}
+	else
+	{
+		options = &((CreateTableAsStmt *) parsetree)->into->options;
+		target = ((CreateTableAsStmt *) parsetree)->into->rel;
+	}
+	defs = TesseraExtractOptions(options);
+	if (defs == NIL)
+		return;
+	uo->create_options = TesseraApplyOptions((Datum) 0, defs, false);
+	uo->target = target;
+	uo->is_create = true;
+	/* CREATE TABLE AS writes rows before we can store the options */
+	if (IsA(parsetree, CreateTableAsStmt))
+	{
+		TesseraBeginPendingOptions(uo->create_options);
+		pending_target = target;
+	}
+}
+
+/* ALTER TABLE: take the tessera options out of SET/RESET, validated. */
+static void
+take_alter_options(AlterTableStmt *stmt, UtilityOptions *uo)
+{
+	List	   *cmds = NIL;
+	bool		other_reloptions = false;
+	LOCKMODE	lockmode = AlterTableGetLockLevel(stmt->cmds);
+	ListCell   *lc;
+
+	foreach(lc, stmt->cmds)
+	{
+		AlterTableCmd *cmd = lfirst_node(AlterTableCmd, lc);
+
+		if (cmd->subtype == AT_SetRelOptions || cmd->subtype == AT_ResetRelOptions)
+		{
+			List	   *defs = (List *) cmd->def;
+			List	   *ours = TesseraExtractOptions(&defs);
+
+			if (ours != NIL)
+			{
+				AlterOptionOp *op = palloc(sizeof(AlterOptionOp));
+
+				op->reset = (cmd->subtype == AT_ResetRelOptions);
+				op->defs = ours;
+				/* validate now, before anything changes */
+				(void) TesseraApplyOptions((Datum) 0, ours, op->reset);
+				uo->alter_ops = lappend(uo->alter_ops, op);
+			}
+			cmd->def = (Node *) defs;
+			if (defs == NIL)
+				continue;
+			other_reloptions = true;
+		}
+		else if (cmd->subtype == AT_SetAccessMethod)
+			uo->am_changed = true;
+		cmds = lappend(cmds, cmd);
+	}
+
+	/*
+	 * An ALTER TABLE left with no command still goes down the chain: other
+	 * extensions' hooks see it, and PostgreSQL checks ownership and in-use
+	 * cursors as for any ALTER TABLE.
+	 */
+	stmt->cmds = cmds;
+
+	if (uo->alter_ops != NIL || uo->am_changed || other_reloptions)
+	{
+		/*
+		 * The table, locked as PostgreSQL will lock it for the whole
+		 * statement (no lock upgrade later) and owned by the current role;
+		 * our options go to this relation and no other.
+		 */
+		uo->target = stmt->relation;
+		uo->relid = RangeVarGetRelidExtended(stmt->relation, lockmode,
+											 stmt->missing_ok ? RVR_MISSING_OK : 0,
+											 RangeVarCallbackOwnsRelation, NULL);
+	}
+
+	/*
+	 * PostgreSQL re-validates the stored reloptions when it changes other
+	 * ones, and would reject ours: take them out meanwhile.
+	 */
+	if (other_reloptions && OidIsValid(uo->relid))
+	{
+		Datum		cur = TesseraGetRelOptions(uo->relid);
+
+		if (cur != (Datum) 0 && TesseraRelOptionsPresent(cur))
+		{
+			uo->saved_options = TesseraOnlyRelOptions(cur);
+			TesseraSetRelOptions(uo->relid, (Datum) 0);
+			uo->stripped = true;
+		}
+	}
+}
+
+/* After the statement: store the options in pg_class. */
+static void
+store_options(UtilityOptions *uo, List *created)
+{
+	Oid			relid = uo->relid;
+	bool		is_tessera;
+	Datum		cur;
+	ListCell   *lc;
+
+	CommandCounterIncrement();
+	if (uo->is_create)
+	{
+		/* IF NOT EXISTS found the table there: it keeps what it has */
+		relid = created_relation(created, uo->target);
+		if (!OidIsValid(relid))
+			return;
+		if (!IsTesseraAmOid(relation_am(relid)))
+			reject_non_tessera(relid);
+		TesseraSetRelOptions(relid, uo->create_options);
+		return;
+	}
+	if (!OidIsValid(relid))
+		return;
+
+	is_tessera = IsTesseraAmOid(relation_am(relid));
+	if (uo->stripped)
+		cur = uo->saved_options;
+	else
+	{
+		cur = TesseraGetRelOptions(relid);
+		cur = cur == (Datum) 0 ? (Datum) 0 : TesseraOnlyRelOptions(cur);
+	}
+	if (uo->alter_ops != NIL && !is_tessera)
+		reject_non_tessera(relid);
+	foreach(lc, uo->alter_ops)
+	{
+		AlterOptionOp *op = lfirst(lc);
+
+		cur = TesseraApplyOptions(cur, op->defs, op->reset);
+	}
+	if (uo->am_changed && !is_tessera && cur != (Datum) 0)
+	{
+		ereport(NOTICE,
+				(errmsg("tessera storage parameters of table \"%s\" were removed",
+						get_rel_name(relid))));
+		cur = (Datum) 0;
+		uo->stripped = true;
+	}
+	if (uo->alter_ops != NIL || uo->stripped)
+		TesseraSetRelOptions(relid, cur);
+}
+
+/* After a top-level VACUUM: give space back in transactions of its own. */
+static void
+reclaim_after_vacuum(VacuumStmt *stmt)
+{
+	int			elevel = DEBUG2;
+	ListCell   *lc;
+
+	foreach(lc, stmt->options)
+	{
+		DefElem    *opt = lfirst_node(DefElem, lc);
+
+		if (strcmp(opt->defname, "verbose") == 0 && defGetBoolean(opt))
+			elevel = INFO;
+	}
+	TesseraReclaimAfterVacuum(elevel);
+}
+
 static void
 tessera_ProcessUtility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
 					   ProcessUtilityContext context, ParamListInfo params,
 					   QueryEnvironment *queryEnv, DestReceiver *dest, QueryCompletion *qc)
 {
 	Node	   *parsetree = pstmt->utilityStmt;
-	RangeVar   *target = NULL;
-	bool		is_create = false;
-	bool		am_changed = false;
-	bool		stripped = false;
-	Datum		create_options = (Datum) 0;
-	Datum		saved_options = (Datum) 0;
-	List	   *alter_ops = NIL;
-	Oid			relid = InvalidOid;
+	UtilityOptions uo;
 	List	   *outer_created = created_relids;
 	bool		outer_tracking = tracking_created;
 	List	   *created = NIL;
 
+	memset(&uo, 0, sizeof(uo));
 	if (IsA(parsetree, CreateStmt) || IsA(parsetree, CreateTableAsStmt) ||
 		IsA(parsetree, AlterTableStmt))
 	{
@@ -274,115 +449,18 @@ tessera_ProcessUtility(PlannedStmt *pstmt, const char *queryString, bool readOnl
 		}
 	}
 
-	if (IsA(parsetree, CreateStmt))
-	{
-		CreateStmt *stmt = (CreateStmt *) parsetree;
-		List	   *defs = TesseraExtractOptions(&stmt->options);
-
-		if (defs != NIL)
-		{
-			create_options = TesseraApplyOptions((Datum) 0, defs, false);
-			target = stmt->relation;
-			is_create = true;
-		}
-	}
-	else if (IsA(parsetree, CreateTableAsStmt))
-	{
-		CreateTableAsStmt *stmt = (CreateTableAsStmt *) parsetree;
-		List	   *defs = TesseraExtractOptions(&stmt->into->options);
-
-		if (defs != NIL)
-		{
-			create_options = TesseraApplyOptions((Datum) 0, defs, false);
-			target = stmt->into->rel;
-			is_create = true;
-			pending_options = create_options;
-			pending_relid = InvalidOid;
-			pending_target = target;
-			pending_active = true;
-		}
-	}
+	if (IsA(parsetree, CreateStmt) || IsA(parsetree, CreateTableAsStmt))
+		take_create_options(parsetree, &uo);
 	else if (IsA(parsetree, AlterTableStmt) &&
 			 (((AlterTableStmt *) parsetree)->objtype == OBJECT_TABLE ||
 			  ((AlterTableStmt *) parsetree)->objtype == OBJECT_MATVIEW))
-	{
-		AlterTableStmt *stmt = (AlterTableStmt *) parsetree;
-		List	   *cmds = NIL;
-		bool		other_reloptions = false;
-		LOCKMODE	lockmode = AlterTableGetLockLevel(stmt->cmds);
-		ListCell   *lc;
-
-		foreach(lc, stmt->cmds)
-		{
-			AlterTableCmd *cmd = lfirst_node(AlterTableCmd, lc);
-
-			if (cmd->subtype == AT_SetRelOptions || cmd->subtype == AT_ResetRelOptions)
-			{
-				List	   *defs = (List *) cmd->def;
-				List	   *ours = TesseraExtractOptions(&defs);
-
-				if (ours != NIL)
-				{
-					AlterOptionOp *op = palloc(sizeof(AlterOptionOp));
-
-					op->reset = (cmd->subtype == AT_ResetRelOptions);
-					op->defs = ours;
-					/* validate now, before anything changes */
-					(void) TesseraApplyOptions((Datum) 0, ours, op->reset);
-					alter_ops = lappend(alter_ops, op);
-				}
-				cmd->def = (Node *) defs;
-				if (defs == NIL)
-					continue;
-				other_reloptions = true;
-			}
-			else if (cmd->subtype == AT_SetAccessMethod)
-				am_changed = true;
-			cmds = lappend(cmds, cmd);
-		}
-
-		/*
-		 * An ALTER TABLE left with no command still goes down the chain:
-		 * other extensions' hooks see it, and PostgreSQL checks ownership
-		 * and in-use cursors as for any ALTER TABLE.
-		 */
-		stmt->cmds = cmds;
-
-		if (alter_ops != NIL || am_changed || other_reloptions)
-		{
-			/*
-			 * The table, locked as PostgreSQL will lock it for the whole
-			 * statement (no lock upgrade later) and owned by the current
-			 * role; our options go to this relation and no other.
-			 */
-			target = stmt->relation;
-			relid = RangeVarGetRelidExtended(stmt->relation, lockmode,
-											 stmt->missing_ok ? RVR_MISSING_OK : 0,
-											 RangeVarCallbackOwnsRelation, NULL);
-		}
-
-		/*
-		 * PostgreSQL re-validates the stored reloptions when it changes
-		 * other ones, and would reject ours: take them out meanwhile.
-		 */
-		if (other_reloptions && OidIsValid(relid))
-		{
-			Datum		cur = TesseraGetRelOptions(relid);
-
-			if (cur != (Datum) 0 && TesseraRelOptionsPresent(cur))
-			{
-				saved_options = TesseraOnlyRelOptions(cur);
-				TesseraSetRelOptions(relid, (Datum) 0);
-				stripped = true;
-			}
-		}
-	}
+		take_alter_options((AlterTableStmt *) parsetree, &uo);
 
 	if (IsA(parsetree, VacuumStmt))
 		TesseraForgetVacuumed();
 
 	created_relids = NIL;
-	tracking_created = is_create;
+	tracking_created = uo.is_create;
 	PG_TRY();
 	{
 		if (prev_ProcessUtility)
@@ -397,11 +475,9 @@ tessera_ProcessUtility(PlannedStmt *pstmt, const char *queryString, bool readOnl
 		created = created_relids;
 		created_relids = outer_created;
 		tracking_created = outer_tracking;
-		if (is_create)
+		if (uo.is_create)
 		{
-			pending_active = false;
-			pending_relid = InvalidOid;
-			pending_options = (Datum) 0;
+			TesseraEndPendingOptions();
 			pending_target = NULL;
 		}
 	}
@@ -412,70 +488,16 @@ tessera_ProcessUtility(PlannedStmt *pstmt, const char *queryString, bool readOnl
 	if (IsA(parsetree, VacuumStmt) && ((VacuumStmt *) parsetree)->is_vacuumcmd &&
 		context == PROCESS_UTILITY_TOPLEVEL && !IsTransactionBlock())
 	{
-		int			elevel = DEBUG2;
-		ListCell   *lc;
-
-		foreach(lc, ((VacuumStmt *) parsetree)->options)
-		{
-			DefElem    *opt = lfirst_node(DefElem, lc);
-
-			if (strcmp(opt->defname, "verbose") == 0 && defGetBoolean(opt))
-				elevel = INFO;
-		}
-		TesseraReclaimAfterVacuum(elevel);
+		reclaim_after_vacuum((VacuumStmt *) parsetree);
 		return;
 	}
 	if (IsA(parsetree, CreatePublicationStmt) || IsA(parsetree, AlterPublicationStmt) ||
 		IsA(parsetree, CreateStmt) || IsA(parsetree, CreateTableAsStmt) ||
 		IsA(parsetree, AlterTableStmt) || IsA(parsetree, AlterObjectSchemaStmt))
 		check_no_published_tessera_tables();
-	if (target == NULL)
-		return;
-
-	CommandCounterIncrement();
-	if (is_create)
-	{
-		/* IF NOT EXISTS found the table there: it keeps what it has */
-		relid = created_relation(created, target);
-		list_free(created);
-		if (!OidIsValid(relid))
-			return;
-		if (!IsTesseraAmOid(relation_am(relid)))
-			reject_non_tessera(relid);
-		TesseraSetRelOptions(relid, create_options);
-	}
-	else if (OidIsValid(relid))
-	{
-		bool		is_tessera = IsTesseraAmOid(relation_am(relid));
-		Datum		cur;
-		ListCell   *lc;
-
-		if (stripped)
-			cur = saved_options;
-		else
-		{
-			cur = TesseraGetRelOptions(relid);
-			cur = cur == (Datum) 0 ? (Datum) 0 : TesseraOnlyRelOptions(cur);
-		}
-		if (alter_ops != NIL && !is_tessera)
-			reject_non_tessera(relid);
-		foreach(lc, alter_ops)
-		{
-			AlterOptionOp *op = lfirst(lc);
-
-			cur = TesseraApplyOptions(cur, op->defs, op->reset);
-		}
-		if (am_changed && !is_tessera && cur != (Datum) 0)
-		{
-			ereport(NOTICE,
-					(errmsg("tessera storage parameters of table \"%s\" were removed",
-							get_rel_name(relid))));
-			cur = (Datum) 0;
-			stripped = true;
-		}
-		if (alter_ops != NIL || stripped)
-			TesseraSetRelOptions(relid, cur);
-	}
+	if (uo.target != NULL)
+		store_options(&uo, created);
+	list_free(created);
 }
 
 static void
@@ -488,8 +510,8 @@ tessera_object_access(ObjectAccessType access, Oid classId, Oid objectId, int su
 		tracking_created)
 	{
 		created_relids = lappend_oid(created_relids, objectId);
-		if (pending_active && !OidIsValid(pending_relid) && created_as(objectId, pending_target))
-			pending_relid = objectId;
+		if (TesseraPendingOptionsUnbound() && created_as(objectId, pending_target))
+			TesseraBindPendingOptions(objectId);
 	}
 
 	if (access == OAT_DROP && classId == RelationRelationId && subId == 0)

@@ -52,6 +52,7 @@
 #include "tessera/catalog.h"
 #include "tessera/encoding.h"
 #include "tessera/format.h"
+#include "tessera/options.h"
 #include "tessera/storage.h"
 #include "tessera/tableam.h"
 #include "tessera/tessera.h"
@@ -144,6 +145,8 @@ static bool flushing_for_commit = false;
 /* a rewrite's new storage whose stripes are written frozen (TesseraWriteFrozen) */
 static RelFileNode frozen_node;
 static bool frozen_node_set = false;
+
+TesseraDeltaStripeHook tessera_delta_stripe_hook = NULL;
 
 static void finish_row_group(WriteState *ws);
 static void flush_stripe(WriteState *ws, Relation rel);
@@ -505,8 +508,6 @@ TesseraWriteRow(Relation rel, TupleTableSlot *slot, CommandId cid)
 	}
 
 	TesseraRownumToTid(ws->next_rownum, &slot->tts_tid);
-	/* RETURNING xmin sees the inserting transaction, as on heap */
-	TesseraSlotSetXmin(slot, GetCurrentTransactionId());
 	slot->tts_tableOid = RelationGetRelid(rel);
 	append_row(ws, slot->tts_values, slot->tts_isnull, row_bytes, cid);
 
@@ -716,20 +717,10 @@ finish_row_group(WriteState *ws)
 		old = MemoryContextSwitchTo(ws->enc_cxt);
 		TesseraBufInit(&raw, 64 + sizeof(int64) * ws->rg_ndead);
 		TesseraEncodeInts(ws->rg_dead, ws->rg_ndead, &raw);
-		cd->codec = TESSERA_CODEC_NONE;
-		if (ws->opts.compression != TESSERA_CODEC_NONE && raw.len >= 64)
-		{
-			Size		n;
-
-			TesseraBufInit(&comp, raw.len / 2 + 64);
-			n = TesseraCompress(ws->opts.compression, ws->opts.compression_level,
-								raw.data, raw.len, &comp);
-			if (n > 0 && n < raw.len - raw.len / 32)
-			{
-				cd->codec = ws->opts.compression;
-				out = &comp;
-			}
-		}
+		cd->codec = TesseraCompressIfPays(ws->opts.compression, ws->opts.compression_level,
+										  &raw, &comp);
+		if (cd->codec != TESSERA_CODEC_NONE)
+			out = &comp;
 		MemoryContextSwitchTo(old);
 		cd->offset = ws->data.len;
 		cd->stored_bytes = (uint32) out->len;
@@ -848,7 +839,8 @@ flush_stripe(WriteState *ws, Relation rel)
 			TesseraCompleteStripe(&ws->stripe);
 			if (!flushing_for_commit)
 				(*ws->early_deltas)++;
-			TesseraNoteDeltaStripe(rel, ws->stripe.stripe_id);
+			if (tessera_delta_stripe_hook)
+				tessera_delta_stripe_hook(rel, ws->stripe.stripe_id);
 		}
 		else
 		{
@@ -1037,9 +1029,6 @@ tessera_xact_callback(XactEvent event, void *arg)
 		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_ABORT:
 		case XACT_EVENT_PREPARE:
-			/* background compaction only for what committed */
-			TesseraLaunchCompactions(event == XACT_EVENT_COMMIT);
-			/* FALLTHROUGH */
 		case XACT_EVENT_PARALLEL_COMMIT:
 		case XACT_EVENT_PARALLEL_ABORT:
 			/* the memory went with TopTransactionContext */

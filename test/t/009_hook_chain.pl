@@ -10,6 +10,13 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
+# scripts/test.sh installs it; make installcheck leaves it to
+# "make install-test-modules" (it installs into the server's libdir)
+my $pkglibdir = `pg_config --pkglibdir`;
+chomp $pkglibdir;
+plan skip_all => 'hook_witness is not installed (make install-test-modules)'
+  unless -f "$pkglibdir/hook_witness.so";
+
 # $first is loaded first, so the other one's hook runs first
 sub node_with
 {

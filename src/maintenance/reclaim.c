@@ -46,7 +46,7 @@
  *	  replayed and the invalidation comes with the commit record).
  *
  * IDENTIFICATION
- *	  src/tableam/reclaim.c
+ *	  src/maintenance/reclaim.c
  *
  *-------------------------------------------------------------------------
  */
@@ -72,12 +72,15 @@
 
 #include "tessera/cache.h"
 #include "tessera/catalog.h"
+#include "tessera/maintenance.h"
+#include "tessera/options.h"
 #include "tessera/reader.h"
 #include "tessera/rowstate.h"
 #include "tessera/storage.h"
 #include "tessera/tableam.h"
 #include "tessera/tessera.h"
 #include "tessera/writer.h"
+#include "tessera/xlog.h"
 
 double		tessera_vacuum_fold_fraction = 0.1;
 
@@ -476,6 +479,101 @@ lock_for_reclaim(Relation rel)
 }
 
 /*
+ * Step 2: clear the states of rows that stripes no snapshot can miss list
+ * as folded, and unhook the state pages left empty.
+ */
+static void
+clear_folded_states(Relation rel, List *stripes, TransactionId oldest_xmin,
+					TesseraReclaimResult *result)
+{
+	TransactionId newest_fold = InvalidTransactionId;
+	ListCell   *lc;
+
+	foreach(lc, stripes)
+	{
+		TesseraStripe *s = lfirst(lc);
+
+		if (states_clearable(s, oldest_xmin) && TransactionIdIsNormal(s->catalog_xmin) &&
+			(!TransactionIdIsValid(newest_fold) ||
+			 TransactionIdFollows(s->catalog_xmin, newest_fold)))
+			newest_fold = s->catalog_xmin;
+	}
+	TesseraLogConflictHorizon(rel, newest_fold);
+	foreach(lc, stripes)
+	{
+		TesseraStripe *s = lfirst(lc);
+		TesseraStripeDir *dir;
+
+		if (!states_clearable(s, oldest_xmin))
+			continue;
+		dir = TesseraLoadDir(rel, s, TesseraPhysicalBlocks(rel));
+		for (uint32 g = 0; g < dir->hdr.n_row_groups; g++)
+		{
+			bool	   *dead = palloc0(sizeof(bool) * dir->rgs[g].row_count);
+
+			if (TesseraDecodeDeadRows(rel, s, dir, (int) g, dead) > 0)
+				result->states_cleared +=
+					TesseraClearFoldedStates(rel, dir->rgs[g].first_rownum,
+											 (int) dir->rgs[g].row_count, dead);
+			pfree(dead);
+		}
+		CHECK_FOR_INTERRUPTS();
+	}
+	result->pages_unhooked = TesseraUnhookEmptyStatePages(rel);
+}
+
+/*
+ * Step 3's first half: copy stripes from the end into free runs below them,
+ * last first, marking the pages they take in used[].  Standby queries that
+ * may read what the copies replace are cancelled first (*conflict_logged).
+ */
+static void
+move_stripes_down(Relation rel, List *stripes, bool *used, TransactionId oldest_xmin,
+				  TransactionId newest_gone, bool *conflict_logged,
+				  TesseraReclaimResult *result)
+{
+	ListCell   *lc;
+
+	stripes = list_copy(stripes);
+	list_sort(stripes, start_block_desc);
+	foreach(lc, stripes)
+	{
+		TesseraStripe *s = lfirst(lc);
+		TesseraStripe moved;
+		BlockNumber target;
+		char	   *data;
+
+		if (!movable_stripe(s, oldest_xmin))
+			continue;
+		target = find_free_run(used, s->start_block, s->nblocks);
+		if (target == 0)
+			continue;
+		if (LockHasWaitersRelation(rel, AccessExclusiveLock))
+			break;				/* somebody needs the table: stop here */
+		if (!*conflict_logged)
+		{
+			TesseraLogConflictHorizon(rel, newest_gone);
+			*conflict_logged = true;
+		}
+		data = palloc(s->data_bytes);
+		if (!TesseraReadBytes(rel, s->start_block, s->nblocks, 0, s->data_bytes, data, NULL))
+			TesseraReportCorrupt(rel, s->stripe_id, -1, -1, "stripe pages are invalid");
+		TesseraWriteStripePagesAt(rel, data, s->data_bytes, target);
+		pfree(data);
+		moved = *s;
+		moved.start_block = target;
+		/* its rows were visible to all: the copy is frozen (as compaction's) */
+		moved.flags |= TESSERA_STRIPE_FROZEN;
+		TesseraReplaceStripes(list_make1(s), &moved);
+		for (BlockNumber b = target; b < target + s->nblocks; b++)
+			used[b] = true;
+		result->stripes_moved++;
+		CHECK_FOR_INTERRUPTS();
+	}
+	list_free(stripes);
+}
+
+/*
  * TesseraReclaimSpace
  *		Steps 2 and 3.  The caller holds ShareUpdateExclusiveLock; this
  *		takes AccessExclusiveLock if it can get it within about a second,
@@ -489,8 +587,6 @@ TesseraReclaimSpace(Relation rel, TransactionId oldest_xmin, int elevel,
 	TesseraMeta meta;
 	Snapshot	snapshot;
 	List	   *stripes;
-	ListCell   *lc;
-	TransactionId newest_fold = InvalidTransactionId;
 	TransactionId newest_gone;
 	bool		conflict_logged = false;
 	BlockNumber nblocks;
@@ -547,82 +643,13 @@ TesseraReclaimSpace(Relation rel, TransactionId oldest_xmin, int elevel,
 	snapshot = RegisterSnapshot(GetLatestSnapshot());
 	stripes = TesseraListCatalogRows(meta.storage_id, snapshot, false);
 
-	/* step 2: states of rows that stripes no snapshot can miss list as folded */
-	foreach(lc, stripes)
-	{
-		TesseraStripe *s = lfirst(lc);
-
-		if (states_clearable(s, oldest_xmin) && TransactionIdIsNormal(s->catalog_xmin) &&
-			(!TransactionIdIsValid(newest_fold) ||
-			 TransactionIdFollows(s->catalog_xmin, newest_fold)))
-			newest_fold = s->catalog_xmin;
-	}
+	/* step 2 */
 	if (meta.state_root != 0)
-	{
-		TesseraLogConflictHorizon(rel, newest_fold);
-		foreach(lc, stripes)
-		{
-			TesseraStripe *s = lfirst(lc);
-			TesseraStripeDir *dir;
-
-			if (!states_clearable(s, oldest_xmin))
-				continue;
-			dir = TesseraLoadDir(rel, s, TesseraPhysicalBlocks(rel));
-			for (uint32 g = 0; g < dir->hdr.n_row_groups; g++)
-			{
-				bool	   *dead = palloc0(sizeof(bool) * dir->rgs[g].row_count);
-
-				if (TesseraDecodeDeadRows(rel, s, dir, (int) g, dead) > 0)
-					result->states_cleared +=
-						TesseraClearFoldedStates(rel, dir->rgs[g].first_rownum,
-												 (int) dir->rgs[g].row_count, dead);
-				pfree(dead);
-			}
-			CHECK_FOR_INTERRUPTS();
-		}
-		result->pages_unhooked = TesseraUnhookEmptyStatePages(rel);
-	}
+		clear_folded_states(rel, stripes, oldest_xmin, result);
 
 	/* step 3: which pages are free, now that we know */
 	used = compute_used(rel, meta.storage_id, oldest_xmin, &nblocks, &newest_gone, &state_high);
-
-	/* move stripes from the end into free runs below them, last first */
-	stripes = list_copy(stripes);
-	list_sort(stripes, start_block_desc);
-	foreach(lc, stripes)
-	{
-		TesseraStripe *s = lfirst(lc);
-		TesseraStripe moved;
-		BlockNumber target;
-		char	   *data;
-
-		if (!movable_stripe(s, oldest_xmin))
-			continue;
-		target = find_free_run(used, s->start_block, s->nblocks);
-		if (target == 0)
-			continue;
-		if (LockHasWaitersRelation(rel, AccessExclusiveLock))
-			break;				/* somebody needs the table: stop here */
-		if (!conflict_logged)
-		{
-			TesseraLogConflictHorizon(rel, newest_gone);
-			conflict_logged = true;
-		}
-		data = palloc(s->data_bytes);
-		if (!TesseraReadBytes(rel, s->start_block, s->nblocks, 0, s->data_bytes, data, NULL))
-			TesseraReportCorrupt(rel, s->stripe_id, -1, -1, "stripe pages are invalid");
-		TesseraWriteStripePagesAt(rel, data, s->data_bytes, target);
-		pfree(data);
-		moved = *s;
-		moved.start_block = target;
-		/* its rows were visible to all: the copy is frozen (as compaction's) */
-		moved.flags |= TESSERA_STRIPE_FROZEN;
-		TesseraReplaceStripes(list_make1(s), &moved);
-		for (BlockNumber b = target; b < target + s->nblocks; b++)
-			used[b] = true;
-		result->stripes_moved++;
-		CHECK_FOR_INTERRUPTS();
-	}
+	move_stripes_down(rel, stripes, used, oldest_xmin, newest_gone, &conflict_logged, result);
 
 	/* map and state pages fill the single free pages left */
 	if (!LockHasWaitersRelation(rel, AccessExclusiveLock))
@@ -676,106 +703,4 @@ done:
 					result->pages_truncated, result->pages_free)));
 	return result->stripes_moved > 0 || result->pages_unhooked > 0 ||
 		result->states_cleared > 0;
-}
-
-/*
- * An explicit VACUUM finishes the job in transactions of its own.
- *
- * Pages a VACUUM frees (replaced stripes, moved stripes' old copies) are
- * free only once its transaction passes the xmin horizon; VACUUM runs each
- * table in one transaction, so a table would shrink only at the next
- * VACUUM.  VACUUM notes the tessera tables it processed, and the utility
- * hook runs steps 2 and 3 again, each round in a new transaction, right
- * after VACUUM returns (VACUUM never runs inside a transaction block, so
- * this is what vacuum() itself does between tables).  Autovacuum gets
- * there on its next run.
- */
-static List *vacuumed = NIL;	/* relids, in TopMemoryContext */
-
-#define RECLAIM_ROUNDS 3
-
-void
-TesseraNoteVacuumed(Relation rel, bool more_work)
-{
-	/* autovacuum: a background worker takes the next rounds */
-	if (IsAutoVacuumWorkerProcess())
-	{
-		if (more_work)
-			TesseraRequestBackgroundWork(rel, true);
-		return;
-	}
-	if (!IsBackgroundWorker)
-		TesseraNoteWorkerTable(RelationGetRelid(rel));
-}
-
-/* Add relid to the tables TesseraReclaimAfterVacuum goes through. */
-void
-TesseraNoteWorkerTable(Oid relid)
-{
-	MemoryContext old;
-
-	if (list_member_oid(vacuumed, relid))
-		return;
-	old = MemoryContextSwitchTo(TopMemoryContext);
-	vacuumed = lappend_oid(vacuumed, relid);
-	MemoryContextSwitchTo(old);
-}
-
-/* Forget the list (a new VACUUM starts, or one failed). */
-void
-TesseraForgetVacuumed(void)
-{
-	list_free(vacuumed);
-	vacuumed = NIL;
-}
-
-/*
- * TesseraReclaimAfterVacuum
- *		Called by the utility hook after VACUUM returned, in the transaction
- *		it left open.
- */
-void
-TesseraReclaimAfterVacuum(int elevel)
-{
-	List	   *rels = vacuumed;
-	ListCell   *lc;
-
-	vacuumed = NIL;
-	foreach(lc, rels)
-	{
-		Oid			relid = lfirst_oid(lc);
-
-		for (int round = 0; round < RECLAIM_ROUNDS; round++)
-		{
-			Relation	rel;
-			TesseraReclaimResult result;
-			bool		more = false;
-
-			if (round > 0)
-			{
-				CommitTransactionCommand();
-				StartTransactionCommand();
-			}
-			PushActiveSnapshot(GetTransactionSnapshot());
-			/*
-			 * Never wait: another VACUUM may hold the table (and a VACUUM
-			 * with SKIP_LOCKED must not block here); its own run reclaims.
-			 */
-			if (!ConditionalLockRelationOid(relid, ShareUpdateExclusiveLock))
-				rel = NULL;
-			else
-				rel = try_relation_open(relid, NoLock);
-			if (rel != NULL)
-			{
-				if (IsTesseraRelation(rel))
-					more = TesseraReclaimSpace(rel, GetOldestNonRemovableTransactionId(rel),
-											   elevel, &result);
-				relation_close(rel, NoLock);
-			}
-			PopActiveSnapshot();
-			if (!more)
-				break;
-		}
-	}
-	list_free(rels);
 }

@@ -12,7 +12,7 @@
  *	  a row.  The updater of a MultiXactId is found among its members.
  *
  * IDENTIFICATION
- *	  src/tableam/visibility.c
+ *	  src/storage/visibility.c
  *
  *-------------------------------------------------------------------------
  */

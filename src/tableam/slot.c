@@ -18,7 +18,7 @@
  *	  ExecStoreVirtualTuple, ExecCopySlot and ExecForceStoreHeapTuple work.
  *
  * IDENTIFICATION
- *	  src/executor/slot.c
+ *	  src/tableam/slot.c
  *
  *-------------------------------------------------------------------------
  */
@@ -30,6 +30,7 @@
 #include "utils/expandeddatum.h"
 
 #include "tessera/reader.h"
+#include "tessera/slot.h"
 #include "tessera/tessera.h"
 
 typedef struct TesseraTupleTableSlot

@@ -27,14 +27,16 @@
  *	  that is not a movable delta stripe (a running writer's placeholder, a
  *	  stripe of pages), so nothing but holes lies in between.
  *
- *	  The caller holds ShareUpdateExclusiveLock (VACUUM, tessera.compact):
- *	  one compaction per table at a time, concurrent with reads and writes.
+ *	  The caller holds ShareUpdateExclusiveLock (VACUUM, tessera.compact(),
+ *	  the background worker of worker.c): one compaction per table at a
+ *	  time, concurrent with reads and writes.  When it runs on its own is
+ *	  schedule.c's business.
  *	  The delta stripes' catalog and delta rows are reclaimed by VACUUM of
  *	  tessera_internal.stripe and tessera_internal.delta once no snapshot
  *	  sees them.
  *
  * IDENTIFICATION
- *	  src/tableam/compact.c
+ *	  src/maintenance/compact.c
  *
  *-------------------------------------------------------------------------
  */
@@ -62,12 +64,15 @@
 #include "utils/snapmgr.h"
 
 #include "tessera/catalog.h"
+#include "tessera/maintenance.h"
+#include "tessera/options.h"
 #include "tessera/reader.h"
 #include "tessera/rowstate.h"
 #include "tessera/storage.h"
 #include "tessera/tableam.h"
 #include "tessera/tessera.h"
 #include "tessera/writer.h"
+#include "tessera/xlog.h"
 
 /* a run ends at a gap of more row numbers than this (or than its rows) */
 #define COMPACT_MAX_GAP			1024
@@ -75,21 +80,6 @@
 #define COMPACT_MAX_RUN_BYTES	((Size) 64 * 1024 * 1024)
 
 PG_FUNCTION_INFO_V1(tessera_compact);
-
-int			tessera_autocompact_stripes = 1000;
-int			tessera_compaction_log_level = LOG;
-
-/* tables whose delta this transaction grew past the trigger (TopMemoryContext) */
-static List *pending_launches = NIL;
-
-typedef struct PendingLaunch
-{
-	Oid			dboid;
-	Oid			relid;
-	bool		reclaim;		/* also give space back (after autovacuum) */
-} PendingLaunch;
-
-PGDLLEXPORT void tessera_compaction_main(Datum main_arg);
 
 /* Can this catalog row's stripe move? */
 static bool
@@ -351,163 +341,4 @@ tessera_compact(PG_FUNCTION_ARGS)
 	moved = TesseraCompact(rel, GetOldestNonRemovableTransactionId(rel), DEBUG1, 2);
 	table_close(rel, NoLock);
 	PG_RETURN_INT64((int64) moved);
-}
-
-/*
- * Automatic compaction (autovacuum, background workers) merges only runs of
- * about tessera.autocompact_stripes delta stripes: every merged stripe takes
- * pages of its own, so merging a few small writes at a time would leave a
- * trail of nearly empty stripes.  VACUUM and tessera.compact() merge any run.
- */
-int
-TesseraAutoCompactMinRun(void)
-{
-	return tessera_autocompact_stripes > 0 ? Max(tessera_autocompact_stripes / 2, 2) : 2;
-}
-
-/*
- * Background compaction.
- *
- * A transaction that writes a delta stripe whose stripe id is a multiple
- * of tessera.autocompact_stripes -- roughly, every that many small writes
- * to a table -- starts a background worker after it commits, which
- * compacts the table if nobody else holds it (VACUUM, another worker).
- * Dynamic workers need no shared_preload_libraries; a failed launch (no
- * free worker slot) is harmless: VACUUM compacts too.
- */
-void
-TesseraNoteDeltaStripe(Relation rel, uint64 stripe_id)
-{
-	if (tessera_autocompact_stripes <= 0 ||
-		(stripe_id + 1) % (uint64) tessera_autocompact_stripes != 0)
-		return;
-	TesseraRequestBackgroundWork(rel, false);
-}
-
-/*
- * TesseraRequestBackgroundWork
- *		Start a background worker for rel once this transaction commits: it
- *		compacts the delta, and with reclaim gives space back (reclaim.c):
- *		what autovacuum's VACUUM leaves to a next transaction.
- */
-void
-TesseraRequestBackgroundWork(Relation rel, bool reclaim)
-{
-	PendingLaunch *p;
-	MemoryContext old;
-	ListCell   *lc;
-
-	if (rel->rd_rel->relpersistence == RELPERSISTENCE_TEMP)
-		return;
-	foreach(lc, pending_launches)
-	{
-		p = lfirst(lc);
-		if (p->relid == RelationGetRelid(rel))
-		{
-			p->reclaim |= reclaim;
-			return;
-		}
-	}
-	old = MemoryContextSwitchTo(TopMemoryContext);
-	p = palloc(sizeof(PendingLaunch));
-	p->dboid = MyDatabaseId;
-	p->relid = RelationGetRelid(rel);
-	p->reclaim = reclaim;
-	pending_launches = lappend(pending_launches, p);
-	MemoryContextSwitchTo(old);
-}
-
-/* At commit: start the workers asked for; at abort: forget them. */
-void
-TesseraLaunchCompactions(bool commit)
-{
-	ListCell   *lc;
-
-	foreach(lc, pending_launches)
-	{
-		PendingLaunch *p = lfirst(lc);
-		BackgroundWorker bgw;
-
-		if (!commit)
-			continue;
-		memset(&bgw, 0, sizeof(bgw));
-		snprintf(bgw.bgw_name, BGW_MAXLEN, "tessera compaction of relation %u", p->relid);
-		snprintf(bgw.bgw_type, BGW_MAXLEN, "tessera compaction");
-		bgw.bgw_flags = BGWORKER_SHMEM_ACCESS | BGWORKER_BACKEND_DATABASE_CONNECTION;
-		bgw.bgw_start_time = BgWorkerStart_RecoveryFinished;
-		bgw.bgw_restart_time = BGW_NEVER_RESTART;
-		snprintf(bgw.bgw_library_name, BGW_MAXLEN, "tessera");
-		snprintf(bgw.bgw_function_name, BGW_MAXLEN, "tessera_compaction_main");
-		bgw.bgw_main_arg = ObjectIdGetDatum(p->relid);
-		memcpy(bgw.bgw_extra, &p->dboid, sizeof(Oid));
-		memcpy(bgw.bgw_extra + sizeof(Oid), &p->reclaim, sizeof(bool));
-		bgw.bgw_notify_pid = 0;
-		if (!RegisterDynamicBackgroundWorker(&bgw, NULL))
-			ereport(DEBUG1,
-					(errmsg("could not start a tessera compaction worker: no free worker slot"),
-					 errhint("VACUUM compacts the table too; max_worker_processes bounds the workers.")));
-	}
-	list_free_deep(pending_launches);
-	pending_launches = NIL;
-}
-
-void
-tessera_compaction_main(Datum main_arg)
-{
-	Oid			relid = DatumGetObjectId(main_arg);
-	Oid			dboid;
-	bool		reclaim;
-	Relation	rel;
-
-	memcpy(&dboid, MyBgworkerEntry->bgw_extra, sizeof(Oid));
-	memcpy(&reclaim, MyBgworkerEntry->bgw_extra + sizeof(Oid), sizeof(bool));
-	pqsignal(SIGTERM, die);
-	BackgroundWorkerUnblockSignals();
-	BackgroundWorkerInitializeConnectionByOid(dboid, InvalidOid, 0);
-
-	SetCurrentStatementStartTimestamp();
-	StartTransactionCommand();
-	pgstat_report_activity(STATE_RUNNING, "tessera compaction");
-
-	/* like autovacuum: never wait for a lock, somebody else is on it */
-	if (ConditionalLockRelationOid(relid, ShareUpdateExclusiveLock))
-	{
-		rel = try_relation_open(relid, NoLock);
-		if (rel != NULL)
-		{
-			if (IsTesseraRelation(rel))
-			{
-				TimestampTz start = GetCurrentTimestamp();
-				uint64		moved;
-
-				moved = TesseraCompact(rel, GetOldestNonRemovableTransactionId(rel),
-									   DEBUG1, TesseraAutoCompactMinRun());
-				if (moved > 0)
-				{
-					long		secs;
-					int			usecs;
-
-					TimestampDifference(start, GetCurrentTimestamp(), &secs, &usecs);
-					ereport(tessera_compaction_log_level,
-							(errmsg("tessera compaction of \"%s.%s\": " UINT64_FORMAT
-									" delta rows moved into stripes in %ld.%03d s",
-									get_namespace_name(RelationGetNamespace(rel)),
-									RelationGetRelationName(rel), moved, secs, usecs / 1000)));
-				}
-			}
-			relation_close(rel, NoLock);
-		}
-	}
-	CommitTransactionCommand();
-
-	/* after autovacuum: give space back, as an explicit VACUUM does after its work */
-	if (reclaim)
-	{
-		TesseraNoteWorkerTable(relid);
-		StartTransactionCommand();
-		TesseraReclaimAfterVacuum(DEBUG1);
-		CommitTransactionCommand();
-	}
-	pgstat_report_activity(STATE_IDLE, NULL);
-	proc_exit(0);
 }

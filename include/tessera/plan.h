@@ -1,0 +1,212 @@
+/*-------------------------------------------------------------------------
+ *
+ * plan.h
+ *	  What tessera's planner hands its executor: the layout of the custom
+ *	  nodes' custom_private lists, and of the descriptions of the quals,
+ *	  aggregates and group keys it classified.
+ *
+ * NOTES
+ *	  The planner decides once what each qual and aggregate is (planner/
+ *	  classify.c); the executor builds its run-time structures from these
+ *	  descriptions and never classifies again.  Everything here is made of
+ *	  plain nodes (Lists, Integers, Consts), which copyObject and the
+ *	  serialization of plans to parallel workers handle.  A description
+ *	  names expressions by their position in the qual it describes (the
+ *	  argument holding the value), so the expressions themselves stay where
+ *	  setrefs and the nested-loop parameter substitution fix them up.
+ *
+ * IDENTIFICATION
+ *	  include/tessera/plan.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef TESSERA_PLAN_H
+#define TESSERA_PLAN_H
+
+#include "nodes/extensible.h"
+#include "nodes/pg_list.h"
+#include "nodes/value.h"
+
+/* GUCs (planner/scan_path.c, planner/agg_path.c) */
+extern bool tessera_enable_custom_scan;
+extern bool tessera_enable_custom_agg;
+
+/* _PG_init: the planner's paths (planner/scan_path.c, planner/agg_path.c) */
+extern void TesseraInstallScanPaths(void);
+extern void TesseraInstallAggPaths(void);
+
+/* the nodes' methods (executor/scan_node.c, executor/agg_node.c) */
+extern const CustomScanMethods TesseraScanPlanMethods;
+extern const CustomScanMethods TesseraAggPlanMethods;
+extern void TesseraRegisterScanNode(void);
+extern void TesseraRegisterAggNode(void);
+
+/*
+ * A row-group filter: a tree of comparisons that chunk min/max and null
+ * counts decide.  Described by a List: the SKIP_DESC_* fields as Integers,
+ * then one description per child (AND/OR).
+ */
+typedef enum SkipKind
+{
+	SKIP_CMP,					/* col op value */
+	SKIP_ARRAY,					/* col op ANY/ALL (array) */
+	SKIP_ISNULL,
+	SKIP_NOTNULL,
+	SKIP_AND,
+	SKIP_OR
+} SkipKind;
+
+typedef enum SkipDescField
+{
+	SKIP_DESC_KIND,
+	SKIP_DESC_ATTIDX,
+	SKIP_DESC_STRATEGY,			/* btree strategy, column on the left */
+	SKIP_DESC_ORDERPROC,		/* compare(column value, value) */
+	SKIP_DESC_COLLATION,
+	SKIP_DESC_USE_OR,			/* SKIP_ARRAY: ANY rather than ALL */
+	SKIP_DESC_ELEMTYPE,			/* SKIP_ARRAY */
+	SKIP_DESC_VALUE_ARG,		/* argument of the qual holding the value */
+	SKIP_DESC_NFIELDS			/* children follow */
+} SkipDescField;
+
+/*
+ * A vector qual: `col op value` (or `col op col`) evaluated over decoded
+ * column vectors.  Described by a List of Integers.
+ */
+typedef enum VecKind
+{
+	VEC_INT,					/* integers, date, timestamps: compared as int64 */
+	VEC_FLOAT4,
+	VEC_FLOAT8,
+	VEC_DATE_TS,				/* date column, timestamp value */
+	VEC_COLCOL,					/* two integer-like columns of one type */
+	VEC_NUMERIC					/* compared as scaled integers */
+} VecKind;
+
+typedef enum VecDescField
+{
+	VEC_DESC_KIND,
+	VEC_DESC_STRATEGY,
+	VEC_DESC_ATTIDX,
+	VEC_DESC_ATTIDX2,			/* VEC_COLCOL: the right-hand column */
+	VEC_DESC_VALTYPE,
+	VEC_DESC_VALUE_ARG,			/* argument of the OpExpr holding the value */
+	VEC_DESC_NFIELDS
+} VecDescField;
+
+/* TesseraScan's custom_private; custom_exprs holds the skip quals, then the vector quals. */
+typedef enum TscanPrivate
+{
+	TSCAN_PRIVATE_NEEDED,		/* attnums the slot decodes */
+	TSCAN_PRIVATE_SKIP,			/* a skip description per skip qual */
+	TSCAN_PRIVATE_VECTOR,		/* a vector description per vector qual */
+	TSCAN_PRIVATE_NFIELDS
+} TscanPrivate;
+
+/* An aggregate TesseraAgg computes */
+typedef enum TAggKind
+{
+	TAGG_COUNT_STAR,
+	TAGG_COUNT,
+	TAGG_SUM,
+	TAGG_AVG,
+	TAGG_MIN,
+	TAGG_MAX
+} TAggKind;
+
+/*
+ * An aggregate's argument that is numeric arithmetic (+, -, *) over numeric
+ * columns and constants: a tree of Lists [kind, attidx, Const, l, r].
+ */
+typedef enum VxKind
+{
+	VX_VAR,
+	VX_CONST,
+	VX_ADD,
+	VX_SUB,
+	VX_MUL
+} VxKind;
+
+typedef enum VxDescField
+{
+	VX_DESC_KIND,
+	VX_DESC_ATTIDX,				/* VX_VAR */
+	VX_DESC_CONST,				/* VX_CONST: the Const */
+	VX_DESC_LEFT,				/* operators: the operands' descriptions */
+	VX_DESC_RIGHT,
+	VX_DESC_NFIELDS
+} VxDescField;
+
+/* An aggregate, described by a List */
+typedef enum AggDescField
+{
+	AGG_DESC_KIND,
+	AGG_DESC_ATTIDX,			/* -1: count(*) or an expression */
+	AGG_DESC_ARGTYPE,			/* base type of the argument */
+	AGG_DESC_RESTYPE,
+	AGG_DESC_GENERIC,			/* min/max through the type's btree comparison */
+	AGG_DESC_SAME_AS,			/* an earlier sum/avg whose state this one shares, or -1 */
+	AGG_DESC_VX,				/* argument arithmetic's description, or NIL */
+	AGG_DESC_FILTER,			/* FILTER: a vector description per conjunct */
+	AGG_DESC_NFIELDS
+} AggDescField;
+
+/* How TesseraAgg keys groups on a column */
+typedef enum TAggKeyKind
+{
+	TAGG_KEY_INT,				/* integers, dates, timestamps: as int64 */
+	TAGG_KEY_TEXT,				/* text, varchar: interned bytes */
+	TAGG_KEY_BPCHAR				/* char(n): interned without trailing blanks */
+} TAggKeyKind;
+
+typedef enum KeyDescField
+{
+	KEY_DESC_ATTIDX,
+	KEY_DESC_TYPID,				/* base type */
+	KEY_DESC_COLLATION,
+	KEY_DESC_TYPLEN,
+	KEY_DESC_KIND,
+	KEY_DESC_NFIELDS
+} KeyDescField;
+
+/*
+ * TesseraAgg runs alone (serial), or as a partial aggregate in each process
+ * of a parallel scan under Gather -- one row per group: the keys and a
+ * bytea of the aggregates' states -- below a finalizing TesseraAgg that
+ * merges them.
+ */
+typedef enum TAggMode
+{
+	TAGG_SERIAL,
+	TAGG_PARTIAL,
+	TAGG_FINAL
+} TAggMode;
+
+/*
+ * TesseraAgg's custom_private.  Its quals and aggregates travel here, not
+ * in custom_exprs: setrefs would rewrite custom_exprs against the node's
+ * custom_scan_tlist.  custom_exprs holds only the executor parameters they
+ * use, so that the planner knows when to rescan the node.
+ */
+typedef enum TaggPrivate
+{
+	TAGG_PRIVATE_RELID,			/* range table index the quals were planned with */
+	TAGG_PRIVATE_MODE,			/* TAggMode */
+	TAGG_PRIVATE_SKIP_QUALS,	/* row-group filters (quals) */
+	TAGG_PRIVATE_SKIP,			/* and their descriptions */
+	TAGG_PRIVATE_VECTOR_QUALS,	/* vector quals */
+	TAGG_PRIVATE_VECTOR,		/* and their descriptions */
+	TAGG_PRIVATE_AGGS,			/* the Aggrefs (for EXPLAIN and FILTER values) */
+	TAGG_PRIVATE_SPECS,			/* an aggregate description per Aggref */
+	TAGG_PRIVATE_KEYS,			/* a key description per GROUP BY column */
+	TAGG_PRIVATE_NFIELDS
+} TaggPrivate;
+
+/* field f of a description */
+static inline int
+desc_int(List *desc, int f)
+{
+	return intVal(list_nth(desc, f));
+}
+
+#endif							/* TESSERA_PLAN_H */

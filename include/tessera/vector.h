@@ -1,0 +1,286 @@
+/*-------------------------------------------------------------------------
+ *
+ * vector.h
+ *	  Work on column vectors shared by the custom nodes: vector filters,
+ *	  numeric arithmetic on scaled integers, group tables, aggregate states
+ *	  and their transitions, and the spill of groups past memory.
+ *
+ * NOTES
+ *	  Everything here works on a TesseraBatch (one row group's decoded
+ *	  columns) and a selection of its rows: `sel`, a flag per row, or
+ *	  `ok`/`gidx`, the rows an aggregate counts (NULL: all) and each row's
+ *	  group (-1: none).  Nothing here knows about plan nodes; the nodes in
+ *	  src/executor own the memory and call in.
+ *
+ *	  Numerics are computed exactly on 128-bit integers scaled by 10^scale,
+ *	  with numeric.c's display-scale rules, and fall back to numerics where
+ *	  a value could overflow; results are PostgreSQL's to the digit.
+ *
+ * IDENTIFICATION
+ *	  include/tessera/vector.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef TESSERA_VECTOR_H
+#define TESSERA_VECTOR_H
+
+#include "executor/tuptable.h"
+#include "fmgr.h"
+#include "nodes/execnodes.h"
+#include "utils/numeric.h"
+#include "utils/timestamp.h"
+#include "utils/tuplesort.h"
+
+#include "tessera/plan.h"
+#include "tessera/reader.h"
+
+#ifndef HAVE_INT128
+#error "tessera's vector code needs a compiler with 128-bit integers"
+#endif
+
+/* 10^k for k = 0..38 (vector/filter.c) */
+extern int128 tessera_pow10[39];
+extern void TesseraVectorInit(void);
+
+/* An integer-like Datum of a column of this length as int64. */
+static inline int64
+TesseraIntDatum(Datum d, int16 typlen)
+{
+	return typlen == 2 ? (int64) DatumGetInt16(d) :
+		typlen == 4 ? (int64) DatumGetInt32(d) : DatumGetInt64(d);
+}
+
+/* ---- vector filters (vector/filter.c) ---- */
+
+/* A vector qual at run time: its description and its value in this scan. */
+typedef struct VecQual
+{
+	VecKind		kind;
+	int			strategy;
+	int			attidx;
+	int			attidx2;		/* VEC_COLCOL: the right-hand column */
+	Oid			valtype;
+	ExprState  *expr;
+	/* the value in this scan */
+	bool		isnull;
+	int			run_strategy;	/* strategy to apply to ival/fval */
+	int64		ival;
+	float8		fval;
+	Datum		dval;			/* VEC_NUMERIC */
+	bool		scaled;			/* VEC_NUMERIC: nval/nscale are the value */
+	int128		nval;
+	int			nscale;
+} VecQual;
+
+extern void TesseraVecQualInit(VecQual *vq, List *desc, Node *qual, PlanState *ps);
+extern void TesseraVecQualEval(VecQual *vq, ExprContext *econtext);
+extern void TesseraVecApply(VecQual *vquals, int nvq, TesseraBatch *b, bool *sel, int n,
+							int *idxbuf);
+extern int	TesseraSelRows(const bool *sel, int n, int *rows);
+extern uint64 TesseraSelCount(const bool *sel, int n);
+
+
+/* ---- numeric arithmetic over a batch (vector/expr.c) ---- */
+
+/* sum/avg's argument of numeric +, -, * over columns and constants */
+typedef struct VExpr
+{
+	VxKind		kind;
+	int			attidx;			/* VX_VAR */
+	Datum		cdatum;			/* VX_CONST */
+	int128		cval;			/* VX_CONST: cval * 10^-cscale */
+	int			cscale;
+	struct VExpr *l;
+	struct VExpr *r;
+	/* result buffers, reused batch after batch */
+	int			cap;
+	int128	   *buf_v;
+	int64	   *buf_dsc;
+	bool	   *buf_null;
+} VExpr;
+
+/* A VExpr's value over a batch: v[i] * 10^-scale, display scale dsc[i]. */
+typedef struct VxVal
+{
+	bool		scalar;			/* a constant: v[0], never NULL */
+	int			scale;
+	int			bits;			/* |v[i]| < 2^bits */
+	int128	   *v;
+	int64	   *dsc;			/* NULL: every row has display scale dsc_all */
+	int64		dsc_all;
+	bool	   *isnull;			/* NULL: none */
+} VxVal;
+
+extern VExpr *TesseraVxBuild(List *desc);
+extern bool TesseraVxEval(VExpr *vx, TesseraBatch *b, const int *rows, int n, VxVal *out,
+						  MemoryContext bufcxt);
+extern Datum TesseraVxDatum(VExpr *vx, TesseraBatch *b, int row, bool *isnull);
+
+/* ---- aggregate states (vector/aggtrans.c) ---- */
+
+/* An aggregate at run time */
+typedef struct TAggSpec
+{
+	TAggKind	kind;
+	int			attidx;			/* -1: count(*) or an expression */
+	Oid			argtype;		/* base type of the argument */
+	Oid			restype;
+	VExpr	   *vx;				/* the argument, if not a plain column */
+	VecQual    *fq;				/* FILTER (WHERE ...), ANDed; NULL: none */
+	int			nfq;
+	/* min/max of other ordered types: through the btree comparison */
+	bool		generic;
+	FmgrInfo	cmp;
+	Oid			collation;
+	int16		typlen;
+	bool		typbyval;
+	int			same_as;		/* an earlier sum/avg of the same argument whose
+								 * state this one reads, or -1 */
+} TAggSpec;
+
+/* One aggregate's state in one group. */
+typedef struct TAggState
+{
+	int64		count;
+	int128		sum;			/* numeric: scaled by 10^scale */
+	int			scale;
+	int			dscale;			/* numeric: largest display scale added to sum */
+	bool		have;
+	int64		ibest;
+	float8		fbest;
+	int64		nan;			/* numeric specials */
+	int64		pinf;
+	int64		ninf;
+	Numeric		extra;			/* numeric values that did not fit in sum */
+	Datum		dbest;			/* min/max of other types: a copy in the groups' memory */
+	/* floats: sum(float4) in float4, sum(float8); avg as float8_accum's Sx, Sxx */
+	float4		f4sum;
+	float8		fsx;
+	float8		fsxx;
+	Interval	isum;			/* sum/avg of intervals: interval_pl's sum */
+} TAggState;
+
+/* Per-group partial sums of a batch, reused batch after batch. */
+typedef struct TesseraPartials
+{
+	int128	   *bsum;
+	int64	   *bcnt;
+	int64	   *bdsc;
+	int			bcap;
+	MemoryContext cxt;
+} TesseraPartials;
+
+extern Numeric TesseraScaledNumeric(int128 v, int scale);
+extern void TesseraAggNumericAccum(TAggState *st, Datum value, MemoryContext cxt);
+extern void TesseraAggScaledFold(TAggState *st, int128 v, int64 count, int dsc, int cmax,
+								 MemoryContext cxt);
+extern void TesseraAggScaledRows(TAggState *states, int nspecs, int ngroups, int k,
+								 TesseraPartials *p, const int128 *v, const int64 *dsc,
+								 int64 dsc_all, int bits, int scale, const bool *isnull,
+								 const bool *ok, const int32 *gidx, int n, MemoryContext cxt);
+extern void TesseraAggCountGroups(TAggState *states, int nspecs, int ngroups, int k,
+								  TesseraPartials *p, const int32 *gidx, int n);
+extern void TesseraAggFloatAccum(TAggSpec *sp, TAggState *st, Datum d);
+extern void TesseraAggIntervalAccum(TAggState *st, const Interval *v);
+extern void TesseraAggGenericAccum(TAggSpec *sp, TAggState *st, Datum value, MemoryContext cxt);
+extern Datum TesseraAggResult(TAggSpec *sp, TAggState *st, bool *isnull);
+extern Datum TesseraAggSerialize(TAggSpec *specs, int nspecs, TAggState *states);
+extern void TesseraAggMergeRow(TAggSpec *specs, int nspecs, TAggState *states, Datum serialized,
+							   MemoryContext cxt);
+
+/* ---- group tables (vector/groups.c) ---- */
+
+/* A GROUP BY column; strings are interned to dense ids. */
+typedef struct TAggKey
+{
+	int			attidx;
+	Oid			typid;			/* base type */
+	Oid			collation;
+	int16		typlen;
+	TAggKeyKind kind;
+	/* strings: id -> value, and a hash table of ids */
+	Datum	   *strs;
+	int			nstrs;
+	int			strcap;
+	int32	   *slots;
+	uint32		nslots;
+	/* per batch: ids of the values at these addresses (dictionary chunks) */
+	Pointer		ptr_cache[256];
+	int32		ptr_ids[256];
+	/* per batch: a dictionary chunk's codes -> ids, and NULL flags */
+	int32	   *dict_map;
+	int			map_cap;
+	bool	   *own_nulls;
+	int			nulls_cap;
+	/* per batch: the column's ids */
+	int64	   *ids;
+	int			ids_cap;
+	bool	   *nulls;
+} TAggKey;
+
+/*
+ * The groups of an aggregation: their keys (values, or string ids), an
+ * open-addressing hash table over them, caches that skip hashing, and
+ * nspecs aggregate states per group.  Everything lives in cxt.
+ */
+typedef struct TesseraGroups
+{
+	int			nkeys;			/* 0: one group */
+	TAggKey    *gkeys;			/* [nkeys] */
+	int			nspecs;
+	TAggState  *states;			/* [ngroups * nspecs] */
+	int64	   *keys;			/* [ngroups * nkeys]: values or string ids */
+	bool	   *keynull;		/* [ngroups * nkeys] */
+	int			ngroups;
+	int			cap;
+	int			null_group;		/* one key: the NULL key's group, -1: none yet */
+	int32	   *slots;			/* open addressing: group index or -1 */
+	uint32		nslots;
+	int32	   *direct;			/* one key: group of key direct_base + i, or -1 */
+	int64		direct_base;
+	uint64		pcache_key[4096];	/* several keys: packed keys -> group */
+	int32		pcache_g[4096];
+	int32	   *gidx;			/* per batch: each row's group */
+	int			row_cap;
+	MemoryContext cxt;
+} TesseraGroups;
+
+static inline TAggState *
+TesseraGroupState(TesseraGroups *g, int group, int k)
+{
+	return &g->states[(Size) group * g->nspecs + k];
+}
+
+extern void TesseraGroupsInit(TesseraGroups *g, List *key_descs, int nspecs, MemoryContext cxt);
+extern void TesseraGroupsReset(TesseraGroups *g, int cap);
+extern int32 *TesseraGroupsAssign(TesseraGroups *g, TesseraBatch *b, const bool *ok, int n);
+extern int	TesseraGroupsLookup(TesseraGroups *g, int64 *keys, bool *nulls);
+extern void TesseraGroupsKeysOf(TesseraGroups *g, TupleTableSlot *slot, int64 *keys,
+								bool *nulls);
+extern void TesseraGroupsKeyDatums(TesseraGroups *g, int group, Datum *values, bool *isnull);
+
+/* ---- groups past memory (vector/spill.c) ---- */
+
+/*
+ * Once the groups outgrow hash_mem they are written to a sort by key as
+ * (keys, states) rows and the table starts empty; at the end sorted runs
+ * of equal keys are merged one group at a time.
+ */
+typedef struct TesseraSpill
+{
+	Tuplesortstate *sort;
+	TupleDesc	desc;
+	TupleTableSlot *next;		/* the next spilled row, if pending */
+	bool		pending;
+	uint64		spilled_groups;
+} TesseraSpill;
+
+extern void TesseraSpillGroups(TesseraSpill *s, TesseraGroups *g, TAggSpec *specs,
+							   MemoryContext longcxt, MemoryContext tmpcxt);
+extern void TesseraSpillFinish(TesseraSpill *s, TesseraGroups *g, TAggSpec *specs,
+							   MemoryContext longcxt, MemoryContext tmpcxt);
+extern bool TesseraSpillNextGroup(TesseraSpill *s, TesseraGroups *g, TAggSpec *specs);
+extern void TesseraSpillEnd(TesseraSpill *s);
+
+
+#endif							/* TESSERA_VECTOR_H */

@@ -1,0 +1,887 @@
+/*-------------------------------------------------------------------------
+ *
+ * agg_node.c
+ *	  TesseraAgg's executor: an aggregate query over one tessera table --
+ *	  count, sum, avg, min and max, grouped or not, with vector quals --
+ *	  computed in loops over decoded column vectors, one row group at a
+ *	  time, instead of forming a tuple per row and calling transition
+ *	  functions.
+ *
+ * NOTES
+ *	  The node walks the row groups TesseraScan would read (the same table
+ *	  AM scan and filters) and folds each batch into the groups
+ *	  (vector/groups.c) and their aggregate states (vector/aggtrans.c).
+ *	  What the encoding already knows is not decoded: with one group and
+ *	  every stored row counted, counts and min/max come from the chunk
+ *	  summaries and integer sums of constant, run-length or steadily
+ *	  stepping chunks from the encoding; a lone count(*) skips such row
+ *	  groups without reading them.
+ *
+ *	  Modes (TAggMode): serial; partial, in every process of a parallel
+ *	  scan, emitting per group its keys and a bytea of its states; final,
+ *	  above the Gather, merging them.  Groups that outgrow hash_mem spill
+ *	  to a sort and are merged back (vector/spill.c).
+ *
+ * IDENTIFICATION
+ *	  src/executor/agg_node.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/relscan.h"
+#include "access/tableam.h"
+#include "catalog/pg_type.h"
+#include "executor/executor.h"
+#include "executor/nodeCustom.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "optimizer/optimizer.h"
+#include "rewrite/rewriteManip.h"
+#include "utils/datum.h"
+#include "utils/float.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/ruleutils.h"
+#include "utils/typcache.h"
+
+#include "tessera/rowstate.h"
+#include "tessera/tableam.h"
+#include "nodes.h"
+
+static Node *tagg_create_state(CustomScan *cscan);
+static void tagg_begin(CustomScanState *node, EState *estate, int eflags);
+static TupleTableSlot *tagg_exec(CustomScanState *node);
+static void tagg_end(CustomScanState *node);
+static void tagg_rescan(CustomScanState *node);
+static void tagg_shutdown(CustomScanState *node);
+static void tagg_explain(CustomScanState *node, List *ancestors, ExplainState *es);
+
+const CustomScanMethods TesseraAggPlanMethods = {
+	.CustomName = "TesseraAgg",
+	.CreateCustomScanState = tagg_create_state,
+};
+
+static const CustomExecMethods tagg_exec_methods = {
+	.CustomName = "TesseraAgg",
+	.BeginCustomScan = tagg_begin,
+	.ExecCustomScan = tagg_exec,
+	.EndCustomScan = tagg_end,
+	.ReScanCustomScan = tagg_rescan,
+	/* the partial node shares its scan like TesseraScan */
+	.EstimateDSMCustomScan = TesseraScanEstimateDSM,
+	.InitializeDSMCustomScan = TesseraScanInitDSM,
+	.ReInitializeDSMCustomScan = TesseraScanReInitDSM,
+	.InitializeWorkerCustomScan = TesseraScanInitWorker,
+	.ShutdownCustomScan = tagg_shutdown,
+	.ExplainCustomScan = tagg_explain,
+};
+
+static Node *
+tagg_create_state(CustomScan *cscan)
+{
+	TesseraAggState *state = (TesseraAggState *) newNode(sizeof(TesseraAggState),
+														 T_CustomScanState);
+
+	state->ts.css.methods = &tagg_exec_methods;
+	return (Node *) state;
+}
+
+/* An aggregate from its description. */
+static void
+tagg_init_spec(TesseraAggState *as, TAggSpec *sp, List *desc, Aggref *agg)
+{
+	List	   *vx = list_nth(desc, AGG_DESC_VX);
+	List	   *filter = list_nth(desc, AGG_DESC_FILTER);
+
+	sp->kind = (TAggKind) desc_int(desc, AGG_DESC_KIND);
+	sp->attidx = desc_int(desc, AGG_DESC_ATTIDX);
+	sp->argtype = (Oid) desc_int(desc, AGG_DESC_ARGTYPE);
+	sp->restype = (Oid) desc_int(desc, AGG_DESC_RESTYPE);
+	sp->generic = desc_int(desc, AGG_DESC_GENERIC);
+	sp->same_as = desc_int(desc, AGG_DESC_SAME_AS);
+	if (sp->generic)
+	{
+		fmgr_info(lookup_type_cache(sp->argtype, TYPECACHE_CMP_PROC)->cmp_proc, &sp->cmp);
+		sp->collation = agg->inputcollid;
+		get_typlenbyval(sp->argtype, &sp->typlen, &sp->typbyval);
+	}
+	if (vx != NIL)
+		sp->vx = TesseraVxBuild(vx);
+	if (filter != NIL)
+	{
+		List	   *conj = make_ands_implicit(agg->aggfilter);
+
+		sp->fq = palloc0(sizeof(VecQual) * list_length(filter));
+		for (int i = 0; i < list_length(filter); i++)
+			TesseraVecQualInit(&sp->fq[sp->nfq++], list_nth(filter, i), list_nth(conj, i),
+							   &as->ts.css.ss.ps);
+	}
+}
+
+static void
+tagg_begin(CustomScanState *node, EState *estate, int eflags)
+{
+	TesseraAggState *as = (TesseraAggState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	List	   *priv = cscan->custom_private;
+	List	   *aggs = list_nth(priv, TAGG_PRIVATE_AGGS);
+	List	   *specs = list_nth(priv, TAGG_PRIVATE_SPECS);
+
+	as->mode = (TAggMode) intVal(list_nth(priv, TAGG_PRIVATE_MODE));
+	if (as->mode == TAGG_FINAL)
+		node->custom_ps = list_make1(ExecInitNode(linitial(cscan->custom_plans), estate, eflags));
+	TesseraFiltersInit(&as->ts, list_nth(priv, TAGG_PRIVATE_SKIP_QUALS),
+					   list_nth(priv, TAGG_PRIVATE_SKIP),
+					   list_nth(priv, TAGG_PRIVATE_VECTOR_QUALS),
+					   list_nth(priv, TAGG_PRIVATE_VECTOR));
+	as->specs = palloc0(sizeof(TAggSpec) * Max(list_length(specs), 1));
+	for (int k = 0; k < list_length(specs); k++)
+		tagg_init_spec(as, &as->specs[as->nspecs++], list_nth(specs, k), list_nth(aggs, k));
+
+	as->cxt = AllocSetContextCreate(estate->es_query_cxt, "TesseraAgg groups",
+									ALLOCSET_DEFAULT_SIZES);
+	as->vx_cxt = AllocSetContextCreate(estate->es_query_cxt, "TesseraAgg expressions",
+									   ALLOCSET_DEFAULT_SIZES);
+	as->buf_cxt = AllocSetContextCreate(estate->es_query_cxt, "TesseraAgg buffers",
+										ALLOCSET_DEFAULT_SIZES);
+	as->partials.cxt = as->buf_cxt;
+	TesseraGroupsInit(&as->groups, list_nth(priv, TAGG_PRIVATE_KEYS), as->nspecs, as->cxt);
+}
+
+static void
+tagg_shutdown(CustomScanState *node)
+{
+	if (((TesseraAggState *) node)->mode != TAGG_FINAL)
+		TesseraScanShutdown(node);
+}
+
+static void
+tagg_end(CustomScanState *node)
+{
+	TesseraSpillEnd(&((TesseraAggState *) node)->spill);
+	if (((TesseraAggState *) node)->mode == TAGG_FINAL)
+		ExecEndNode(linitial(node->custom_ps));
+	TesseraScanEnd(node);
+}
+
+/* Forget every group and result. */
+static void
+tagg_reset(TesseraAggState *as)
+{
+	TesseraGroupsReset(&as->groups, as->groups.nkeys > 0 ? 256 : 1);
+	as->ok = NULL;
+	as->ok_cap = 0;
+	as->computed = false;
+	as->next = 0;
+}
+
+/* Bounded memory: past hash_mem the groups spill (vector/spill.c). */
+static void
+tagg_check_memory(TesseraAggState *as)
+{
+	if (as->groups.nkeys > 0 && as->groups.ngroups > 1 &&
+		MemoryContextMemAllocated(as->cxt, true) > get_hash_memory_limit())
+	{
+		TesseraSpillGroups(&as->spill, &as->groups, as->specs,
+						   as->ts.css.ss.ps.state->es_query_cxt, as->vx_cxt);
+		as->ok = NULL;
+		as->ok_cap = 0;
+	}
+}
+
+/* Room for per-row buffers of n rows. */
+static void
+tagg_reserve_rows(TesseraAggState *as, int n)
+{
+	if (as->fcap < n)
+	{
+		as->fcap = Max(n, 1024);
+		as->fsel = MemoryContextAlloc(as->buf_cxt, as->fcap);
+		as->fidx = MemoryContextAlloc(as->buf_cxt, sizeof(int) * as->fcap);
+		as->fgidx = MemoryContextAlloc(as->buf_cxt, sizeof(int32) * as->fcap);
+		as->srows = MemoryContextAlloc(as->buf_cxt, sizeof(int) * as->fcap);
+		as->sgidx = MemoryContextAlloc(as->buf_cxt, sizeof(int32) * as->fcap);
+	}
+}
+
+/*
+ * Apply rows that count (ok, NULL: all) and each row's group (gidx, NULL:
+ * one group) to aggregate k's state(s): BODY sees st, the state, and i,
+ * the row.
+ */
+#define TAGG_ROWS(BODY) \
+	do { \
+		for (int i = 0; i < n; i++) \
+		{ \
+			TAggState  *st; \
+			if (isnull && isnull[i]) \
+				continue; \
+			if (gidx) \
+			{ \
+				if (gidx[i] < 0) \
+					continue; \
+				st = TesseraGroupState(&as->groups, gidx[i], k); \
+			} \
+			else \
+			{ \
+				if (ok && !ok[i]) \
+					continue; \
+				st = TesseraGroupState(&as->groups, 0, k); \
+			} \
+			{ BODY; } \
+		} \
+	} while (0)
+
+/* sum/avg of an expression (spec k) over the batch's counted rows. */
+static void
+tagg_expr_batch(TesseraAggState *as, int k, TesseraBatch *b, const bool *ok, const int32 *gidx,
+				int n)
+{
+	TAggSpec   *sp = &as->specs[k];
+	TesseraGroups *g = &as->groups;
+	MemoryContext old = MemoryContextSwitchTo(as->vx_cxt);
+	VxVal		val;
+
+	if (b->sparse)
+	{
+		/* few rows selected: decode and compute only theirs */
+		int		   *rows = as->srows;
+		int32	   *rgidx = gidx ? as->sgidx : NULL;
+		int			m = 0;
+
+		if (gidx != NULL)
+			for (int i = 0; i < n; i++)
+			{
+				rows[m] = i;
+				rgidx[m] = gidx[i];
+				m += gidx[i] >= 0;
+			}
+		else if (ok != NULL)
+			m = TesseraSelRows(ok, n, rows);
+		else
+			for (int i = 0; i < n; i++)
+				rows[m++] = i;
+		if (TesseraVxEval(sp->vx, b, rows, m, &val, as->buf_cxt) && !val.scalar)
+		{
+			TesseraAggScaledRows(g->states, g->nspecs, gidx ? g->ngroups : 1, k, &as->partials,
+								 val.v, val.dsc, val.dsc_all, val.bits, val.scale, val.isnull,
+								 NULL, rgidx, m, as->cxt);
+			goto done;
+		}
+	}
+	if (!b->sparse && TesseraVxEval(sp->vx, b, NULL, n, &val, as->buf_cxt) && !val.scalar)
+		TesseraAggScaledRows(g->states, g->nspecs, gidx ? g->ngroups : 1, k, &as->partials,
+							 val.v, val.dsc, val.dsc_all, val.bits, val.scale, val.isnull, ok,
+							 gidx, n, as->cxt);
+	else
+	{
+		/* numerics, row by row, only for the rows that count */
+		bool	   *isnull = NULL;
+
+		TAGG_ROWS(bool rnull;
+				  Datum d = TesseraVxDatum(sp->vx, b, i, &rnull);
+
+				  if (!rnull)
+					  TesseraAggNumericAccum(st, d, as->cxt));
+	}
+done:
+	MemoryContextSwitchTo(old);
+	MemoryContextReset(as->vx_cxt);
+}
+
+/*
+ * With one group and every stored row of the row group counted: a count or
+ * integer min/max from the chunk summary, an integer sum from the
+ * encoding.  False if the chunk does not tell.
+ */
+static bool
+tagg_from_summary(TesseraAggState *as, int k, TesseraBatch *b)
+{
+	TAggSpec   *sp = &as->specs[k];
+	TAggState  *st = TesseraGroupState(&as->groups, 0, k);
+
+	if (sp->kind == TAGG_COUNT ||
+		((sp->kind == TAGG_MIN || sp->kind == TAGG_MAX) && !sp->generic &&
+		 sp->argtype != FLOAT4OID && sp->argtype != FLOAT8OID))
+	{
+		TesseraChunkSummary cs;
+
+		TesseraReaderChunkSummary(b->reader, b->stripe, b->rg, sp->attidx, &cs);
+		if (sp->kind == TAGG_COUNT)
+			st->count += cs.nonnull;
+		else if (cs.nonnull == 0)
+			;					/* nothing to compare */
+		else if (cs.has_minmax)
+		{
+			int16		len = TupleDescAttr(b->reader->tupdesc, sp->attidx)->attlen;
+			int64		v = TesseraIntDatum(sp->kind == TAGG_MIN ? cs.min : cs.max, len);
+
+			if (!st->have || (sp->kind == TAGG_MIN ? v < st->ibest : v > st->ibest))
+			{
+				st->ibest = v;
+				st->have = true;
+			}
+		}
+		else
+			return false;
+		as->metadata_answers++;
+		return true;
+	}
+	if ((sp->kind == TAGG_SUM || sp->kind == TAGG_AVG) && sp->vx == NULL &&
+		(sp->argtype == INT2OID || sp->argtype == INT4OID || sp->argtype == INT8OID))
+	{
+		/* constants, runs and steady steps sum without decoding */
+		int128		sum;
+		int64		count;
+
+		if (TesseraBatchIntSum(b, sp->attidx, &sum, &count))
+		{
+			st->sum += sum;
+			st->count += count;
+			as->metadata_answers++;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* sum/avg of an integer column, one group, every row: loops the compiler vectorizes. */
+static void
+tagg_int_sum_all(TAggState *st, Datum *values, bool *isnull, int16 typlen, int n)
+{
+	int64		count = 0;
+
+	if (typlen <= 4)
+	{
+		int64		sum = 0;
+
+		if (memchr(isnull, true, n) == NULL)
+		{
+			/* no NULLs (the usual case): a plain sum */
+			if (typlen == 2)
+				for (int i = 0; i < n; i++)
+					sum += (int16) values[i];
+			else
+				for (int i = 0; i < n; i++)
+					sum += (int32) values[i];
+			count = n;
+		}
+		else if (typlen == 2)
+			for (int i = 0; i < n; i++)
+			{
+				sum += isnull[i] ? 0 : DatumGetInt16(values[i]);
+				count += !isnull[i];
+			}
+		else
+			for (int i = 0; i < n; i++)
+			{
+				sum += isnull[i] ? 0 : DatumGetInt32(values[i]);
+				count += !isnull[i];
+			}
+		st->sum += sum;
+	}
+	else
+	{
+		/* bigint: 64-bit partial sums, widened when full */
+		int128		total = 0;
+		int64		acc = 0;
+
+		for (int i = 0; i < n; i++)
+		{
+			int64		v = isnull[i] ? 0 : DatumGetInt64(values[i]);
+			int64		t;
+
+			count += !isnull[i];
+			if (unlikely(__builtin_add_overflow(acc, v, &t)))
+			{
+				total += acc;
+				t = v;
+			}
+			acc = t;
+		}
+		st->sum += total + acc;
+	}
+	st->count += count;
+}
+
+/* sum/avg of column spec k over the batch's counted rows. */
+static void
+tagg_sum_batch(TesseraAggState *as, int k, TesseraBatch *b, const bool *ok, const int32 *gidx,
+			   int n)
+{
+	TAggSpec   *sp = &as->specs[k];
+	TesseraGroups *g = &as->groups;
+	int16		typlen = TupleDescAttr(b->reader->tupdesc, sp->attidx)->attlen;
+	Datum	   *values;
+	bool	   *isnull = NULL;
+
+	if (sp->argtype == NUMERICOID)
+	{
+		int128	   *sv;
+		int64	   *sc;
+		int			cmax;
+		int			bits;
+		int64		dsc_all;
+
+		if (TesseraBatchScaledInfo(b, sp->attidx, &sv, &sc, &isnull, &cmax, &bits, &dsc_all))
+			TesseraAggScaledRows(g->states, g->nspecs, gidx ? g->ngroups : 1, k, &as->partials,
+								 sv, dsc_all >= 0 ? NULL : sc, Max(dsc_all, 0), bits, cmax,
+								 isnull, ok, gidx, n, as->cxt);
+		else
+		{
+			TesseraBatchColumn(b, sp->attidx, &values, &isnull);
+			TAGG_ROWS(TesseraAggNumericAccum(st, values[i], as->cxt));
+		}
+		return;
+	}
+	TesseraBatchColumn(b, sp->attidx, &values, &isnull);
+	if (sp->argtype == FLOAT4OID || sp->argtype == FLOAT8OID)
+		TAGG_ROWS(TesseraAggFloatAccum(sp, st, values[i]));
+	else if (sp->argtype == INTERVALOID)
+		TAGG_ROWS(TesseraAggIntervalAccum(st, DatumGetIntervalP(values[i])));
+	else if (gidx == NULL && ok == NULL)
+		tagg_int_sum_all(TesseraGroupState(g, 0, k), values, isnull, typlen, n);
+	else if (typlen == 2)
+		TAGG_ROWS(st->count++; st->sum += DatumGetInt16(values[i]));
+	else if (typlen == 4)
+		TAGG_ROWS(st->count++; st->sum += DatumGetInt32(values[i]));
+	else
+		TAGG_ROWS(st->count++; st->sum += DatumGetInt64(values[i]));
+}
+
+/* min/max of column spec k over the batch's counted rows. */
+static void
+tagg_minmax_batch(TesseraAggState *as, int k, TesseraBatch *b, const bool *ok,
+				  const int32 *gidx, int n)
+{
+	TAggSpec   *sp = &as->specs[k];
+	bool		want_min = sp->kind == TAGG_MIN;
+	Datum	   *values;
+	bool	   *isnull;
+
+	TesseraBatchColumn(b, sp->attidx, &values, &isnull);
+	if (sp->generic)
+		TAGG_ROWS(TesseraAggGenericAccum(sp, st, values[i], as->cxt));
+	else if (sp->argtype == FLOAT4OID || sp->argtype == FLOAT8OID)
+	{
+		bool		f4 = sp->argtype == FLOAT4OID;
+
+		TAGG_ROWS(float8 v = f4 ? (float8) DatumGetFloat4(values[i]) : DatumGetFloat8(values[i]);
+				  if (!st->have || (want_min ? float8_lt(v, st->fbest) : float8_gt(v, st->fbest)))
+				  {
+					  st->fbest = v;
+					  st->have = true;
+				  });
+	}
+	else
+	{
+		int16		typlen = TupleDescAttr(b->reader->tupdesc, sp->attidx)->attlen;
+
+		TAGG_ROWS(int64 v = TesseraIntDatum(values[i], typlen);
+				  if (!st->have || (want_min ? v < st->ibest : v > st->ibest))
+				  {
+					  st->ibest = v;
+					  st->have = true;
+				  });
+	}
+}
+
+/* Fold the batch into aggregate k: ok, gidx as for TAGG_ROWS; whole: every stored row counts. */
+static void
+tagg_fold_spec(TesseraAggState *as, int k, TesseraBatch *b, const bool *ok, const int32 *gidx,
+			   int n, bool whole)
+{
+	TAggSpec   *sp = &as->specs[k];
+
+	if (sp->nfq > 0)
+	{
+		/* FILTER: this aggregate counts only the rows it keeps */
+		bool	   *fsel = as->fsel;
+
+		TesseraVecApply(sp->fq, sp->nfq, b, fsel, n, as->fidx);
+		if (gidx != NULL)
+		{
+			int32	   *g2 = as->fgidx;
+
+			for (int i = 0; i < n; i++)
+				g2[i] = fsel[i] ? gidx[i] : -1;
+			gidx = g2;
+		}
+		else
+		{
+			if (ok != NULL)
+				for (int i = 0; i < n; i++)
+					fsel[i] &= ok[i];
+			ok = fsel;
+		}
+		whole = false;
+	}
+
+	if (sp->kind == TAGG_COUNT_STAR)
+	{
+		bool	   *isnull = NULL;
+
+		if (whole)
+			TesseraGroupState(&as->groups, 0, k)->count += n;
+		else if (gidx != NULL && as->groups.ngroups <= n / 4)
+			TesseraAggCountGroups(as->groups.states, as->groups.nspecs, as->groups.ngroups, k,
+								  &as->partials, gidx, n);
+		else
+			TAGG_ROWS(st->count++);
+		return;
+	}
+	if (whole && sp->vx == NULL && tagg_from_summary(as, k, b))
+		return;
+	if (sp->vx != NULL)
+		tagg_expr_batch(as, k, b, ok, gidx, n);
+	else if (sp->kind == TAGG_COUNT)
+	{
+		Datum	   *values;
+		bool	   *isnull;
+
+		TesseraBatchColumn(b, sp->attidx, &values, &isnull);
+		TAGG_ROWS(st->count++);
+	}
+	else if (sp->kind == TAGG_SUM || sp->kind == TAGG_AVG)
+		tagg_sum_batch(as, k, b, ok, gidx, n);
+	else
+		tagg_minmax_batch(as, k, b, ok, gidx, n);
+}
+
+/* Fold one batch into every aggregate.  ok: rows to count (NULL: all n). */
+static void
+tagg_batch(TesseraAggState *as, TesseraBatch *b, const bool *ok, int n)
+{
+	int32	   *gidx = NULL;
+
+	tagg_reserve_rows(as, n);
+	if (as->groups.nkeys > 0)
+		gidx = TesseraGroupsAssign(&as->groups, b, ok, n);
+
+	/*
+	 * With one group and every stored row of the row group counted, counts
+	 * and min/max come from the chunk summaries without decoding anything.
+	 */
+	for (int k = 0; k < as->nspecs; k++)
+	{
+		if (as->specs[k].same_as >= 0)
+			continue;			/* its state is another's */
+		tagg_fold_spec(as, k, b, ok, gidx, n,
+					   gidx == NULL && ok == NULL && n == b->chunk_rows);
+	}
+}
+
+/*
+ * Row-group filter of a TesseraAgg that computes only count(*), with no
+ * qual: a row group whose every row the snapshot sees -- a stripe of
+ * another transaction, nothing folded, no row with a state (deleted,
+ * locked) -- is counted from its row count and not read at all.  A delta
+ * stripe of one row group has that count in its catalog row, so its bytes
+ * are not even fetched: a table with a fresh delta counts as fast as a
+ * compacted one.
+ */
+static bool
+tagg_count_rg_filter(void *arg, TesseraReader *r, int stripe, int rg)
+{
+	TesseraAggState *as = arg;
+	TesseraScanStripe *ss = &r->stripes[stripe];
+	uint64		first;
+	uint64		n;
+
+	if (ss->meta.own || (ss->meta.flags & TESSERA_STRIPE_FOLDED))
+		return true;
+	if (ss->meta.flags & TESSERA_STRIPE_DELTA)
+	{
+		if (ss->meta.n_row_groups != 1)
+			return true;
+		first = ss->meta.first_rownum;
+		n = ss->meta.row_count;
+	}
+	else
+	{
+		TesseraStripeDir *dir = TesseraReaderDir(r, stripe);
+
+		first = dir->rgs[rg].first_rownum;
+		n = dir->rgs[rg].row_count;
+	}
+	if (TesseraAnyRowState(r->rel, first, n))
+		return true;
+	for (int k = 0; k < as->nspecs; k++)
+		TesseraGroupState(&as->groups, 0, k)->count += n;
+	as->metadata_answers++;
+	return false;
+}
+
+/* Is every aggregate count(*), with no GROUP BY, FILTER or qual? */
+static bool
+tagg_count_only(TesseraAggState *as)
+{
+	if (as->groups.nkeys > 0 || as->ts.skip != NIL || as->ts.nvquals > 0 ||
+		as->ts.css.ss.ps.qual != NULL)
+		return false;
+	for (int k = 0; k < as->nspecs; k++)
+		if (as->specs[k].kind != TAGG_COUNT_STAR || as->specs[k].nfq > 0)
+			return false;
+	return as->nspecs > 0;
+}
+
+/* The rows of the batch to count: the filter's selection, less deleted rows (NULL: all). */
+static const bool *
+tagg_counted_rows(TesseraAggState *as, TesseraBatch *b, const bool *sel)
+{
+	int			n = b->nrows;
+	bool	   *mask;
+
+	if (b->deleted == NULL)
+		return sel;
+	if (as->ok_cap < n || as->ok == NULL)
+	{
+		as->ok_cap = Max(Max(n, 1024), as->ok_cap);
+		as->ok = MemoryContextAlloc(as->buf_cxt, as->ok_cap);
+	}
+	mask = as->ok;
+	if (sel == NULL)
+		for (int i = 0; i < n; i++)
+			mask[i] = !b->deleted[i];
+	else
+		for (int i = 0; i < n; i++)
+			mask[i] = sel[i] & !b->deleted[i];
+	return mask;
+}
+
+/* Serial and partial: scan the table, fold every batch. */
+static void
+tagg_compute(TesseraAggState *as)
+{
+	TesseraScanState *ts = &as->ts;
+	ScanState  *ss = &as->ts.css.ss;
+	TableScanDesc scan = ss->ss_currentScanDesc;
+	TesseraBatch *b;
+	const bool *sel;
+	uint64		batches = 0;
+
+	if (scan == NULL)
+	{
+		scan = table_beginscan(ss->ss_currentRelation, ss->ps.state->es_snapshot, 0, NULL);
+		ss->ss_currentScanDesc = scan;
+	}
+	if (tagg_count_only(as))
+		TesseraScanSetFilters(scan, tagg_count_rg_filter, NULL, as);
+	else
+		TesseraScanSetFilters(scan, ts->skip != NIL ? TesseraRowGroupMayMatch : NULL,
+							  ts->nvquals > 0 ? TesseraFilterBatch : NULL, ts);
+	TesseraFiltersEval(ts);
+	{
+		/* FILTER values, in the filter context TesseraFiltersEval just reset */
+		MemoryContext old = MemoryContextSwitchTo(ts->filter_cxt);
+
+		for (int k = 0; k < as->nspecs; k++)
+			for (int q = 0; q < as->specs[k].nfq; q++)
+				TesseraVecQualEval(&as->specs[k].fq[q], ts->css.ss.ps.ps_ExprContext);
+		MemoryContextSwitchTo(old);
+	}
+	tagg_reset(as);
+	ts->rgs_read = 0;
+	as->metadata_answers = 0;
+
+	while (TesseraScanNextBatch(scan, &b, &sel))
+	{
+		batches++;
+		tagg_batch(as, b, tagg_counted_rows(as, b, sel), b->nrows);
+		tagg_check_memory(as);
+	}
+	TesseraSpillFinish(&as->spill, &as->groups, as->specs, ss->ps.state->es_query_cxt,
+					   as->vx_cxt);
+	/* row groups with visible rows actually read */
+	ts->rgs_read = batches;
+	as->computed = true;
+}
+
+/* Final: merge the partial nodes' rows, each a group's keys and states. */
+static void
+tagg_merge_input(TesseraAggState *as)
+{
+	PlanState  *child = linitial(as->ts.css.custom_ps);
+	ExprContext *econtext = as->ts.css.ss.ps.ps_ExprContext;
+	TesseraGroups *g = &as->groups;
+	int64		keys[INDEX_MAX_KEYS];
+	bool		nulls[INDEX_MAX_KEYS];
+	uint64		nrows = 0;
+
+	tagg_reset(as);
+	for (;;)
+	{
+		TupleTableSlot *in = ExecProcNode(child);
+		MemoryContext old;
+		int			group;
+
+		if (TupIsNull(in))
+			break;
+		ResetExprContext(econtext);
+		old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
+		TesseraGroupsKeysOf(g, in, keys, nulls);
+		group = TesseraGroupsLookup(g, keys, nulls);
+		slot_getallattrs(in);
+		if (in->tts_isnull[g->nkeys])
+			elog(ERROR, "TesseraAgg: partial aggregate states missing");
+		TesseraAggMergeRow(as->specs, as->nspecs, TesseraGroupState(g, group, 0),
+						   in->tts_values[g->nkeys], g->cxt);
+		MemoryContextSwitchTo(old);
+		if ((++nrows & 255) == 0)
+			tagg_check_memory(as);
+	}
+	TesseraSpillFinish(&as->spill, g, as->specs, as->ts.css.ss.ps.state->es_query_cxt,
+					   as->vx_cxt);
+	as->computed = true;
+}
+
+static TupleTableSlot *
+tagg_exec(CustomScanState *node)
+{
+	TesseraAggState *as = (TesseraAggState *) node;
+	TesseraGroups *g = &as->groups;
+	ScanState  *ss = &node->ss;
+	TupleTableSlot *slot = ss->ss_ScanTupleSlot;
+	ExprContext *econtext = ss->ps.ps_ExprContext;
+	MemoryContext old;
+	int			group;
+
+	if (!as->computed)
+	{
+		if (as->mode == TAGG_FINAL)
+			tagg_merge_input(as);
+		else
+			tagg_compute(as);
+	}
+	if (as->spill.sort != NULL)
+	{
+		if (!TesseraSpillNextGroup(&as->spill, g, as->specs))
+			return ExecClearTuple(ss->ps.ps_ResultTupleSlot);
+		group = 0;
+	}
+	else if (as->next >= g->ngroups)
+		return ExecClearTuple(ss->ps.ps_ResultTupleSlot);
+	else
+		group = as->next++;
+
+	ResetExprContext(econtext);
+	ExecClearTuple(slot);
+	TesseraGroupsKeyDatums(g, group, slot->tts_values, slot->tts_isnull);
+	old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
+	if (as->mode == TAGG_PARTIAL)
+	{
+		slot->tts_values[g->nkeys] = TesseraAggSerialize(as->specs, as->nspecs,
+														 TesseraGroupState(g, group, 0));
+		slot->tts_isnull[g->nkeys] = false;
+	}
+	else
+	{
+		for (int k = 0; k < as->nspecs; k++)
+		{
+			int			from = as->specs[k].same_as >= 0 ? as->specs[k].same_as : k;
+
+			slot->tts_values[g->nkeys + k] =
+				TesseraAggResult(&as->specs[k], TesseraGroupState(g, group, from),
+								 &slot->tts_isnull[g->nkeys + k]);
+		}
+	}
+	MemoryContextSwitchTo(old);
+	ExecStoreVirtualTuple(slot);
+
+	if (ss->ps.ps_ProjInfo == NULL)
+		return slot;
+	econtext->ecxt_scantuple = slot;
+	return ExecProject(ss->ps.ps_ProjInfo);
+}
+
+static void
+tagg_rescan(CustomScanState *node)
+{
+	TesseraAggState *as = (TesseraAggState *) node;
+
+	if (node->ss.ss_currentScanDesc)
+		table_rescan(node->ss.ss_currentScanDesc, NULL);
+	if (as->mode == TAGG_FINAL && ((PlanState *) linitial(node->custom_ps))->chgParam == NULL)
+		ExecReScan(linitial(node->custom_ps));
+	as->computed = false;
+	as->next = 0;
+	TesseraSpillEnd(&as->spill);
+}
+
+static void
+tagg_explain(CustomScanState *node, List *ancestors, ExplainState *es)
+{
+	TesseraAggState *as = (TesseraAggState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	Index		plan_relid = intVal(list_nth(cscan->custom_private, TAGG_PRIVATE_RELID));
+	List	   *context = set_deparse_context_plan(es->deparse_cxt, node->ss.ps.plan, ancestors);
+	List	   *aggs = NIL;
+	List	   *keys = NIL;
+	ListCell   *lc;
+
+	foreach(lc, cscan->custom_scan_tlist)
+	{
+		Node	   *expr = (Node *) lfirst_node(TargetEntry, lc)->expr;
+		char	   *text = deparse_expression(expr, context, es->verbose, false);
+
+		if (IsA(expr, Aggref))
+			aggs = lappend(aggs, text);
+		else
+			keys = lappend(keys, text);
+	}
+	if (as->mode == TAGG_PARTIAL)
+	{
+		/* the scan tuple holds their states: show the aggregates themselves */
+		List	   *plan_aggs = copyObject(list_nth(cscan->custom_private, TAGG_PRIVATE_AGGS));
+
+		ChangeVarNodes((Node *) plan_aggs, plan_relid, cscan->scan.scanrelid, 0);
+		aggs = NIL;
+		foreach(lc, plan_aggs)
+			aggs = lappend(aggs, deparse_expression(lfirst(lc), context, es->verbose, false));
+	}
+	if (keys != NIL)
+		ExplainPropertyList("Group Key", keys, es);
+	if (aggs != NIL)
+		ExplainPropertyList("Aggregates", aggs, es);
+	if (as->mode != TAGG_SERIAL)
+		ExplainPropertyText("Phase", as->mode == TAGG_PARTIAL ? "Partial" : "Finalize", es);
+
+	/* the quals carry the planning-time varno: show them as the scan's */
+	foreach(lc, list_make2(as->ts.skip_exprs, as->ts.vector_exprs))
+	{
+		List	   *quals = copyObject(lfirst(lc));
+
+		if (quals == NIL)
+			continue;
+		ChangeVarNodes((Node *) quals, plan_relid, cscan->scan.scanrelid, 0);
+		ExplainPropertyText(lfirst(lc) == as->ts.skip_exprs ? "Row Group Filter" : "Vector Filter",
+							deparse_expression((Node *) make_ands_explicit(quals), context,
+											   es->verbose, false), es);
+	}
+	if (es->analyze && node->ss.ps.instrument)
+	{
+		if (as->groups.nkeys > 0 && as->spill.spilled_groups == 0)
+			ExplainPropertyInteger("Groups", NULL, as->groups.ngroups, es);
+		if (as->spill.spilled_groups > 0)
+			ExplainPropertyUInteger("Groups Spilled", NULL, as->spill.spilled_groups, es);
+		/* partial nodes' own counters are the leader's share only */
+		if (as->mode == TAGG_SERIAL)
+		{
+			ExplainPropertyUInteger("Chunks Answered from Metadata", NULL, as->metadata_answers, es);
+			ExplainPropertyUInteger("Row Groups Read", NULL, as->ts.rgs_read, es);
+		}
+		TesseraExplainFilterCounts(&node->ss.ps, as->ts.skip_exprs != NIL,
+								   as->ts.vector_exprs != NIL, es);
+		if (as->mode != TAGG_FINAL)
+			TesseraScanExplainBytes(&as->ts, es);
+	}
+}
+
+/* _PG_init: the node's plan methods, by name for plans read back (parallel workers). */
+void
+TesseraRegisterAggNode(void)
+{
+	RegisterCustomScanMethods(&TesseraAggPlanMethods);
+}

@@ -1,0 +1,136 @@
+/*-------------------------------------------------------------------------
+ *
+ * nodes.h
+ *	  The run-time states of tessera's custom scan nodes and what their
+ *	  files share: the row-group and vector filters (filters.c), which both
+ *	  nodes run, and TesseraScan's parallel and EXPLAIN parts, which
+ *	  TesseraAgg's partial node reuses.  Private to src/executor.
+ *
+ * IDENTIFICATION
+ *	  src/executor/nodes.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef TESSERA_EXECUTOR_NODES_H
+#define TESSERA_EXECUTOR_NODES_H
+
+#include "commands/explain.h"
+#include "nodes/execnodes.h"
+#include "nodes/extensible.h"
+#include "port/atomics.h"
+
+#include "tessera/plan.h"
+#include "tessera/vector.h"
+
+/* A row-group filter at run time: the description's fields and the value in this scan. */
+typedef struct SkipNode
+{
+	SkipKind	kind;
+	int			attidx;
+	int			strategy;
+	bool		use_or;			/* SKIP_ARRAY: ANY rather than ALL */
+	Oid			collation;
+	FmgrInfo	order;			/* compare(column value, expr value) */
+	ExprState  *expr;
+	Oid			elemtype;		/* SKIP_ARRAY */
+	/* the expression's value in this scan */
+	Datum		value;
+	bool		isnull;
+	Datum	   *elems;
+	bool	   *elemnulls;
+	int			nelems;
+	List	   *children;		/* SKIP_AND, SKIP_OR */
+} SkipNode;
+
+/* Parallel TesseraScan/TesseraAgg: the workers' byte counters, then the scan. */
+typedef struct TscanShared
+{
+	pg_atomic_uint64 bytes_read;
+	pg_atomic_uint64 bytes_decompressed;
+	pg_atomic_uint64 delta_rows;
+} TscanShared;
+
+#define TSCAN_PSCAN(coordinate) \
+	((ParallelTableScanDesc) ((char *) (coordinate) + MAXALIGN(sizeof(TscanShared))))
+
+typedef struct TesseraScanState
+{
+	CustomScanState css;
+	List	   *skip;			/* SkipNode, ANDed */
+	VecQual    *vquals;
+	int			nvquals;
+	ExprState  *vector_recheck; /* the vector quals, for EvalPlanQual */
+	List	   *skip_exprs;		/* for EXPLAIN */
+	List	   *vector_exprs;
+	List	   *needed_list;
+	bool	   *needed;
+	bool		values_ready;
+	bool		filters_set;
+	MemoryContext filter_cxt;
+	bool	   *sel;
+	int		   *idx;			/* rows still selected, once few are */
+	int			sel_cap;
+	uint64		rgs_read;
+	uint64		rgs_skipped;
+	uint64		rows_removed;
+	/* bytes read and decompressed: this process's, and the workers' */
+	TscanShared *shared;
+	bool		is_worker;
+	bool		bytes_final;
+	uint64		bytes_read;
+	uint64		bytes_decompressed;
+	uint64		delta_rows;
+	/* fast path: no plan qual, output columns are plain columns */
+	bool		fast;
+	int			nproj;
+	int		   *proj_att;		/* [nproj] attribute index of each output */
+} TesseraScanState;
+
+typedef struct TesseraAggState
+{
+	TesseraScanState ts;		/* filters; first */
+	TAggMode	mode;
+	TAggSpec   *specs;
+	int			nspecs;
+	TesseraGroups groups;
+	MemoryContext cxt;			/* the groups */
+	MemoryContext vx_cxt;		/* numerics of the fallback, reset per batch */
+	MemoryContext buf_cxt;		/* buffers reused from batch to batch */
+	TesseraPartials partials;	/* per batch partial sums of one aggregate, per group */
+	/* FILTER: rows each aggregate keeps */
+	bool	   *fsel;
+	int		   *fidx;
+	int32	   *fgidx;
+	/* sparse batches: the rows an expression is computed for, their groups */
+	int		   *srows;
+	int32	   *sgidx;
+	int			fcap;
+	bool	   *ok;				/* per batch: counted rows */
+	int			ok_cap;
+	TesseraSpill spill;
+	/* output */
+	bool		computed;
+	int			next;
+	uint64		metadata_answers;	/* chunk aggregates answered from summaries */
+} TesseraAggState;
+
+/* filters.c */
+extern void TesseraFiltersInit(TesseraScanState *ts, List *skip_quals, List *skip_descs,
+							   List *vector_quals, List *vector_descs);
+extern void TesseraFiltersEval(TesseraScanState *ts);
+extern bool TesseraRowGroupMayMatch(void *arg, TesseraReader *r, int stripe, int rg);
+extern const bool *TesseraFilterBatch(void *arg, TesseraBatch *b);
+extern void TesseraFiltersStart(TesseraScanState *ts);
+extern void TesseraExplainFilterCounts(PlanState *ps, bool skip, bool vector, ExplainState *es);
+
+/* scan_node.c: parallel and EXPLAIN parts TesseraAgg's partial node shares */
+extern Size TesseraScanEstimateDSM(CustomScanState *node, ParallelContext *pcxt);
+extern void TesseraScanInitDSM(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
+extern void TesseraScanReInitDSM(CustomScanState *node, ParallelContext *pcxt,
+								 void *coordinate);
+extern void TesseraScanInitWorker(CustomScanState *node, shm_toc *toc, void *coordinate);
+extern void TesseraScanShutdown(CustomScanState *node);
+extern void TesseraScanEnd(CustomScanState *node);
+extern void TesseraScanExplainBytes(TesseraScanState *ts, ExplainState *es);
+
+#endif							/* TESSERA_EXECUTOR_NODES_H */

@@ -1,0 +1,564 @@
+/*-------------------------------------------------------------------------
+ *
+ * agg_path.c
+ *	  Planning TesseraAgg: the create_upper_paths hook offers an aggregation
+ *	  path over a single tessera table, serial and parallel, when every
+ *	  aggregate, group key and qual is one the classifier accepts.
+ *
+ * NOTES
+ *	  TesseraAgg is a CustomScan with scanrelid set and custom_scan_tlist =
+ *	  [group keys, Aggrefs], so setrefs turns the final target list into
+ *	  references to those columns.  Its quals, aggregates and their
+ *	  descriptions travel in custom_private (setrefs would rewrite
+ *	  custom_exprs against the aggregate tuple); custom_exprs holds only
+ *	  the executor parameters they use, so that the node is rescanned when
+ *	  one changes.
+ *
+ *	  In parallel: Final TesseraAgg <- Gather <- Parallel TesseraAgg.  The
+ *	  partial node emits per group the keys and a bytea of its aggregate
+ *	  states, marked in the plan as an Aggref of type bytea split
+ *	  AGGSPLIT_INITIAL_SERIAL, so that setrefs matches the Gather's target
+ *	  list to the partial node's.  Quals with executor parameters keep the
+ *	  aggregation serial: their values would not reach the workers.
+ *
+ *	  The path is offered only when the planner expects the groups to fit
+ *	  work_mem (vector/spill.c handles estimates that were wrong), and is
+ *	  costed with the decoding a TesseraScan is charged, since it runs
+ *	  serially in each process.
+ *
+ * IDENTIFICATION
+ *	  src/planner/agg_path.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/table.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/pathnode.h"
+#include "optimizer/paths.h"
+#include "optimizer/planner.h"
+#include "optimizer/restrictinfo.h"
+#include "optimizer/tlist.h"
+#include "parser/parsetree.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/selfuncs.h"
+#include "utils/typcache.h"
+
+#include "tessera/catalog.h"
+#include "tessera/plan.h"
+#include "tessera/tessera.h"
+#include "tessera/vector.h"
+#include "planner.h"
+
+bool		tessera_enable_custom_agg = true;
+
+static create_upper_paths_hook_type prev_create_upper_paths = NULL;
+
+/* a TesseraAgg path's custom_private */
+typedef enum TaggPathPrivate
+{
+	TAGG_PATH_RELID,
+	TAGG_PATH_AGGS,
+	TAGG_PATH_GROUP_VARS,
+	TAGG_PATH_MODE
+} TaggPathPrivate;
+
+static Plan *tagg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
+							List *tlist, List *clauses, List *custom_plans);
+
+static const CustomPathMethods tagg_path_methods = {
+	.CustomName = "TesseraAgg",
+	.PlanCustomPath = tagg_plan_path,
+};
+
+typedef struct TAggFindContext
+{
+	List	   *aggs;
+	List	   *group_vars;		/* the only columns allowed outside aggregates */
+	bool		ok;
+} TAggFindContext;
+
+/* Collect the Aggrefs of the target; any other column is not ours. */
+static bool
+tagg_find(Node *node, TAggFindContext *cxt)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Aggref))
+	{
+		cxt->aggs = list_append_unique(cxt->aggs, node);
+		return false;
+	}
+	if (IsA(node, Var) && ((Var *) node)->varlevelsup == 0)
+	{
+		ListCell   *lc;
+
+		foreach(lc, cxt->group_vars)
+		{
+			Var		   *gv = lfirst(lc);
+
+			if (((Var *) node)->varno == gv->varno && ((Var *) node)->varattno == gv->varattno)
+				return false;
+		}
+	}
+	if (IsA(node, Var) || IsA(node, PlaceHolderVar) || IsA(node, GroupingFunc) ||
+		IsA(node, WindowFunc) || IsA(node, SubLink) || IsA(node, SubPlan))
+	{
+		cxt->ok = false;
+		return true;
+	}
+	return expression_tree_walker(node, tagg_find, cxt);
+}
+
+/* The GROUP BY columns, if the query groups by columns we can key on. */
+static bool
+tagg_group_vars(PlannerInfo *root, Index relid, List **group_vars)
+{
+	Query	   *parse = root->parse;
+	ListCell   *lc;
+
+	*group_vars = NIL;
+	if (parse->groupingSets != NIL)
+		return false;
+	foreach(lc, parse->groupClause)
+	{
+		SortGroupClause *sgc = lfirst_node(SortGroupClause, lc);
+		Var		   *var = (Var *) get_sortgroupclause_expr(sgc, parse->targetList);
+		TypeCacheEntry *tc;
+
+		if (!IsA(var, Var) || var->varno != relid || var->varlevelsup != 0 ||
+			var->varattno <= 0 || TesseraKeyDescribe(var) == NIL ||
+			list_length(*group_vars) >= INDEX_MAX_KEYS)
+			return false;
+		tc = lookup_type_cache(getBaseType(var->vartype), TYPECACHE_EQ_OPR);
+		if (sgc->eqop != tc->eq_opr)
+			return false;
+		*group_vars = lappend(*group_vars, var);
+	}
+	return true;
+}
+
+static bool
+tagg_exec_param_walker(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Param) && ((Param *) node)->paramkind == PARAM_EXEC)
+		return true;
+	return expression_tree_walker(node, tagg_exec_param_walker, context);
+}
+
+static bool
+tagg_has_exec_param(List *rinfos)
+{
+	ListCell   *lc;
+
+	foreach(lc, rinfos)
+	{
+		if (tagg_exec_param_walker((Node *) lfirst_node(RestrictInfo, lc)->clause, NULL))
+			return true;
+	}
+	return false;
+}
+
+/* The partial node's column of serialized states, as an Aggref-like marker. */
+static Aggref *
+tagg_state_marker(List *aggs)
+{
+	Aggref	   *marker = copyObject(linitial_node(Aggref, aggs));
+
+	marker->aggsplit = AGGSPLIT_INITIAL_SERIAL;
+	marker->aggtype = BYTEAOID;
+	return marker;
+}
+
+/*
+ * What every TesseraAgg path carries: what it aggregates (custom_private,
+ * TaggPathPrivate order) and its methods.  A serial or final path, which
+ * stands for the whole sequential read of the table, is disabled as a
+ * sequential scan would be; it projects where PostgreSQL lets it.
+ */
+static void
+tagg_path_finish(CustomPath *cpath, Index relid, TAggFindContext *cxt, TAggMode mode)
+{
+	if (mode != TAGG_PARTIAL)
+	{
+		if (!enable_seqscan)
+		{
+			cpath->path.startup_cost += disable_cost;
+			cpath->path.total_cost += disable_cost;
+		}
+#ifdef CUSTOMPATH_SUPPORT_PROJECTION
+		cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION;
+#endif
+	}
+	cpath->custom_private = list_make4(makeInteger(relid), cxt->aggs, cxt->group_vars,
+									   makeInteger(mode));
+	cpath->methods = &tagg_path_methods;
+}
+
+/*
+ * Final TesseraAgg <- Gather <- partial TesseraAgg (parallel-aware): the
+ * same aggregation, with the decoding shared among the processes.
+ */
+static void
+tagg_add_parallel_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
+					   CustomPath *serial, TAggFindContext *cxt, int workers, double groups,
+					   double rows_read, double pages_read)
+{
+	PathTarget *target = create_empty_pathtarget();
+	CustomPath *partial = makeNode(CustomPath);
+	CustomPath *final = makeNode(CustomPath);
+	GatherPath *gather;
+	ListCell   *lc;
+	double		divisor = TesseraParallelDivisor(workers);
+	double		partial_rows = groups * (workers + 1);
+	Cost		run;
+
+	foreach(lc, cxt->group_vars)
+		add_column_to_pathtarget(target, lfirst(lc), 0);
+	add_column_to_pathtarget(target, (Expr *) tagg_state_marker(cxt->aggs), 0);
+	set_pathtarget_cost_width(root, target);
+
+	partial->path.pathtype = T_CustomScan;
+	partial->path.parent = output_rel;
+	partial->path.pathtarget = target;
+	partial->path.parallel_aware = true;
+	partial->path.parallel_safe = true;
+	partial->path.parallel_workers = workers;
+	partial->path.rows = partial_rows;
+	/* the serial cost, less the disk, shared among the processes */
+	run = serial->path.startup_cost - seq_page_cost * pages_read;
+	partial->path.startup_cost = seq_page_cost * pages_read + run / divisor;
+	partial->path.total_cost = partial->path.startup_cost + cpu_tuple_cost * groups;
+	tagg_path_finish(partial, input_rel->relid, cxt, TAGG_PARTIAL);
+
+	gather = create_gather_path(root, output_rel, &partial->path, target, NULL, &partial_rows);
+
+	final->path.pathtype = T_CustomScan;
+	final->path.parent = output_rel;
+	final->path.pathtarget = output_rel->reltarget;
+	final->path.parallel_safe = false;
+	final->path.rows = groups;
+	/* merging a row per group and process */
+	final->path.startup_cost = gather->path.total_cost +
+		partial_rows * list_length(cxt->aggs) * cpu_operator_cost;
+	final->path.total_cost = final->path.startup_cost + cpu_tuple_cost * groups;
+	final->custom_paths = list_make1(gather);
+	tagg_path_finish(final, input_rel->relid, cxt, TAGG_FINAL);
+	add_path(output_rel, &final->path);
+}
+
+static void
+tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_rel,
+						   RelOptInfo *output_rel, void *extra)
+{
+	Query	   *parse = root->parse;
+	RangeTblEntry *rte;
+	Relation	relation;
+	TAggFindContext cxt = {NIL, NIL, true};
+	ListCell   *lc;
+	CustomPath *cpath;
+	double		rows_read,
+				groups = 1,
+				agg_work = 0;
+	Cost		run_cost;
+	TscanEstimate est;
+	Bitmapset  *attrs = NULL;
+
+	if (prev_create_upper_paths)
+		prev_create_upper_paths(root, stage, input_rel, output_rel, extra);
+
+	if (stage != UPPERREL_GROUP_AGG || !tessera_enable_custom_agg || !tessera_enable_custom_scan ||
+		input_rel->reloptkind != RELOPT_BASEREL || input_rel->lateral_relids != NULL ||
+		parse->havingQual != NULL || (!parse->hasAggs && parse->groupClause == NIL) ||
+		parse->hasTargetSRFs ||
+		parse->rowMarks != NIL || !tagg_group_vars(root, input_rel->relid, &cxt.group_vars))
+		return;
+	rte = planner_rt_fetch(input_rel->relid, root);
+	if (rte->rtekind != RTE_RELATION || rte->relkind != RELKIND_RELATION ||
+		rte->tablesample != NULL || rte->inh)
+		return;
+
+	relation = table_open(rte->relid, NoLock);
+	if (!IsTesseraRelation(relation))
+	{
+		table_close(relation, NoLock);
+		return;
+	}
+
+	/* every qual must be a vector qual; every output an aggregate of ours */
+	foreach(lc, input_rel->baserestrictinfo)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+
+		if (TesseraVecDescribe((Node *) rinfo->clause, input_rel->relid, relation) == NIL)
+			cxt.ok = false;
+		pull_varattnos((Node *) rinfo->clause, input_rel->relid, &attrs);
+	}
+	foreach(lc, output_rel->reltarget->exprs)
+		(void) tagg_find(lfirst(lc), &cxt);
+	pull_varattnos((Node *) cxt.group_vars, input_rel->relid, &attrs);
+	foreach(lc, cxt.aggs)
+	{
+		Aggref	   *agg = lfirst(lc);
+		List	   *desc = TesseraAggDescribe(agg, input_rel->relid, relation);
+		TAggKind	kind;
+		int			attidx;
+		Oid			argtype;
+
+		if (desc == NIL)
+		{
+			cxt.ok = false;
+			continue;
+		}
+		kind = (TAggKind) desc_int(desc, AGG_DESC_KIND);
+		attidx = desc_int(desc, AGG_DESC_ATTIDX);
+		argtype = (Oid) desc_int(desc, AGG_DESC_ARGTYPE);
+
+		/*
+		 * With no qual and no group, counts and min/max come from chunk
+		 * metadata: nothing to decode.  Otherwise the argument's columns are
+		 * decoded, and the work per row kept is a tenth of an operator per
+		 * aggregate, more for exact numeric sums and per arithmetic operator.
+		 */
+		if (input_rel->baserestrictinfo != NIL || cxt.group_vars != NIL ||
+			agg->aggfilter != NULL || kind == TAGG_SUM || kind == TAGG_AVG ||
+			argtype == FLOAT4OID || argtype == FLOAT8OID)
+		{
+			pull_varattnos((Node *) agg, input_rel->relid, &attrs);
+			agg_work += (argtype == NUMERICOID ? 0.3 : 0.1) +
+				0.5 * (list_length(pull_var_clause((Node *) agg->args, 0)) - (attidx >= 0 ? 1 : 0)) +
+				0.1 * list_length(make_ands_implicit((Expr *) agg->aggfilter));
+		}
+	}
+	if (cxt.group_vars != NIL)
+	{
+		groups = estimate_num_groups(root, cxt.group_vars, input_rel->rows, NULL, NULL);
+		/* the groups must fit in work_mem */
+		if (groups * (list_length(cxt.aggs) * sizeof(TAggState) + 64) > work_mem * 1024.0)
+			cxt.ok = false;
+	}
+	/* GROUP BY alone (distinct keys) is an aggregation with no aggregates */
+	if (!cxt.ok || (cxt.aggs == NIL && cxt.group_vars == NIL))
+	{
+		table_close(relation, NoLock);
+		return;
+	}
+	TesseraScanEstimate(root, input_rel, relation, attrs, &est);
+	table_close(relation, NoLock);
+
+	cpath = makeNode(CustomPath);
+	cpath->path.pathtype = T_CustomScan;
+	cpath->path.parent = output_rel;
+	cpath->path.pathtarget = output_rel->reltarget;
+	cpath->path.param_info = NULL;
+	cpath->path.parallel_aware = false;
+	cpath->path.parallel_safe = false;
+	cpath->path.rows = groups;
+	/*
+	 * Decoding a value into a vector, a quarter of an operator (measured:
+	 * about 1 ns per integer); a vector qual, a tenth per row; the work per
+	 * row kept as above, and half an operator per group key.
+	 */
+	rows_read = input_rel->tuples * est.read_frac;
+	run_cost = rows_read * (est.ncols * 0.25 + est.nvec * 0.1) * cpu_operator_cost +
+		rows_read * est.vec_sel * (agg_work + 0.5 * list_length(cxt.group_vars)) *
+		cpu_operator_cost;
+	cpath->path.startup_cost = seq_page_cost * est.phys_pages * est.read_frac + run_cost;
+	cpath->path.total_cost = cpath->path.startup_cost + cpu_tuple_cost * groups;
+	tagg_path_finish(cpath, input_rel->relid, &cxt, TAGG_SERIAL);
+	add_path(output_rel, &cpath->path);
+
+	/*
+	 * In parallel: a partial TesseraAgg in every process of a parallel scan,
+	 * gathered, merged by a final one.  Quals referring to executor
+	 * parameters stay serial: they travel in custom_private, where the
+	 * parallel executor would not know to pass their values to workers.
+	 */
+	if (input_rel->consider_parallel && max_parallel_workers_per_gather > 0 &&
+		cxt.aggs != NIL &&		/* the partial states ride in an Aggref */
+		!tagg_has_exec_param(input_rel->baserestrictinfo) &&
+		!tagg_exec_param_walker((Node *) cxt.aggs, NULL) &&
+		run_cost > 10 * parallel_setup_cost)
+	{
+		int			workers = compute_parallel_worker(input_rel, input_rel->pages, -1,
+													  max_parallel_workers_per_gather);
+
+		if (workers > 0)
+			tagg_add_parallel_path(root, input_rel, output_rel, cpath, &cxt, workers, groups,
+								   est.read_frac * input_rel->tuples, est.phys_pages *
+								   est.read_frac);
+	}
+}
+
+static bool
+tagg_collect_params(Node *node, List **params)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Param))
+	{
+		*params = list_append_unique(*params, copyObject(node));
+		return false;
+	}
+	return expression_tree_walker(node, tagg_collect_params, params);
+}
+
+/*
+ * The descriptions of the aggregates, for the executor: an earlier sum or
+ * avg of the same argument (with no FILTER) shares its state, as PostgreSQL
+ * shares transition states (TPC-H Q1 has two such pairs); float states
+ * differ between sum and avg.
+ */
+static List *
+tagg_describe_aggs(List *aggs, Index relid, Relation rel)
+{
+	List	   *specs = NIL;
+	ListCell   *lc;
+
+	foreach(lc, aggs)
+	{
+		Aggref	   *agg = lfirst(lc);
+		List	   *desc = TesseraAggDescribe(agg, relid, rel);
+		TAggKind	kind;
+		Oid			argtype;
+
+		if (desc == NIL)
+			elog(ERROR, "TesseraAgg: aggregate no longer supported");
+		kind = (TAggKind) desc_int(desc, AGG_DESC_KIND);
+		argtype = (Oid) desc_int(desc, AGG_DESC_ARGTYPE);
+		if ((kind == TAGG_SUM || kind == TAGG_AVG) && agg->aggfilter == NULL &&
+			argtype != FLOAT4OID && argtype != FLOAT8OID)
+		{
+			ListCell   *pc;
+
+			foreach(pc, aggs)
+			{
+				Aggref	   *prev = lfirst(pc);
+				int			j = foreach_current_index(pc);
+				List	   *pdesc;
+				TAggKind	pkind;
+
+				if (j >= foreach_current_index(lc))
+					break;
+				pdesc = list_nth(specs, j);
+				pkind = (TAggKind) desc_int(pdesc, AGG_DESC_KIND);
+				if ((pkind == TAGG_SUM || pkind == TAGG_AVG) &&
+					desc_int(pdesc, AGG_DESC_SAME_AS) < 0 && prev->aggfilter == NULL &&
+					(Oid) desc_int(pdesc, AGG_DESC_ARGTYPE) == argtype &&
+					equal(prev->args, agg->args))
+				{
+					intVal(list_nth(desc, AGG_DESC_SAME_AS)) = j;
+					break;
+				}
+			}
+		}
+		specs = lappend(specs, desc);
+	}
+	return specs;
+}
+
+static Plan *
+tagg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *tlist,
+			   List *clauses, List *custom_plans)
+{
+	CustomScan *cscan = makeNode(CustomScan);
+	Index		relid = intVal(list_nth(best_path->custom_private, TAGG_PATH_RELID));
+	List	   *aggs = list_nth(best_path->custom_private, TAGG_PATH_AGGS);
+	List	   *group_vars = list_nth(best_path->custom_private, TAGG_PATH_GROUP_VARS);
+	TAggMode	mode = intVal(list_nth(best_path->custom_private, TAGG_PATH_MODE));
+	RelOptInfo *input_rel = find_base_rel(root, relid);
+	RangeTblEntry *rte = planner_rt_fetch(relid, root);
+	Relation	relation = table_open(rte->relid, NoLock);
+	List	   *skip = NIL,
+			   *skip_descs = NIL,
+			   *vector = NIL,
+			   *vector_descs = NIL,
+			   *key_descs = NIL,
+			   *scan_tlist = NIL,
+			   *specs;
+	ListCell   *lc;
+
+	/* the final node scans nothing: its input is the partial nodes' groups */
+	if (mode != TAGG_FINAL)
+	{
+		foreach(lc, extract_actual_clauses(input_rel->baserestrictinfo, false))
+		{
+			Node	   *qual = lfirst(lc);
+			List	   *sdesc = TesseraSkipDescribe(qual, relid, relation);
+			List	   *vdesc = TesseraVecDescribe(qual, relid, relation);
+
+			if (sdesc != NIL)
+			{
+				skip = lappend(skip, qual);
+				skip_descs = lappend(skip_descs, sdesc);
+			}
+			if (vdesc == NIL)
+				elog(ERROR, "TesseraAgg: qual no longer supported");
+			vector = lappend(vector, qual);
+			vector_descs = lappend(vector_descs, vdesc);
+		}
+	}
+	specs = tagg_describe_aggs(aggs, relid, relation);
+	table_close(relation, NoLock);
+
+	/* the scan tuple: the group keys, then the aggregates (or their states) */
+	foreach(lc, group_vars)
+	{
+		Var		   *gv = lfirst(lc);
+
+		scan_tlist = lappend(scan_tlist, makeTargetEntry((Expr *) copyObject(gv),
+														 list_length(scan_tlist) + 1,
+														 NULL, false));
+		key_descs = lappend(key_descs, TesseraKeyDescribe(gv));
+	}
+	if (mode == TAGG_PARTIAL)
+		scan_tlist = lappend(scan_tlist, makeTargetEntry((Expr *) tagg_state_marker(aggs),
+														 list_length(scan_tlist) + 1,
+														 NULL, false));
+	else
+		foreach(lc, aggs)
+			scan_tlist = lappend(scan_tlist, makeTargetEntry(copyObject(lfirst(lc)),
+															 list_length(scan_tlist) + 1,
+															 NULL, false));
+
+	cscan->scan.plan.targetlist = tlist;
+	cscan->scan.plan.qual = NIL;
+	cscan->scan.scanrelid = mode == TAGG_FINAL ? 0 : relid;
+	cscan->flags = best_path->flags;
+	cscan->methods = &TesseraAggPlanMethods;
+	cscan->custom_scan_tlist = scan_tlist;
+	cscan->custom_plans = custom_plans;
+	cscan->custom_exprs = NIL;
+	(void) tagg_collect_params((Node *) list_make2(vector, aggs), &cscan->custom_exprs);
+
+	cscan->custom_private = NIL;
+	cscan->custom_private = lappend(cscan->custom_private, makeInteger(relid));
+	cscan->custom_private = lappend(cscan->custom_private, makeInteger(mode));
+	cscan->custom_private = lappend(cscan->custom_private, skip);
+	cscan->custom_private = lappend(cscan->custom_private, skip_descs);
+	cscan->custom_private = lappend(cscan->custom_private, vector);
+	cscan->custom_private = lappend(cscan->custom_private, vector_descs);
+	cscan->custom_private = lappend(cscan->custom_private, copyObject(aggs));
+	cscan->custom_private = lappend(cscan->custom_private, specs);
+	cscan->custom_private = lappend(cscan->custom_private, key_descs);
+	Assert(list_length(cscan->custom_private) == TAGG_PRIVATE_NFIELDS);
+	return &cscan->scan.plan;
+}
+
+/* _PG_init: offer TesseraAgg paths. */
+void
+TesseraInstallAggPaths(void)
+{
+	prev_create_upper_paths = create_upper_paths_hook;
+	create_upper_paths_hook = tessera_create_upper_paths;
+}

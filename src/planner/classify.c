@@ -1,0 +1,543 @@
+/*-------------------------------------------------------------------------
+ *
+ * classify.c
+ *	  What TesseraScan and TesseraAgg can do with a qual, an aggregate or a
+ *	  group key: the one classifier of both nodes, and the descriptions of
+ *	  its verdicts that the plan carries to the executor (plan.h).
+ *
+ * NOTES
+ *	  - row-group filters: `col op expr`, `col op ANY/ALL (array)`,
+ *		`col IS [NOT] NULL`, and AND/OR trees of them, where op is in the
+ *		column type's default btree family (the order the chunk min/max
+ *		were computed in; same collation for collatable types) and expr uses
+ *		no column of this table and nothing volatile.  A row group whose
+ *		summary proves the filter false for every row is never read; a
+ *		summary covers every row the row group stores, so skipping is exact.
+ *	  - vector quals: top-level `col op expr` on integers, dates,
+ *		timestamps, floats and numerics (and `date op timestamp`, and two
+ *		columns of one integer-like type), evaluated over decoded vectors.
+ *	  - aggregates: count(*), count, sum/avg of integers, numerics, floats
+ *		and intervals, sum/avg of numeric +, -, * over columns and
+ *		constants, min/max of any type with a btree order (strings in
+ *		deterministic collations), with FILTERs of vector quals.
+ *	  - group keys: integer-like columns, and text, varchar and char(n) in
+ *		deterministic collations.
+ *
+ * IDENTIFICATION
+ *	  src/planner/classify.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/nbtree.h"
+#include "catalog/pg_aggregate.h"
+#include "catalog/pg_namespace.h"
+#include "catalog/pg_type.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/clauses.h"
+#include "optimizer/optimizer.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/typcache.h"
+
+#include "tessera/encoding.h"
+#include "tessera/plan.h"
+#include "planner.h"
+
+/* A comparison's column: Var of the scanned relation, maybe relabeled. */
+Var *
+TesseraScanVar(Node *node, Index relid)
+{
+	while (node && IsA(node, RelabelType))
+		node = (Node *) ((RelabelType *) node)->arg;
+	if (node && IsA(node, Var) && ((Var *) node)->varno == relid &&
+		((Var *) node)->varlevelsup == 0 && ((Var *) node)->varattno > 0)
+		return (Var *) node;
+	return NULL;
+}
+
+/* Can expr be evaluated once per scan, before any row is read? */
+static bool
+scan_constant(Node *expr, Index relid)
+{
+	return !bms_is_member(relid, pull_varnos(NULL, expr)) &&
+		!contain_volatile_functions(expr) && !contain_subplans(expr);
+}
+
+/*
+ * The btree family that orders a column's chunk min/max: the default one
+ * of its base type.
+ */
+static Oid
+column_btree_family(Oid typid)
+{
+	TypeCacheEntry *tc = lookup_type_cache(getBaseType(typid), TYPECACHE_BTREE_OPFAMILY);
+
+	return tc->btree_opf;
+}
+
+/*
+ * Is opno (with the column on the left) a comparison that chunk min/max
+ * can decide?  Returns the strategy and the cross-type ORDER proc.
+ */
+static bool
+skip_operator(Oid opno, Var *var, Oid inputcollid, Relation rel, int *strategy,
+			  Oid *orderproc)
+{
+	Oid			opf = column_btree_family(var->vartype);
+	Oid			lefttype,
+				righttype;
+	Form_pg_attribute attr;
+
+	if (!OidIsValid(opf) || !op_in_opfamily(opno, opf))
+		return false;
+	get_op_opfamily_properties(opno, opf, false, strategy, &lefttype, &righttype);
+	if (*strategy < BTLessStrategyNumber || *strategy > BTGreaterStrategyNumber)
+		return false;
+	*orderproc = get_opfamily_proc(opf, lefttype, righttype, BTORDER_PROC);
+	if (!OidIsValid(*orderproc))
+		return false;
+	attr = TupleDescAttr(RelationGetDescr(rel), var->varattno - 1);
+	if (attr->attisdropped)
+		return false;
+	/* min/max were computed in the column's collation */
+	if (type_is_collatable(attr->atttypid) && inputcollid != attr->attcollation)
+		return false;
+	return true;
+}
+
+/*
+ * Put a comparison in the form `col op value`: returns the column, the
+ * operator to use and which argument holds the value, or NULL.
+ */
+static Var *
+normalize_opexpr(OpExpr *op, Index relid, Oid *opno, int *value_arg)
+{
+	Var		   *var;
+
+	if (list_length(op->args) != 2)
+		return NULL;
+	if ((var = TesseraScanVar(linitial(op->args), relid)) != NULL &&
+		scan_constant(lsecond(op->args), relid))
+	{
+		*opno = op->opno;
+		*value_arg = 1;
+		return var;
+	}
+	if ((var = TesseraScanVar(lsecond(op->args), relid)) != NULL &&
+		scan_constant(linitial(op->args), relid))
+	{
+		*opno = get_commutator(op->opno);
+		*value_arg = 0;
+		return OidIsValid(*opno) ? var : NULL;
+	}
+	return NULL;
+}
+
+static List *
+skip_desc(SkipKind kind, int attidx, int strategy, Oid orderproc, Oid collation, bool use_or,
+		  Oid elemtype, int value_arg)
+{
+	List	   *desc = list_make4(makeInteger(kind), makeInteger(attidx), makeInteger(strategy),
+								  makeInteger((int) orderproc));
+
+	desc = lappend(desc, makeInteger((int) collation));
+	desc = lappend(desc, makeInteger(use_or));
+	desc = lappend(desc, makeInteger((int) elemtype));
+	return lappend(desc, makeInteger(value_arg));
+}
+
+/*
+ * TesseraSkipDescribe
+ *		The description of a qual chunk summaries can decide (a tree of
+ *		supported parts), or NIL.
+ */
+List *
+TesseraSkipDescribe(Node *node, Index relid, Relation rel)
+{
+	if (node == NULL)
+		return NIL;
+	if (IsA(node, OpExpr))
+	{
+		OpExpr	   *op = (OpExpr *) node;
+		Oid			opno,
+					proc;
+		int			value_arg,
+					strategy;
+		Var		   *var = normalize_opexpr(op, relid, &opno, &value_arg);
+
+		if (var == NULL || !skip_operator(opno, var, op->inputcollid, rel, &strategy, &proc))
+			return NIL;
+		return skip_desc(SKIP_CMP, var->varattno - 1, strategy, proc, op->inputcollid, false,
+						 InvalidOid, value_arg);
+	}
+	if (IsA(node, ScalarArrayOpExpr))
+	{
+		ScalarArrayOpExpr *op = (ScalarArrayOpExpr *) node;
+		Var		   *var;
+		int			strategy;
+		Oid			proc;
+
+		if (list_length(op->args) != 2)
+			return NIL;
+		var = TesseraScanVar(linitial(op->args), relid);
+		if (var == NULL || !scan_constant(lsecond(op->args), relid) ||
+			!skip_operator(op->opno, var, op->inputcollid, rel, &strategy, &proc))
+			return NIL;
+		return skip_desc(SKIP_ARRAY, var->varattno - 1, strategy, proc, op->inputcollid,
+						 op->useOr, get_element_type(exprType(lsecond(op->args))), 1);
+	}
+	if (IsA(node, NullTest))
+	{
+		NullTest   *nt = (NullTest *) node;
+		Var		   *var = TesseraScanVar((Node *) nt->arg, relid);
+
+		if (nt->argisrow || var == NULL)
+			return NIL;
+		return skip_desc(nt->nulltesttype == IS_NULL ? SKIP_ISNULL : SKIP_NOTNULL,
+						 var->varattno - 1, 0, InvalidOid, InvalidOid, false, InvalidOid, -1);
+	}
+	if (IsA(node, BoolExpr))
+	{
+		BoolExpr   *b = (BoolExpr *) node;
+		List	   *desc;
+		ListCell   *lc;
+
+		if (b->boolop == NOT_EXPR)
+			return NIL;
+		desc = skip_desc(b->boolop == AND_EXPR ? SKIP_AND : SKIP_OR, -1, 0, InvalidOid,
+						 InvalidOid, false, InvalidOid, -1);
+		foreach(lc, b->args)
+		{
+			List	   *child = TesseraSkipDescribe(lfirst(lc), relid, rel);
+
+			if (child == NIL)
+				return NIL;
+			desc = lappend(desc, child);
+		}
+		return desc;
+	}
+	return NIL;
+}
+
+/* Do TesseraAgg's group keys and vector quals take values of this type as int64? */
+bool
+TesseraIntLikeType(Oid t)
+{
+	return t == INT2OID || t == INT4OID || t == INT8OID || t == DATEOID ||
+		t == TIMESTAMPOID || t == TIMESTAMPTZOID;
+}
+
+static List *
+vec_desc(VecKind kind, int strategy, int attidx, int attidx2, Oid valtype, int value_arg)
+{
+	List	   *desc = list_make5(makeInteger(kind), makeInteger(strategy), makeInteger(attidx),
+									  makeInteger(attidx2), makeInteger((int) valtype));
+
+	return lappend(desc, makeInteger(value_arg));
+}
+
+/*
+ * TesseraVecDescribe
+ *		The description of a top-level qual the vector filter evaluates, or
+ *		NIL.
+ */
+List *
+TesseraVecDescribe(Node *node, Index relid, Relation rel)
+{
+	OpExpr	   *op;
+	Oid			opno;
+	Var		   *var;
+	Oid			coltype,
+				valtype,
+				proc;
+	int			strategy,
+				value_arg;
+	VecKind		kind;
+
+	if (!IsA(node, OpExpr))
+		return NIL;
+	op = (OpExpr *) node;
+	if (list_length(op->args) == 2 && TesseraScanVar(linitial(op->args), relid) != NULL &&
+		TesseraScanVar(lsecond(op->args), relid) != NULL)
+	{
+		/* two columns of the same integer-like type: `l_commitdate < l_receiptdate` */
+		Var		   *l = TesseraScanVar(linitial(op->args), relid);
+		Var		   *r = TesseraScanVar(lsecond(op->args), relid);
+
+		coltype = getBaseType(l->vartype);
+		if (coltype != getBaseType(r->vartype) || !TesseraIntLikeType(coltype) ||
+			TupleDescAttr(RelationGetDescr(rel), r->varattno - 1)->attisdropped ||
+			!skip_operator(op->opno, l, op->inputcollid, rel, &strategy, &proc))
+			return NIL;
+		return vec_desc(VEC_COLCOL, strategy, l->varattno - 1, r->varattno - 1, coltype, 1);
+	}
+	var = normalize_opexpr(op, relid, &opno, &value_arg);
+	if (var == NULL || !skip_operator(opno, var, op->inputcollid, rel, &strategy, &proc))
+		return NIL;
+	coltype = getBaseType(var->vartype);
+	valtype = exprType(list_nth(op->args, value_arg));
+	switch (coltype)
+	{
+		case INT2OID:
+		case INT4OID:
+		case INT8OID:
+			kind = VEC_INT;
+			if (valtype != INT2OID && valtype != INT4OID && valtype != INT8OID)
+				return NIL;
+			break;
+		case DATEOID:
+			kind = valtype == TIMESTAMPOID ? VEC_DATE_TS : VEC_INT;
+			if (valtype != DATEOID && valtype != TIMESTAMPOID)
+				return NIL;
+			break;
+		case NUMERICOID:
+			kind = VEC_NUMERIC;
+			if (valtype != NUMERICOID)
+				return NIL;
+			break;
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+			kind = VEC_INT;
+			if (valtype != coltype)
+				return NIL;
+			break;
+		case FLOAT4OID:
+			kind = VEC_FLOAT4;
+			if (valtype != FLOAT4OID)
+				return NIL;
+			break;
+		case FLOAT8OID:
+			kind = VEC_FLOAT8;
+			if (valtype != FLOAT8OID)
+				return NIL;
+			break;
+		default:
+			return NIL;
+	}
+	return vec_desc(kind, strategy, var->varattno - 1, -1, valtype, value_arg);
+}
+
+/*
+ * The description of sum/avg's argument, or NIL if it is not numeric
+ * arithmetic over the relation's numeric columns and finite constants.
+ */
+static List *
+vx_describe(Node *expr, Index relid, Relation rel)
+{
+	if (IsA(expr, Var))
+	{
+		Var		   *var = (Var *) expr;
+
+		if (var->varno != relid || var->varlevelsup != 0 || var->varattno <= 0 ||
+			getBaseType(var->vartype) != NUMERICOID ||
+			TupleDescAttr(RelationGetDescr(rel), var->varattno - 1)->attisdropped)
+			return NIL;
+		return list_make2(makeInteger(VX_VAR), makeInteger(var->varattno - 1));
+	}
+	if (IsA(expr, Const))
+	{
+		Const	   *c = (Const *) expr;
+		int128		v;
+		int			scale;
+
+		if (c->consttype != NUMERICOID || c->constisnull ||
+			!TesseraNumericScaled(c->constvalue, &v, &scale))
+			return NIL;
+		return list_make3(makeInteger(VX_CONST), makeInteger(-1), copyObject(c));
+	}
+	if (IsA(expr, OpExpr) && list_length(((OpExpr *) expr)->args) == 2)
+	{
+		OpExpr	   *op = (OpExpr *) expr;
+		VxKind		kind;
+		List	   *l,
+				   *r;
+
+		switch (op->opfuncid)
+		{
+			case F_NUMERIC_ADD:
+				kind = VX_ADD;
+				break;
+			case F_NUMERIC_SUB:
+				kind = VX_SUB;
+				break;
+			case F_NUMERIC_MUL:
+				kind = VX_MUL;
+				break;
+			default:
+				return NIL;
+		}
+		l = vx_describe(linitial(op->args), relid, rel);
+		r = vx_describe(lsecond(op->args), relid, rel);
+		if (l == NIL || r == NIL)
+			return NIL;
+		return list_make5(makeInteger(kind), makeInteger(-1), makeNullConst(NUMERICOID, -1, InvalidOid),
+						  l, r);
+	}
+	return NIL;
+}
+
+/*
+ * min/max of another type is computed with the type's default btree
+ * comparison, which orders it as its min/max functions do (text_smaller,
+ * numeric_smaller, ... compare with the same function).  Collatable types
+ * only in deterministic collations.
+ */
+static bool
+minmax_generic_ok(Oid typid, Oid collation)
+{
+	TypeCacheEntry *tc = lookup_type_cache(typid, TYPECACHE_CMP_PROC);
+
+	if (!OidIsValid(tc->cmp_proc))
+		return false;
+	if (type_is_collatable(typid) &&
+		(!OidIsValid(collation) || !get_collation_isdeterministic(collation)))
+		return false;
+	return true;
+}
+
+
+static List *
+agg_desc(TAggKind kind, int attidx, Oid argtype, Oid restype, bool generic, List *vx,
+		 List *filter)
+{
+	List	   *desc = list_make4(makeInteger(kind), makeInteger(attidx),
+								  makeInteger((int) argtype), makeInteger((int) restype));
+
+	desc = lappend(desc, makeInteger(generic));
+	desc = lappend(desc, makeInteger(-1));	/* AGG_DESC_SAME_AS, set by the caller */
+	desc = lappend(desc, vx);
+	return lappend(desc, filter);
+}
+
+/*
+ * TesseraAggDescribe
+ *		The description of an aggregate TesseraAgg computes, or NIL.
+ */
+List *
+TesseraAggDescribe(Aggref *agg, Index relid, Relation rel)
+{
+	char	   *name;
+	Var		   *var = NULL;
+	Oid			t = InvalidOid;
+	List	   *filter = NIL;
+	TAggKind	kind;
+
+	if (agg->aggfilter != NULL)
+	{
+		ListCell   *lc;
+
+		/* FILTER (WHERE ...): a conjunction the vector filter evaluates */
+		foreach(lc, make_ands_implicit(agg->aggfilter))
+		{
+			List	   *vdesc = TesseraVecDescribe(lfirst(lc), relid, rel);
+
+			if (vdesc == NIL)
+				return NIL;
+			filter = lappend(filter, vdesc);
+		}
+	}
+	if (agg->aggdistinct != NIL || agg->aggorder != NIL ||
+		agg->aggkind != AGGKIND_NORMAL || agg->agglevelsup != 0 ||
+		agg->aggsplit != AGGSPLIT_SIMPLE || agg->aggvariadic ||
+		get_func_namespace(agg->aggfnoid) != PG_CATALOG_NAMESPACE)
+		return NIL;
+	name = get_func_name(agg->aggfnoid);
+	if (name == NULL)
+		return NIL;
+	if (agg->aggstar)
+	{
+		if (strcmp(name, "count") != 0 || agg->aggtype != INT8OID)
+			return NIL;
+		return agg_desc(TAGG_COUNT_STAR, -1, InvalidOid, agg->aggtype, false, NIL, filter);
+	}
+	if (list_length(agg->args) != 1)
+		return NIL;
+	var = (Var *) ((TargetEntry *) linitial(agg->args))->expr;
+	if (!IsA(var, Var))
+	{
+		/* sum/avg of numeric arithmetic */
+		List	   *vx = vx_describe((Node *) var, relid, rel);
+
+		if (vx == NIL || agg->aggtype != NUMERICOID ||
+			(strcmp(name, "sum") != 0 && strcmp(name, "avg") != 0))
+			return NIL;
+		return agg_desc(name[0] == 's' ? TAGG_SUM : TAGG_AVG, -1, NUMERICOID, agg->aggtype,
+						false, vx, filter);
+	}
+	if (var->varno != relid || var->varlevelsup != 0 || var->varattno <= 0 ||
+		TupleDescAttr(RelationGetDescr(rel), var->varattno - 1)->attisdropped)
+		return NIL;
+	t = getBaseType(var->vartype);
+
+	if (strcmp(name, "count") == 0)
+	{
+		if (agg->aggtype != INT8OID)
+			return NIL;
+		kind = TAGG_COUNT;
+	}
+	else if (strcmp(name, "sum") == 0 || strcmp(name, "avg") == 0)
+	{
+		bool		ok;
+
+		kind = name[0] == 's' ? TAGG_SUM : TAGG_AVG;
+		if (t == INT2OID || t == INT4OID)
+			ok = agg->aggtype == (kind == TAGG_SUM ? INT8OID : NUMERICOID);
+		else if (t == INT8OID || t == NUMERICOID)
+			ok = agg->aggtype == NUMERICOID;
+		/* floats: summed in row order, as PostgreSQL's transition functions do */
+		else if (t == FLOAT4OID || t == FLOAT8OID)
+			ok = agg->aggtype == (kind == TAGG_AVG ? FLOAT8OID : t);
+		else
+			ok = t == INTERVALOID && agg->aggtype == INTERVALOID;
+		if (!ok)
+			return NIL;
+	}
+	else if (strcmp(name, "min") == 0 || strcmp(name, "max") == 0)
+	{
+		kind = name[1] == 'i' ? TAGG_MIN : TAGG_MAX;
+		if (getBaseType(agg->aggtype) != t)
+			return NIL;
+		if (!TesseraIntLikeType(t) && t != FLOAT4OID && t != FLOAT8OID)
+		{
+			if (!minmax_generic_ok(t, agg->inputcollid))
+				return NIL;
+			return agg_desc(kind, var->varattno - 1, t, agg->aggtype, true, NIL, filter);
+		}
+	}
+	else
+		return NIL;
+	return agg_desc(kind, var->varattno - 1, t, agg->aggtype, false, NIL, filter);
+}
+
+/*
+ * TesseraKeyDescribe
+ *		The description of a group key on this column, or NIL.
+ */
+List *
+TesseraKeyDescribe(Var *var)
+{
+	Oid			t = getBaseType(var->vartype);
+	TAggKeyKind kind;
+	List	   *desc;
+
+	if (TesseraIntLikeType(t))
+		kind = TAGG_KEY_INT;
+	else if (t == TEXTOID || t == VARCHAROID)
+		kind = TAGG_KEY_TEXT;
+	else if (t == BPCHAROID)
+		kind = TAGG_KEY_BPCHAR;
+	else
+		return NIL;
+	/* strings are grouped by their bytes: equality must be byte equality */
+	if (kind != TAGG_KEY_INT &&
+		(!OidIsValid(var->varcollid) || !get_collation_isdeterministic(var->varcollid)))
+		return NIL;
+	desc = list_make4(makeInteger(var->varattno - 1), makeInteger((int) t),
+					  makeInteger((int) var->varcollid),
+					  makeInteger(get_typlen(var->vartype)));
+	return lappend(desc, makeInteger(kind));
+}

@@ -1,0 +1,175 @@
+/*-------------------------------------------------------------------------
+ *
+ * cost.c
+ *	  What a scan of a tessera table costs: the estimate TesseraScan's and
+ *	  TesseraAgg's paths are costed from.
+ *
+ * NOTES
+ *	  What a scan costs is decoding, not reading.  The estimate counts the
+ *	  columns decoded, the physical pages of the row groups expected to be
+ *	  read, and the selectivity of the quals evaluated on vectors.  The
+ *	  share of row groups read is a column's quals' selectivity where the
+ *	  column's values follow the row order (pg_stats correlation), all of
+ *	  them where they do not; the best column decides.
+ *
+ * IDENTIFICATION
+ *	  src/planner/cost.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/sysattr.h"
+#include "catalog/pg_statistic.h"
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/restrictinfo.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/selfuncs.h"
+#include "utils/syscache.h"
+
+#include "tessera/storage.h"
+#include "planner.h"
+
+/* Correlation of a column with the row order (0 when unknown). */
+double
+TesseraColumnCorrelation(Oid relid, AttrNumber attnum)
+{
+	HeapTuple	tup = SearchSysCache3(STATRELATTINH, ObjectIdGetDatum(relid),
+									  Int16GetDatum(attnum), BoolGetDatum(false));
+	AttStatsSlot sslot;
+	double		corr = 0.0;
+
+	if (!HeapTupleIsValid(tup))
+		return 0.0;
+	if (get_attstatsslot(&sslot, tup, STATISTIC_KIND_CORRELATION, InvalidOid,
+						 ATTSTATSSLOT_NUMBERS))
+	{
+		if (sslot.nnumbers == 1)
+			corr = sslot.numbers[0];
+		free_attstatsslot(&sslot);
+	}
+	ReleaseSysCache(tup);
+	return corr;
+}
+
+/* The single column a qual tree refers to, or 0. */
+AttrNumber
+TesseraSingleColumn(Node *clause, Index relid)
+{
+	Bitmapset  *attrs = NULL;
+	int			k;
+
+	pull_varattnos(clause, relid, &attrs);
+	if (bms_num_members(attrs) != 1)
+		return 0;
+	k = bms_singleton_member(attrs) + FirstLowInvalidHeapAttributeNumber;
+	return k > 0 ? k : 0;
+}
+
+/*
+ * TesseraParallelDivisor
+ *		The share of a parallel scan's rows each process handles, as
+ *		PostgreSQL's cost model counts it (costsize.c's parallel divisor):
+ *		the leader helps less the more workers there are.
+ */
+double
+TesseraParallelDivisor(int workers)
+{
+	double		divisor = workers;
+
+	if (parallel_leader_participation)
+	{
+		double		leader = 1.0 - (0.3 * workers);
+
+		if (leader > 0)
+			divisor += leader;
+	}
+	return divisor;
+}
+
+/*
+ * TesseraReadFraction
+ *		The share of rel's row groups a scan reads when the row-group filters
+ *		among rinfos skip the others (clauselist_selectivity's varRelid).
+ *		Skipping pays where a column follows the row order: then only the
+ *		share of row groups its quals select is read (a BETWEEN's two bounds
+ *		together), otherwise nearly all.  The best column decides; at least
+ *		one row group (of the default size) is read.
+ */
+double
+TesseraReadFraction(PlannerInfo *root, RelOptInfo *rel, Relation relation, List *rinfos,
+					int varRelid)
+{
+	TupleDesc	desc = RelationGetDescr(relation);
+	double		frac = 1.0;
+
+	for (int i = 0; i < desc->natts; i++)
+	{
+		List	   *col_quals = NIL;
+		ListCell   *lc;
+		Selectivity sel;
+		double		corr;
+
+		foreach(lc, rinfos)
+		{
+			RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+
+			if (TesseraSingleColumn((Node *) rinfo->clause, rel->relid) == i + 1 &&
+				TesseraSkipDescribe((Node *) rinfo->clause, rel->relid, relation) != NIL)
+				col_quals = lappend(col_quals, rinfo);
+		}
+		if (col_quals == NIL)
+			continue;
+		sel = clauselist_selectivity(root, col_quals, varRelid, JOIN_INNER, NULL);
+		corr = TesseraColumnCorrelation(RelationGetRelid(relation), i + 1);
+		frac = Min(frac, sel + (1.0 - sel) * (1.0 - corr * corr));
+		list_free(col_quals);
+	}
+	return Max(frac, 1.0 / Max(rel->tuples / 10000.0, 1.0));
+}
+
+/*
+ * TesseraScanEstimate
+ *		What a TesseraScan of rel reading the columns attrs costs, apart
+ *		from parallelism: the share of row groups read, the columns
+ *		decoded, the vector quals' selectivity and the quals left over.
+ */
+void
+TesseraScanEstimate(PlannerInfo *root, RelOptInfo *rel, Relation relation, Bitmapset *attrs,
+					TscanEstimate *est)
+{
+	TupleDesc	desc = RelationGetDescr(relation);
+	bool		all = TesseraWholeRow(attrs);
+	ListCell   *lc;
+
+	memset(est, 0, sizeof(TscanEstimate));
+	est->read_frac = 1.0;
+	est->vec_sel = 1.0;
+	est->phys_pages = TesseraPhysicalBlocks(relation);
+
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute attr = TupleDescAttr(desc, i);
+
+		if (!attr->attisdropped &&
+			(all || bms_is_member(attr->attnum - FirstLowInvalidHeapAttributeNumber, attrs)))
+			est->ncols++;
+	}
+
+	foreach(lc, rel->baserestrictinfo)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+		Node	   *clause = (Node *) rinfo->clause;
+		if (TesseraVecDescribe(clause, rel->relid, relation) != NIL)
+		{
+			est->nvec++;
+			est->vec_sel *= clause_selectivity(root, (Node *) rinfo, 0, JOIN_INNER, NULL);
+		}
+		else
+			est->other_quals = lappend(est->other_quals, rinfo);
+	}
+
+	est->read_frac = TesseraReadFraction(root, rel, relation, rel->baserestrictinfo, 0);
+}

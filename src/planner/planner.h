@@ -1,0 +1,54 @@
+/*-------------------------------------------------------------------------
+ *
+ * planner.h
+ *	  What the planner's files share: the classifier (classify.c) and the
+ *	  cost estimate of a scan (cost.c).  Private to src/planner.
+ *
+ * IDENTIFICATION
+ *	  src/planner/planner.h
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef TESSERA_PLANNER_PRIVATE_H
+#define TESSERA_PLANNER_PRIVATE_H
+
+#include "access/sysattr.h"
+#include "nodes/pathnodes.h"
+#include "nodes/primnodes.h"
+#include "utils/relcache.h"
+
+/* classify.c */
+extern Var *TesseraScanVar(Node *node, Index relid);
+extern bool TesseraIntLikeType(Oid t);
+extern List *TesseraSkipDescribe(Node *qual, Index relid, Relation rel);
+extern List *TesseraVecDescribe(Node *qual, Index relid, Relation rel);
+extern List *TesseraAggDescribe(Aggref *agg, Index relid, Relation rel);
+extern List *TesseraKeyDescribe(Var *var);
+
+/* cost.c: what a scan of the relation costs, apart from parallelism */
+typedef struct TscanEstimate
+{
+	double		read_frac;		/* share of row groups expected to be read */
+	int			ncols;			/* columns decoded */
+	BlockNumber phys_pages;		/* the relation's real size */
+	double		vec_sel;		/* selectivity of the vector quals */
+	int			nvec;
+	List	   *other_quals;	/* RestrictInfos left to the plan qual */
+} TscanEstimate;
+
+extern void TesseraScanEstimate(PlannerInfo *root, RelOptInfo *rel, Relation relation,
+								Bitmapset *attrs, TscanEstimate *est);
+extern double TesseraReadFraction(PlannerInfo *root, RelOptInfo *rel, Relation relation,
+								  List *rinfos, int varRelid);
+extern double TesseraParallelDivisor(int workers);
+extern double TesseraColumnCorrelation(Oid relid, AttrNumber attnum);
+extern AttrNumber TesseraSingleColumn(Node *clause, Index relid);
+
+/* Does a set of pull_varattnos attributes hold the whole-row reference? */
+static inline bool
+TesseraWholeRow(Bitmapset *attrs)
+{
+	return bms_is_member(0 - FirstLowInvalidHeapAttributeNumber, attrs);
+}
+
+#endif							/* TESSERA_PLANNER_PRIVATE_H */

@@ -1,0 +1,712 @@
+/*-------------------------------------------------------------------------
+ *
+ * aggtrans.c
+ *	  Aggregate states of TesseraAgg: transitions over a batch, combining
+ *	  partial states, results, and the states' serialized form.
+ *
+ * NOTES
+ *	  Results are PostgreSQL's to the digit, by doing its arithmetic rather
+ *	  than imitating it: sums of int2/int4 in int64 (int2_sum/int4_sum), of
+ *	  int8 and numeric exactly in 128 bits at the largest display scale
+ *	  seen (numerics that do not fit are added as numerics), averages as
+ *	  numeric_div(sum, count) as int8_avg and numeric_avg compute them, NaN
+ *	  and infinities as numeric_sum treats them; floats through float4pl,
+ *	  float8pl and float8_accum's Youngs-Cramer N, Sx, Sxx row by row in scan
+ *	  order (the same digits and overflow errors as PostgreSQL's Agg);
+ *	  intervals with interval_pl's overflow checks; min/max of other ordered
+ *	  types through the type's btree comparison.
+ *
+ *	  Sums over a batch go into per-group partial sums, folded into the
+ *	  groups once per batch; with few groups each group keeps
+ *	  TAGG_LANES interleaved partials, so that rows of one group in a row do
+ *	  not chain every addition through one memory location.
+ *
+ *	  A group's states serialize to a bytea (the partial node's output, the
+ *	  spill's rows): per aggregate the state struct, then its extra numeric
+ *	  and, for generic min/max, its value.  Partial and final nodes run the
+ *	  same binary, so the layout is private.
+ *
+ * IDENTIFICATION
+ *	  src/vector/aggtrans.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "catalog/pg_type.h"
+#include "lib/stringinfo.h"
+#include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/float.h"
+#include "utils/fmgrprotos.h"
+#include "utils/memutils.h"
+#include "utils/numeric.h"
+#include "utils/timestamp.h"
+
+#include "tessera/encoding.h"
+#include "tessera/vector.h"
+
+/* A numeric as int128 * 10^-scale, through its decimal digits. */
+Numeric
+TesseraScaledNumeric(int128 v, int scale)
+{
+	char		buf[96];
+	char	   *p = buf + sizeof(buf) - 1;
+	bool		neg = v < 0;
+	uint128		u = neg ? -(uint128) v : (uint128) v;
+	int			digits = 0;
+
+	*p = '\0';
+	do
+	{
+		*--p = '0' + (int) (u % 10);
+		u /= 10;
+		digits++;
+		if (digits == scale)
+			*--p = '.';
+	} while (u != 0 || digits < scale + 1);
+	if (*p == '.')
+		*--p = '0';
+	if (neg)
+		*--p = '-';
+	return DatumGetNumeric(DirectFunctionCall3(numeric_in, CStringGetDatum(p),
+											   ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1)));
+}
+
+static void
+add_extra(TAggState *st, Datum value, MemoryContext cxt)
+{
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+	Numeric		prev = st->extra;
+
+	st->extra = prev == NULL ? DatumGetNumericCopy(value) :
+		DatumGetNumeric(DirectFunctionCall2(numeric_add, NumericGetDatum(prev), value));
+	if (prev != NULL)
+		pfree(prev);
+	MemoryContextSwitchTo(old);
+}
+
+/* Add one numeric to a sum kept exactly as int128 at the largest scale. */
+void
+TesseraAggNumericAccum(TAggState *st, Datum value, MemoryContext cxt)
+{
+	int128		v;
+	int			sc;
+
+	st->count++;
+	if (!TesseraNumericScaled(value, &v, &sc))
+	{
+		Numeric		num = DatumGetNumeric(value);
+
+		if (numeric_is_nan(num))
+			st->nan++;
+		else if (numeric_is_inf(num))
+		{
+			if (DatumGetBool(DirectFunctionCall2(numeric_lt, value,
+												 NumericGetDatum(int64_to_numeric(0)))))
+				st->ninf++;
+			else
+				st->pinf++;
+		}
+		else
+			add_extra(st, value, cxt);
+		return;
+	}
+	st->dscale = Max(st->dscale, sc);
+	if (sc > st->scale)
+	{
+		/* a value with more decimals: rescale the sum */
+		int128		r = st->sum;
+
+		for (int k = st->scale; k < sc; k++)
+		{
+			if (__builtin_mul_overflow(r, (int128) 10, &r))
+			{
+				/* the sum no longer fits at this scale: keep it as a numeric */
+				add_extra(st, NumericGetDatum(TesseraScaledNumeric(st->sum, st->scale)), cxt);
+				r = 0;
+				break;
+			}
+		}
+		st->sum = r;
+		st->scale = sc;
+	}
+	for (int k = sc; k < st->scale; k++)
+	{
+		if (__builtin_mul_overflow(v, (int128) 10, &v))
+		{
+			add_extra(st, value, cxt);
+			return;
+		}
+	}
+	{
+		int128		t;
+
+		if (__builtin_add_overflow(st->sum, v, &t))
+			add_extra(st, value, cxt);
+		else
+			st->sum = t;
+	}
+}
+
+/*
+ * Add count values whose sum is v * 10^-cmax, the largest display scale
+ * among them dsc (v is then a multiple of 10^(cmax - dsc)).
+ */
+void
+TesseraAggScaledFold(TAggState *st, int128 v, int64 count, int dsc, int cmax, MemoryContext cxt)
+{
+	int128		t;
+
+	if (count == 0)
+		return;
+	st->count += count;
+	if (cmax > st->scale)
+	{
+		if (__builtin_mul_overflow(st->sum, tessera_pow10[cmax - st->scale], &t))
+		{
+			add_extra(st, NumericGetDatum(TesseraScaledNumeric(st->sum / tessera_pow10[st->scale - st->dscale],
+														 st->dscale)), cxt);
+			t = 0;
+		}
+		st->sum = t;
+		st->scale = cmax;
+	}
+	else if (cmax < st->scale)
+	{
+		if (__builtin_mul_overflow(v, tessera_pow10[st->scale - cmax], &t))
+		{
+			add_extra(st, NumericGetDatum(TesseraScaledNumeric(v / tessera_pow10[cmax - dsc], dsc)), cxt);
+			return;
+		}
+		v = t;
+	}
+	if (__builtin_add_overflow(st->sum, v, &t))
+	{
+		/* v is at st->scale here: back to its own display scale */
+		add_extra(st, NumericGetDatum(TesseraScaledNumeric(v / tessera_pow10[st->scale - dsc], dsc)), cxt);
+		return;
+	}
+	st->sum = t;
+	if (dsc > st->dscale)
+		st->dscale = dsc;
+}
+
+/* per-group partial sums of a batch with few groups: TAGG_LANES of them */
+#define TAGG_LANES				4
+#define TAGG_LANES_MAX_GROUPS	64
+
+/* Room for per-group partial sums and counts of a batch (ng groups + 1). */
+static void
+reserve_partials(TesseraPartials *p, int ng)
+{
+	if (p->bcap < ng + 1)
+	{
+		p->bcap = Max(ng + 1, 64);
+		p->bsum = MemoryContextAllocHuge(p->cxt, sizeof(int128) * p->bcap);
+		p->bcnt = MemoryContextAllocHuge(p->cxt, sizeof(int64) * p->bcap);
+		p->bdsc = MemoryContextAllocHuge(p->cxt, sizeof(int64) * p->bcap);
+	}
+}
+
+/*
+ * Sum the counted rows' scaled values v[i] (scale `scale`, display scale
+ * dsc[i], or dsc_all for every row if dsc is NULL) into aggregate k: in
+ * per-group partial sums over the batch, folded into the groups once.
+ */
+void
+TesseraAggScaledRows(TAggState *states, int nspecs, int ngroups, int k, TesseraPartials *p,
+					 const int128 *v, const int64 *dsc, int64 dsc_all, int bits, int scale,
+					 const bool *isnull, const bool *ok, const int32 *gidx, int n, MemoryContext cxt)
+{
+	int			ng = gidx ? ngroups : 1;
+
+	if (ng > 64 && ng > n / 4)
+	{
+		/*
+		 * More groups than a few per row (many groups, or a small batch: a
+		 * delta stripe of a few rows): partial sums, cleared and folded for
+		 * every group, would cost more than they save.
+		 */
+		for (int i = 0; i < n; i++)
+		{
+			int			g = gidx ? gidx[i] : (ok && !ok[i] ? -1 : 0);
+
+			if (g < 0 || (isnull && isnull[i]))
+				continue;
+			TesseraAggScaledFold(&states[(Size) g * nspecs + k], v[i], 1,
+							 (int) (dsc ? dsc[i] : dsc_all), scale, cxt);
+		}
+		return;
+	}
+	reserve_partials(p, ng <= TAGG_LANES_MAX_GROUPS ? (ng + 1) * TAGG_LANES - 1 : ng);
+	memset(p->bsum, 0, sizeof(int128) * (ng + 1));
+	memset(p->bcnt, 0, sizeof(int64) * (ng + 1));
+	for (int g = 0; g <= ng; g++)
+		p->bdsc[g] = dsc_all;
+	if (bits + 32 <= 126 && dsc == NULL && (ng + 1) * TAGG_LANES <= p->bcap)
+	{
+		/*
+		 * n < 2^31 values below 2^bits cannot overflow: no checks, no
+		 * branches.  Four sums per group, row i adding to lane i % 4:
+		 * consecutive rows of one group (few groups, or sorted keys) would
+		 * otherwise chain every addition through the same memory.
+		 */
+		int128	   *bsum = p->bsum;
+		int64	   *bcnt = p->bcnt;
+
+		memset(bsum, 0, sizeof(int128) * (ng + 1) * TAGG_LANES);
+		memset(bcnt, 0, sizeof(int64) * (ng + 1) * TAGG_LANES);
+		for (int i = 0; i < n; i++)
+		{
+			int			g = gidx ? gidx[i] : (ok && !ok[i] ? -1 : 0);
+			bool		skip = g < 0 || (isnull && isnull[i]);
+			int			slot = (skip ? ng : g) * TAGG_LANES + (i & (TAGG_LANES - 1));
+
+			/* the extra group takes what does not count */
+			bsum[slot] += v[i];
+			bcnt[slot]++;
+		}
+		for (int g = 0; g < ng; g++)
+		{
+			int128		sum = 0;
+			int64		cnt = 0;
+
+			for (int l = 0; l < TAGG_LANES; l++)
+			{
+				sum += bsum[g * TAGG_LANES + l];
+				cnt += bcnt[g * TAGG_LANES + l];
+			}
+			bsum[g] = sum;		/* g <= g * TAGG_LANES: read before written */
+			bcnt[g] = cnt;
+		}
+	}
+	else
+	for (int i = 0; i < n; i++)
+	{
+		int			g = gidx ? gidx[i] : (ok && !ok[i] ? -1 : 0);
+		int128		t;
+
+		if (g < 0 || (isnull && isnull[i]))
+			continue;
+		if (unlikely(__builtin_add_overflow(p->bsum[g], v[i], &t)))
+		{
+			/* the partial sum is full: fold it and start again */
+			TesseraAggScaledFold(&states[(Size) g * nspecs + k], p->bsum[g], p->bcnt[g],
+							 (int) p->bdsc[g], scale, cxt);
+			t = v[i];
+			p->bcnt[g] = 0;
+			p->bdsc[g] = dsc_all;
+		}
+		p->bsum[g] = t;
+		p->bcnt[g]++;
+		if (dsc && dsc[i] > p->bdsc[g])
+			p->bdsc[g] = dsc[i];
+	}
+	for (int g = 0; g < ng; g++)
+		TesseraAggScaledFold(&states[(Size) g * nspecs + k], p->bsum[g], p->bcnt[g],
+						 (int) p->bdsc[g], scale, cxt);
+}
+
+/*
+ * count(*) (spec k) per group over the batch's rows (gidx[i] < 0: not
+ * counted): a histogram of the batch, then one addition per group.
+ */
+void
+TesseraAggCountGroups(TAggState *states, int nspecs, int ngroups, int k, TesseraPartials *p,
+					  const int32 *gidx, int n)
+{
+	int			ng = ngroups;
+	/* few groups: interleaved counts, as in TesseraAggScaledRows */
+	int			lanes = ng <= TAGG_LANES_MAX_GROUPS ? TAGG_LANES : 1;
+	int64	   *cnt;
+
+	reserve_partials(p, (ng + 1) * lanes - 1);
+	cnt = p->bcnt;
+	memset(cnt, 0, sizeof(int64) * (ng + 1) * lanes);
+	for (int i = 0; i < n; i++)
+		cnt[(gidx[i] < 0 ? ng : gidx[i]) * lanes + (i & (lanes - 1))]++;
+	for (int g = 0; g < ng; g++)
+		for (int l = 0; l < lanes; l++)
+			states[(Size) g * nspecs + k].count += cnt[g * lanes + l];
+}
+
+/*
+ * A float into a sum or average state exactly as PostgreSQL's transition
+ * functions take it, row after row: sum(float4) is float4pl (float4
+ * arithmetic, the first value the initial state), sum(float8) float8pl,
+ * avg(float4/float8) float4_accum/float8_accum (Youngs-Cramer N, Sx, Sxx,
+ * whose overflow checks raise the same errors).  The order of the rows is
+ * the scan's, as under PostgreSQL's Agg.
+ */
+void
+TesseraAggFloatAccum(TAggSpec *sp, TAggState *st, Datum d)
+{
+	float8		newval,
+				oldN,
+				N,
+				Sx,
+				Sxx;
+
+	if (sp->kind == TAGG_SUM)
+	{
+		if (sp->argtype == FLOAT4OID)
+			st->f4sum = st->count == 0 ? DatumGetFloat4(d) :
+				float4_pl(st->f4sum, DatumGetFloat4(d));
+		else
+			st->fsx = st->count == 0 ? DatumGetFloat8(d) :
+				float8_pl(st->fsx, DatumGetFloat8(d));
+		st->count++;
+		return;
+	}
+
+	/* float4_accum / float8_accum */
+	newval = sp->argtype == FLOAT4OID ? (float8) DatumGetFloat4(d) : DatumGetFloat8(d);
+	oldN = (float8) st->count;
+	N = oldN + 1.0;
+	Sx = st->fsx + newval;
+	Sxx = st->fsxx;
+	if (oldN > 0.0)
+	{
+		float8		tmp = newval * N - Sx;
+
+		Sxx += tmp * tmp / (N * oldN);
+		if (isinf(Sx) || isinf(Sxx))
+		{
+			if (!isinf(st->fsx) && !isinf(newval))
+				float_overflow_error();
+			Sxx = get_float8_nan();
+		}
+	}
+	else if (isnan(newval) || isinf(newval))
+		Sxx = get_float8_nan();
+	st->count++;
+	st->fsx = Sx;
+	st->fsxx = Sxx;
+}
+
+/* interval_pl's sum: each field added with int4pl's / int8pl's overflow check. */
+static inline void
+interval_add(Interval *sum, const Interval *v)
+{
+	if (__builtin_add_overflow(sum->month, v->month, &sum->month) ||
+		__builtin_add_overflow(sum->day, v->day, &sum->day) ||
+		__builtin_add_overflow(sum->time, v->time, &sum->time))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("interval out of range")));
+}
+
+/*
+ * An interval into a sum or average state, as interval_pl (sum, the first
+ * value the initial state) and interval_accum (avg, from zero) take it.
+ */
+void
+TesseraAggIntervalAccum(TAggState *st, const Interval *v)
+{
+	if (st->count == 0)
+		st->isum = *v;
+	else
+		interval_add(&st->isum, v);
+	st->count++;
+}
+
+/* float8_combine / float4pl / float8pl of two float states (src into dst). */
+static void
+float_combine(TAggSpec *sp, TAggState *dst, const TAggState *src)
+{
+	if (src->count == 0)
+		return;
+	if (dst->count == 0)
+	{
+		dst->count = src->count;
+		dst->f4sum = src->f4sum;
+		dst->fsx = src->fsx;
+		dst->fsxx = src->fsxx;
+		return;
+	}
+	if (sp->kind == TAGG_SUM)
+	{
+		if (sp->argtype == FLOAT4OID)
+			dst->f4sum = float4_pl(dst->f4sum, src->f4sum);
+		else
+			dst->fsx = float8_pl(dst->fsx, src->fsx);
+	}
+	else
+	{
+		float8		N1 = (float8) dst->count,
+					N2 = (float8) src->count;
+		float8		N = N1 + N2;
+		float8		tmp = dst->fsx / N1 - src->fsx / N2;
+		float8		Sxx = dst->fsxx + src->fsxx + N1 * N2 * tmp * tmp / N;
+
+		dst->fsx = float8_pl(dst->fsx, src->fsx);
+		if (unlikely(isinf(Sxx)) && !isinf(dst->fsxx) && !isinf(src->fsxx))
+			float_overflow_error();
+		dst->fsxx = Sxx;
+	}
+	dst->count += src->count;
+}
+
+/*
+ * min/max through the type's comparison.  Like text_smaller and friends,
+ * a value equal to the one kept replaces it (equal is not always identical:
+ * 1.0 and 1.00), except for char(n), whose functions keep the old one.
+ */
+void
+TesseraAggGenericAccum(TAggSpec *sp, TAggState *st, Datum value, MemoryContext cxt)
+{
+	if (st->have)
+	{
+		int			c = DatumGetInt32(FunctionCall2Coll(&sp->cmp, sp->collation, value, st->dbest));
+
+		/* bpchar_smaller/larger alone keep the old value on a tie */
+		if (sp->kind == TAGG_MIN ? c > 0 : c < 0)
+			return;
+		if (c == 0 && sp->argtype == BPCHAROID)
+			return;
+		if (!sp->typbyval)
+			pfree(DatumGetPointer(st->dbest));
+	}
+	{
+		MemoryContext old = MemoryContextSwitchTo(cxt);
+
+		st->dbest = datumCopy(value, sp->typbyval, sp->typlen);
+		MemoryContextSwitchTo(old);
+	}
+	st->have = true;
+}
+
+/* The numeric sum of a state, or NULL for NaN/infinite handled by caller. */
+static Datum
+numeric_state_sum(TAggState *st, TAggSpec *sp)
+{
+	Numeric		r;
+
+	if (st->nan > 0 || (st->pinf > 0 && st->ninf > 0))
+		return DirectFunctionCall3(numeric_in, CStringGetDatum("NaN"),
+								   ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
+	if (st->pinf > 0 || st->ninf > 0)
+		return DirectFunctionCall3(numeric_in, CStringGetDatum(st->pinf ? "Infinity" : "-Infinity"),
+								   ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
+	if (sp->argtype == NUMERICOID)
+	{
+		/* exact: every value added is a multiple of 10^(scale - dscale) */
+		r = TesseraScaledNumeric(st->sum / tessera_pow10[st->scale - st->dscale], st->dscale);
+	}
+	else
+		r = TesseraScaledNumeric(st->sum, 0);
+	if (st->extra != NULL)
+		return DirectFunctionCall2(numeric_add, NumericGetDatum(r), NumericGetDatum(st->extra));
+	return NumericGetDatum(r);
+}
+
+Datum
+TesseraAggResult(TAggSpec *sp, TAggState *st, bool *isnull)
+{
+	*isnull = false;
+	switch (sp->kind)
+	{
+		case TAGG_COUNT_STAR:
+		case TAGG_COUNT:
+			return Int64GetDatum(st->count);
+		case TAGG_SUM:
+			if (st->count == 0)
+				break;
+			if (sp->restype == INT8OID)
+				return Int64GetDatum((int64) st->sum);
+			if (sp->argtype == FLOAT4OID)
+				return Float4GetDatum(st->f4sum);
+			if (sp->argtype == FLOAT8OID)
+				return Float8GetDatum(st->fsx);
+			if (sp->argtype == INTERVALOID)
+			{
+				Interval   *r = palloc(sizeof(Interval));
+
+				*r = st->isum;
+				return IntervalPGetDatum(r);
+			}
+			return numeric_state_sum(st, sp);
+		case TAGG_AVG:
+			if (st->count == 0)
+				break;
+			if (sp->argtype == FLOAT4OID || sp->argtype == FLOAT8OID)
+				return Float8GetDatum(st->fsx / (float8) st->count);	/* float8_avg */
+			if (sp->argtype == INTERVALOID)		/* interval_avg */
+				return DirectFunctionCall2(interval_div, IntervalPGetDatum(&st->isum),
+										   Float8GetDatum((double) st->count));
+			return DirectFunctionCall2(numeric_div, numeric_state_sum(st, sp),
+									   NumericGetDatum(int64_to_numeric(st->count)));
+		case TAGG_MIN:
+		case TAGG_MAX:
+			if (!st->have)
+				break;
+			if (sp->generic)
+				return st->dbest;
+			switch (sp->argtype)
+			{
+				case FLOAT4OID:
+					return Float4GetDatum((float4) st->fbest);
+				case FLOAT8OID:
+					return Float8GetDatum(st->fbest);
+				case INT2OID:
+					return Int16GetDatum((int16) st->ibest);
+				case INT4OID:
+				case DATEOID:
+					return Int32GetDatum((int32) st->ibest);
+				default:
+					return Int64GetDatum(st->ibest);
+			}
+	}
+	*isnull = true;
+	return (Datum) 0;
+}
+
+/* Fold a partial state of spec sp into dst. */
+static void
+merge_state(TAggSpec *sp, TAggState *dst, const TAggState *src, Numeric extra,
+				 MemoryContext cxt)
+{
+	switch (sp->kind)
+	{
+		case TAGG_COUNT_STAR:
+		case TAGG_COUNT:
+			dst->count += src->count;
+			break;
+		case TAGG_MIN:
+		case TAGG_MAX:
+			if (!src->have)
+				break;
+			if (sp->argtype == FLOAT4OID || sp->argtype == FLOAT8OID)
+			{
+				if (!dst->have || (sp->kind == TAGG_MIN ? float8_lt(src->fbest, dst->fbest) :
+								   float8_gt(src->fbest, dst->fbest)))
+					dst->fbest = src->fbest;
+			}
+			else if (!dst->have || (sp->kind == TAGG_MIN ? src->ibest < dst->ibest :
+									src->ibest > dst->ibest))
+				dst->ibest = src->ibest;
+			dst->have = true;
+			break;
+		case TAGG_SUM:
+		case TAGG_AVG:
+			if (sp->argtype == FLOAT4OID || sp->argtype == FLOAT8OID)
+			{
+				float_combine(sp, dst, src);
+				break;
+			}
+			if (sp->argtype == INTERVALOID)
+			{
+				/* interval_pl / interval_combine */
+				if (src->count > 0 && dst->count == 0)
+					dst->isum = src->isum;
+				else if (src->count > 0)
+					interval_add(&dst->isum, &src->isum);
+				dst->count += src->count;
+				break;
+			}
+			dst->nan += src->nan;
+			dst->pinf += src->pinf;
+			dst->ninf += src->ninf;
+			if (extra != NULL)
+				add_extra(dst, NumericGetDatum(extra), cxt);
+			if (sp->argtype == NUMERICOID)
+				TesseraAggScaledFold(dst, src->sum, src->count, src->dscale, src->scale, cxt);
+			else
+			{
+				dst->sum += src->sum;
+				dst->count += src->count;
+			}
+			break;
+	}
+}
+
+/*
+ * One group's states (nspecs of them) as a bytea: per aggregate the state
+ * struct (its pointers meaningless), then the length and bytes of its extra
+ * numeric and, for generic min/max, of its value.
+ */
+Datum
+TesseraAggSerialize(TAggSpec *specs, int nspecs, TAggState *states)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	appendStringInfoSpaces(&buf, VARHDRSZ);
+	for (int k = 0; k < nspecs; k++)
+	{
+		TAggState  *st = &states[k];
+		int32		len = st->extra ? VARSIZE(st->extra) : 0;
+
+		appendBinaryStringInfo(&buf, (char *) st, sizeof(TAggState));
+		appendBinaryStringInfo(&buf, (char *) &len, sizeof(int32));
+		if (len > 0)
+			appendBinaryStringInfo(&buf, (char *) st->extra, len);
+		if (specs[k].generic && st->have)
+		{
+			TAggSpec   *sp = &specs[k];
+
+			len = sp->typbyval ? 0 : (int32) datumGetSize(st->dbest, false, sp->typlen);
+			appendBinaryStringInfo(&buf, (char *) &len, sizeof(int32));
+			if (len > 0)
+				appendBinaryStringInfo(&buf, DatumGetPointer(st->dbest), len);
+		}
+	}
+	SET_VARSIZE(buf.data, buf.len);
+	return PointerGetDatum(buf.data);
+}
+
+/* Merge one group's serialized states (TesseraAggSerialize) into states. */
+void
+TesseraAggMergeRow(TAggSpec *specs, int nspecs, TAggState *states, Datum statesd,
+				   MemoryContext cxt)
+{
+	bytea	   *ser = DatumGetByteaPP(statesd);
+	const char *p = VARDATA_ANY(ser);
+	const char *end = p + VARSIZE_ANY_EXHDR(ser);
+
+	for (int k = 0; k < nspecs; k++)
+	{
+		TAggState	src;
+		int32		len;
+		Numeric		extra = NULL;
+
+		if (end - p < (ptrdiff_t) (sizeof(TAggState) + sizeof(int32)))
+			elog(ERROR, "TesseraAgg: partial aggregate states truncated");
+		memcpy(&src, p, sizeof(TAggState));
+		memcpy(&len, p + sizeof(TAggState), sizeof(int32));
+		p += sizeof(TAggState) + sizeof(int32);
+		if (len < 0 || end - p < len)
+			elog(ERROR, "TesseraAgg: partial aggregate states truncated");
+		if (len > 0)
+		{
+			extra = palloc(len);
+			memcpy(extra, p, len);
+			p += len;
+		}
+		if (specs[k].generic && src.have)
+		{
+			if (end - p < (ptrdiff_t) sizeof(int32))
+				elog(ERROR, "TesseraAgg: partial aggregate states truncated");
+			memcpy(&len, p, sizeof(int32));
+			p += sizeof(int32);
+			if (len < 0 || end - p < len)
+				elog(ERROR, "TesseraAgg: partial aggregate states truncated");
+			if (len > 0)
+			{
+				char	   *copy = palloc(len);
+
+				memcpy(copy, p, len);
+				src.dbest = PointerGetDatum(copy);
+				p += len;
+			}
+			/* by value: the struct carried it */
+			TesseraAggGenericAccum(&specs[k], &states[k], src.dbest, cxt);
+			continue;
+		}
+		merge_state(&specs[k], &states[k], &src, extra, cxt);
+	}
+}
+

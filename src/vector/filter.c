@@ -1,0 +1,660 @@
+/*-------------------------------------------------------------------------
+ *
+ * filter.c
+ *	  Vector filters: quals evaluated by tight loops over a batch's decoded
+ *	  columns (or its packed chunks), leaving a selection of rows.
+ *
+ * NOTES
+ *	  A vector qual is `col op value` or `col op col` on integers, dates,
+ *	  timestamps, floats or numerics (VecKind).  Its value is computed once
+ *	  per (re)scan; a date compared with a timestamp becomes a date
+ *	  threshold, a numeric a scaled integer.  The quals on one column that
+ *	  bound its stored integers are compared together on the packed chunk
+ *	  (TesseraBatchRangeFilter) when the encoding allows, decoding nothing;
+ *	  the others run over decoded values, branch-free over every row while
+ *	  many rows are selected and over a list of the selected rows once few
+ *	  are.  NULLs never pass (the operators are strict); NaN orders above
+ *	  every float, as PostgreSQL orders it.
+ *
+ * IDENTIFICATION
+ *	  src/vector/filter.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/stratnum.h"
+#include "catalog/pg_type.h"
+#include "executor/executor.h"
+#include "nodes/nodeFuncs.h"
+#include "port/pg_bitutils.h"
+#include "utils/date.h"
+#include "utils/datetime.h"
+#include "utils/datum.h"
+#include "utils/float.h"
+#include "utils/fmgrprotos.h"
+#include "utils/memutils.h"
+#include "utils/numeric.h"
+#include "utils/timestamp.h"
+
+#include "tessera/encoding.h"
+#include "tessera/vector.h"
+
+int128		tessera_pow10[39];
+
+/* Module setup: the powers of ten. */
+void
+TesseraVectorInit(void)
+{
+	if (tessera_pow10[0] != 0)
+		return;
+	tessera_pow10[0] = 1;
+	for (int k = 1; k < lengthof(tessera_pow10); k++)
+		tessera_pow10[k] = tessera_pow10[k - 1] * 10;
+}
+
+/*
+ * Set up a vector qual from the planner's description of qual (an OpExpr
+ * of the scanned relation): its value expression is the argument the
+ * description names, initialized under ps.
+ */
+void
+TesseraVecQualInit(VecQual *vq, List *desc, Node *qual, PlanState *ps)
+{
+	OpExpr	   *op = castNode(OpExpr, qual);
+
+	memset(vq, 0, sizeof(VecQual));
+	vq->kind = (VecKind) desc_int(desc, VEC_DESC_KIND);
+	vq->strategy = desc_int(desc, VEC_DESC_STRATEGY);
+	vq->attidx = desc_int(desc, VEC_DESC_ATTIDX);
+	vq->attidx2 = desc_int(desc, VEC_DESC_ATTIDX2);
+	vq->valtype = (Oid) desc_int(desc, VEC_DESC_VALTYPE);
+	if (vq->kind != VEC_COLCOL)
+		vq->expr = ExecInitExpr((Expr *) list_nth(op->args, desc_int(desc, VEC_DESC_VALUE_ARG)),
+								ps);
+}
+
+/*
+ * A date as the timestamp date_cmp_timestamp compares it as: dates past the
+ * end of the timestamp range sort after every finite timestamp and before
+ * infinity.  Non-decreasing over all dates.
+ */
+static inline int64
+date_as_timestamp(Datum d)
+{
+	DateADT		date = DatumGetDateADT(d);
+
+	if (DATE_IS_NOBEGIN(date))
+		return DT_NOBEGIN;
+	if (DATE_IS_NOEND(date))
+		return DT_NOEND;
+	if (date >= (TIMESTAMP_END_JULIAN - POSTGRES_EPOCH_JDATE))
+		return DT_NOEND - 1;
+	/* no such date exists; keeps the mapping monotonic for the search below */
+	if (date < (DATETIME_MIN_JULIAN - POSTGRES_EPOCH_JDATE))
+		return DT_NOBEGIN + 1;
+	return (int64) date * USECS_PER_DAY;
+}
+
+/* The smallest date that maps above ts (or to ts or above, if !strict). */
+static int64
+first_date_above(Timestamp ts, bool strict)
+{
+	int64		lo = PG_INT32_MIN,
+				hi = (int64) PG_INT32_MAX + 1;
+
+	while (lo < hi)
+	{
+		int64		mid = lo + (hi - lo) / 2;
+		int64		t = date_as_timestamp(DateADTGetDatum((DateADT) mid));
+
+		if (strict ? t > ts : t >= ts)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
+/*
+ * `date op timestamp` as a comparison of dates: as date_as_timestamp is
+ * monotonic, the dates below a timestamp form a prefix.  Equality keeps
+ * comparing timestamps.
+ */
+static void
+date_ts_thresholds(VecQual *vq, Timestamp ts)
+{
+	switch (vq->strategy)
+	{
+		case BTLessStrategyNumber:
+			vq->run_strategy = BTLessStrategyNumber;
+			vq->ival = first_date_above(ts, false);
+			break;
+		case BTLessEqualStrategyNumber:
+			vq->run_strategy = BTLessStrategyNumber;
+			vq->ival = first_date_above(ts, true);
+			break;
+		case BTGreaterEqualStrategyNumber:
+			vq->run_strategy = BTGreaterEqualStrategyNumber;
+			vq->ival = first_date_above(ts, false);
+			break;
+		case BTGreaterStrategyNumber:
+			vq->run_strategy = BTGreaterEqualStrategyNumber;
+			vq->ival = first_date_above(ts, true);
+			break;
+		default:
+			vq->ival = ts;
+			break;
+	}
+}
+
+/* The value of a vector qual for this (re)scan, in the current memory context. */
+void
+TesseraVecQualEval(VecQual *vq, ExprContext *econtext)
+{
+	if (vq->kind == VEC_COLCOL)
+	{
+		/* no value: the other column's */
+		vq->run_strategy = vq->strategy;
+		vq->isnull = false;
+		return;
+	}
+	{
+		Datum		d = ExecEvalExprSwitchContext(vq->expr, econtext, &vq->isnull);
+
+		vq->run_strategy = vq->strategy;
+		if (vq->isnull)
+			return;
+		if (vq->kind == VEC_DATE_TS)
+		{
+			date_ts_thresholds(vq, DatumGetTimestamp(d));
+			return;
+		}
+		switch (vq->valtype)
+		{
+			case INT2OID:
+				vq->ival = DatumGetInt16(d);
+				break;
+			case INT4OID:
+			case DATEOID:
+				vq->ival = DatumGetInt32(d);
+				break;
+			case INT8OID:
+			case TIMESTAMPOID:
+			case TIMESTAMPTZOID:
+				vq->ival = DatumGetInt64(d);
+				break;
+			case FLOAT4OID:
+				vq->fval = DatumGetFloat4(d);
+				break;
+			case FLOAT8OID:
+				vq->fval = DatumGetFloat8(d);
+				break;
+			case NUMERICOID:
+				vq->dval = datumCopy(d, false, -1);
+				vq->scaled = TesseraNumericScaled(vq->dval, &vq->nval, &vq->nscale);
+				break;
+		}
+	}
+}
+
+#define VEC_CMP_LOOP(CMP) \
+	do { \
+		if (idx == NULL) \
+			for (int i = 0; i < n; i++) \
+				sel[i] &= (!isnull[i]) & (CMP); \
+		else \
+			for (int j = 0; j < nidx; j++) \
+			{ \
+				int			i = idx[j]; \
+				sel[i] = (!isnull[i]) & (CMP); \
+			} \
+	} while (0)
+
+#define VEC_LOOP(GET, VAL, LT, LE, EQ) \
+	do { \
+		switch (strategy) \
+		{ \
+			case BTLessStrategyNumber: \
+				VEC_CMP_LOOP(LT(GET(values[i]), VAL)); \
+				break; \
+			case BTLessEqualStrategyNumber: \
+				VEC_CMP_LOOP(LE(GET(values[i]), VAL)); \
+				break; \
+			case BTEqualStrategyNumber: \
+				VEC_CMP_LOOP(EQ(GET(values[i]), VAL)); \
+				break; \
+			case BTGreaterEqualStrategyNumber: \
+				VEC_CMP_LOOP(LE(VAL, GET(values[i]))); \
+				break; \
+			case BTGreaterStrategyNumber: \
+				VEC_CMP_LOOP(LT(VAL, GET(values[i]))); \
+				break; \
+		} \
+	} while (0)
+
+#define NUM_LT(a, b) ((a) < (b))
+#define NUM_LE(a, b) ((a) <= (b))
+#define NUM_EQ(a, b) ((a) == (b))
+
+/*
+ * `numeric column op value` over a batch.  A decimal-encoded chunk is
+ * compared as integers at the chunk's scale: against the value rounded
+ * down (fl) and up (ce) to that scale, which decide every strategy
+ * exactly.  Other chunks, and values that do not fit, use numeric_cmp.
+ */
+static bool
+numeric_bounds(VecQual *vq, int cmax, int128 *fl, int128 *ce, bool *exact)
+{
+	if (!vq->scaled || cmax < 0 || cmax >= (int) lengthof(tessera_pow10) ||
+		vq->nscale >= (int) lengthof(tessera_pow10))
+		return false;
+	if (vq->nscale <= cmax)
+	{
+		*exact = true;
+		if (__builtin_mul_overflow(vq->nval, tessera_pow10[cmax - vq->nscale], fl))
+			return false;
+		*ce = *fl;
+	}
+	else
+	{
+		int128		p = tessera_pow10[vq->nscale - cmax];
+		int128		r = vq->nval % p;
+
+		*fl = vq->nval / p - (r < 0 ? 1 : 0);
+		*exact = r == 0;
+		*ce = *exact ? *fl : *fl + 1;
+	}
+	return true;
+}
+
+static void
+numeric_filter(VecQual *vq, TesseraBatch *b, bool *sel, int n, const int *idx, int nidx)
+{
+	int128	   *v;
+	int64	   *scales;
+	bool	   *isnull;
+	int			cmax;
+	int128		fl = 0,
+				ce = 0;
+	bool		exact = false,
+				fits = false;
+
+	if (vq->scaled && TesseraBatchScaled(b, vq->attidx, &v, &scales, &isnull, &cmax))
+		fits = numeric_bounds(vq, cmax, &fl, &ce, &exact);
+	if (fits)
+	{
+		switch (vq->strategy)
+		{
+			case BTLessStrategyNumber:
+				VEC_CMP_LOOP(v[i] < ce);
+				break;
+			case BTLessEqualStrategyNumber:
+				VEC_CMP_LOOP(v[i] <= fl);
+				break;
+			case BTEqualStrategyNumber:
+				VEC_CMP_LOOP(exact & (v[i] == fl));
+				break;
+			case BTGreaterEqualStrategyNumber:
+				VEC_CMP_LOOP(v[i] >= ce);
+				break;
+			case BTGreaterStrategyNumber:
+				VEC_CMP_LOOP(v[i] > fl);
+				break;
+		}
+	}
+	else
+	{
+		Datum	   *values;
+		MemoryContext old = MemoryContextSwitchTo(b->reader->batch_cxt);
+
+		TesseraBatchColumn(b, vq->attidx, &values, &isnull);
+		for (int j = 0; j < (idx ? nidx : n); j++)
+		{
+			int			i = idx ? idx[j] : j;
+			int			c;
+
+			if (!sel[i])
+				continue;
+			if (isnull[i])
+			{
+				sel[i] = false;
+				continue;
+			}
+			c = DatumGetInt32(DirectFunctionCall2(numeric_cmp, values[i], vq->dval));
+			switch (vq->strategy)
+			{
+				case BTLessStrategyNumber:
+					sel[i] = c < 0;
+					break;
+				case BTLessEqualStrategyNumber:
+					sel[i] = c <= 0;
+					break;
+				case BTEqualStrategyNumber:
+					sel[i] = c == 0;
+					break;
+				case BTGreaterEqualStrategyNumber:
+					sel[i] = c >= 0;
+					break;
+				case BTGreaterStrategyNumber:
+					sel[i] = c > 0;
+					break;
+			}
+		}
+		MemoryContextSwitchTo(old);
+	}
+}
+
+
+/*
+ * The rows i < n with sel[i], listed in rows[]; their count.  Eight flags
+ * at a time, gathered into the bits of a byte (each flag is 0 or 1, so the
+ * multiplication moves flag k to bit 56 + k without carries): the work is
+ * per word and per selected row, not per row.
+ */
+int
+TesseraSelRows(const bool *sel, int n, int *rows)
+{
+	int			m = 0,
+				i = 0;
+
+	for (; i + 8 <= n; i += 8)
+	{
+		uint64		w;
+		uint32		bits;
+
+		memcpy(&w, sel + i, sizeof(w));
+		bits = (uint32) ((w * UINT64CONST(0x0102040810204080)) >> 56);
+		while (bits != 0)
+		{
+			rows[m++] = i + pg_rightmost_one_pos32(bits);
+			bits &= bits - 1;
+		}
+	}
+	for (; i < n; i++)
+	{
+		rows[m] = i;
+		m += sel[i];
+	}
+	return m;
+}
+
+/* How many of sel[0..n) are true (each is 0 or 1). */
+uint64
+TesseraSelCount(const bool *sel, int n)
+{
+	uint64		count = 0;
+	int			i = 0;
+
+	for (; i + 8 <= n; i += 8)
+	{
+		uint64		w;
+
+		memcpy(&w, sel + i, sizeof(w));
+		count += pg_popcount64(w);
+	}
+	for (; i < n; i++)
+		count += sel[i];
+	return count;
+}
+
+#define RANGE_MIN	(-(int128) ((uint128) 1 << 126))
+#define RANGE_MAX	((int128) ((uint128) 1 << 126))
+
+/* Can vq be a bound on the stored integers of its column? */
+static inline bool
+range_qual(const VecQual *vq)
+{
+	switch (vq->kind)
+	{
+		case VEC_INT:
+			return true;
+		case VEC_DATE_TS:
+			/* equality compares timestamps, the others date thresholds */
+			return vq->strategy != BTEqualStrategyNumber;
+		case VEC_NUMERIC:
+			return vq->scaled;
+		default:
+			return false;
+	}
+}
+
+/*
+ * Narrow [*lo, *hi] by vq, on the stored integers of its column (numerics
+ * at the chunk's scale cmax).  False if it cannot be expressed so.
+ */
+static bool
+range_narrow(VecQual *vq, int cmax, int128 *lo, int128 *hi)
+{
+	int128		fl,
+				ce;
+	bool		exact;
+
+	if (vq->kind == VEC_NUMERIC)
+	{
+		if (!numeric_bounds(vq, cmax, &fl, &ce, &exact))
+			return false;
+	}
+	else
+	{
+		fl = ce = vq->ival;
+		exact = true;
+	}
+	switch (vq->run_strategy)
+	{
+		case BTLessStrategyNumber:
+			*hi = Min(*hi, ce - 1);
+			break;
+		case BTLessEqualStrategyNumber:
+			*hi = Min(*hi, fl);
+			break;
+		case BTEqualStrategyNumber:
+			if (!exact)
+				*hi = RANGE_MIN;	/* no stored value equals it */
+			*lo = Max(*lo, fl);
+			*hi = Min(*hi, fl);
+			break;
+		case BTGreaterEqualStrategyNumber:
+			*lo = Max(*lo, ce);
+			break;
+		case BTGreaterStrategyNumber:
+			*lo = Max(*lo, fl + 1);
+			break;
+		default:
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The quals on the column of vquals[q] that bound its stored integers,
+ * from q on, applied together as one range compared on the encoded chunk
+ * (TesseraBatchRangeFilter): `x >= a AND x < b` reads the column once and
+ * decodes nothing.  Marks the quals applied in done[]; false if the chunk
+ * needs the decoded column.
+ */
+static bool
+range_apply(VecQual *vquals, int nvq, int q, bool *done, TesseraBatch *b, bool *sel, int n,
+			const int *idx, int nidx)
+{
+	int			attidx = vquals[q].attidx;
+	int			cmax = 0;
+	int128		lo = RANGE_MIN,
+				hi = RANGE_MAX;
+	bool		member[64];
+
+	if (nvq > (int) lengthof(member))
+		return false;
+	if (vquals[q].kind == VEC_NUMERIC && !TesseraBatchDecimalScale(b, attidx, &cmax))
+		return false;
+	for (int r = q; r < nvq; r++)
+	{
+		VecQual    *vq = &vquals[r];
+
+		member[r] = !done[r] && !vq->isnull && vq->attidx == attidx && range_qual(vq) &&
+			(vq->kind == VEC_NUMERIC) == (vquals[q].kind == VEC_NUMERIC) &&
+			range_narrow(vq, cmax, &lo, &hi);
+	}
+	if (!member[q])
+		return false;
+	if (TesseraBatchRangeFilter(b, attidx, lo, hi, sel, n, idx, nidx) != TESSERA_FILTER_DONE)
+		return false;
+	for (int r = q; r < nvq; r++)
+		done[r] |= member[r];
+	return true;
+}
+
+/*
+ * sel[i] = every qual of vquals holds for row i of the batch.  idxbuf:
+ * room for a row number per row.
+ */
+void
+TesseraVecApply(VecQual *vquals, int nvq, TesseraBatch *b, bool *sel, int n, int *idxbuf)
+{
+	int		   *idx = NULL;
+	int			nidx = 0;
+	bool		done[64] = {0};
+	bool		applied = false;
+
+	memset(sel, true, n);
+
+	for (int q = 0; q < nvq; q++)
+	{
+		VecQual    *vq = &vquals[q];
+		Datum	   *values;
+		bool	   *isnull;
+		int			strategy = vq->run_strategy;
+
+		if (vq->isnull)
+		{
+			memset(sel, false, n);
+			break;
+		}
+		if (q < (int) lengthof(done) && done[q])
+			continue;
+
+		/* the rows listed so far, less those the previous qual dropped */
+		if (idx != NULL)
+		{
+			int			k = 0;
+
+			for (int j = 0; j < nidx; j++)
+			{
+				idx[k] = idx[j];
+				k += sel[idx[j]];
+			}
+			nidx = k;
+		}
+
+		/*
+		 * A range compared on the packed chunk costs about what listing the
+		 * rows left would (it runs over every row until they are listed), so
+		 * it is tried first; only quals on decoded values list the rows.
+		 */
+		if (range_qual(vq) && q < (int) lengthof(done) &&
+			range_apply(vquals, nvq, q, done, b, sel, n, idx, nidx))
+		{
+			applied = true;
+			continue;
+		}
+
+		/* once few rows are left, later quals look at those rows only */
+		if (applied && idx == NULL)
+		{
+			int			k = 0;
+
+			/* a sample decides whether listing the rows pays */
+			for (int i = 0; i < n; i += 16)
+				k += sel[i];
+			if (k * 16 * 4 < n)
+			{
+				idx = idxbuf;
+				nidx = TesseraSelRows(sel, n, idx);
+			}
+		}
+		applied = true;
+
+		if (vq->kind != VEC_NUMERIC)
+			TesseraBatchColumn(b, vq->attidx, &values, &isnull);
+		switch (vq->kind)
+		{
+			case VEC_INT:
+				{
+					int16		typlen = TupleDescAttr(b->reader->tupdesc, vq->attidx)->attlen;
+					int64		v = vq->ival;
+
+					if (typlen == 4)
+						VEC_LOOP(DatumGetInt32, v, NUM_LT, NUM_LE, NUM_EQ);
+					else if (typlen == 8)
+						VEC_LOOP(DatumGetInt64, v, NUM_LT, NUM_LE, NUM_EQ);
+					else
+						VEC_LOOP(DatumGetInt16, v, NUM_LT, NUM_LE, NUM_EQ);
+					break;
+				}
+			case VEC_FLOAT4:
+				{
+					float4		v = (float4) vq->fval;
+
+					VEC_LOOP(DatumGetFloat4, v, float4_lt, float4_le, float4_eq);
+					break;
+				}
+			case VEC_FLOAT8:
+				{
+					float8		v = vq->fval;
+
+					VEC_LOOP(DatumGetFloat8, v, float8_lt, float8_le, float8_eq);
+					break;
+				}
+			case VEC_DATE_TS:
+				{
+					int64		v = vq->ival;
+
+					if (strategy == BTEqualStrategyNumber)
+						VEC_LOOP(date_as_timestamp, v, NUM_LT, NUM_LE, NUM_EQ);
+					else
+						VEC_LOOP(DatumGetDateADT, v, NUM_LT, NUM_LE, NUM_EQ);
+					break;
+				}
+			case VEC_COLCOL:
+				{
+					Datum	   *values2;
+					bool	   *isnull2;
+					int16		typlen = TupleDescAttr(b->reader->tupdesc, vq->attidx)->attlen;
+
+					TesseraBatchColumn(b, vq->attidx2, &values2, &isnull2);
+#define COLCOL_LOOP(GET) \
+					switch (strategy) \
+					{ \
+						case BTLessStrategyNumber: \
+							VEC_CMP_LOOP(!isnull2[i] & (GET(values[i]) < GET(values2[i]))); \
+							break; \
+						case BTLessEqualStrategyNumber: \
+							VEC_CMP_LOOP(!isnull2[i] & (GET(values[i]) <= GET(values2[i]))); \
+							break; \
+						case BTEqualStrategyNumber: \
+							VEC_CMP_LOOP(!isnull2[i] & (GET(values[i]) == GET(values2[i]))); \
+							break; \
+						case BTGreaterEqualStrategyNumber: \
+							VEC_CMP_LOOP(!isnull2[i] & (GET(values[i]) >= GET(values2[i]))); \
+							break; \
+						case BTGreaterStrategyNumber: \
+							VEC_CMP_LOOP(!isnull2[i] & (GET(values[i]) > GET(values2[i]))); \
+							break; \
+					}
+					if (typlen == 2)
+						COLCOL_LOOP(DatumGetInt16)
+					else if (typlen == 4)
+						COLCOL_LOOP(DatumGetInt32)
+					else
+						COLCOL_LOOP(DatumGetInt64)
+#undef COLCOL_LOOP
+					break;
+				}
+			case VEC_NUMERIC:
+				numeric_filter(vq, b, sel, n, idx, nidx);
+				break;
+		}
+	}
+
+}
+

@@ -1,0 +1,564 @@
+/*-------------------------------------------------------------------------
+ *
+ * groups.c
+ *	  Group tables of TesseraAgg: each row of a batch mapped to its group,
+ *	  groups created on first sight, with their aggregate states.
+ *
+ * NOTES
+ *	  A group is its keys: integer-like values, or dense ids of interned
+ *	  strings (byte equality, so only deterministic collations; char(n)
+ *	  without trailing blanks).  Groups are found through an
+ *	  open-addressing hash table, and most rows skip it:
+ *	  - one key: a direct-mapped array covers the keys near the first one
+ *		seen (TAGG_DIRECT of them), and once every key of a batch is there
+ *		a tight loop maps the batch;
+ *	  - several keys that are small non-negative values or ids (strings
+ *		always are) pack losslessly into 64 bits, and a direct-mapped cache
+ *		of packed keys finds their group;
+ *	  - a dictionary-encoded string column is interned once per distinct
+ *		value per batch, rows mapping through their codes; other string
+ *		columns look up each address once per batch.
+ *	  The NULL key of a single-key table has a group found without hashing.
+ *
+ * IDENTIFICATION
+ *	  src/vector/groups.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "common/hashfn.h"
+#include "utils/memutils.h"
+
+#include "tessera/vector.h"
+
+/* Set up a table keyed as the planner's key descriptions say, states of nspecs aggregates. */
+void
+TesseraGroupsInit(TesseraGroups *gt, List *key_descs, int nspecs, MemoryContext cxt)
+{
+	ListCell   *lc;
+
+	memset(gt, 0, sizeof(TesseraGroups));
+	gt->cxt = cxt;
+	gt->nspecs = nspecs;
+	gt->nkeys = list_length(key_descs);
+	gt->gkeys = palloc0(sizeof(TAggKey) * Max(gt->nkeys, 1));
+	foreach(lc, key_descs)
+	{
+		TAggKey    *key = &gt->gkeys[foreach_current_index(lc)];
+		List	   *desc = lfirst(lc);
+
+		key->attidx = desc_int(desc, KEY_DESC_ATTIDX);
+		key->typid = (Oid) desc_int(desc, KEY_DESC_TYPID);
+		key->collation = (Oid) desc_int(desc, KEY_DESC_COLLATION);
+		key->typlen = (int16) desc_int(desc, KEY_DESC_TYPLEN);
+		key->kind = (TAggKeyKind) desc_int(desc, KEY_DESC_KIND);
+	}
+}
+
+/* Forget every group; room for cap of them. */
+void
+TesseraGroupsReset(TesseraGroups *gt, int cap)
+{
+	MemoryContextReset(gt->cxt);
+	gt->cap = cap;
+	gt->states = MemoryContextAllocZero(gt->cxt, sizeof(TAggState) * gt->cap * Max(gt->nspecs, 1));
+	gt->keys = MemoryContextAlloc(gt->cxt, sizeof(int64) * gt->cap * Max(gt->nkeys, 1));
+	gt->keynull = MemoryContextAlloc(gt->cxt, sizeof(bool) * gt->cap * Max(gt->nkeys, 1));
+	gt->ngroups = gt->nkeys > 0 ? 0 : 1;
+	gt->null_group = -1;
+	memset(gt->pcache_g, 0xff, sizeof(gt->pcache_g));
+	gt->nslots = 0;
+	gt->slots = NULL;
+	gt->direct = NULL;
+	gt->gidx = NULL;
+	gt->row_cap = 0;
+	for (int j = 0; j < gt->nkeys; j++)
+	{
+		TAggKey    *key = &gt->gkeys[j];
+
+		key->strs = NULL;
+		key->nstrs = key->strcap = 0;
+		key->slots = NULL;
+		key->nslots = 0;
+		key->ids = NULL;
+		key->ids_cap = 0;
+		key->nulls = NULL;
+		key->dict_map = NULL;
+		key->map_cap = 0;
+		key->own_nulls = NULL;
+		key->nulls_cap = 0;
+	}
+}
+
+#define TAGG_DIRECT 65536
+
+/* The hash of group g's keys, or of a row's (keys/nulls at stride 1). */
+static inline uint32
+hash_keys(const int64 *keys, const bool *nulls, int nkeys)
+{
+	uint64		h = 0;
+
+	for (int j = 0; j < nkeys; j++)
+		h = (h ^ (nulls[j] ? UINT64CONST(0x5bd1e995) : (uint64) keys[j])) *
+			UINT64CONST(0x9E3779B97F4A7C15);
+	return (uint32) (h >> 32);
+}
+
+static int
+new_group(TesseraGroups *gt, const int64 *keys, const bool *nulls)
+{
+	int			g = gt->ngroups++;
+	int			k = gt->nkeys;
+
+	if (g == gt->cap)
+	{
+		int			newcap = gt->cap * 2;
+
+		gt->states = repalloc_huge(gt->states, sizeof(TAggState) * newcap * gt->nspecs);
+		memset(gt->states + (Size) gt->cap * gt->nspecs, 0,
+			   sizeof(TAggState) * (Size) (newcap - gt->cap) * gt->nspecs);
+		gt->keys = repalloc_huge(gt->keys, sizeof(int64) * newcap * k);
+		gt->keynull = repalloc_huge(gt->keynull, sizeof(bool) * newcap * k);
+		gt->cap = newcap;
+	}
+	memcpy(&gt->keys[(Size) g * k], keys, sizeof(int64) * k);
+	memcpy(&gt->keynull[(Size) g * k], nulls, sizeof(bool) * k);
+	return g;
+}
+
+static void
+rehash(TesseraGroups *gt, uint32 nslots)
+{
+	int			k = gt->nkeys;
+
+	if (gt->slots)
+		pfree(gt->slots);
+	gt->nslots = nslots;
+	gt->slots = MemoryContextAlloc(gt->cxt, sizeof(int32) * nslots);
+	memset(gt->slots, 0xff, sizeof(int32) * nslots);
+	for (int g = 0; g < gt->ngroups; g++)
+	{
+		uint32		h;
+
+		if (k == 1 && gt->keynull[g])
+			continue;			/* the NULL group of one key is found without hashing */
+		h = hash_keys(&gt->keys[(Size) g * k], &gt->keynull[(Size) g * k], k) & (nslots - 1);
+		while (gt->slots[h] >= 0)
+			h = (h + 1) & (nslots - 1);
+		gt->slots[h] = g;
+	}
+}
+
+/* The group of these keys, created if new. */
+static inline int
+find_group(TesseraGroups *gt, const int64 *keys, const bool *nulls)
+{
+	int			k = gt->nkeys;
+	uint32		h;
+
+	if (gt->ngroups * 2 >= (int) gt->nslots)
+		rehash(gt, Max(gt->nslots * 2, 1024));
+	h = hash_keys(keys, nulls, k) & (gt->nslots - 1);
+	for (;;)
+	{
+		int32		g = gt->slots[h];
+
+		if (g < 0)
+		{
+			g = new_group(gt, keys, nulls);
+			gt->slots[h] = g;
+			return g;
+		}
+		{
+			const int64 *gk = &gt->keys[(Size) g * k];
+			const bool *gn = &gt->keynull[(Size) g * k];
+			int			j;
+
+			for (j = 0; j < k; j++)
+				if (gk[j] != keys[j] || gn[j] != nulls[j])
+					break;
+			if (j == k)
+				return g;
+		}
+		h = (h + 1) & (gt->nslots - 1);
+	}
+}
+
+/* The bytes a string key is grouped by. */
+static inline void
+key_bytes(TAggKey *key, Datum d, const char **data, int *len)
+{
+	text	   *t = DatumGetTextPP(d);
+
+	*data = VARDATA_ANY(t);
+	*len = VARSIZE_ANY_EXHDR(t);
+	if (key->kind == TAGG_KEY_BPCHAR)
+		while (*len > 0 && (*data)[*len - 1] == ' ')
+			(*len)--;
+}
+
+/* The dense id of a string key's value, interned on first sight. */
+static int32
+intern_string(TesseraGroups *gt, TAggKey *key, Datum d)
+{
+	const char *data;
+	int			len;
+	uint32		h;
+
+	key_bytes(key, d, &data, &len);
+	if (key->nstrs * 2 >= (int) key->nslots)
+	{
+		uint32		nslots = Max(key->nslots * 2, 256);
+
+		key->slots = MemoryContextAlloc(gt->cxt, sizeof(int32) * nslots);
+		memset(key->slots, 0xff, sizeof(int32) * nslots);
+		key->nslots = nslots;
+		for (int i = 0; i < key->nstrs; i++)
+		{
+			const char *od;
+			int			ol;
+
+			key_bytes(key, key->strs[i], &od, &ol);
+			h = hash_bytes((const unsigned char *) od, ol) & (nslots - 1);
+			while (key->slots[h] >= 0)
+				h = (h + 1) & (nslots - 1);
+			key->slots[h] = i;
+		}
+	}
+	h = hash_bytes((const unsigned char *) data, len) & (key->nslots - 1);
+	for (;;)
+	{
+		int32		id = key->slots[h];
+		const char *od;
+		int			ol;
+
+		if (id < 0)
+			break;
+		key_bytes(key, key->strs[id], &od, &ol);
+		if (ol == len && memcmp(od, data, len) == 0)
+			return id;
+		h = (h + 1) & (key->nslots - 1);
+	}
+	/* new: keep a copy of the first value seen, as PostgreSQL's Agg does */
+	if (key->nstrs == key->strcap)
+	{
+		key->strcap = Max(key->strcap * 2, 64);
+		key->strs = key->strs == NULL ?
+			MemoryContextAlloc(gt->cxt, sizeof(Datum) * key->strcap) :
+			repalloc(key->strs, sizeof(Datum) * key->strcap);
+	}
+	{
+		MemoryContext old = MemoryContextSwitchTo(gt->cxt);
+
+		key->strs[key->nstrs] = PointerGetDatum(PG_DETOAST_DATUM_COPY(d));
+		MemoryContextSwitchTo(old);
+	}
+	key->slots[h] = key->nstrs;
+	return key->nstrs++;
+}
+
+/* Each row's id for key column j of the batch: values or string ids. */
+static void
+key_ids(TesseraGroups *gt, TAggKey *key, TesseraBatch *b, const bool *ok, int n)
+{
+	Datum	   *values;
+	bool	   *isnull;
+
+	if (key->kind != TAGG_KEY_INT)
+	{
+		int64	   *codes;
+		Datum	   *entries;
+		int			ndict;
+
+		if (TesseraBatchDict(b, key->attidx, &codes, &entries, &ndict))
+		{
+			/*
+			 * A dictionary chunk: each distinct value is interned once, on
+			 * the first row that counts, and rows map through their codes.
+			 */
+			int32	   *map;
+			bool	   *nulls;
+
+			if (key->map_cap < ndict)
+			{
+				key->map_cap = Max(ndict, 256);
+				key->dict_map = MemoryContextAlloc(gt->cxt, sizeof(int32) * key->map_cap);
+			}
+			if (key->nulls_cap < n)
+			{
+				key->nulls_cap = Max(n, 1024);
+				key->own_nulls = MemoryContextAlloc(gt->cxt, key->nulls_cap);
+			}
+			map = key->dict_map;
+			nulls = key->own_nulls;
+			memset(map, 0xff, sizeof(int32) * ndict);
+			for (int i = 0; i < n; i++)
+			{
+				int64		c = codes[i];
+
+				nulls[i] = c < 0;
+				if (c < 0 || (ok && !ok[i]))
+				{
+					key->ids[i] = 0;
+					continue;
+				}
+				if (map[c] < 0)
+					map[c] = intern_string(gt, key, entries[c]);
+				key->ids[i] = map[c];
+			}
+			key->nulls = nulls;
+			return;
+		}
+	}
+	TesseraBatchColumn(b, key->attidx, &values, &isnull);
+	key->nulls = isnull;
+	if (key->kind == TAGG_KEY_INT)
+	{
+		int64	   *ids = key->ids;
+
+		/* one loop per width, so that each vectorizes */
+		if (memchr(isnull, true, n) == NULL)
+		{
+			/* no NULLs (the usual case): no test per row */
+			if (key->typlen == 2)
+				for (int i = 0; i < n; i++)
+					ids[i] = (int64) DatumGetInt16(values[i]);
+			else if (key->typlen == 4)
+				for (int i = 0; i < n; i++)
+					ids[i] = (int64) DatumGetInt32(values[i]);
+			else
+				memcpy(ids, values, sizeof(int64) * n);
+		}
+		else if (key->typlen == 2)
+			for (int i = 0; i < n; i++)
+				ids[i] = isnull[i] ? 0 : (int64) DatumGetInt16(values[i]);
+		else if (key->typlen == 4)
+			for (int i = 0; i < n; i++)
+				ids[i] = isnull[i] ? 0 : (int64) DatumGetInt32(values[i]);
+		else
+			for (int i = 0; i < n; i++)
+				ids[i] = isnull[i] ? 0 : DatumGetInt64(values[i]);
+		return;
+	}
+	/* dictionary chunks repeat the same addresses: look them up once */
+	memset(key->ptr_cache, 0, sizeof(key->ptr_cache));
+	for (int i = 0; i < n; i++)
+	{
+		Pointer		ptr;
+		uint32		c;
+
+		if (isnull[i] || (ok && !ok[i]))
+		{
+			key->ids[i] = 0;
+			continue;
+		}
+		ptr = DatumGetPointer(values[i]);
+		c = (uint32) (((uint64) (uintptr_t) ptr * UINT64CONST(0x9E3779B97F4A7C15)) >> 56);
+		if (key->ptr_cache[c] != ptr)
+		{
+			key->ptr_cache[c] = ptr;
+			key->ptr_ids[c] = intern_string(gt, key, values[i]);
+		}
+		key->ids[i] = key->ptr_ids[c];
+	}
+}
+
+/*
+ * Each of the batch's n rows' group (-1 for rows ok leaves out), in an array
+ * owned by the table (valid until the next call).
+ */
+int32 *
+TesseraGroupsAssign(TesseraGroups *gt, TesseraBatch *b, const bool *ok, int n)
+{
+	int32	   *gidx;
+
+	if (gt->row_cap < n)
+	{
+		gt->row_cap = Max(n, 1024);
+		gt->gidx = MemoryContextAlloc(gt->cxt, sizeof(int32) * gt->row_cap);
+	}
+	{
+		int			k = gt->nkeys;
+		int64		rowkeys[INDEX_MAX_KEYS];
+		bool		rownulls[INDEX_MAX_KEYS];
+		int			last = -1;
+		int			first_slow;
+
+		for (int j = 0; j < k; j++)
+		{
+			TAggKey    *key = &gt->gkeys[j];
+
+			if (key->ids == NULL || key->ids_cap < n)
+			{
+				key->ids_cap = Max(n, 1024);
+				key->ids = MemoryContextAlloc(gt->cxt, sizeof(int64) * key->ids_cap);
+			}
+			key_ids(gt, key, b, ok, n);
+		}
+		gidx = gt->gidx;
+		first_slow = 0;
+		if (k == 1 && ok == NULL && gt->direct != NULL &&
+			memchr(gt->gkeys[0].nulls, true, n) == NULL)
+		{
+			/*
+			 * One key, every row, no NULL, the group of each key already in
+			 * the direct-mapped cache (after the first batches of a
+			 * low-cardinality key): a tight loop; the general one takes
+			 * over at the first row that misses.
+			 */
+			const int64 *ids = gt->gkeys[0].ids;
+			const int32 *direct = gt->direct;
+			int64		base = gt->direct_base;
+
+			for (; first_slow < n; first_slow++)
+			{
+				uint64		d = (uint64) (ids[first_slow] - base);
+
+				if (d >= TAGG_DIRECT || direct[d] < 0)
+					break;
+				gidx[first_slow] = direct[d];
+			}
+		}
+		for (int i = first_slow; i < n; i++)
+		{
+			if (ok && !ok[i])
+			{
+				gidx[i] = -1;
+				continue;
+			}
+			if (k == 1)
+			{
+				int64		key = gt->gkeys[0].ids[i];
+				uint64		d = (uint64) (key - gt->direct_base);
+
+				if (gt->gkeys[0].nulls[i])
+				{
+					if (gt->null_group < 0)
+					{
+						rowkeys[0] = 0;
+						rownulls[0] = true;
+						gt->null_group = new_group(gt, rowkeys, rownulls);
+					}
+					gidx[i] = gt->null_group;
+					continue;
+				}
+				rownulls[0] = false;
+				/* keys near the first one seen skip hashing */
+				if (gt->direct != NULL && d < TAGG_DIRECT)
+				{
+					if (gt->direct[d] < 0)
+						gt->direct[d] = find_group(gt, &key, rownulls);
+					gidx[i] = gt->direct[d];
+				}
+				else
+				{
+					gidx[i] = find_group(gt, &key, rownulls);
+					if (gt->direct == NULL)
+					{
+						gt->direct = MemoryContextAlloc(gt->cxt, sizeof(int32) * TAGG_DIRECT);
+						memset(gt->direct, 0xff, sizeof(int32) * TAGG_DIRECT);
+						gt->direct_base = key - TAGG_DIRECT / 2;
+					}
+				}
+				continue;
+			}
+			/*
+			 * Several keys: when every key is a small non-negative id or
+			 * value (strings always are), the keys pack losslessly into 64
+			 * bits, and a direct-mapped cache of packed keys finds the group
+			 * without hashing them one by one.
+			 */
+			{
+				uint64		packed = 0;
+				bool		packs = true;
+				int			shift = 64 / k;
+
+				for (int j = 0; j < k; j++)
+				{
+					int64		id = gt->gkeys[j].ids[i];
+
+					rownulls[j] = gt->gkeys[j].nulls[i];
+					rowkeys[j] = rownulls[j] ? 0 : id;
+					if (rownulls[j] || id < 0 || (shift < 64 && (uint64) id >= (UINT64CONST(1) << (shift - 1))))
+						packs = false;
+					packed = (packed << shift) | (uint64) id;
+				}
+				if (packs)
+				{
+					uint32		c = (uint32) ((packed * UINT64CONST(0x9E3779B97F4A7C15)) >> 52);
+
+					if (gt->pcache_g[c] >= 0 && gt->pcache_key[c] == packed)
+						last = gt->pcache_g[c];
+					else
+					{
+						last = find_group(gt, rowkeys, rownulls);
+						gt->pcache_key[c] = packed;
+						gt->pcache_g[c] = last;
+					}
+				}
+				else
+					last = find_group(gt, rowkeys, rownulls);
+				gidx[i] = last;
+			}
+		}
+	}
+	return gidx;
+}
+
+/* The group of a row of keys (created if new); keys[0] is reset for a NULL key. */
+int
+TesseraGroupsLookup(TesseraGroups *gt, int64 *keys, bool *nulls)
+{
+	if (gt->nkeys == 0)
+		return 0;
+	if (gt->nkeys == 1 && nulls[0])
+	{
+		if (gt->null_group < 0)
+		{
+			keys[0] = 0;
+			gt->null_group = new_group(gt, keys, nulls);
+		}
+		return gt->null_group;
+	}
+	return find_group(gt, keys, nulls);
+}
+
+/*
+ * The keys of a row whose first nkeys columns are key values (a partial
+ * node's output, a spilled row), strings interned.
+ */
+void
+TesseraGroupsKeysOf(TesseraGroups *gt, TupleTableSlot *slot, int64 *keys, bool *nulls)
+{
+	slot_getsomeattrs(slot, gt->nkeys);
+	for (int j = 0; j < gt->nkeys; j++)
+	{
+		TAggKey    *key = &gt->gkeys[j];
+
+		nulls[j] = slot->tts_isnull[j];
+		keys[j] = nulls[j] ? 0 :
+			key->kind == TAGG_KEY_INT ? TesseraIntDatum(slot->tts_values[j], key->typlen) :
+			intern_string(gt, key, slot->tts_values[j]);
+	}
+}
+
+/* Group g's keys as Datums of their columns. */
+void
+TesseraGroupsKeyDatums(TesseraGroups *gt, int g, Datum *values, bool *isnull)
+{
+	for (int j = 0; j < gt->nkeys; j++)
+	{
+		TAggKey    *key = &gt->gkeys[j];
+		int64		v = gt->keys[(Size) g * gt->nkeys + j];
+
+		isnull[j] = gt->keynull[(Size) g * gt->nkeys + j];
+		if (isnull[j])
+			values[j] = (Datum) 0;
+		else if (key->kind != TAGG_KEY_INT)
+			values[j] = key->strs[v];
+		else
+			values[j] = key->typlen == 2 ? Int16GetDatum((int16) v) :
+				key->typlen == 4 ? Int32GetDatum((int32) v) : Int64GetDatum(v);
+	}
+}
