@@ -40,7 +40,7 @@ typedef enum TesseraCodec
 #define TESSERA_MAX_FETCH_CACHE_MB		1024
 #define TESSERA_MIN_AUTOCOMPACT_STRIPES	16
 
-/* a delta stripe's bytes are stored in its catalog row: keep them small */
+/* a delta stripe's bytes are a row of tessera_internal.delta: keep them small */
 #define TESSERA_DELTA_MAX_BYTES			((Size) 256 * 1024)
 
 /*

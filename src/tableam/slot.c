@@ -5,9 +5,11 @@
  *	  row group and fills its values only for the columns asked for.
  *
  * NOTES
- *	  A stored row references the reader's current batch; columns are
- *	  decoded for the whole row group the first time any row asks for them,
- *	  so a plan that reads columns 1..k never decodes the others.  The batch
+ *	  A stored row references the reader's current batch and asks the batch
+ *	  for the columns the plan deforms (the batch reads single values first
+ *	  and decodes a column for the whole row group once most rows want it,
+ *	  reader.c), so a plan that reads columns 1..k never decodes the others.
+ *	  A lazy row (fetches) decodes its columns through the fetcher.  The batch
  *	  outlives the slot's contents: scans clear their slots before moving
  *	  to another row group or ending (the same contract under which a heap
  *	  slot's tuple stays valid while its buffer is pinned).
