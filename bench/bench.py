@@ -22,7 +22,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import psycopg  # noqa: E402
 
-from tessera_bench import WORKLOADS, dml, machine, oltp, seed, small, tpch_queries  # noqa: E402
+from tessera_bench import WORKLOADS, dml, machine, oltp, realistic, seed, small, tpch_queries  # noqa: E402
 from tessera_bench.charts import write_charts  # noqa: E402
 from tessera_bench.common import Config, ensure_extension  # noqa: E402
 from tessera_bench.compare import compare  # noqa: E402
@@ -41,6 +41,8 @@ def selectable_names(workload: str, rows: int) -> list:
     if workload == "seed":
         return ([q[0] for q in seed.queries(rows)] + ["sweep", "primary_key"] +
                 [w[0] for w in seed.write_ops(rows)])
+    if workload == "realistic":
+        return [q[0] for q in realistic.queries(rows)] + ["point_lookup"]
     if workload == "tpch":
         return list(tpch_queries.QUERIES)
     if workload == "small":
@@ -160,9 +162,9 @@ def parser() -> argparse.ArgumentParser:
                        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     r.add_argument("--dsn", default=default_dsn(),
                    help="libpq connection string (env TESSERA_BENCH_DSN, else the README's cluster)")
-    r.add_argument("--workload", default="seed", help="comma list of seed,tpch,small,oltp,dml, or all")
+    r.add_argument("--workload", default="seed", help="comma list of seed,realistic,tpch,small,oltp,dml, or all")
     r.add_argument("--query", help="run only this query / operation / pgbench script (e.g. count_c1, q06, update)")
-    r.add_argument("--rows", type=int, default=10_000_000, help="rows of the seed table (seed, oltp, dml)")
+    r.add_argument("--rows", type=int, default=10_000_000, help="rows of the seed and realistic tables (seed, realistic, oltp, dml)")
     r.add_argument("--sf", type=float, default=1.0, help="TPC-H scale factor")
     r.add_argument("--runs", type=int, default=3, help="timed runs per query after the warm-up run")
     r.add_argument("--timeout", type=float, default=600, help="statement_timeout per query, seconds")
@@ -176,7 +178,7 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--pgbench-seconds", type=int, default=20, help="pgbench -T per test")
     r.add_argument("--pgbench-clients", help="only these client counts, e.g. 1 or 1,4 (default 1,2,4 / 1,4)")
     r.add_argument("--small-txns", type=int, default=10_000, help="small-commit transactions of 10 rows")
-    r.add_argument("--data-dir", default=os.path.join(REPO, "bench", ".data"), help="cache of generated TPC-H data")
+    r.add_argument("--data-dir", default=os.path.join(REPO, "bench", ".data"), help="cache of generated data (TPC-H, realistic)")
     r.add_argument("--keep", action="store_true", help="keep the benchmark schemas instead of dropping them")
     r.set_defaults(fn=cmd_run)
     c = sub.add_parser("compare", help="compare two results.json files figure by figure")

@@ -2,7 +2,7 @@
 """Tests of the benchmark suite itself (stdlib unittest).
 
 The logic tests need no server.  With TESSERA_BENCH_DSN set, a tiny
-end-to-end run of every workload follows (seed 10k rows, TPC-H SF 0.01,
+end-to-end run of every workload follows (seed and realistic 10k rows, TPC-H SF 0.01,
 200 small commits, 2-second pgbench at 1 client, DML), in a database created
 for it and dropped after; TESSERA_BENCH_AM picks the access method of the
 "tessera" side (default tessera).
@@ -355,7 +355,7 @@ class EndToEndTests(unittest.TestCase):
             with open(os.path.join(d, "results.json")) as f:
                 res = json.load(f)
             w = res["workloads"]
-            for name in ("seed", "tpch", "small", "oltp", "dml"):
+            for name in ("seed", "realistic", "tpch", "small", "oltp", "dml"):
                 self.assertNotIn("error", w[name], name)
                 self.assertTrue(os.path.exists(os.path.join(d, f"{name}.png")), name)
             for f in ("report.md", "sizes.png"):
@@ -369,6 +369,12 @@ class EndToEndTests(unittest.TestCase):
             seed_q = items("seed", "queries")
             self.assertEqual(len(seed_q), 8)
             self.assertTrue(all(q["match"] for q in seed_q))
+            real_q = items("realistic", "queries")
+            self.assertEqual(len(real_q), 5)
+            self.assertTrue(all(q["match"] for q in real_q), [q["name"] for q in real_q if not q["match"]])
+            lookups = items("realistic", "pgbench")
+            self.assertEqual([it["name"] for it in lookups], ["point_lookup_c2"])
+            self.assertEqual(lookups[0]["heap"]["status"], "ok", lookups[0]["heap"])
             for it in items("seed", "writes") + items("dml", "operations"):
                 statuses = {it["heap"]["status"], it["tessera"]["status"]}
                 self.assertIn(it["match"], (True, None) if statuses != {"ok"} else (True,), it["name"])

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The README's main command: install what is missing, build and install
 # tessera, start a throwaway cluster inside the repository (.pgdata/, port
-# 5477, localhost and a socket in .pgdata only), load the seed workload into
-# a heap and a tessera table, run its queries and print them side by side.
+# 5477, localhost and a socket in .pgdata only), load the seed workload (a
+# counter, a constant, a modulus) and the realistic one (random values, md5
+# text, COPY from CSV) into heap and tessera tables, run their queries and
+# point lookups and print them side by side.
 #
 # Usage: scripts/demo.sh [--rows N] [any other bench.py run flag]
 #        scripts/demo.sh stop        stop the cluster
@@ -45,6 +47,6 @@ start_cluster "$DIR"
 log "installing the benchmark's Python packages"
 "$REPO/bench/setup.sh"
 
-log "running the seed workload (heap vs tessera)"
+log "running the seed and realistic workloads (heap vs tessera)"
 export TESSERA_BENCH_DSN="host=$DIR port=$PORT dbname=postgres user=postgres"
-exec python3 "$REPO/bench/bench.py" run --workload seed "$@"
+exec python3 "$REPO/bench/bench.py" run --workload seed,realistic "$@"

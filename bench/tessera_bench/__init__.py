@@ -1,13 +1,14 @@
 """tessera's benchmark suite: heap and tessera side by side in one run.
 
 Workloads (each a function (Pg, Config) -> result dict, see common.py):
-seed, tpch, small, oltp, dml.
+seed, realistic, tpch, small, oltp, dml.
 """
 
-from . import dml, oltp, seed, small, tpch
+from . import dml, oltp, realistic, seed, small, tpch
 
 WORKLOADS = {
     "seed": seed.run,
+    "realistic": realistic.run,
     "tpch": tpch.run,
     "small": small.run,
     "oltp": oltp.run,

@@ -66,9 +66,10 @@ typedef struct TesseraFetcher
 	TupleTableSlot *lazy_slot;
 	bool		ended;			/* index_fetch_end came while a slot held a row */
 
-	/* the row group fetched last: a second hit in a row decodes it whole */
+	/* the row group fetched last, and how many fetches in a row hit it */
 	uint64		last_stripe_id;
 	int			last_rg;
+	int			streak;
 
 	/*
 	 * cache: one stripe's decoded row group, valid for one snapshot and
@@ -87,6 +88,15 @@ typedef struct TesseraFetcher
 static bool tessera_tuple_fetch_row_version_internal(Relation rel, ItemPointer tid, bool want_xmax,
 													 Snapshot snapshot, TupleTableSlot *slot,
 													 bool materialize);
+
+/*
+ * Fetches in a row from one row group before it is decoded as a batch: an
+ * index range scan over rows stored in index order reads many; probes in
+ * random key order (a nested loop's inner side) seldom hit one row group
+ * twice running, and loading one for them decompressed whole chunks the
+ * fetch cache already held (TPC-H q09's supplier probes, 100x heap).
+ */
+#define FETCH_BATCH_STREAK	8
 
 static TesseraFetcher *
 fetcher_create(Relation rel)
@@ -110,6 +120,7 @@ fetcher_reset(TesseraFetcher *f)
 	f->snapshot = NULL;
 	f->have_meta = false;
 	f->last_rg = -1;
+	f->streak = 0;
 }
 
 static bool
@@ -350,19 +361,35 @@ fetch_unwritten(TesseraFetcher *f, uint64 rownum, ItemPointer tid, Snapshot snap
 
 /*
  * Store visible row `row` of row group rg in the slot.  A lone fetch
- * decodes one value per column from the cached payloads; a second fetch in
- * a row from the same row group decodes it whole and serves the following
- * ones from the decoded columns.
+ * decodes one value per column from the cached payloads; a streak of
+ * fetches from one row group (FETCH_BATCH_STREAK) loads it into a
+ * one-stripe reader, which serves the following fetches from that row
+ * group.  A fetch from another row group goes back to single values:
+ * loading a row group drops what the reader decoded of the last one, and
+ * probes in random key order would pay a row group's decompression per
+ * probe (the fetch cache keeps payloads of many row groups).
  */
 static bool
 store_row(TesseraFetcher *f, TesseraCachedStripe *cs, TesseraStripeDir *dir, int rg, int row,
 		  uint64 rownum, Snapshot snapshot, TupleTableSlot *slot)
 {
-	bool		use_reader = f->reader && same_snapshot(f, snapshot) &&
+	bool		reader_ok = f->reader && same_snapshot(f, snapshot) &&
 		f->reader->stripes[0].meta.stripe_id == cs->s.stripe_id;
+	bool		use_reader = reader_ok && f->reader->batch.stripe == 0 &&
+		f->reader->batch.rg == rg;
 
-	if (!use_reader && f->last_stripe_id == cs->s.stripe_id && f->last_rg == rg &&
+	if (f->last_stripe_id == cs->s.stripe_id && f->last_rg == rg)
+		f->streak++;
+	else
+	{
+		f->last_stripe_id = cs->s.stripe_id;
+		f->last_rg = rg;
+		f->streak = 1;
+	}
+	if (!use_reader && f->streak >= FETCH_BATCH_STREAK &&
 		(snapshot->snapshot_type == SNAPSHOT_MVCC || snapshot->snapshot_type == SNAPSHOT_ANY))
+		use_reader = true;
+	if (use_reader && !reader_ok)
 	{
 		if (f->reader)
 			TesseraReaderEnd(f->reader);
@@ -373,7 +400,6 @@ store_row(TesseraFetcher *f, TesseraCachedStripe *cs, TesseraStripeDir *dir, int
 		f->curcid = snapshot->curcid;
 		f->snap_xmin = snapshot->xmin;
 		f->snap_xmax = snapshot->xmax;
-		use_reader = true;
 	}
 	if (use_reader)
 	{
@@ -389,8 +415,6 @@ store_row(TesseraFetcher *f, TesseraCachedStripe *cs, TesseraStripeDir *dir, int
 		}
 		return false;
 	}
-	f->last_stripe_id = cs->s.stripe_id;
-	f->last_rg = rg;
 	store_single_row(f, cs, rg, row, slot, rownum);
 	return true;
 }
