@@ -12,10 +12,12 @@ OBJS = \
 	src/storage/visibility.o \
 	src/storage/xlog.o \
 	src/encoding/codec.o \
+	src/encoding/frame.o \
 	src/encoding/intcodec.o \
 	src/encoding/decimal.o \
 	src/encoding/stats.o \
 	src/encoding/chunk.o \
+	src/encoding/access.o \
 	src/reader/reader.o \
 	src/reader/cache.o \
 	src/writer/writer.o \

@@ -67,7 +67,8 @@ CREATE FUNCTION tessera.chunk_info(rel regclass,
     OUT attname name, OUT encoding text, OUT codec text,
     OUT value_count bigint, OUT null_count bigint, OUT logical_bytes bigint,
     OUT encoded_bytes bigint, OUT stored_bytes bigint,
-    OUT min_value text, OUT max_value text, OUT stripe_offset bigint)
+    OUT min_value text, OUT max_value text, OUT stripe_offset bigint,
+    OUT framed boolean)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'tessera_chunk_info'
 LANGUAGE C STRICT;

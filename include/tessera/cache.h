@@ -36,9 +36,10 @@ extern bool TesseraCachedStripeAborted(TesseraCachedStripe *cs);
 extern TesseraCachedStripe *TesseraCacheStripeLookup(uint64 storage_id, uint64 rownum);
 extern bool TesseraCacheStripeVisible(TesseraCachedStripe *cs, Snapshot snapshot, bool *own);
 extern TesseraStripeDir *TesseraCacheDir(Relation rel, TesseraCachedStripe *cs);
-extern const char *TesseraCacheChunkRaw(Relation rel, TesseraCachedStripe *cs, int rg, int att,
-										TesseraCorruptFn corrupt, void *arg,
-										TesseraValueIndex ***index, MemoryContext *index_cxt);
+extern TesseraChunkView *TesseraCacheChunkView(Relation rel, TesseraCachedStripe *cs, int rg,
+											   int att, TesseraCorruptFn corrupt, void *arg,
+											   TesseraValueIndex ***index,
+											   MemoryContext *index_cxt);
 extern bool TesseraCacheRowFolded(Relation rel, TesseraCachedStripe *cs, int rg, int row);
 extern void TesseraResetFetchCache(void);
 extern uint64 TesseraFetchCacheGeneration(void);

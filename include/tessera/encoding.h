@@ -14,6 +14,7 @@
 #define TESSERA_ENCODING_H
 
 #include "access/tupdesc.h"
+#include "access/tupmacs.h"
 #include "fmgr.h"
 #include "utils/palloc.h"
 
@@ -62,6 +63,23 @@ TesseraByvalToInt(Datum d, int typlen)
 	}
 }
 
+/* An integer as a pass-by-value Datum of typlen 1, 2, 4 or 8. */
+static inline Datum
+TesseraIntToByval(int64 v, int typlen)
+{
+	switch (typlen)
+	{
+		case 1:
+			return CharGetDatum((char) (int8) v);
+		case 2:
+			return Int16GetDatum((int16) v);
+		case 4:
+			return Int32GetDatum((int32) v);
+		default:
+			return Int64GetDatum(v);
+	}
+}
+
 /* How a column's values are handled, decided once per column. */
 typedef enum TesseraColumnKind
 {
@@ -97,10 +115,23 @@ typedef struct TesseraColumnType
 
 extern void TesseraColumnTypeInit(TesseraColumnType *type, Form_pg_attribute attr);
 
+/* Bytes a fixed-length value takes in a plain stream (aligned). */
+static inline Size
+TesseraFixedStride(const TesseraColumnType *type)
+{
+	return att_align_nominal(type->typlen, type->typalign);
+}
+
+/* single values (access.c) */
+extern bool TesseraPlainValue(const TesseraColumnType *type, const char *stream, Size nbytes,
+							  Size *off, Size *len);
+
 /* An encoded chunk, ready to be placed in a stripe. */
 typedef struct TesseraEncodedChunk
 {
 	TesseraBuf	stored;			/* bytes to write */
+	bool		framed;			/* TESSERA_CHUNK_FRAMED */
+	uint32		crc;			/* framed: the checksum of its table */
 	uint32		raw_bytes;
 	uint64		logical_bytes;
 	uint32		value_count;
@@ -120,6 +151,9 @@ extern void TesseraEncodeChunk(const TesseraColumnType *type, const Datum *value
  * name the table, stripe and column; it must not return.
  */
 typedef void (*TesseraCorruptFn) (void *arg, const char *detail) pg_attribute_noreturn();
+
+/* Make raw bytes [p, p + len) of a payload present (a framed chunk's view). */
+typedef void (*TesseraEnsureFn) (void *arg, const char *p, Size len);
 
 extern void TesseraDecodeChunkRaw(const TesseraColumnType *type, const TesseraChunkDisk *chunk,
 								  const char *raw, int nrows, Datum *values, bool *isnull,
@@ -168,6 +202,7 @@ extern Datum TesseraStatDeserialize(const TesseraColumnType *type, const char *d
 /* codecs (encoding/codec.c) */
 extern Size TesseraCompress(int codec, int level, const char *src, Size srclen,
 							TesseraBuf *dst);
+extern bool TesseraCodecPays(int codec, Size raw_len, Size comp_len);
 extern int	TesseraCompressIfPays(int codec, int level, const TesseraBuf *raw, TesseraBuf *out);
 extern bool TesseraDecompress(int codec, const char *src, Size srclen, char *dst,
 							  Size rawlen);
@@ -186,6 +221,8 @@ extern const char *TesseraDecodeInts(const char *p, const char *end, int n, int6
 extern const char *TesseraSkipInts(const char *p, const char *end, int n);
 extern bool TesseraIntsConstant(const char *p, const char *end, int n, int64 *value);
 extern bool TesseraIntAt(const char *p, const char *end, int n, int idx, int64 *out);
+extern Size TesseraIntPrepare(const char *p, const char *end, int n, int idx,
+							  TesseraEnsureFn ensure, void *arg);
 extern bool TesseraIntAtIndexed(const char *p, const char *end, int n, int idx, int64 *out,
 								TesseraValueIndex *index);
 extern bool TesseraGatherInts(const char *p, const char *end, int n, const int *rows, int m,
@@ -198,6 +235,8 @@ extern const char *TesseraDecodeWideBound(const char *p, const char *end, int n,
 										  uint128 *absor);
 extern const char *TesseraSkipWide(const char *p, const char *end, int n);
 extern bool TesseraWideAt(const char *p, const char *end, int n, int idx, int128 *out);
+extern Size TesseraWidePrepare(const char *p, const char *end, int n, int idx,
+							   TesseraEnsureFn ensure, void *arg);
 extern bool TesseraWideAtIndexed(const char *p, const char *end, int n, int idx, int128 *out,
 								 TesseraValueIndex *index);
 extern void TesseraSelectNone(bool *sel, int nsel, const int *idx, int nidx);
@@ -217,6 +256,8 @@ extern bool TesseraDecimalAt(const char *p, const char *end, int n, int idx, Dat
 #ifdef HAVE_INT128
 extern bool TesseraNumericScaled(Datum d, int128 *value, int *dscale);
 extern bool TesseraDecimalMaxScale(const char *p, const char *end, int n, int *max_scale);
+extern bool TesseraDecimalPrepare(const char *p, const char *end, int n, int idx,
+								  TesseraEnsureFn ensure, void *arg);
 extern TesseraFilterResult TesseraDecimalFilter(const char *p, const char *end, int n,
 												int128 lo, int128 hi, bool *sel, int nsel,
 												const int *idx, int nidx);
@@ -246,5 +287,70 @@ extern bool TesseraChunkScaledGather(const TesseraChunkDisk *chunk, const char *
 
 /* Bytes of padding the decoder may read past the end of a raw payload. */
 #define TESSERA_DECODE_PADDING 16
+
+/*
+ * Framed chunks (frame.c): payloads of more than TESSERA_FRAME_MIN raw
+ * bytes are cut into frames of TESSERA_FRAME_BYTES (TESSERA_FRAME_WIDE_BYTES
+ * for text that compresses much better in larger pieces,
+ * TESSERA_FRAME_RAW_BYTES when stored raw), compressed and checksummed one
+ * by one; the offsets of
+ * every TESSERA_FRAME_INDEX_EVERY-th value of a variable-length plain
+ * stream are kept in the frame table.
+ */
+#define TESSERA_FRAME_BYTES			4096
+#define TESSERA_FRAME_RAW_BYTES		1024
+#define TESSERA_FRAME_WIDE_BYTES	16384
+#define TESSERA_FRAME_MIN			(2 * TESSERA_FRAME_BYTES)
+#define TESSERA_FRAME_INDEX_EVERY	32
+
+typedef struct TesseraFrameTable
+{
+	TesseraFrameHeader hdr;
+	Size		table_bytes;
+	const uint32 *ends;
+	const uint32 *sums;
+	const uint32 *index;
+} TesseraFrameTable;
+
+/*
+ * What a single-value read sees of a chunk's payload: complete, or, for a
+ * framed chunk, filled frame by frame as TesseraViewEnsure is asked for
+ * bytes (load puts one frame's raw bytes in place).
+ */
+typedef struct TesseraChunkView
+{
+	const TesseraChunkDisk *chunk;
+	char	   *raw;			/* raw_bytes + TESSERA_DECODE_PADDING */
+	bool		framed;
+	TesseraFrameTable ft;
+	bool	   *have;			/* framed: which frames raw holds */
+	/* framed: put frame k's raw bytes at dst */
+	void		(*load) (void *arg, uint32 k, char *dst);
+	void	   *load_arg;
+} TesseraChunkView;
+
+extern int	TesseraFrameChunk(int codec, int level, const TesseraBuf *raw, uint32 index_every,
+							  uint32 index_base, const uint32 *index, uint32 index_count,
+							  TesseraBuf *out, uint32 *crc);
+extern bool TesseraFrameTableRead(const TesseraChunkDisk *chunk, const char *stored, Size have,
+								  TesseraFrameTable *ft);
+extern uint32 TesseraFrameRawBytes(const TesseraChunkDisk *chunk, const TesseraFrameTable *ft,
+								   uint32 k);
+extern char *TesseraFramesDecode(const TesseraChunkDisk *chunk, const char *stored,
+								 TesseraCorruptFn corrupt, void *arg);
+extern void TesseraFrameDecode(const TesseraChunkDisk *chunk, const TesseraFrameTable *ft,
+							   uint32 k, const char *src, Size len, char *dst,
+							   TesseraCorruptFn corrupt, void *arg);
+extern void TesseraViewInit(TesseraChunkView *v, const TesseraChunkDisk *chunk,
+							const TesseraFrameTable *ft, char *raw, bool *have,
+							void (*load) (void *arg, uint32 k, char *dst), void *load_arg);
+extern void TesseraViewInitRaw(TesseraChunkView *v, const TesseraChunkDisk *chunk,
+							   const char *raw);
+extern void TesseraViewEnsure(void *arg, const char *p, Size len);
+extern uint32 TesseraChunkStoredChecksum(uint32 dir_version, const TesseraChunkDisk *chunk,
+										 const char *stored);
+extern Datum TesseraDecodeValueView(const TesseraColumnType *type, TesseraChunkView *v,
+									int nrows, int row, bool *isnull,
+									TesseraCorruptFn corrupt, void *arg);
 
 #endif							/* TESSERA_ENCODING_H */

@@ -60,6 +60,12 @@
  */
 #define TESSERA_DIR_VERSION_XXH3	3
 
+/*
+ * Version 4: chunks may be framed (TESSERA_CHUNK_FRAMED).  Every directory
+ * written since says 4; versions 1-3 have no framed chunks.
+ */
+#define TESSERA_DIR_VERSION_FRAMES	4
+
 #define TESSERA_META_MAGIC		0x54535241	/* "TSRA" */
 /*
  * tessera's WAL resource manager id, in PostgreSQL's custom range
@@ -166,6 +172,8 @@ typedef enum TesseraEncoding
 
 /* Chunk flags */
 #define TESSERA_CHUNK_HAS_STATS		0x01	/* min/max are present */
+#define TESSERA_CHUNK_FRAMED		0x02	/* stored as a frame table and frames */
+#define TESSERA_CHUNK_FLAGS			0x03
 
 typedef struct TesseraChunkDisk
 {
@@ -184,6 +192,44 @@ typedef struct TesseraChunkDisk
 	uint32		max_len;
 	uint32		logical_bytes;	/* the values' own sizes, before any encoding */
 } TesseraChunkDisk;
+
+/*
+ * A framed chunk's stored bytes: a frame table, then the frames.  The raw
+ * payload is cut into frames of frame_bytes (the last one shorter), each
+ * compressed on its own with the chunk's codec -- or stored as it is when
+ * that saves nothing (its stored size is then its raw size) -- and
+ * checksummed on its own, so that one value is read by reading, checking
+ * and decompressing the frames that hold its bytes, not the whole chunk.
+ * The table is
+ *
+ *		TesseraFrameHeader
+ *		uint32 ends[nframes]		end of each frame's stored bytes, from
+ *									the first frame's start
+ *		uint32 sums[nframes]		checksum of each frame's stored bytes
+ *		uint32 index[index_count]	offset of value i * index_every in the
+ *									plain stream starting at raw offset
+ *									index_base (variable-length values are
+ *									then found without reading the others)
+ *
+ * padded to MAXALIGN; the frames follow.  The chunk's checksum (crc) is
+ * that of the table.
+ */
+typedef struct TesseraFrameHeader
+{
+	uint32		nframes;
+	uint32		frame_bytes;	/* raw bytes per frame */
+	uint32		index_every;	/* 0: no index */
+	uint32		index_count;
+	uint32		index_base;		/* raw offset of the indexed plain stream */
+	uint32		flags;			/* none yet: 0 */
+} TesseraFrameHeader;
+
+static inline Size
+TesseraFrameTableSize(uint32 nframes, uint32 index_count)
+{
+	return MAXALIGN(sizeof(TesseraFrameHeader) +
+					sizeof(uint32) * (2 * (Size) nframes + index_count));
+}
 
 /* Rows [first_row, next run's first_row) were inserted by command cid. */
 typedef struct TesseraCidRun

@@ -210,8 +210,8 @@ tessera_chunk_info(PG_FUNCTION_ARGS)
 			{
 				TesseraChunkDisk *c = &dir->chunks[g * dir->hdr.natts + a];
 				Form_pg_attribute attr = TupleDescAttr(desc, a);
-				Datum		values[14];
-				bool		nulls[14] = {0};
+				Datum		values[15];
+				bool		nulls[15] = {0};
 				text	   *t;
 
 				if (attr->attisdropped || !readable[a])
@@ -242,6 +242,7 @@ tessera_chunk_info(PG_FUNCTION_ARGS)
 					}
 				}
 				values[13] = Int64GetDatum((int64) c->offset);
+				values[14] = BoolGetDatum((c->flags & TESSERA_CHUNK_FRAMED) != 0);
 				tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 			}
 		}

@@ -138,28 +138,6 @@ TesseraColumnTypeInit(TesseraColumnType *type, Form_pg_attribute attr)
 
 /* ---- helpers ---- */
 
-static inline Datum
-int_to_byval(int64 v, int typlen)
-{
-	switch (typlen)
-	{
-		case 1:
-			return CharGetDatum((char) (int8) v);
-		case 2:
-			return Int16GetDatum((int16) v);
-		case 4:
-			return Int32GetDatum((int32) v);
-		default:
-			return Int64GetDatum(v);
-	}
-}
-
-static inline Size
-fixed_stride(const TesseraColumnType *type)
-{
-	return att_align_nominal(type->typlen, type->typalign);
-}
-
 /* bytes a value takes in a PLAIN stream, without alignment padding */
 static inline void
 value_bytes(const TesseraColumnType *type, Datum d, const char **ptr, uint32 *len)
@@ -197,7 +175,7 @@ encode_plain(const TesseraColumnType *type, const Datum *vals, int n, TesseraBuf
 
 	if (type->typlen > 0)
 	{
-		Size		stride = fixed_stride(type);
+		Size		stride = TesseraFixedStride(type);
 		char	   *dst = TesseraBufAppendSpace(out, stride * n);
 
 		memset(dst, 0, stride * n);
@@ -270,7 +248,7 @@ decode_plain(const TesseraColumnType *type, const char *p, const char *end, int 
 
 	if (type->typlen > 0)
 	{
-		Size		stride = fixed_stride(type);
+		Size		stride = TesseraFixedStride(type);
 
 		if ((Size) n * stride != nbytes)
 			return NULL;
@@ -552,6 +530,55 @@ TesseraChunkDictCodes(const TesseraColumnType *type, const TesseraChunkDisk *chu
 /* ---- chunks ---- */
 
 /*
+ * The index a framed chunk keeps of its variable-length plain stream (the
+ * values of a PLAIN chunk, the entries of a DICT chunk's dictionary): the
+ * offset of every TESSERA_FRAME_INDEX_EVERY-th value from the stream's
+ * start, so that a single value is found by reading at most that many
+ * values' bytes.  Nothing for fixed-length values (their offset is
+ * computed) or a stream of at most a frame.  at: where the section starts
+ * in raw (after the null bitmap).
+ */
+static void
+plain_stream_index(const TesseraColumnType *type, uint8 encoding, const TesseraBuf *raw, Size at,
+				   int n, uint32 **index, uint32 *count, uint32 *base)
+{
+	Size		hdr = at;
+	int			nvalues = n;
+	uint32		nbytes;
+	const char *stream;
+	Size		off = 0,
+				len;
+	uint32	   *ix;
+
+	if (type->typlen > 0 || (encoding != TESSERA_ENC_PLAIN && encoding != TESSERA_ENC_DICT))
+		return;
+	if (encoding == TESSERA_ENC_DICT)
+	{
+		uint32		ndict;
+
+		memcpy(&ndict, raw->data + at, sizeof(uint32));
+		nvalues = (int) ndict;
+		hdr = at + MAXALIGN(sizeof(uint32));
+	}
+	memcpy(&nbytes, raw->data + hdr, sizeof(uint32));
+	if (nbytes <= TESSERA_FRAME_BYTES || nvalues <= TESSERA_FRAME_INDEX_EVERY)
+		return;
+	stream = raw->data + hdr + MAXALIGN(sizeof(uint32));
+	ix = palloc(sizeof(uint32) * ((nvalues + TESSERA_FRAME_INDEX_EVERY - 1) / TESSERA_FRAME_INDEX_EVERY));
+	for (int i = 0; i < nvalues; i++)
+	{
+		if (!TesseraPlainValue(type, stream, nbytes, &off, &len))
+			elog(ERROR, "tessera could not index the values it just encoded");
+		if (i % TESSERA_FRAME_INDEX_EVERY == 0)
+			ix[i / TESSERA_FRAME_INDEX_EVERY] = (uint32) off;
+		off += len;
+	}
+	*index = ix;
+	*count = (uint32) ((nvalues + TESSERA_FRAME_INDEX_EVERY - 1) / TESSERA_FRAME_INDEX_EVERY);
+	*base = (uint32) (stream - raw->data);
+}
+
+/*
  * TesseraEncodeChunk
  *		Encode nrows values of one column.  Allocates out->stored in the
  *		current memory context; out->min/max may point into values.
@@ -662,11 +689,29 @@ TesseraEncodeChunk(const TesseraColumnType *type, const Datum *values,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("tessera chunk of %zu bytes exceeds the 4 GB limit", raw.len)));
 	out->raw_bytes = (uint32) raw.len;
-	out->codec = TesseraCompressIfPays(codec, level, &raw, &out->stored);
-	if (out->codec == TESSERA_CODEC_NONE)
-		out->stored = raw;
-	else
+	if (raw.len > TESSERA_FRAME_MIN)
+	{
+		uint32	   *index = NULL;
+		uint32		index_count = 0;
+		uint32		index_base = 0;
+
+		plain_stream_index(type, out->encoding, &raw, n < nrows ? MAXALIGN((nrows + 7) / 8) : 0,
+						   n, &index, &index_count, &index_base);
+		out->codec = TesseraFrameChunk(codec, level, &raw, TESSERA_FRAME_INDEX_EVERY, index_base,
+									   index, index_count, &out->stored, &out->crc);
+		out->framed = true;
 		TesseraBufFree(&raw);
+		if (index)
+			pfree(index);
+	}
+	else
+	{
+		out->codec = TesseraCompressIfPays(codec, level, &raw, &out->stored);
+		if (out->codec == TESSERA_CODEC_NONE)
+			out->stored = raw;
+		else
+			TesseraBufFree(&raw);
+	}
 	if (dense)
 		pfree(dense);
 }
@@ -729,7 +774,7 @@ TesseraDecodeChunkRaw(const TesseraColumnType *type, const TesseraChunkDisk *chu
 				p = TesseraDecodeInts(p, end, n, ints);
 				if (p != NULL)
 					for (int i = 0; i < n; i++)
-						values[i] = int_to_byval(ints[i], 1);
+						values[i] = TesseraIntToByval(ints[i], 1);
 				pfree(ints);
 			}
 			else
@@ -797,6 +842,8 @@ TesseraChunkRaw(const TesseraChunkDisk *chunk, const char *stored,
 {
 	char	   *buf;
 
+	if (chunk->flags & TESSERA_CHUNK_FRAMED)
+		return TesseraFramesDecode(chunk, stored, corrupt, arg);
 	if (chunk->codec == TESSERA_CODEC_NONE)
 	{
 		if (chunk->raw_bytes != chunk->stored_bytes)
@@ -809,112 +856,6 @@ TesseraChunkRaw(const TesseraChunkDisk *chunk, const char *stored,
 		corrupt(arg, "decompression failed");
 	memset(buf + chunk->raw_bytes, 0, TESSERA_DECODE_PADDING);
 	return buf;
-}
-
-/* Start of the variable-length value at stream + off, and its length; false if malformed. */
-static inline bool
-plain_value(const TesseraColumnType *type, const char *stream, Size nbytes, Size *off, Size *len)
-{
-	const char *v;
-
-	if (*off >= nbytes)
-		return false;
-	if (type->typlen == -1)
-	{
-		*off = att_align_pointer(*off, type->typalign, -1, stream + *off);
-		if (*off >= nbytes)
-			return false;
-		v = stream + *off;
-		if (VARATT_IS_1B(v))
-		{
-			if (VARATT_IS_1B_E(v) || !type->packable)
-				return false;
-			*len = VARSIZE_1B(v);
-		}
-		else
-		{
-			if (*off + VARHDRSZ > nbytes || !VARATT_IS_4B_U(v))
-				return false;
-			*len = VARSIZE_4B(v);
-		}
-		if (*len < 1 || *off + *len > nbytes)
-			return false;
-	}
-	else
-	{
-		v = stream + *off;
-		*len = strnlen(v, nbytes - *off);
-		if (*off + *len >= nbytes)
-			return false;
-		(*len)++;
-	}
-	return true;
-}
-
-/*
- * Value idx of a PLAIN section (a pointer into it), or false if malformed.
- * With an index, variable-length values are found through their offsets,
- * recorded there on first use.
- */
-static bool
-plain_at(const TesseraColumnType *type, const char *p, const char *end, int n, int idx, Datum *out,
-		 TesseraValueIndex *index)
-{
-	uint32		nbytes;
-	const char *stream;
-	Size		off = 0,
-				len;
-
-	if (end - p < (ptrdiff_t) sizeof(uint32) || idx < 0 || idx >= n)
-		return false;
-	memcpy(&nbytes, p, sizeof(uint32));
-	stream = p + MAXALIGN(sizeof(uint32));
-	if (stream > end || (Size) (end - stream) < nbytes)
-		return false;
-	if (type->typlen > 0)
-	{
-		Size		stride = fixed_stride(type);
-
-		if ((Size) n * stride != nbytes)
-			return false;
-		*out = PointerGetDatum(stream + stride * idx);
-		return true;
-	}
-	if (index != NULL)
-	{
-		if (index->offsets == NULL)
-		{
-			uint32	   *offsets = MemoryContextAlloc(index->cxt, sizeof(uint32) * n);
-
-			for (int i = 0; i < n; i++)
-			{
-				if (!plain_value(type, stream, nbytes, &off, &len))
-				{
-					pfree(offsets);
-					return false;
-				}
-				offsets[i] = (uint32) off;
-				off += len;
-			}
-			index->n = n;
-			index->offsets = offsets;
-		}
-		if (index->n != n)
-			return false;
-		*out = PointerGetDatum(stream + index->offsets[idx]);
-		return true;
-	}
-	for (int i = 0;; i++)
-	{
-		if (!plain_value(type, stream, nbytes, &off, &len))
-			return false;
-		if (i == idx)
-		{
-			*out = PointerGetDatum(stream + off);
-			return true;
-		}
-		off += len;
-	}
 }
 
 #ifdef HAVE_INT128
@@ -998,176 +939,6 @@ TesseraDecodeChunkScaled(const TesseraColumnType *type, const TesseraChunkDisk *
 	return true;
 }
 #endif
-
-/* Free a value index and what it holds. */
-void
-TesseraFreeValueIndex(TesseraValueIndex *index)
-{
-	if (index == NULL)
-		return;
-	if (index->offsets)
-		pfree(index->offsets);
-	if (index->delta_cps)
-		pfree(index->delta_cps);
-	if (index->rle_ends)
-		pfree(index->rle_ends);
-	if (index->null_ranks)
-		pfree(index->null_ranks);
-	pfree(index);
-}
-
-/* The value index of a payload, created on first use. */
-static TesseraValueIndex *
-value_index(TesseraValueIndex **index, MemoryContext cxt)
-{
-	if (index == NULL)
-		return NULL;
-	if (*index == NULL)
-	{
-		*index = MemoryContextAllocZero(cxt, sizeof(TesseraValueIndex));
-		(*index)->cxt = cxt;
-	}
-	return *index;
-}
-
-/*
- * Where row's value is in a chunk's payload: the values section (*p) and
- * the value's rank among the non-NULL values (*j).  False if it is NULL.
- */
-#define NULL_RANK_BLOCK_BYTES	64	/* 512 rows of the NULL bitmap */
-
-static bool
-value_position(const TesseraChunkDisk *chunk, const char *raw, int nrows, int row,
-			   const char **p, int *j, TesseraCorruptFn corrupt, void *arg,
-			   TesseraValueIndex *ix)
-{
-	const char *end = raw + chunk->raw_bytes;
-	int			n = chunk->value_count;
-
-	*p = raw;
-	*j = row;
-	if (chunk->encoding == TESSERA_ENC_ABSENT)
-		return false;
-	if (n == 0 || n > nrows || row < 0 || row >= nrows)
-		corrupt(arg, "invalid value count");
-	if (n < nrows)
-	{
-		const uint8 *bits = (const uint8 *) raw;
-		Size		nbytes = (nrows + 7) / 8;
-		int			from = 0;
-
-		if ((Size) (end - raw) < nbytes)
-			corrupt(arg, "null bitmap truncated");
-
-		if ((bits[row >> 3] & (1 << (row & 7))) == 0)
-			return false;
-
-		/*
-		 * The value's rank among the non-NULL ones: counted from the start
-		 * of its 512-row block, whose rank the index keeps (a lone fetch
-		 * from a long chunk with many NULLs -- folded rows -- would count
-		 * the whole bitmap each time).
-		 */
-		*j = 0;
-		if (ix != NULL)
-		{
-			int			nblocks = (int) ((nbytes + NULL_RANK_BLOCK_BYTES - 1) / NULL_RANK_BLOCK_BYTES);
-
-			if (ix->null_ranks == NULL)
-			{
-				uint32	   *ranks = MemoryContextAlloc(ix->cxt, sizeof(uint32) * nblocks);
-				uint32		sum = 0;
-
-				for (int b = 0; b < nblocks; b++)
-				{
-					int			len = Min(NULL_RANK_BLOCK_BYTES, (int) nbytes - b * NULL_RANK_BLOCK_BYTES);
-
-					ranks[b] = sum;
-					sum += (uint32) pg_popcount((const char *) bits + b * NULL_RANK_BLOCK_BYTES, len);
-				}
-				ix->null_ranks = ranks;
-			}
-			from = (row >> 3) / NULL_RANK_BLOCK_BYTES * NULL_RANK_BLOCK_BYTES;
-			*j = (int) ix->null_ranks[from / NULL_RANK_BLOCK_BYTES];
-		}
-		*j += (int) pg_popcount((const char *) bits + from, (row >> 3) - from);
-		*j += pg_popcount32(bits[row >> 3] & ((1 << (row & 7)) - 1));
-		*p += MAXALIGN(nbytes);
-	}
-	return true;
-}
-
-/*
- * TesseraDecodeValue
- *		Value `row` of a chunk from its raw payload, decoding nothing else
- *		(O(1) for frame-of-reference integers and fixed-size values, a walk
- *		for deltas, runs and variable-length values).  By-reference results
- *		point into raw or are palloc'd in the current context.
- */
-Datum
-TesseraDecodeValue(const TesseraColumnType *type, const TesseraChunkDisk *chunk,
-				   const char *raw, int nrows, int row, bool *isnull,
-				   TesseraCorruptFn corrupt, void *arg, TesseraValueIndex **index,
-				   MemoryContext index_cxt)
-{
-	const char *p;
-	const char *end = raw + chunk->raw_bytes;
-	int			n = chunk->value_count;
-	int			j;
-	Datum		result = (Datum) 0;
-	bool		ok = false;
-	TesseraValueIndex *ix = value_index(index, index_cxt);
-
-	*isnull = !value_position(chunk, raw, nrows, row, &p, &j, corrupt, arg, ix);
-	if (*isnull)
-		return (Datum) 0;
-
-	switch (chunk->encoding)
-	{
-		case TESSERA_ENC_INT:
-			{
-				int64		v;
-
-				if (type->kind == TESSERA_KIND_BYVAL && TesseraIntAtIndexed(p, end, n, j, &v, ix))
-				{
-					result = int_to_byval(v, type->typlen);
-					ok = true;
-				}
-				break;
-			}
-		case TESSERA_ENC_DECIMAL:
-			ok = type->kind == TESSERA_KIND_NUMERIC && TesseraDecimalAt(p, end, n, j, &result, ix);
-			break;
-		case TESSERA_ENC_PLAIN:
-			ok = type->kind != TESSERA_KIND_BYVAL && plain_at(type, p, end, n, j, &result, ix);
-			break;
-		case TESSERA_ENC_DICT:
-			{
-				uint32		ndict;
-				uint32		nbytes;
-				const char *codes;
-				int64		code;
-
-				if (type->kind == TESSERA_KIND_BYVAL || end - p < (ptrdiff_t) (2 * MAXALIGN(sizeof(uint32))))
-					break;
-				memcpy(&ndict, p, sizeof(uint32));
-				p += MAXALIGN(sizeof(uint32));
-				memcpy(&nbytes, p, sizeof(uint32));
-				codes = p + MAXALIGN(sizeof(uint32)) + MAXALIGN(nbytes);
-				if (ndict == 0 || ndict > (uint32) n || codes > end ||
-					!TesseraIntAtIndexed(codes, end, n, j, &code, ix) || (uint64) code >= ndict)
-					break;
-				ok = plain_at(type, p, end, ndict, (int) code, &result, ix);
-				break;
-			}
-		default:
-			break;
-	}
-	if (!ok)
-		corrupt(arg, "malformed values");
-	*isnull = false;
-	return result;
-}
 
 #ifdef HAVE_INT128
 /* TesseraChunkFilter over a values section of n values (no NULLs among them). */

@@ -51,6 +51,14 @@ codec_min_saving(int codec)
 	return codec == TESSERA_CODEC_LZ4 ? 32 : 4;
 }
 
+/* Does compressing raw_len bytes into comp_len pay for the codec? */
+bool
+TesseraCodecPays(int codec, Size raw_len, Size comp_len)
+{
+	return codec != TESSERA_CODEC_NONE && comp_len > 0 &&
+		comp_len <= raw_len - raw_len / codec_min_saving(codec);
+}
+
 /*
  * TesseraCompressIfPays
  *		Compress raw into a new buffer *out if the codec pays for itself.
@@ -66,7 +74,7 @@ TesseraCompressIfPays(int codec, int level, const TesseraBuf *raw, TesseraBuf *o
 		return TESSERA_CODEC_NONE;
 	TesseraBufInit(out, raw->len / 2 + 64);
 	n = TesseraCompress(codec, level, raw->data, raw->len, out);
-	if (n > 0 && n <= raw->len - raw->len / codec_min_saving(codec))
+	if (TesseraCodecPays(codec, raw->len, n))
 		return codec;
 	TesseraBufFree(out);
 	return TESSERA_CODEC_NONE;

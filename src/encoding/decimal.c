@@ -571,6 +571,31 @@ TesseraDecimalFilter(const char *p, const char *end, int n, int128 lo, int128 hi
  *		Value idx of a decimal section as an integer at the section's scale
  *		and its own display scale: TesseraDecodeDecimalScaled for one value.
  */
+/*
+ * TesseraDecimalPrepare
+ *		Make present, through ensure, the bytes of the decimal section at p
+ *		that TesseraDecimalAt reads for value idx.  False if malformed.
+ */
+bool
+TesseraDecimalPrepare(const char *p, const char *end, int n, int idx, TesseraEnsureFn ensure,
+					  void *arg)
+{
+	DecimalHeader hdr;
+	Size		size;
+
+	ensure(arg, p, sizeof(DecimalHeader));
+	if (!read_header(p, end, n, &hdr))
+		return false;
+	p += MAXALIGN(sizeof(hdr));
+	size = TesseraIntPrepare(p, end, n, idx, ensure, arg);
+	if (size == 0)
+		return false;
+	p += size;
+	if (hdr.mode == DEC_MODE_INT64)
+		return TesseraIntPrepare(p, end, n, idx, ensure, arg) != 0;
+	return TesseraWidePrepare(p, end, n, idx, ensure, arg) != 0;
+}
+
 bool
 TesseraDecimalScaledAt(const char *p, const char *end, int n, int idx, int128 *value,
 					   int64 *dscale, TesseraValueIndex *index)
@@ -670,6 +695,13 @@ TesseraDecodeDecimal(const char *p, const char *end, int n, Datum *out)
 bool
 TesseraDecimalAt(const char *p, const char *end, int n, int idx, Datum *out,
 				 TesseraValueIndex *index)
+{
+	return false;
+}
+
+bool
+TesseraDecimalPrepare(const char *p, const char *end, int n, int idx, TesseraEnsureFn ensure,
+					  void *arg)
 {
 	return false;
 }

@@ -933,6 +933,34 @@ TesseraSkipInts(const char *p, const char *end, int n)
 }
 
 /*
+ * TesseraIntPrepare
+ *		Make present, through ensure, the bytes of the integer section at p
+ *		that TesseraIntAt reads for value idx: the header, and one packed
+ *		value of a frame-of-reference section (nothing more of a constant or
+ *		an arithmetic progression), all of a delta or run-length one.
+ *		idx < 0 asks for the header only (to skip the section).  Returns the
+ *		section's size, or 0 if its header is malformed.
+ */
+Size
+TesseraIntPrepare(const char *p, const char *end, int n, int idx, TesseraEnsureFn ensure,
+				  void *arg)
+{
+	IntSectionHeader hdr;
+	Size		size;
+
+	ensure(arg, p, sizeof(IntSectionHeader));
+	size = int_section_size(p, end, n, &hdr);
+	if (size == 0 || idx < 0 || idx >= n || hdr.width == 0)
+		return size;
+	if (hdr.mode == INT_MODE_FOR || hdr.mode == INT_MODE_STRIDE)
+		ensure(arg, p + sizeof(IntSectionHeader) + ((uint64) idx * hdr.width) / 8,
+			   sizeof(uint64) + 1);
+	else
+		ensure(arg, p, size);
+	return size;
+}
+
+/*
  * TesseraIntAt
  *		Value idx of the integer section at p, without decoding the others
  *		(FOR: one unpack; DELTA: a prefix sum; RLE: a walk over the runs).
@@ -1232,6 +1260,37 @@ TesseraSkipWide(const char *p, const char *end, int n)
 	if (sizeof(hdr) + body > (Size) (end - p))
 		return NULL;
 	return p + MAXALIGN(sizeof(hdr) + body);
+}
+
+/* TesseraIntPrepare for the 128-bit sections TesseraWideAt reads. */
+Size
+TesseraWidePrepare(const char *p, const char *end, int n, int idx, TesseraEnsureFn ensure,
+				   void *arg)
+{
+	WideSectionHeader hdr;
+	const char *next;
+	int			wlo,
+				whi;
+	Size		blo;
+
+	ensure(arg, p, sizeof(hdr));
+	next = TesseraSkipWide(p, end, n);
+	if (next == NULL || idx < 0 || idx >= n)
+		return next == NULL ? 0 : next - p;
+	memcpy(&hdr, p, sizeof(hdr));
+	if (hdr.mode != INT_MODE_FOR)
+	{
+		ensure(arg, p, next - p);
+		return next - p;
+	}
+	wlo = Min(hdr.width, 64);
+	whi = Max(hdr.width - 64, 0);
+	blo = packed_bytes(n, wlo);
+	if (wlo > 0)
+		ensure(arg, p + sizeof(hdr) + ((uint64) idx * wlo) / 8, sizeof(uint64) + 1);
+	if (whi > 0)
+		ensure(arg, p + sizeof(hdr) + blo + ((uint64) idx * whi) / 8, sizeof(uint64) + 1);
+	return next - p;
 }
 
 bool

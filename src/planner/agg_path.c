@@ -370,7 +370,7 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 	 * row kept as above, and half an operator per group key.
 	 */
 	rows_read = input_rel->tuples * est.read_frac;
-	run_cost = rows_read * (est.ncols * 0.25 + est.nvec * 0.1) * cpu_operator_cost +
+	run_cost = rows_read * (est.decode_ops * 0.25 + est.nvec * 0.1) * cpu_operator_cost +
 		rows_read * est.vec_sel * (agg_work + 0.5 * list_length(cxt.group_vars)) *
 		cpu_operator_cost;
 	cpath->path.startup_cost = seq_page_cost * est.phys_pages * est.read_frac + run_cost;

@@ -30,6 +30,7 @@ typedef struct TscanEstimate
 {
 	double		read_frac;		/* share of row groups expected to be read */
 	int			ncols;			/* columns decoded */
+	double		decode_ops;		/* operators to decode one row's columns */
 	BlockNumber phys_pages;		/* the relation's real size */
 	double		vec_sel;		/* selectivity of the vector quals */
 	int			nvec;

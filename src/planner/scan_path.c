@@ -9,8 +9,9 @@
  * NOTES
  *	  Cost: what a scan costs is decoding, not reading (cost.c estimates
  *	  it).  The path charges the physical pages of the row groups expected
- *	  to be read, one operator per value decoded, and a tuple per row handed
- *	  up.  So the planner still prefers an index scan for a few rows.
+ *	  to be read, one operator per value decoded (more for wide values),
+ *	  and a tuple per row handed up.  So the planner still prefers an index
+ *	  scan for a few rows.
  *
  *	  Plan: the quals are sorted, with the classifier's descriptions, into
  *	  row-group filters and vector quals (custom_exprs, in that order; a
@@ -96,6 +97,7 @@ tscan_make_path(PlannerInfo *root, RelOptInfo *rel, const TscanEstimate *est,
 	 * full tuple for every row handed up (not discounted: what the rows cost
 	 * above the scan, in a join or an Agg, is the same as for heap, and an
 	 * index nested loop must still win against a full scan it beats).
+	 * Values by reference cost more to decode, by their width (cost.c).
 	 */
 	rows_read = rel->tuples * est->read_frac;
 	rows_kept = rows_read * est->vec_sel;
@@ -110,7 +112,7 @@ tscan_make_path(PlannerInfo *root, RelOptInfo *rel, const TscanEstimate *est,
 		qcost.per_tuple += jcost.per_tuple;
 	}
 	/* no tuple is formed for a row the vector filter drops */
-	cpu_run = rows_read * (est->ncols + est->nvec * 0.1) * cpu_operator_cost +
+	cpu_run = rows_read * (est->decode_ops + est->nvec * 0.1) * cpu_operator_cost +
 		rows_kept * (cpu_tuple_cost + qcost.per_tuple);
 	if (parallel_workers > 0)
 	{
@@ -154,6 +156,20 @@ has_current_of(Node *node, void *context)
 	return expression_tree_walker(node, has_current_of, context);
 }
 
+/* A path list without its plain sequential scans. */
+static List *
+remove_seqscans(List *paths)
+{
+	ListCell   *lc;
+
+	foreach(lc, paths)
+	{
+		if (((Path *) lfirst(lc))->pathtype == T_SeqScan)
+			paths = foreach_delete_current(paths, lc);
+	}
+	return paths;
+}
+
 static void
 tessera_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *rte)
 {
@@ -189,6 +205,18 @@ tessera_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTbl
 		pull_varattnos((Node *) lfirst_node(RestrictInfo, lc)->clause, rel->relid, &attrs);
 
 	TesseraScanEstimate(root, rel, relation, attrs, &est);
+
+	/*
+	 * TesseraScan replaces the plain sequential scan: it does the same work
+	 * (decoding the columns the query uses), never more, and is costed for
+	 * it, while PostgreSQL costs a sequential scan by the pages the decoded
+	 * rows would fill, which knows nothing of what decoding wide or
+	 * compressed values costs.  Kept, that cheaper-looking estimate would
+	 * win where the work is the same, and against index nested loops where
+	 * the full scan really is dearer.
+	 */
+	rel->pathlist = remove_seqscans(rel->pathlist);
+	rel->partial_pathlist = remove_seqscans(rel->partial_pathlist);
 	add_path(rel, &tscan_make_path(root, rel, &est, attrs, 0, rel->lateral_relids)->path);
 
 	if (rel->consider_parallel && rel->lateral_relids == NULL)

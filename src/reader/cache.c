@@ -59,21 +59,55 @@ typedef struct ChunkKey
 	uint32		att;
 } ChunkKey;
 
+/*
+ * A cached chunk.  Unframed: its whole payload.  Framed: its frame table and
+ * the frames read so far, decompressed, one allocation each; a read copies
+ * the frames it needs into a scratch payload (the view).
+ */
 typedef struct ChunkEntry
 {
 	ChunkKey	key;
-	char	   *raw;
-	TesseraValueIndex *index;	/* built on the first single-value read */
-	Size		size;
+	TesseraChunkView view;
+	TesseraValueIndex *index;	/* unframed: built on the first single-value read */
+	Size		size;			/* bytes counted against the budget */
 	dlist_node	lru;
+	char	   *table;			/* framed: the frame table (view.ft points into it) */
+	struct FrameSlot **frames;	/* framed: frame k, or NULL */
+	/* where a framed chunk's frames are read from, during one fetch */
+	Relation	rel;
+	const TesseraStripe *stripe;
+	uint64		chunk_offset;
+	TesseraCorruptFn corrupt;
+	void	   *corrupt_arg;
 } ChunkEntry;
+
+/*
+ * A frame of a framed chunk, decompressed.  Frames are evicted on their own
+ * (frame_lru), before any entry: a point read wants one frame of a chunk, and
+ * keeping the chunk's small table saves reading it again for the next one.
+ */
+typedef struct FrameSlot
+{
+	dlist_node	lru;
+	ChunkEntry *owner;
+	uint32		k;
+	uint32		len;
+	char		data[FLEXIBLE_ARRAY_MEMBER];
+} FrameSlot;
 
 static MemoryContext cache_cxt = NULL;	/* stripes and directories */
 static MemoryContext chunk_cxt = NULL;	/* payloads */
 static HTAB *storages = NULL;
 static HTAB *chunks = NULL;
 static dlist_head chunk_lru = DLIST_STATIC_INIT(chunk_lru);
+static dlist_head frame_lru = DLIST_STATIC_INIT(frame_lru);
 static Size chunk_bytes = 0;
+
+/* the payload framed chunks' views are read through, one chunk at a time */
+static char *scratch = NULL;
+static Size scratch_size = 0;
+static bool *scratch_have = NULL;
+static Size scratch_frames = 0;
 static bool cache_stale = false;	/* reset at the next lookup */
 static uint64 cache_generation = 0; /* resets so far */
 
@@ -108,6 +142,7 @@ init_caches(void)
 	ctl.hcxt = chunk_cxt;
 	chunks = hash_create("tessera chunk cache", 1024, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	dlist_init(&chunk_lru);
+	dlist_init(&frame_lru);
 	chunk_bytes = 0;
 }
 
@@ -123,6 +158,7 @@ TesseraResetFetchCache(void)
 	storages = NULL;
 	chunks = NULL;
 	dlist_init(&chunk_lru);
+	dlist_init(&frame_lru);
 	chunk_bytes = 0;
 	cache_stale = false;
 	cache_generation++;
@@ -429,15 +465,201 @@ TesseraCacheDir(Relation rel, TesseraCachedStripe *cs)
 	return cs->dir;
 }
 
+static void
+free_frame(FrameSlot *slot)
+{
+	dlist_delete(&slot->lru);
+	slot->owner->frames[slot->k] = NULL;
+	slot->owner->size -= slot->len;
+	chunk_bytes -= slot->len;
+	pfree(slot);
+}
+
+/* Free what an entry holds (not the entry; its frames leave the budget). */
+static void
+free_entry(ChunkEntry *e)
+{
+	if (e->frames)
+	{
+		for (uint32 k = 0; k < e->view.ft.hdr.nframes; k++)
+			if (e->frames[k])
+				free_frame(e->frames[k]);
+		pfree(e->frames);
+	}
+	else if (e->view.raw && !e->view.framed)
+		pfree(e->view.raw);
+	if (e->table)
+		pfree(e->table);
+	TesseraFreeValueIndex(e->index);
+}
+
 /*
- * TesseraCacheChunkRaw
- *		The decompressed payload of chunk att of row group rg, read,
- *		checksummed and decompressed on a miss.  Valid until the next call.
+ * Drop what was used least recently until the budget holds: frames first,
+ * then entries (payloads, frame tables), never keep.
  */
-const char *
-TesseraCacheChunkRaw(Relation rel, TesseraCachedStripe *cs, int rg, int att,
-					 TesseraCorruptFn corrupt, void *arg, TesseraValueIndex ***index,
-					 MemoryContext *index_cxt)
+static void
+evict(ChunkEntry *keep)
+{
+	while (chunk_bytes > cache_limit() && !dlist_is_empty(&frame_lru))
+		free_frame(dlist_tail_element(FrameSlot, lru, &frame_lru));
+	while (chunk_bytes > cache_limit() && !dlist_is_empty(&chunk_lru))
+	{
+		ChunkEntry *victim = dlist_tail_element(ChunkEntry, lru, &chunk_lru);
+
+		if (victim == keep)
+			break;
+		dlist_delete(&victim->lru);
+		free_entry(victim);
+		chunk_bytes -= victim->size;
+		hash_search(chunks, &victim->key, HASH_REMOVE, NULL);
+	}
+}
+
+/*
+ * A framed chunk's view asks for frame k: from the cache if it was read
+ * before, else read from the stripe, checked, decompressed and kept.
+ */
+static void
+load_frame(void *arg, uint32 k, char *dst)
+{
+	ChunkEntry *e = (ChunkEntry *) arg;
+	const TesseraFrameTable *ft = &e->view.ft;
+	uint32		raw_len = TesseraFrameRawBytes(e->view.chunk, ft, k);
+	FrameSlot  *slot = e->frames[k];
+
+	if (slot == NULL)
+	{
+		uint32		from = k == 0 ? 0 : ft->ends[k - 1];
+		uint32		len = ft->ends[k] - from;
+		char	   *stored = palloc(len);
+
+		if (!TesseraReadStripeBytes(e->rel, e->stripe, e->chunk_offset + ft->table_bytes + from,
+									len, stored, NULL))
+			e->corrupt(e->corrupt_arg, "chunk pages are invalid");
+		TesseraFrameDecode(e->view.chunk, ft, k, stored, len, dst, e->corrupt, e->corrupt_arg);
+		pfree(stored);
+		slot = MemoryContextAlloc(chunk_cxt, offsetof(FrameSlot, data) + raw_len);
+		slot->owner = e;
+		slot->k = k;
+		slot->len = raw_len;
+		memcpy(slot->data, dst, raw_len);
+		e->frames[k] = slot;
+		e->size += raw_len;
+		chunk_bytes += raw_len;
+		dlist_push_head(&frame_lru, &slot->lru);
+		evict(e);
+		return;
+	}
+	dlist_move_head(&frame_lru, &slot->lru);
+	memcpy(dst, slot->data, raw_len);
+}
+
+/*
+ * Fill entry e for chunk cd: an unframed chunk read, checksummed and
+ * decompressed whole; a framed one's table read and checksummed, its frames
+ * left for load_frame.
+ */
+static void
+load_entry(ChunkEntry *e, Relation rel, TesseraCachedStripe *cs, TesseraStripeDir *dir,
+		   TesseraChunkDisk *cd, TesseraCorruptFn corrupt, void *arg)
+{
+	MemoryContext old = MemoryContextSwitchTo(chunk_cxt);
+
+	if (cd->flags & TESSERA_CHUNK_FRAMED)
+	{
+		TesseraFrameHeader hdr;
+		TesseraFrameTable ft;
+		Size		table_bytes;
+		Size		first = Min((Size) cd->stored_bytes, (Size) 2048);
+
+		/* the table is the chunk's first bytes, usually all within these */
+		e->table = palloc(first);
+		if (!TesseraReadStripeBytes(rel, &cs->s, cd->offset, first, e->table, NULL))
+			corrupt(arg, "chunk pages are invalid");
+		if (first < sizeof(hdr))
+			corrupt(arg, "chunk frame table is malformed");
+		memcpy(&hdr, e->table, sizeof(hdr));
+		if ((uint64) hdr.nframes + hdr.index_count > cd->stored_bytes)
+			corrupt(arg, "chunk frame table is malformed");
+		table_bytes = TesseraFrameTableSize(hdr.nframes, hdr.index_count);
+		if (table_bytes > cd->stored_bytes)
+			corrupt(arg, "chunk frame table is malformed");
+		if (table_bytes > first)
+		{
+			e->table = repalloc(e->table, table_bytes);
+			if (!TesseraReadStripeBytes(rel, &cs->s, cd->offset + first, table_bytes - first,
+										e->table + first, NULL))
+				corrupt(arg, "chunk pages are invalid");
+		}
+		if (TesseraChunkChecksum(dir->hdr.format_version, e->table, table_bytes) != cd->crc)
+			corrupt(arg, "chunk checksum mismatch");
+		if (!TesseraFrameTableRead(cd, e->table, table_bytes, &ft))
+			corrupt(arg, "chunk frame table is malformed");
+		e->frames = palloc0(sizeof(FrameSlot *) * ft.hdr.nframes);
+		e->view.framed = true;
+		e->view.ft = ft;
+		e->size = table_bytes + sizeof(FrameSlot *) * ft.hdr.nframes;
+	}
+	else
+	{
+		char	   *stored = MemoryContextAllocHuge(chunk_cxt,
+													(Size) cd->stored_bytes + TESSERA_DECODE_PADDING);
+		const char *raw;
+
+		if (cd->stored_bytes > 0 &&
+			!TesseraReadStripeBytes(rel, &cs->s, cd->offset, cd->stored_bytes, stored, NULL))
+			corrupt(arg, "chunk pages are invalid");
+		memset(stored + cd->stored_bytes, 0, TESSERA_DECODE_PADDING);
+		if (TesseraChunkStoredChecksum(dir->hdr.format_version, cd, stored) != cd->crc)
+			corrupt(arg, "chunk checksum mismatch");
+		raw = TesseraChunkRaw(cd, stored, corrupt, arg);
+		if (raw != stored)
+			pfree(stored);
+		TesseraViewInitRaw(&e->view, cd, raw);
+		e->size = (Size) cd->raw_bytes + TESSERA_DECODE_PADDING;
+	}
+	MemoryContextSwitchTo(old);
+}
+
+/* Point the scratch payload at framed entry e, with none of its frames in it. */
+static void
+bind_scratch(ChunkEntry *e, TesseraChunkDisk *cd)
+{
+	Size		need = (Size) cd->raw_bytes + TESSERA_DECODE_PADDING;
+	uint32		nframes = e->view.ft.hdr.nframes;
+	TesseraFrameTable ft;
+
+	if (scratch_size < need)
+	{
+		if (scratch)
+			pfree(scratch);
+		scratch = MemoryContextAllocHuge(TopMemoryContext, need);
+		scratch_size = need;
+	}
+	if (scratch_frames < nframes)
+	{
+		if (scratch_have)
+			pfree(scratch_have);
+		scratch_have = MemoryContextAlloc(TopMemoryContext, nframes);
+		scratch_frames = nframes;
+	}
+	ft = e->view.ft;
+	memset(scratch_have, 0, nframes);
+	TesseraViewInit(&e->view, cd, &ft, scratch, scratch_have, load_frame, e);
+}
+
+/*
+ * TesseraCacheChunkView
+ *		The payload of chunk att of row group rg, as a view: unframed chunks
+ *		read, checksummed and decompressed whole on a miss (with the index
+ *		single-value reads build, *index), framed ones read frame by frame
+ *		as values are asked for, through a scratch payload shared by all
+ *		framed chunks.  Valid until the next call.
+ */
+TesseraChunkView *
+TesseraCacheChunkView(Relation rel, TesseraCachedStripe *cs, int rg, int att,
+					  TesseraCorruptFn corrupt, void *arg, TesseraValueIndex ***index,
+					  MemoryContext *index_cxt)
 {
 	TesseraStripeDir *dir = TesseraCacheDir(rel, cs);
 	TesseraChunkDisk *cd = &dir->chunks[rg * dir->hdr.natts + att];
@@ -454,59 +676,41 @@ TesseraCacheChunkRaw(Relation rel, TesseraCachedStripe *cs, int rg, int att,
 	e = hash_search(chunks, &key, HASH_ENTER, &found);
 	*index_cxt = chunk_cxt;
 	if (found)
-	{
 		dlist_move_head(&chunk_lru, &e->lru);
-		*index = &e->index;
-		return e->raw;
-	}
-	e->raw = NULL;
-	e->index = NULL;
-	e->size = 0;
-	dlist_push_head(&chunk_lru, &e->lru);
-
-	PG_TRY();
+	else
 	{
-		MemoryContext old = MemoryContextSwitchTo(chunk_cxt);
-		char	   *stored = MemoryContextAllocHuge(chunk_cxt,
-													(Size) cd->stored_bytes + TESSERA_DECODE_PADDING);
-		const char *raw;
+		memset(&e->view, 0, sizeof(e->view));
+		e->table = NULL;
+		e->frames = NULL;
+		e->index = NULL;
+		e->size = 0;
+		dlist_push_head(&chunk_lru, &e->lru);
+		PG_TRY();
+		{
+			load_entry(e, rel, cs, dir, cd, corrupt, arg);
+		}
+		PG_CATCH();
+		{
+			dlist_delete(&e->lru);
+			free_entry(e);
+			hash_search(chunks, &key, HASH_REMOVE, NULL);
+			PG_RE_THROW();
+		}
+		PG_END_TRY();
 
-		if (cd->stored_bytes > 0 &&
-			!TesseraReadStripeBytes(rel, &cs->s, cd->offset, cd->stored_bytes, stored, NULL))
-			corrupt(arg, "chunk pages are invalid");
-		memset(stored + cd->stored_bytes, 0, TESSERA_DECODE_PADDING);
-		if (TesseraChunkChecksum(dir->hdr.format_version, stored, cd->stored_bytes) != cd->crc)
-			corrupt(arg, "chunk checksum mismatch");
-		raw = TesseraChunkRaw(cd, stored, corrupt, arg);
-		if (raw != stored)
-			pfree(stored);
-		e->raw = (char *) raw;
-		e->size = (Size) cd->raw_bytes + TESSERA_DECODE_PADDING;
-		MemoryContextSwitchTo(old);
+		/* stay within budget, never evicting what we just made */
+		chunk_bytes += e->size;
+		evict(e);
 	}
-	PG_CATCH();
-	{
-		dlist_delete(&e->lru);
-		hash_search(chunks, &key, HASH_REMOVE, NULL);
-		PG_RE_THROW();
-	}
-	PG_END_TRY();
-
-	/* stay within budget, never evicting what we just made */
-	chunk_bytes += e->size;
-	while (chunk_bytes > cache_limit() && !dlist_is_empty(&chunk_lru))
-	{
-		ChunkEntry *victim = dlist_tail_element(ChunkEntry, lru, &chunk_lru);
-
-		if (victim == e)
-			break;
-		dlist_delete(&victim->lru);
-		chunk_bytes -= victim->size;
-		if (victim->raw)
-			pfree(victim->raw);
-		TesseraFreeValueIndex(victim->index);
-		hash_search(chunks, &victim->key, HASH_REMOVE, NULL);
-	}
+	/* the directory entry may have been reloaded since: point at today's */
+	e->view.chunk = cd;
+	e->rel = rel;
+	e->stripe = &cs->s;
+	e->chunk_offset = cd->offset;
+	e->corrupt = corrupt;
+	e->corrupt_arg = arg;
+	if (e->view.framed)
+		bind_scratch(e, cd);
 	*index = &e->index;
-	return e->raw;
+	return &e->view;
 }

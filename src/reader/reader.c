@@ -141,7 +141,8 @@ TesseraLoadDir(Relation rel, const TesseraStripe *s, BlockNumber rel_nblocks)
 	if (hdr->magic != TESSERA_DIR_MAGIC ||
 		!((hdr->format_version == TESSERA_FORMAT_VERSION && hdr->flags == 0) ||
 		  (hdr->format_version == TESSERA_DIR_VERSION_DEAD && hdr->flags == TESSERA_DIR_DEAD_ROWS) ||
-		  (hdr->format_version == TESSERA_DIR_VERSION_XXH3 &&
+		  ((hdr->format_version == TESSERA_DIR_VERSION_XXH3 ||
+			hdr->format_version == TESSERA_DIR_VERSION_FRAMES) &&
 		   (hdr->flags & ~TESSERA_DIR_DEAD_ROWS) == 0)) ||
 		hdr->stripe_id != s->stripe_id || hdr->first_rownum != s->first_rownum ||
 		hdr->row_count != s->row_count || hdr->n_row_groups != s->n_row_groups ||
@@ -180,7 +181,9 @@ TesseraLoadDir(Relation rel, const TesseraStripe *s, BlockNumber rel_nblocks)
 
 			if (c->offset + c->stored_bytes > s->dir_offset ||
 				c->encoding >= TESSERA_ENC_COUNT || c->codec >= TESSERA_CODEC_COUNT ||
-				c->value_count > rg->row_count ||
+				c->value_count > rg->row_count || (c->flags & ~TESSERA_CHUNK_FLAGS) ||
+				((c->flags & TESSERA_CHUNK_FRAMED) &&
+				 hdr->format_version < TESSERA_DIR_VERSION_FRAMES) ||
 				((c->flags & TESSERA_CHUNK_HAS_STATS) &&
 				 ((uint64) c->min_off + c->min_len > hdr->stats_bytes ||
 				  (uint64) c->max_off + c->max_len > hdr->stats_bytes)))
@@ -192,7 +195,7 @@ TesseraLoadDir(Relation rel, const TesseraStripe *s, BlockNumber rel_nblocks)
 
 			if (c->offset + c->stored_bytes > s->dir_offset ||
 				c->codec >= TESSERA_CODEC_COUNT || c->value_count > rg->row_count ||
-				(c->value_count == 0) != (c->stored_bytes == 0))
+				(c->value_count == 0) != (c->stored_bytes == 0) || c->flags != 0)
 				TesseraReportCorrupt(rel, s->stripe_id, g, -1, "dead row list entry is invalid");
 		}
 	}
@@ -821,7 +824,7 @@ read_chunk(TesseraBatch *b, TesseraChunkDisk *cd, TesseraCorruptContext *cc)
 								r->strategy))
 		TesseraChunkCorrupt(cc, "chunk pages are invalid");
 	memset(stored + cd->stored_bytes, 0, TESSERA_DECODE_PADDING);
-	if (TesseraChunkChecksum(ss->dir->hdr.format_version, stored, cd->stored_bytes) != cd->crc)
+	if (TesseraChunkStoredChecksum(ss->dir->hdr.format_version, cd, stored) != cd->crc)
 		TesseraChunkCorrupt(cc, "chunk checksum mismatch");
 	return stored;
 }

@@ -191,7 +191,7 @@ decode_single_columns(void *arg, uint64 rownum, int rg, int row, TupleTableSlot 
 			slot->tts_values[i] = getmissingattr(desc, i + 1, &slot->tts_isnull[i]);
 		else
 		{
-			const char *raw;
+			TesseraChunkView *view;
 			Datum		d;
 			TesseraValueIndex **index;
 			MemoryContext index_cxt;
@@ -205,11 +205,15 @@ decode_single_columns(void *arg, uint64 rownum, int rg, int row, TupleTableSlot 
 				MemoryContextSwitchTo(tcxt);
 			}
 			cc.attidx = i;
-			raw = TesseraCacheChunkRaw(rel, cs, rg, i, TesseraChunkCorrupt, &cc, &index,
-									   &index_cxt);
-			d = TesseraDecodeValue(&f->types[i], &dir->chunks[rg * dir->hdr.natts + i],
-								   raw, nrows, row, &slot->tts_isnull[i],
-								   TesseraChunkCorrupt, &cc, index, index_cxt);
+			view = TesseraCacheChunkView(rel, cs, rg, i, TesseraChunkCorrupt, &cc, &index,
+										 &index_cxt);
+			if (view->framed)
+				d = TesseraDecodeValueView(&f->types[i], view, nrows, row,
+										   &slot->tts_isnull[i], TesseraChunkCorrupt, &cc);
+			else
+				d = TesseraDecodeValue(&f->types[i], view->chunk, view->raw, nrows, row,
+									   &slot->tts_isnull[i], TesseraChunkCorrupt, &cc, index,
+									   index_cxt);
 			/* the payload may be evicted by the next column's: copy now */
 			if (!slot->tts_isnull[i] && !attr->attbyval)
 				d = datumCopy(d, false, attr->attlen);

@@ -691,8 +691,10 @@ finish_row_group(WriteState *ws)
 		TesseraBufAppend(&ws->data, enc.stored.data, enc.stored.len);
 		cd->stored_bytes = (uint32) enc.stored.len;
 		cd->raw_bytes = enc.raw_bytes;
-		cd->crc = TesseraChunkChecksum(TESSERA_DIR_VERSION_XXH3, enc.stored.data,
-									   enc.stored.len);
+		cd->crc = enc.framed ? enc.crc :
+			TesseraChunkChecksum(TESSERA_DIR_VERSION_FRAMES, enc.stored.data, enc.stored.len);
+		if (enc.framed)
+			cd->flags |= TESSERA_CHUNK_FRAMED;
 		cd->value_count = enc.value_count;
 		cd->logical_bytes = (uint32) Min(enc.logical_bytes, (uint64) PG_UINT32_MAX);
 		cd->encoding = enc.encoding;
@@ -726,7 +728,7 @@ finish_row_group(WriteState *ws)
 		cd->stored_bytes = (uint32) out->len;
 		cd->raw_bytes = (uint32) raw.len;
 		cd->value_count = (uint32) ws->rg_ndead;
-		cd->crc = TesseraChunkChecksum(TESSERA_DIR_VERSION_XXH3, out->data, out->len);
+		cd->crc = TesseraChunkChecksum(TESSERA_DIR_VERSION_FRAMES, out->data, out->len);
 		TesseraBufAppend(&ws->data, out->data, out->len);
 		MemoryContextReset(ws->enc_cxt);
 		ws->any_dead = true;
@@ -777,7 +779,7 @@ flush_stripe(WriteState *ws, Relation rel)
 	dir_start = ws->data.len;
 	memset(&hdr, 0, sizeof(hdr));
 	hdr.magic = TESSERA_DIR_MAGIC;
-	hdr.format_version = TESSERA_DIR_VERSION_XXH3;
+	hdr.format_version = TESSERA_DIR_VERSION_FRAMES;
 	hdr.flags = ws->any_dead ? TESSERA_DIR_DEAD_ROWS : 0;
 	hdr.stripe_id = ws->stripe.stripe_id;
 	hdr.first_rownum = ws->stripe.first_rownum;
