@@ -89,7 +89,7 @@ _PG_init(void)
 	DefineCustomIntVariable("tessera.compression_level",
 							"Compression level for new tessera stripes (zstd).",
 							"Used by tables that do not set tessera_compression_level.",
-							&tessera_compression_level, 3,
+							&tessera_compression_level, TESSERA_DEFAULT_COMPRESSION_LEVEL,
 							TESSERA_MIN_COMPRESSION_LEVEL, TESSERA_MAX_COMPRESSION_LEVEL,
 							PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("tessera.stripe_row_limit",

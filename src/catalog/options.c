@@ -61,7 +61,7 @@ typedef struct TesseraRdOptions
 } TesseraRdOptions;
 
 int			tessera_compression = TESSERA_CODEC_ZSTD;
-int			tessera_compression_level = 3;
+int			tessera_compression_level = TESSERA_DEFAULT_COMPRESSION_LEVEL;
 int			tessera_stripe_row_limit = 150000;
 int			tessera_row_group_row_limit = 10000;
 int			tessera_delta_row_limit = 1000;

@@ -77,6 +77,8 @@ typedef struct WriteState
 	SubTransactionId subxid;
 	MemoryContext cxt;			/* everything below */
 	MemoryContext rg_cxt;		/* by-reference values of the row group */
+	char	   *arena;			/* free space of rg_cxt's current block */
+	Size		arena_left;
 	MemoryContext enc_cxt;		/* scratch space while encoding */
 
 	int			natts;
@@ -412,6 +414,32 @@ row_size(WriteState *ws, Datum *values, bool *isnull)
 	return row_bytes;
 }
 
+/*
+ * A copy of len bytes at src in the row group's memory.  Values are packed
+ * into blocks of ARENA_BLOCK bytes: a palloc per value was a tenth of what
+ * a COPY spent in the writer, and the row group's values die together.
+ */
+#define ARENA_BLOCK		(256 * 1024)
+
+static Datum
+copy_value(WriteState *ws, const void *src, Size len)
+{
+	Size		need = MAXALIGN(len);
+	char	   *p;
+
+	if (need > ws->arena_left)
+	{
+		if (need > ARENA_BLOCK / 8)
+			return PointerGetDatum(memcpy(MemoryContextAlloc(ws->rg_cxt, len), src, len));
+		ws->arena = MemoryContextAlloc(ws->rg_cxt, ARENA_BLOCK);
+		ws->arena_left = ARENA_BLOCK;
+	}
+	p = ws->arena;
+	ws->arena += need;
+	ws->arena_left -= need;
+	return PointerGetDatum(memcpy(p, src, len));
+}
+
 /* Append one row to the current row group (the stripe has room for it). */
 static void
 append_row(WriteState *ws, Datum *values, bool *isnull, Size row_bytes, CommandId cid)
@@ -454,8 +482,14 @@ append_row(WriteState *ws, Datum *values, bool *isnull, Size row_bytes, CommandI
 			/* external, compressed or expanded: store the plain value */
 			ws->values[i][r] = PointerGetDatum(detoast_attr((struct varlena *) DatumGetPointer(d)));
 		}
+		else if (attr->attlen == -1)
+			ws->values[i][r] = copy_value(ws, DatumGetPointer(d),
+										  VARSIZE_ANY(DatumGetPointer(d)));
+		else if (attr->attlen > 0)
+			ws->values[i][r] = copy_value(ws, DatumGetPointer(d), attr->attlen);
 		else
-			ws->values[i][r] = datumCopy(d, false, attr->attlen);
+			ws->values[i][r] = copy_value(ws, DatumGetPointer(d),
+										  strlen(DatumGetCString(d)) + 1);
 	}
 	MemoryContextSwitchTo(old);
 
@@ -739,6 +773,8 @@ finish_row_group(WriteState *ws)
 	ws->rg_rows = 0;
 	ws->rg_bytes = 0;
 	MemoryContextReset(ws->rg_cxt);
+	ws->arena = NULL;
+	ws->arena_left = 0;
 }
 
 /*
