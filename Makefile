@@ -20,6 +20,7 @@ OBJS = \
 	src/encoding/access.o \
 	src/reader/reader.o \
 	src/reader/cache.o \
+	src/reader/shared_cache.o \
 	src/writer/writer.o \
 	src/maintenance/compact.o \
 	src/maintenance/reclaim.o \

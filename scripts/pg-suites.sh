@@ -90,6 +90,8 @@ CLUSTER="$WORK/cluster"
 init_cluster "$CLUSTER" "$PORT"
 cat >>"$CLUSTER/data/postgresql.conf" <<CONF
 max_connections = 40
+# the shared frame cache on, small enough to evict: every suite runs through it
+tessera.shared_cache_size = 16MB
 include_if_exists = 'access_method.conf'
 CONF
 start_cluster "$CLUSTER"

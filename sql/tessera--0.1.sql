@@ -111,6 +111,16 @@ RETURNS record
 AS 'MODULE_PATHNAME', 'tessera_table_options'
 LANGUAGE C STRICT;
 
+CREATE FUNCTION tessera.shared_cache_stats(
+    OUT enabled boolean, OUT blocks bigint, OUT blocks_used bigint, OUT entries bigint,
+    OUT hits bigint, OUT misses bigint, OUT inserts bigint, OUT evictions bigint,
+    OUT backend_hits bigint, OUT backend_misses bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'tessera_shared_cache_stats'
+LANGUAGE C STRICT;
+COMMENT ON FUNCTION tessera.shared_cache_stats() IS
+    'the shared cache of decompressed frames (tessera.shared_cache_size): 4 KB blocks, blocks and entries in use, hits, misses, inserts and evictions since server start, and this session''s hits and misses';
+
 CREATE VIEW tessera.tables AS
 SELECT c.oid::regclass AS relation
 FROM pg_catalog.pg_class c
@@ -145,6 +155,10 @@ WHERE in_delta
 GROUP BY relation;
 
 -- Background compactions running now (tessera.autocompact_stripes)
+-- The shared cache of decompressed frames (tessera.shared_cache_size)
+CREATE VIEW tessera.shared_cache AS
+SELECT * FROM tessera.shared_cache_stats();
+
 CREATE VIEW tessera.compactions AS
 SELECT pid, datname, backend_start AS started, query AS progress
 FROM pg_catalog.pg_stat_activity
@@ -152,4 +166,5 @@ WHERE backend_type = 'tessera compaction';
 
 GRANT USAGE ON SCHEMA tessera TO PUBLIC;
 GRANT SELECT ON tessera.tables, tessera.options, tessera.stripes,
-    tessera.row_groups, tessera.chunks, tessera.delta, tessera.compactions TO PUBLIC;
+    tessera.row_groups, tessera.chunks, tessera.delta, tessera.compactions,
+    tessera.shared_cache TO PUBLIC;

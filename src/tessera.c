@@ -26,6 +26,7 @@
 #include "tessera/hooks.h"
 #include "tessera/maintenance.h"
 #include "tessera/options.h"
+#include "tessera/shared_cache.h"
 #include "tessera/plan.h"
 #include "tessera/rowstate.h"
 #include "tessera/tableam.h"
@@ -136,8 +137,6 @@ _PG_init(void)
 							 "so that their row states and pages can be given back.  1 turns rewriting off.",
 							 &tessera_vacuum_fold_fraction, 0.1, 0.0, 1.0,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
-	MarkGUCPrefixReserved("tessera");
-
 	CacheRegisterRelcacheCallback(tessera_relcache_callback, (Datum) 0);
 	TesseraRegisterReloptions();
 	TesseraRegisterXactCallbacks();
@@ -160,6 +159,14 @@ _PG_init(void)
 	TesseraInstallScanPaths();
 	TesseraInstallAggPaths();
 	TesseraRegisterRmgr();
+	TesseraSharedCacheDefineGuc();
+
+	/* after every setting is defined: a placeholder left now is a typo */
+	MarkGUCPrefixReserved("tessera");
+
 	if (process_shared_preload_libraries_in_progress)
+	{
 		TesseraSpeculativeShmemInit();
+		TesseraSharedCacheShmemInit();
+	}
 }

@@ -168,6 +168,22 @@ extern bool TesseraChunkDictCodes(const TesseraColumnType *type, const TesseraCh
 								  int *ndict, TesseraCorruptFn corrupt, void *arg);
 extern const char *TesseraChunkRaw(const TesseraChunkDisk *chunk, const char *stored,
 								   TesseraCorruptFn corrupt, void *arg);
+
+/*
+ * Somewhere decoded frames are kept (the shared cache): get copies frame
+ * k's raw bytes (len, stored with checksum sum) to dst if it has them; put
+ * offers a frame just decoded.
+ */
+typedef struct TesseraFrameSource
+{
+	bool		(*get) (void *arg, uint32 k, uint32 sum, uint32 len, char *dst);
+	void		(*put) (void *arg, uint32 k, uint32 sum, uint32 len, const char *src);
+	void	   *arg;
+} TesseraFrameSource;
+
+extern const char *TesseraChunkRawFrom(const TesseraChunkDisk *chunk, const char *stored,
+									   const TesseraFrameSource *source,
+									   TesseraCorruptFn corrupt, void *arg);
 /*
  * Where each value of a chunk's variable-length section starts, built on
  * the first single-value read of the payload so that later ones are O(1).
@@ -337,6 +353,7 @@ extern bool TesseraFrameTableRead(const TesseraChunkDisk *chunk, const char *sto
 extern uint32 TesseraFrameRawBytes(const TesseraChunkDisk *chunk, const TesseraFrameTable *ft,
 								   uint32 k);
 extern char *TesseraFramesDecode(const TesseraChunkDisk *chunk, const char *stored,
+								 const TesseraFrameSource *source,
 								 TesseraCorruptFn corrupt, void *arg);
 extern void TesseraFrameDecode(const TesseraChunkDisk *chunk, const TesseraFrameTable *ft,
 							   uint32 k, const char *src, Size len, char *dst,

@@ -94,6 +94,7 @@ typedef struct TesseraReader
 	uint64		bytes_read;		/* chunk and directory bytes read from pages */
 	uint64		bytes_decompressed; /* payload bytes produced by a codec */
 	uint64		delta_rows;		/* rows of delta stripes loaded */
+	uint64		frames_cached;	/* compressed frames the shared cache gave */
 	TesseraScanStripe *delta_loaded;	/* the one delta stripe whose bytes are in memory */
 	Relation	catalog;		/* tessera_internal.delta, open once a delta stripe is read */
 	MemoryContext cxt;			/* lifetime of the reader */

@@ -60,8 +60,16 @@ typedef const bool *(*TesseraBatchFilter) (void *arg, struct TesseraBatch *batch
 extern void TesseraScanSetFilters(TableScanDesc scan, TesseraRowGroupFilter rg_filter,
 								  TesseraBatchFilter batch_filter, void *arg);
 extern void TesseraScanSetColumns(TableScanDesc scan, const bool *needed);
-extern void TesseraScanBytes(TableScanDesc scan, uint64 *read, uint64 *decompressed,
-							 uint64 *delta_rows);
+/* What a scan's reader read (EXPLAIN ANALYZE of TesseraScan/TesseraAgg). */
+typedef struct TesseraScanCounts
+{
+	uint64		bytes_read;			/* chunk and directory bytes read from pages */
+	uint64		bytes_decompressed; /* payload bytes produced by a codec */
+	uint64		delta_rows;			/* rows of delta stripes loaded */
+	uint64		frames_cached;		/* compressed frames taken from the shared cache */
+} TesseraScanCounts;
+
+extern void TesseraScanBytes(TableScanDesc scan, TesseraScanCounts *counts);
 extern bool TesseraScanNextBatch(TableScanDesc scan, struct TesseraBatch **batch,
 								 const bool **sel);
 extern void TesseraCountRowsRead(Relation rel, uint64 n);

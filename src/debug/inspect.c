@@ -33,6 +33,7 @@
 
 #include "tessera/catalog.h"
 #include "tessera/options.h"
+#include "tessera/shared_cache.h"
 #include "tessera/reader.h"
 #include "tessera/storage.h"
 #include "tessera/tessera.h"
@@ -44,6 +45,7 @@ PG_FUNCTION_INFO_V1(tessera_row_group_info);
 PG_FUNCTION_INFO_V1(tessera_chunk_info);
 PG_FUNCTION_INFO_V1(tessera_compression_ratio);
 PG_FUNCTION_INFO_V1(tessera_table_options);
+PG_FUNCTION_INFO_V1(tessera_shared_cache_stats);
 
 static const char *const encoding_names[TESSERA_ENC_COUNT] = {
 	"absent", "plain", "integer", "dictionary", "decimal"
@@ -306,5 +308,31 @@ tessera_table_options(PG_FUNCTION_ARGS)
 	values[2] = Int32GetDatum(opts.stripe_row_limit);
 	values[3] = Int32GetDatum(opts.row_group_row_limit);
 	values[4] = Int32GetDatum(opts.delta_row_limit);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
+}
+
+/*
+ * tessera.shared_cache_stats(): the shared decoded-frame cache's size and
+ * counters (zeros when it is off), and this backend's own hits and misses.
+ */
+Datum
+tessera_shared_cache_stats(PG_FUNCTION_ARGS)
+{
+	TupleDesc	tupdesc;
+	uint64		stats[TESSERA_SHARED_CACHE_NSTATS];
+	uint64		hits,
+				misses;
+	Datum		values[TESSERA_SHARED_CACHE_NSTATS + 3];
+	bool		nulls[TESSERA_SHARED_CACHE_NSTATS + 3] = {0};
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "return type must be a row type");
+	TesseraSharedCacheStats(stats);
+	TesseraSharedCacheBackendCounts(&hits, &misses);
+	values[0] = BoolGetDatum(TesseraSharedCacheEnabled());
+	for (int i = 0; i < TESSERA_SHARED_CACHE_NSTATS; i++)
+		values[i + 1] = Int64GetDatum((int64) stats[i]);
+	values[TESSERA_SHARED_CACHE_NSTATS + 1] = Int64GetDatum((int64) hits);
+	values[TESSERA_SHARED_CACHE_NSTATS + 2] = Int64GetDatum((int64) misses);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(tupdesc), values, nulls)));
 }

@@ -840,10 +840,22 @@ const char *
 TesseraChunkRaw(const TesseraChunkDisk *chunk, const char *stored,
 				TesseraCorruptFn corrupt, void *arg)
 {
+	return TesseraChunkRawFrom(chunk, stored, NULL, corrupt, arg);
+}
+
+/*
+ * TesseraChunkRawFrom
+ *		TesseraChunkRaw, taking a framed chunk's compressed frames from
+ *		source where it has them, and offering it those it decodes.
+ */
+const char *
+TesseraChunkRawFrom(const TesseraChunkDisk *chunk, const char *stored,
+					const TesseraFrameSource *source, TesseraCorruptFn corrupt, void *arg)
+{
 	char	   *buf;
 
 	if (chunk->flags & TESSERA_CHUNK_FRAMED)
-		return TesseraFramesDecode(chunk, stored, corrupt, arg);
+		return TesseraFramesDecode(chunk, stored, source, corrupt, arg);
 	if (chunk->codec == TESSERA_CODEC_NONE)
 	{
 		if (chunk->raw_bytes != chunk->stored_bytes)

@@ -264,11 +264,12 @@ TesseraFrameDecode(const TesseraChunkDisk *chunk, const TesseraFrameTable *ft, u
  * TesseraFramesDecode
  *		The whole raw payload of a framed chunk from all its stored bytes
  *		(table checked by the caller's checksum), palloc'd in the current
- *		context with TESSERA_DECODE_PADDING zero bytes after it.
+ *		context with TESSERA_DECODE_PADDING zero bytes after it.  Compressed
+ *		frames come from source (if given) where it has them.
  */
 char *
-TesseraFramesDecode(const TesseraChunkDisk *chunk, const char *stored, TesseraCorruptFn corrupt,
-					void *arg)
+TesseraFramesDecode(const TesseraChunkDisk *chunk, const char *stored,
+					const TesseraFrameSource *source, TesseraCorruptFn corrupt, void *arg)
 {
 	TesseraFrameTable ft;
 	char	   *buf;
@@ -280,8 +281,18 @@ TesseraFramesDecode(const TesseraChunkDisk *chunk, const char *stored, TesseraCo
 								 (Size) chunk->raw_bytes + TESSERA_DECODE_PADDING);
 	for (uint32 k = 0; k < ft.hdr.nframes; k++)
 	{
-		TesseraFrameDecode(chunk, &ft, k, stored + ft.table_bytes + prev, ft.ends[k] - prev,
-					 buf + (Size) k * ft.hdr.frame_bytes, corrupt, arg);
+		char	   *dst = buf + (Size) k * ft.hdr.frame_bytes;
+		uint32		len = ft.ends[k] - prev;
+		uint32		raw_len = TesseraFrameRawBytes(chunk, &ft, k);
+		bool		compressed = len < raw_len && source != NULL;
+
+		if (!compressed || !source->get(source->arg, k, ft.sums[k], raw_len, dst))
+		{
+			TesseraFrameDecode(chunk, &ft, k, stored + ft.table_bytes + prev, len, dst,
+							   corrupt, arg);
+			if (compressed)
+				source->put(source->arg, k, ft.sums[k], raw_len, dst);
+		}
 		prev = ft.ends[k];
 	}
 	memset(buf + chunk->raw_bytes, 0, TESSERA_DECODE_PADDING);

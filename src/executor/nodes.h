@@ -48,6 +48,7 @@ typedef struct TscanShared
 	pg_atomic_uint64 bytes_read;
 	pg_atomic_uint64 bytes_decompressed;
 	pg_atomic_uint64 delta_rows;
+	pg_atomic_uint64 frames_cached;
 } TscanShared;
 
 #define TSCAN_PSCAN(coordinate) \
@@ -77,9 +78,7 @@ typedef struct TesseraScanState
 	TscanShared *shared;
 	bool		is_worker;
 	bool		bytes_final;
-	uint64		bytes_read;
-	uint64		bytes_decompressed;
-	uint64		delta_rows;
+	TesseraScanCounts counts;
 	/* fast path: no plan qual, output columns are plain columns */
 	bool		fast;
 	int			nproj;

@@ -40,6 +40,7 @@
 #include "utils/ruleutils.h"
 
 #include "tessera/reader.h"
+#include "tessera/shared_cache.h"
 #include "tessera/slot.h"
 #include "tessera/tableam.h"
 #include "nodes.h"
@@ -274,6 +275,7 @@ TesseraScanInitDSM(CustomScanState *node, ParallelContext *pcxt, void *coordinat
 	pg_atomic_init_u64(&ts->shared->bytes_read, 0);
 	pg_atomic_init_u64(&ts->shared->bytes_decompressed, 0);
 	pg_atomic_init_u64(&ts->shared->delta_rows, 0);
+	pg_atomic_init_u64(&ts->shared->frames_cached, 0);
 	table_parallelscan_initialize(node->ss.ss_currentRelation, pscan,
 								  node->ss.ps.state->es_snapshot);
 	node->ss.ss_currentScanDesc = table_beginscan_parallel(node->ss.ss_currentRelation, pscan);
@@ -307,46 +309,49 @@ void
 TesseraScanShutdown(CustomScanState *node)
 {
 	TesseraScanState *ts = (TesseraScanState *) node;
-	uint64		read = 0,
-				decompressed = 0,
-				delta = 0;
+	TesseraScanCounts c;
 
 	if (ts->bytes_final)
 		return;
+	memset(&c, 0, sizeof(c));
 	if (node->ss.ss_currentScanDesc)
-		TesseraScanBytes(node->ss.ss_currentScanDesc, &read, &decompressed, &delta);
+		TesseraScanBytes(node->ss.ss_currentScanDesc, &c);
 	if (ts->shared != NULL && ts->is_worker)
 	{
-		pg_atomic_fetch_add_u64(&ts->shared->bytes_read, read);
-		pg_atomic_fetch_add_u64(&ts->shared->bytes_decompressed, decompressed);
-		pg_atomic_fetch_add_u64(&ts->shared->delta_rows, delta);
+		pg_atomic_fetch_add_u64(&ts->shared->bytes_read, c.bytes_read);
+		pg_atomic_fetch_add_u64(&ts->shared->bytes_decompressed, c.bytes_decompressed);
+		pg_atomic_fetch_add_u64(&ts->shared->delta_rows, c.delta_rows);
+		pg_atomic_fetch_add_u64(&ts->shared->frames_cached, c.frames_cached);
 	}
 	else if (ts->shared != NULL)
 	{
-		read += pg_atomic_read_u64(&ts->shared->bytes_read);
-		decompressed += pg_atomic_read_u64(&ts->shared->bytes_decompressed);
-		delta += pg_atomic_read_u64(&ts->shared->delta_rows);
+		c.bytes_read += pg_atomic_read_u64(&ts->shared->bytes_read);
+		c.bytes_decompressed += pg_atomic_read_u64(&ts->shared->bytes_decompressed);
+		c.delta_rows += pg_atomic_read_u64(&ts->shared->delta_rows);
+		c.frames_cached += pg_atomic_read_u64(&ts->shared->frames_cached);
 	}
-	ts->bytes_read = read;
-	ts->bytes_decompressed = decompressed;
-	ts->delta_rows = delta;
+	ts->counts = c;
 	ts->bytes_final = true;
 	ts->shared = NULL;
 }
 
-/* EXPLAIN (ANALYZE, VERBOSE): what the scan read and decompressed, rows from the delta. */
+/*
+ * EXPLAIN (ANALYZE, VERBOSE): what the scan read and decompressed, rows
+ * from the delta, frames from the shared cache (when it is on).
+ */
 void
 TesseraScanExplainBytes(TesseraScanState *ts, ExplainState *es)
 {
 	if (!es->analyze || !es->verbose)
 		return;
 	if (!ts->bytes_final && ts->css.ss.ss_currentScanDesc)
-		TesseraScanBytes(ts->css.ss.ss_currentScanDesc, &ts->bytes_read, &ts->bytes_decompressed,
-						 &ts->delta_rows);
-	ExplainPropertyInteger("Bytes Read", "kB", (int64) ((ts->bytes_read + 1023) / 1024), es);
+		TesseraScanBytes(ts->css.ss.ss_currentScanDesc, &ts->counts);
+	ExplainPropertyInteger("Bytes Read", "kB", (int64) ((ts->counts.bytes_read + 1023) / 1024), es);
 	ExplainPropertyInteger("Bytes Decompressed", "kB",
-						   (int64) ((ts->bytes_decompressed + 1023) / 1024), es);
-	ExplainPropertyInteger("Delta Rows Read", NULL, (int64) ts->delta_rows, es);
+						   (int64) ((ts->counts.bytes_decompressed + 1023) / 1024), es);
+	ExplainPropertyInteger("Delta Rows Read", NULL, (int64) ts->counts.delta_rows, es);
+	if (TesseraSharedCacheEnabled())
+		ExplainPropertyInteger("Shared Cache Frames", NULL, (int64) ts->counts.frames_cached, es);
 }
 
 static void

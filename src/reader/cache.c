@@ -17,7 +17,11 @@
  *
  *	  Payloads are kept in least-recently-used order within
  *	  tessera.fetch_cache_size; stripes and directories are dropped
- *	  wholesale if their context grows past the same limit.
+ *	  wholesale if their context grows past the same limit.  With the
+ *	  shared cache on (shared_cache.c), compressed frames and small
+ *	  compressed unframed payloads are looked up there before they are
+ *	  read and decompressed, and put there after; such frames are not also
+ *	  kept here.
  *
  * IDENTIFICATION
  *	  src/reader/cache.c
@@ -37,6 +41,7 @@
 #include "tessera/cache.h"
 #include "tessera/reader.h"
 #include "tessera/rowstate.h"
+#include "tessera/shared_cache.h"
 #include "tessera/storage.h"
 #include "tessera/tessera.h"
 
@@ -526,32 +531,52 @@ load_frame(void *arg, uint32 k, char *dst)
 	const TesseraFrameTable *ft = &e->view.ft;
 	uint32		raw_len = TesseraFrameRawBytes(e->view.chunk, ft, k);
 	FrameSlot  *slot = e->frames[k];
+	uint32		from;
+	uint32		len;
+	char	   *stored;
+	bool		shared;
+	TesseraSharedKey key;
 
-	if (slot == NULL)
+	if (slot != NULL)
 	{
-		uint32		from = k == 0 ? 0 : ft->ends[k - 1];
-		uint32		len = ft->ends[k] - from;
-		char	   *stored = palloc(len);
-
-		if (!TesseraReadStripeBytes(e->rel, e->stripe, e->chunk_offset + ft->table_bytes + from,
-									len, stored, NULL))
-			e->corrupt(e->corrupt_arg, "chunk pages are invalid");
-		TesseraFrameDecode(e->view.chunk, ft, k, stored, len, dst, e->corrupt, e->corrupt_arg);
-		pfree(stored);
-		slot = MemoryContextAlloc(chunk_cxt, offsetof(FrameSlot, data) + raw_len);
-		slot->owner = e;
-		slot->k = k;
-		slot->len = raw_len;
-		memcpy(slot->data, dst, raw_len);
-		e->frames[k] = slot;
-		e->size += raw_len;
-		chunk_bytes += raw_len;
-		dlist_push_head(&frame_lru, &slot->lru);
-		evict(e);
+		dlist_move_head(&frame_lru, &slot->lru);
+		memcpy(dst, slot->data, raw_len);
 		return;
 	}
-	dlist_move_head(&frame_lru, &slot->lru);
-	memcpy(dst, slot->data, raw_len);
+	from = k == 0 ? 0 : ft->ends[k - 1];
+	len = ft->ends[k] - from;
+
+	/* a compressed frame: the shared cache's, if it has it */
+	shared = len < raw_len && TesseraSharedCacheEnabled();
+	if (shared)
+	{
+		TesseraSharedKeyInit(&key, e->stripe->storage_id, e->stripe->stripe_id,
+							 e->chunk_offset, k);
+		if (TesseraSharedCacheGet(&key, ft->sums[k], raw_len, dst))
+			return;
+	}
+
+	stored = palloc(len);
+	if (!TesseraReadStripeBytes(e->rel, e->stripe, e->chunk_offset + ft->table_bytes + from,
+								len, stored, NULL))
+		e->corrupt(e->corrupt_arg, "chunk pages are invalid");
+	TesseraFrameDecode(e->view.chunk, ft, k, stored, len, dst, e->corrupt, e->corrupt_arg);
+	pfree(stored);
+	if (shared)
+	{
+		TesseraSharedCachePut(&key, ft->sums[k], raw_len, dst, true);
+		return;
+	}
+	slot = MemoryContextAlloc(chunk_cxt, offsetof(FrameSlot, data) + raw_len);
+	slot->owner = e;
+	slot->k = k;
+	slot->len = raw_len;
+	memcpy(slot->data, dst, raw_len);
+	e->frames[k] = slot;
+	e->size += raw_len;
+	chunk_bytes += raw_len;
+	dlist_push_head(&frame_lru, &slot->lru);
+	evict(e);
 }
 
 /*
@@ -602,10 +627,31 @@ load_entry(ChunkEntry *e, Relation rel, TesseraCachedStripe *cs, TesseraStripeDi
 	}
 	else
 	{
-		char	   *stored = MemoryContextAllocHuge(chunk_cxt,
-													(Size) cd->stored_bytes + TESSERA_DECODE_PADDING);
+		char	   *stored;
 		const char *raw;
+		TesseraSharedKey key;
+		bool		shared = cd->codec != TESSERA_CODEC_NONE &&
+			cd->raw_bytes <= TESSERA_SHARED_MAX_BYTES && TesseraSharedCacheEnabled();
 
+		/* a small compressed chunk: the shared cache's payload, if it has it */
+		if (shared)
+		{
+			char	   *payload = MemoryContextAllocHuge(chunk_cxt, (Size) cd->raw_bytes +
+														 TESSERA_DECODE_PADDING);
+
+			TesseraSharedKeyInit(&key, cs->s.storage_id, cs->s.stripe_id, cd->offset,
+								 TESSERA_SHARED_WHOLE_CHUNK);
+			if (TesseraSharedCacheGet(&key, cd->crc, cd->raw_bytes, payload))
+			{
+				memset(payload + cd->raw_bytes, 0, TESSERA_DECODE_PADDING);
+				TesseraViewInitRaw(&e->view, cd, payload);
+				e->size = (Size) cd->raw_bytes + TESSERA_DECODE_PADDING;
+				MemoryContextSwitchTo(old);
+				return;
+			}
+			pfree(payload);
+		}
+		stored = MemoryContextAllocHuge(chunk_cxt, (Size) cd->stored_bytes + TESSERA_DECODE_PADDING);
 		if (cd->stored_bytes > 0 &&
 			!TesseraReadStripeBytes(rel, &cs->s, cd->offset, cd->stored_bytes, stored, NULL))
 			corrupt(arg, "chunk pages are invalid");
@@ -615,6 +661,8 @@ load_entry(ChunkEntry *e, Relation rel, TesseraCachedStripe *cs, TesseraStripeDi
 		raw = TesseraChunkRaw(cd, stored, corrupt, arg);
 		if (raw != stored)
 			pfree(stored);
+		if (shared && raw != stored)
+			TesseraSharedCachePut(&key, cd->crc, cd->raw_bytes, raw, true);
 		TesseraViewInitRaw(&e->view, cd, raw);
 		e->size = (Size) cd->raw_bytes + TESSERA_DECODE_PADDING;
 	}

@@ -40,6 +40,7 @@
 #include "utils/snapmgr.h"
 
 #include "tessera/reader.h"
+#include "tessera/shared_cache.h"
 #include "tessera/rowstate.h"
 #include "tessera/storage.h"
 #include "tessera/tessera.h"
@@ -829,6 +830,35 @@ read_chunk(TesseraBatch *b, TesseraChunkDisk *cd, TesseraCorruptContext *cc)
 	return stored;
 }
 
+/* Frames of the batch's chunk in the shared cache (TesseraFrameSource). */
+typedef struct SharedFrames
+{
+	TesseraSharedKey key;
+	TesseraReader *reader;
+} SharedFrames;
+
+static bool
+shared_frame_get(void *arg, uint32 k, uint32 sum, uint32 len, char *dst)
+{
+	SharedFrames *sf = (SharedFrames *) arg;
+
+	sf->key.frame = k;
+	if (!TesseraSharedCacheGet(&sf->key, sum, len, dst))
+		return false;
+	sf->reader->frames_cached++;
+	sf->reader->bytes_decompressed -= len;	/* read_chunk counted it */
+	return true;
+}
+
+static void
+shared_frame_put(void *arg, uint32 k, uint32 sum, uint32 len, const char *src)
+{
+	SharedFrames *sf = (SharedFrames *) arg;
+
+	sf->key.frame = k;
+	TesseraSharedCachePut(&sf->key, sum, len, src, false);
+}
+
 /* The chunk's payload, decompressed once per batch whoever asks first. */
 static const char *
 batch_raw(TesseraBatch *b, int attidx, TesseraChunkDisk *cd, TesseraCorruptContext *cc)
@@ -845,7 +875,21 @@ batch_raw(TesseraBatch *b, int attidx, TesseraChunkDisk *cd, TesseraCorruptConte
 	{
 		MemoryContext old = MemoryContextSwitchTo(r->batch_cxt);
 
-		b->raw[attidx] = TesseraChunkRaw(cd, read_chunk(b, cd, cc), TesseraChunkCorrupt, cc);
+		const char *stored = read_chunk(b, cd, cc);
+
+		if ((cd->flags & TESSERA_CHUNK_FRAMED) && cd->codec != TESSERA_CODEC_NONE &&
+			TesseraSharedCacheEnabled())
+		{
+			TesseraScanStripe *ss = &r->stripes[b->stripe];
+			SharedFrames sf;
+			TesseraFrameSource source = {shared_frame_get, shared_frame_put, &sf};
+
+			TesseraSharedKeyInit(&sf.key, ss->meta.storage_id, ss->meta.stripe_id, cd->offset, 0);
+			sf.reader = r;
+			b->raw[attidx] = TesseraChunkRawFrom(cd, stored, &source, TesseraChunkCorrupt, cc);
+		}
+		else
+			b->raw[attidx] = TesseraChunkRaw(cd, stored, TesseraChunkCorrupt, cc);
 		MemoryContextSwitchTo(old);
 	}
 	return b->raw[attidx];

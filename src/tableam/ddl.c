@@ -64,6 +64,7 @@
 #include "tessera/catalog.h"
 #include "tessera/reader.h"
 #include "tessera/rowstate.h"
+#include "tessera/shared_cache.h"
 #include "tessera/storage.h"
 #include "tessera/tableam.h"
 #include "tessera/tessera.h"
@@ -83,7 +84,10 @@ forget_current_storage(Relation rel, TesseraMeta *meta, bool discard_writes)
 		return;
 	TesseraReadMeta(rel, meta);
 	if (meta->valid)
+	{
 		TesseraDeleteStripes(meta->storage_id);
+		TesseraSharedCacheForget(MyDatabaseId, meta->storage_id);
+	}
 }
 
 void

@@ -887,15 +887,20 @@ TesseraScanSetColumns(TableScanDesc sscan, const bool *needed)
 /*
  * TesseraScanBytes
  *		Bytes the scan's reader has read from stripe pages and produced by
- *		decompression so far, and the delta rows it loaded (EXPLAIN ANALYZE
- *		of TesseraScan/TesseraAgg).
+ *		decompression so far, the delta rows it loaded and the frames the
+ *		shared cache gave it (EXPLAIN ANALYZE of TesseraScan/TesseraAgg).
  */
 void
-TesseraScanBytes(TableScanDesc sscan, uint64 *read, uint64 *decompressed, uint64 *delta_rows)
+TesseraScanBytes(TableScanDesc sscan, TesseraScanCounts *counts)
 {
 	TesseraScanDesc scan = (TesseraScanDesc) sscan;
+	TesseraReader *r = scan->reader;
 
-	*read = scan->reader ? scan->reader->bytes_read : 0;
-	*decompressed = scan->reader ? scan->reader->bytes_decompressed : 0;
-	*delta_rows = scan->reader ? scan->reader->delta_rows : 0;
+	memset(counts, 0, sizeof(TesseraScanCounts));
+	if (r == NULL)
+		return;
+	counts->bytes_read = r->bytes_read;
+	counts->bytes_decompressed = r->bytes_decompressed;
+	counts->delta_rows = r->delta_rows;
+	counts->frames_cached = r->frames_cached;
 }

@@ -39,23 +39,26 @@
  */
 #include "postgres.h"
 
-#include "commands/defrem.h"
-
+#include "access/genam.h"
+#include "access/heapam.h"
 #include "access/htup_details.h"
 #include "access/reloptions.h"
 #include "access/table.h"
+#include "access/tableam.h"
 #include "access/xact.h"
 #include "catalog/indexing.h"
 #include "catalog/namespace.h"
-#include "access/genam.h"
-#include "access/heapam.h"
-#include "access/tableam.h"
 #include "catalog/objectaccess.h"
 #include "catalog/partition.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_database.h"
+#include "catalog/pg_extension.h"
 #include "catalog/pg_publication.h"
+#include "commands/defrem.h"
+#include "commands/extension.h"
 #include "commands/tablecmds.h"
 #include "executor/executor.h"
+#include "miscadmin.h"
 #include "nodes/parsenodes.h"
 #include "tcop/utility.h"
 #include "utils/inval.h"
@@ -67,6 +70,7 @@
 #include "tessera/hooks.h"
 #include "tessera/maintenance.h"
 #include "tessera/options.h"
+#include "tessera/shared_cache.h"
 #include "tessera/storage.h"
 #include "tessera/tableam.h"
 #include "tessera/tessera.h"
@@ -527,11 +531,23 @@ tessera_object_access(ObjectAccessType access, Oid classId, Oid objectId, int su
 				TesseraDiscardWrites(&rel->rd_node);
 				TesseraReadMeta(rel, &meta);
 				if (meta.valid)
+				{
 					TesseraDeleteStripes(meta.storage_id);
+					TesseraSharedCacheForget(MyDatabaseId, meta.storage_id);
+				}
 			}
 			RelationClose(rel);
 		}
 	}
+
+	/*
+	 * The shared cache's keys hold storage ids, which a new CREATE EXTENSION
+	 * counts from 1 again, and a database's OID may come back one day.
+	 */
+	if (access == OAT_DROP && subId == 0 &&
+		((classId == ExtensionRelationId && objectId == get_extension_oid("tessera", true)) ||
+		 classId == DatabaseRelationId))
+		TesseraSharedCacheForget(classId == DatabaseRelationId ? objectId : MyDatabaseId, 0);
 }
 
 static void

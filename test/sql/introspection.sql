@@ -70,3 +70,7 @@ SELECT * FROM tessera.verify('seed');
 SELECT * FROM tessera.verify('plain_heap');
 
 DROP TABLE seed, nulls, empty, plain_heap;
+
+-- the shared frame cache (tessera.shared_cache_size, 0 here: off)
+SELECT enabled, blocks, blocks_used, entries, hits, misses, backend_hits, backend_misses
+FROM tessera.shared_cache;
