@@ -331,7 +331,8 @@ typedef struct TesseraFrameTable
 /*
  * What a single-value read sees of a chunk's payload: complete, or, for a
  * framed chunk, filled frame by frame as TesseraViewEnsure is asked for
- * bytes (load puts one frame's raw bytes in place).
+ * bytes (load puts at least the asked-for bytes of one frame in place,
+ * and says whether it put the whole frame there).
  */
 typedef struct TesseraChunkView
 {
@@ -341,7 +342,7 @@ typedef struct TesseraChunkView
 	TesseraFrameTable ft;
 	bool	   *have;			/* framed: which frames raw holds */
 	/* framed: put frame k's raw bytes at dst */
-	void		(*load) (void *arg, uint32 k, char *dst);
+	bool		(*load) (void *arg, uint32 k, char *frame, uint32 off, uint32 len);
 	void	   *load_arg;
 } TesseraChunkView;
 
@@ -360,7 +361,8 @@ extern void TesseraFrameDecode(const TesseraChunkDisk *chunk, const TesseraFrame
 							   TesseraCorruptFn corrupt, void *arg);
 extern void TesseraViewInit(TesseraChunkView *v, const TesseraChunkDisk *chunk,
 							const TesseraFrameTable *ft, char *raw, bool *have,
-							void (*load) (void *arg, uint32 k, char *dst), void *load_arg);
+							bool (*load) (void *arg, uint32 k, char *frame, uint32 off,
+										  uint32 len), void *load_arg);
 extern void TesseraViewInitRaw(TesseraChunkView *v, const TesseraChunkDisk *chunk,
 							   const char *raw);
 extern void TesseraViewEnsure(void *arg, const char *p, Size len);

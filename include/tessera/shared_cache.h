@@ -43,6 +43,8 @@ extern void TesseraSharedKeyInit(TesseraSharedKey *key, uint64 storage_id, uint6
 								 uint64 offset, uint32 frame);
 extern bool TesseraSharedCacheGet(const TesseraSharedKey *key, uint32 check, uint32 len,
 								  char *dst);
+extern bool TesseraSharedCacheGetRange(const TesseraSharedKey *key, uint32 check, uint32 len,
+									   uint32 off, uint32 count, char *dst);
 extern void TesseraSharedCachePut(const TesseraSharedKey *key, uint32 check, uint32 len,
 								  const char *src, bool evict);
 extern void TesseraSharedCacheForget(Oid dbid, uint64 storage_id);

@@ -310,7 +310,8 @@ TesseraFramesDecode(const TesseraChunkDisk *chunk, const char *stored,
 void
 TesseraViewInit(TesseraChunkView *v, const TesseraChunkDisk *chunk, const TesseraFrameTable *ft,
 				char *raw, bool *have,
-				void (*load) (void *arg, uint32 k, char *dst), void *load_arg)
+				bool (*load) (void *arg, uint32 k, char *frame, uint32 off, uint32 len),
+				void *load_arg)
 {
 	memset(v, 0, sizeof(TesseraChunkView));
 	v->chunk = chunk;
@@ -335,7 +336,9 @@ TesseraViewInitRaw(TesseraChunkView *v, const TesseraChunkDisk *chunk, const cha
 /*
  * TesseraViewEnsure
  *		Make raw bytes [p, p + len) of the view's payload present (clipped to
- *		the payload), loading the frames they lie in.
+ *		the payload), asking for them frame by frame.  A frame's owner may
+ *		put just those bytes in place (a copy from a cache) or the whole
+ *		frame (a decode); only a whole one is remembered as present.
  */
 void
 TesseraViewEnsure(void *arg, const char *p, Size len)
@@ -343,6 +346,7 @@ TesseraViewEnsure(void *arg, const char *p, Size len)
 	TesseraChunkView *v = (TesseraChunkView *) arg;
 	Size		off;
 	Size		end;
+	Size		fb;
 
 	if (!v->framed || len == 0)
 		return;
@@ -350,13 +354,16 @@ TesseraViewEnsure(void *arg, const char *p, Size len)
 		return;					/* padding, or nothing of the payload */
 	off = p - v->raw;
 	end = Min(off + len, (Size) v->chunk->raw_bytes);
-	for (uint32 k = (uint32) (off / v->ft.hdr.frame_bytes);
-		 (Size) k * v->ft.hdr.frame_bytes < end; k++)
+	fb = v->ft.hdr.frame_bytes;
+	for (uint32 k = (uint32) (off / fb); (Size) k * fb < end; k++)
 	{
+		Size		from = Max(off, (Size) k * fb) - (Size) k * fb;
+		Size		to = Min(end, (Size) (k + 1) * fb) - (Size) k * fb;
+
 		if (v->have[k])
 			continue;
-		v->load(v->load_arg, k, v->raw + (Size) k * v->ft.hdr.frame_bytes);
-		v->have[k] = true;
+		if (v->load(v->load_arg, k, v->raw + (Size) k * fb, (uint32) from, (uint32) (to - from)))
+			v->have[k] = true;
 	}
 }
 

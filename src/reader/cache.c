@@ -76,6 +76,7 @@ typedef struct ChunkEntry
 	TesseraValueIndex *index;	/* unframed: built on the first single-value read */
 	Size		size;			/* bytes counted against the budget */
 	dlist_node	lru;
+	bool		used;			/* used since the eviction sweep last passed */
 	char	   *table;			/* framed: the frame table (view.ft points into it) */
 	struct FrameSlot **frames;	/* framed: frame k, or NULL */
 	/* where a framed chunk's frames are read from, during one fetch */
@@ -97,6 +98,7 @@ typedef struct FrameSlot
 	ChunkEntry *owner;
 	uint32		k;
 	uint32		len;
+	bool		used;			/* used since the eviction sweep last passed */
 	char		data[FLEXIBLE_ARRAY_MEMBER];
 } FrameSlot;
 
@@ -500,19 +502,39 @@ free_entry(ChunkEntry *e)
 
 /*
  * Drop what was used least recently until the budget holds: frames first,
- * then entries (payloads, frame tables), never keep.
+ * then entries (payloads, frame tables), never keep.  A hit marks what it
+ * used rather than moving it to the head (its list neighbours are cold
+ * memory: a point read's lookups went to cache misses); the sweep moves a
+ * marked one to the head, unmarked, and drops the first one it finds
+ * unmarked.
  */
 static void
 evict(ChunkEntry *keep)
 {
 	while (chunk_bytes > cache_limit() && !dlist_is_empty(&frame_lru))
-		free_frame(dlist_tail_element(FrameSlot, lru, &frame_lru));
+	{
+		FrameSlot  *slot = dlist_tail_element(FrameSlot, lru, &frame_lru);
+
+		if (slot->used)
+		{
+			slot->used = false;
+			dlist_move_head(&frame_lru, &slot->lru);
+			continue;
+		}
+		free_frame(slot);
+	}
 	while (chunk_bytes > cache_limit() && !dlist_is_empty(&chunk_lru))
 	{
 		ChunkEntry *victim = dlist_tail_element(ChunkEntry, lru, &chunk_lru);
 
 		if (victim == keep)
 			break;
+		if (victim->used)
+		{
+			victim->used = false;
+			dlist_move_head(&chunk_lru, &victim->lru);
+			continue;
+		}
 		dlist_delete(&victim->lru);
 		free_entry(victim);
 		chunk_bytes -= victim->size;
@@ -521,11 +543,13 @@ evict(ChunkEntry *keep)
 }
 
 /*
- * A framed chunk's view asks for frame k: from the cache if it was read
- * before, else read from the stripe, checked, decompressed and kept.
+ * A framed chunk's view asks for bytes [off, off + count) of frame k: from
+ * this backend's frames or the shared cache (just those bytes), else read
+ * from the stripe, checked and decompressed whole, and kept.  True if the
+ * whole frame was put in place.
  */
-static void
-load_frame(void *arg, uint32 k, char *dst)
+static bool
+load_frame(void *arg, uint32 k, char *frame, uint32 off, uint32 count)
 {
 	ChunkEntry *e = (ChunkEntry *) arg;
 	const TesseraFrameTable *ft = &e->view.ft;
@@ -539,9 +563,9 @@ load_frame(void *arg, uint32 k, char *dst)
 
 	if (slot != NULL)
 	{
-		dlist_move_head(&frame_lru, &slot->lru);
-		memcpy(dst, slot->data, raw_len);
-		return;
+		slot->used = true;
+		memcpy(frame + off, slot->data + off, count);
+		return false;
 	}
 	from = k == 0 ? 0 : ft->ends[k - 1];
 	len = ft->ends[k] - from;
@@ -552,31 +576,33 @@ load_frame(void *arg, uint32 k, char *dst)
 	{
 		TesseraSharedKeyInit(&key, e->stripe->storage_id, e->stripe->stripe_id,
 							 e->chunk_offset, k);
-		if (TesseraSharedCacheGet(&key, ft->sums[k], raw_len, dst))
-			return;
+		if (TesseraSharedCacheGetRange(&key, ft->sums[k], raw_len, off, count, frame + off))
+			return false;
 	}
 
 	stored = palloc(len);
 	if (!TesseraReadStripeBytes(e->rel, e->stripe, e->chunk_offset + ft->table_bytes + from,
 								len, stored, NULL))
 		e->corrupt(e->corrupt_arg, "chunk pages are invalid");
-	TesseraFrameDecode(e->view.chunk, ft, k, stored, len, dst, e->corrupt, e->corrupt_arg);
+	TesseraFrameDecode(e->view.chunk, ft, k, stored, len, frame, e->corrupt, e->corrupt_arg);
 	pfree(stored);
 	if (shared)
 	{
-		TesseraSharedCachePut(&key, ft->sums[k], raw_len, dst, true);
-		return;
+		TesseraSharedCachePut(&key, ft->sums[k], raw_len, frame, true);
+		return true;
 	}
 	slot = MemoryContextAlloc(chunk_cxt, offsetof(FrameSlot, data) + raw_len);
 	slot->owner = e;
 	slot->k = k;
 	slot->len = raw_len;
-	memcpy(slot->data, dst, raw_len);
+	slot->used = false;
+	memcpy(slot->data, frame, raw_len);
 	e->frames[k] = slot;
 	e->size += raw_len;
 	chunk_bytes += raw_len;
 	dlist_push_head(&frame_lru, &slot->lru);
 	evict(e);
+	return true;
 }
 
 /*
@@ -724,7 +750,7 @@ TesseraCacheChunkView(Relation rel, TesseraCachedStripe *cs, int rg, int att,
 	e = hash_search(chunks, &key, HASH_ENTER, &found);
 	*index_cxt = chunk_cxt;
 	if (found)
-		dlist_move_head(&chunk_lru, &e->lru);
+		e->used = true;
 	else
 	{
 		memset(&e->view, 0, sizeof(e->view));
@@ -732,6 +758,7 @@ TesseraCacheChunkView(Relation rel, TesseraCachedStripe *cs, int rg, int att,
 		e->frames = NULL;
 		e->index = NULL;
 		e->size = 0;
+		e->used = false;
 		dlist_push_head(&chunk_lru, &e->lru);
 		PG_TRY();
 		{

@@ -255,12 +255,13 @@ TesseraSharedKeyInit(TesseraSharedKey *key, uint64 storage_id, uint64 stripe_id,
 }
 
 /*
- * TesseraSharedCacheGet
- *		Copy the cached frame of key into dst (len bytes) if the cache holds
- *		it with this checksum and length.
+ * TesseraSharedCacheGetRange
+ *		Copy bytes [off, off + count) of the cached frame of key to dst if
+ *		the cache holds it with this checksum and raw length len.
  */
 bool
-TesseraSharedCacheGet(const TesseraSharedKey *key, uint32 check, uint32 len, char *dst)
+TesseraSharedCacheGetRange(const TesseraSharedKey *key, uint32 check, uint32 len,
+						   uint32 off, uint32 count, char *dst)
 {
 	uint32		hash;
 	int			p;
@@ -268,6 +269,7 @@ TesseraSharedCacheGet(const TesseraSharedKey *key, uint32 check, uint32 len, cha
 	SCEntry    *e;
 	bool		hit = false;
 
+	Assert(off <= len && count <= len - off);
 	if (!cache_on)
 		return false;
 	hash = get_hash_value(maps[0], key);
@@ -281,12 +283,17 @@ TesseraSharedCacheGet(const TesseraSharedKey *key, uint32 check, uint32 len, cha
 
 		if (d->check == check && d->len == len)
 		{
-			for (int b = 0; b < d->nblocks; b++)
+			/* blocks are not contiguous: copy piece by piece */
+			while (count > 0)
 			{
-				uint32		n = Min(len - (uint32) b * SC_BLOCK_BYTES, SC_BLOCK_BYTES);
+				uint32		b = off / SC_BLOCK_BYTES;
+				uint32		in = off % SC_BLOCK_BYTES;
+				uint32		n = Min(count, SC_BLOCK_BYTES - in);
 
-				memcpy(dst + (Size) b * SC_BLOCK_BYTES,
-					   part->data + (Size) d->blocks[b] * SC_BLOCK_BYTES, n);
+				memcpy(dst, part->data + (Size) d->blocks[b] * SC_BLOCK_BYTES + in, n);
+				dst += n;
+				off += n;
+				count -= n;
 			}
 			if (pg_atomic_read_u32(&d->usage) < SC_MAX_USAGE)
 				pg_atomic_fetch_add_u32(&d->usage, 1);
@@ -305,6 +312,17 @@ TesseraSharedCacheGet(const TesseraSharedKey *key, uint32 check, uint32 len, cha
 		my_misses++;
 	}
 	return hit;
+}
+
+/*
+ * TesseraSharedCacheGet
+ *		Copy the cached frame of key into dst (len bytes) if the cache holds
+ *		it with this checksum and length.
+ */
+bool
+TesseraSharedCacheGet(const TesseraSharedKey *key, uint32 check, uint32 len, char *dst)
+{
+	return TesseraSharedCacheGetRange(key, check, len, 0, len, dst);
 }
 
 /* Drop entry desc of partition p (exclusive lock held). */
