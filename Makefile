@@ -64,7 +64,7 @@ PROVE_TESTS = test/t/*.pl
 TEST_MODULES = $(wildcard $(srcdir)/test/modules/*/)
 
 EXTENSION = tessera
-DATA = sql/tessera--0.1.sql
+DATA = sql/tessera--0.1.sql sql/tessera--0.2.sql sql/tessera--0.1--0.2.sql
 PGFILEDESC = "tessera - columnar table access method"
 
 PG_CPPFLAGS = -I$(srcdir)/include

@@ -67,8 +67,7 @@ CREATE FUNCTION tessera.chunk_info(rel regclass,
     OUT attname name, OUT encoding text, OUT codec text,
     OUT value_count bigint, OUT null_count bigint, OUT logical_bytes bigint,
     OUT encoded_bytes bigint, OUT stored_bytes bigint,
-    OUT min_value text, OUT max_value text, OUT stripe_offset bigint,
-    OUT framed boolean)
+    OUT min_value text, OUT max_value text, OUT stripe_offset bigint)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME', 'tessera_chunk_info'
 LANGUAGE C STRICT;
@@ -111,16 +110,6 @@ RETURNS record
 AS 'MODULE_PATHNAME', 'tessera_table_options'
 LANGUAGE C STRICT;
 
-CREATE FUNCTION tessera.shared_cache_stats(
-    OUT enabled boolean, OUT blocks bigint, OUT blocks_used bigint, OUT entries bigint,
-    OUT hits bigint, OUT misses bigint, OUT inserts bigint, OUT evictions bigint,
-    OUT backend_hits bigint, OUT backend_misses bigint)
-RETURNS record
-AS 'MODULE_PATHNAME', 'tessera_shared_cache_stats'
-LANGUAGE C STRICT;
-COMMENT ON FUNCTION tessera.shared_cache_stats() IS
-    'the shared cache of decompressed frames (tessera.shared_cache_size): 4 KB blocks, blocks and entries in use, hits, misses, inserts and evictions since server start, and this session''s hits and misses';
-
 CREATE VIEW tessera.tables AS
 SELECT c.oid::regclass AS relation
 FROM pg_catalog.pg_class c
@@ -155,10 +144,6 @@ WHERE in_delta
 GROUP BY relation;
 
 -- Background compactions running now (tessera.autocompact_stripes)
--- The shared cache of decompressed frames (tessera.shared_cache_size)
-CREATE VIEW tessera.shared_cache AS
-SELECT * FROM tessera.shared_cache_stats();
-
 CREATE VIEW tessera.compactions AS
 SELECT pid, datname, backend_start AS started, query AS progress
 FROM pg_catalog.pg_stat_activity
@@ -166,5 +151,4 @@ WHERE backend_type = 'tessera compaction';
 
 GRANT USAGE ON SCHEMA tessera TO PUBLIC;
 GRANT SELECT ON tessera.tables, tessera.options, tessera.stripes,
-    tessera.row_groups, tessera.chunks, tessera.delta, tessera.compactions,
-    tessera.shared_cache TO PUBLIC;
+    tessera.row_groups, tessera.chunks, tessera.delta, tessera.compactions TO PUBLIC;

@@ -66,6 +66,8 @@ def wanted(cfg: Config, name: str) -> bool:
 def ensure_extension(pg: Pg, cfg: Config) -> None:
     if cfg.tessera_am != "heap":
         pg.execute("CREATE EXTENSION IF NOT EXISTS tessera")
+        # a cluster kept from an older checkout: its objects to this version's
+        pg.execute("ALTER EXTENSION tessera UPDATE")
 
 
 def reset_schemas(pg: Pg, schemas: dict) -> None:
