@@ -14,7 +14,7 @@
 
 #include "storage/bufmgr.h"
 #include "storage/smgr.h"
-#include "storage/relfilenode.h"
+#include "tessera/compat.h"
 #include "utils/rel.h"
 
 #include "tessera/format.h"
@@ -28,7 +28,7 @@ typedef struct TesseraMeta
 	BlockNumber state_root;		/* 0: no row was ever changed */
 } TesseraMeta;
 
-extern void TesseraCreateStorage(const RelFileNode *rnode, BackendId backend,
+extern void TesseraCreateStorage(const RelFileLocator *rnode, TesseraBackend backend,
 								 char persistence, uint64 storage_id);
 extern void TesseraInitMetapage(Relation rel, uint64 storage_id, uint64 next_rownum,
 								uint64 next_stripe_id);

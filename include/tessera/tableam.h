@@ -16,6 +16,8 @@
 #include "commands/vacuum.h"
 #include "nodes/execnodes.h"
 
+#include "tessera/compat.h"
+
 /* handler.c: the routine tessera_tableam_handler returns */
 extern const TableAmRoutine *TesseraTableAmRoutine(void);
 
@@ -108,7 +110,7 @@ extern TM_Result tessera_tuple_delete(Relation rel, ItemPointer tid, CommandId c
 extern TM_Result tessera_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot,
 									  CommandId cid, Snapshot snapshot, Snapshot crosscheck,
 									  bool wait, TM_FailureData *tmfd, LockTupleMode *lockmode,
-									  bool *update_indexes);
+									  TesseraUpdateIndexes *update_indexes);
 extern TM_Result tessera_tuple_lock(Relation rel, ItemPointer tid, Snapshot snapshot,
 									TupleTableSlot *slot, CommandId cid, LockTupleMode mode,
 									LockWaitPolicy wait_policy, uint8 flags,
@@ -116,11 +118,11 @@ extern TM_Result tessera_tuple_lock(Relation rel, ItemPointer tid, Snapshot snap
 extern void tessera_finish_bulk_insert(Relation rel, int options);
 
 /* ddl.c */
-extern void tessera_relation_set_new_filenode(Relation rel, const RelFileNode *newrnode,
+extern void tessera_relation_set_new_filenode(Relation rel, const RelFileLocator *newrnode,
 											  char persistence, TransactionId *freezeXid,
 											  MultiXactId *minmulti);
 extern void tessera_relation_nontransactional_truncate(Relation rel);
-extern void tessera_relation_copy_data(Relation rel, const RelFileNode *newrnode);
+extern void tessera_relation_copy_data(Relation rel, const RelFileLocator *newrnode);
 extern void tessera_relation_copy_for_cluster(Relation OldTable, Relation NewTable,
 											  Relation OldIndex, bool use_sort,
 											  TransactionId OldestXmin,

@@ -13,7 +13,7 @@
 #define TESSERA_WRITER_H
 
 #include "executor/tuptable.h"
-#include "storage/relfilenode.h"
+#include "tessera/compat.h"
 #include "utils/rel.h"
 
 extern void TesseraWriteRow(Relation rel, TupleTableSlot *slot, CommandId cid);
@@ -21,7 +21,7 @@ extern void TesseraFlushRelation(Relation rel);
 extern void TesseraFlushAll(void);
 extern void TesseraFlushRowIfPending(Relation rel, uint64 rownum);
 extern bool TesseraHavePendingWrites(void);
-extern void TesseraDiscardWrites(const RelFileNode *node);
+extern void TesseraDiscardWrites(const RelFileLocator *node);
 extern void TesseraRegisterXactCallbacks(void);
 extern void TesseraWriteFrozen(Relation rel);
 extern void TesseraWriteFrozenEnd(void);

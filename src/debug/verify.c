@@ -667,7 +667,7 @@ tessera_verify(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not a tessera table", RelationGetRelationName(v.rel))));
-	if (!pg_class_ownercheck(relid, GetUserId()))
+	if (!TesseraRelationOwnerCheck(relid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, RelationGetRelationName(v.rel));
 	TesseraFlushRelation(v.rel);
 	v.snapshot = RegisterSnapshot(GetLatestSnapshot());

@@ -278,7 +278,7 @@ TesseraCompact(Relation rel, TransactionId oldest_xmin, int elevel, int min_run)
 				TesseraLeaveVacuumMode();
 				writing = true;
 			}
-			if (IsBackgroundWorker)
+			if (TesseraAmBackgroundWorker())
 				pgstat_report_activity(STATE_RUNNING,
 										psprintf("tessera compaction of %s: " UINT64_FORMAT
 												 " rows moved, run %d of up to %d delta stripes",
@@ -330,7 +330,7 @@ tessera_compact(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not a tessera table", RelationGetRelationName(rel))));
-	if (!pg_class_ownercheck(relid, GetUserId()))
+	if (!TesseraRelationOwnerCheck(relid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, RelationGetRelationName(rel));
 	if (RELATION_IS_OTHER_TEMP(rel))
 		ereport(ERROR,

@@ -169,13 +169,13 @@ void
 TesseraNoteVacuumed(Relation rel, bool more_work)
 {
 	/* autovacuum: a background worker takes the next rounds */
-	if (IsAutoVacuumWorkerProcess())
+	if (TesseraAmAutoVacuumWorker())
 	{
 		if (more_work)
 			TesseraRequestBackgroundWork(rel, true);
 		return;
 	}
-	if (!IsBackgroundWorker)
+	if (!TesseraAmBackgroundWorker())
 		TesseraNoteWorkerTable(RelationGetRelid(rel));
 }
 

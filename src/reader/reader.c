@@ -995,7 +995,7 @@ read_singly(TesseraBatch *b, int attidx, int row)
 	a->last = row;
 	if (++a->n < TESSERA_ACCESS_PROBE)
 		return true;
-	a->sparse = (int64) Abs(a->last - a->first) + 1 >= (int64) a->n * TESSERA_ACCESS_SPARSE;
+	a->sparse = (int64) (a->last > a->first ? a->last - a->first : a->first - a->last) + 1 >= (int64) a->n * TESSERA_ACCESS_SPARSE;
 	return a->sparse;
 }
 

@@ -65,7 +65,7 @@ build_metapage(Page page, uint64 storage_id, uint32 flags, uint64 next_rownum,
 }
 
 static void
-write_new_metapage(SMgrRelation srel, const RelFileNode *rnode, ForkNumber fork,
+write_new_metapage(SMgrRelation srel, const RelFileLocator *rnode, ForkNumber fork,
 				   uint64 storage_id, uint32 flags, bool wal)
 {
 	PGAlignedBlock buf;
@@ -73,7 +73,7 @@ write_new_metapage(SMgrRelation srel, const RelFileNode *rnode, ForkNumber fork,
 
 	build_metapage(page, storage_id, flags, 0, 1);
 	if (wal)
-		log_newpage((RelFileNode *) rnode, fork, TESSERA_METAPAGE_BLKNO, page, true);
+		log_newpage((RelFileLocator *) rnode, fork, TESSERA_METAPAGE_BLKNO, page, true);
 	PageSetChecksumInplace(page, TESSERA_METAPAGE_BLKNO);
 	smgrextend(srel, fork, TESSERA_METAPAGE_BLKNO, buf.data, true);
 
@@ -94,7 +94,7 @@ write_new_metapage(SMgrRelation srel, const RelFileNode *rnode, ForkNumber fork,
  * an init fork holding a metapage flagged TESSERA_META_INIT_FORK.
  */
 void
-TesseraCreateStorage(const RelFileNode *rnode, BackendId backend,
+TesseraCreateStorage(const RelFileLocator *rnode, TesseraBackend backend,
 					 char persistence, uint64 storage_id)
 {
 	SMgrRelation srel;
@@ -323,7 +323,7 @@ write_stripe_pages(Relation rel, const char *data, Size len, BlockNumber start,
 		for (int i = 0; i < n; i++)
 			MarkBufferDirty(bufs[i]);
 		if (wal)
-			log_newpages(&rel->rd_node, MAIN_FORKNUM, n, blknos, pages, true);
+			log_newpages(&TesseraRelLocator(rel), MAIN_FORKNUM, n, blknos, pages, true);
 		END_CRIT_SECTION();
 
 		for (int i = 0; i < n; i++)

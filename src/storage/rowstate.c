@@ -44,6 +44,7 @@
 #include "storage/lmgr.h"
 #include "utils/rel.h"
 
+#include "tessera/compat.h"
 #include "tessera/rowstate.h"
 #include "tessera/storage.h"
 #include "tessera/tessera.h"
@@ -53,7 +54,7 @@
 
 typedef struct StateCacheEntry
 {
-	RelFileNode node;
+	RelFileLocator node;
 	uint64		index;			/* state page index, rownum / STATE_ROWS */
 	BlockNumber blkno;
 } StateCacheEntry;
@@ -67,9 +68,9 @@ TesseraForgetRowStateCache(void)
 }
 
 static inline StateCacheEntry *
-cache_slot(const RelFileNode *node, uint64 index)
+cache_slot(const RelFileLocator *node, uint64 index)
 {
-	uint32		h = (uint32) (index * 2654435761U) ^ node->relNode;
+	uint32		h = (uint32) (index * 2654435761U) ^ TesseraLocatorRel(*node);
 
 	return &state_cache[h % STATE_CACHE_SIZE];
 }
@@ -203,10 +204,10 @@ new_page(Relation rel, uint16 kind, uint16 level)
 static inline bool
 state_page_cached(Relation rel, uint64 index)
 {
-	StateCacheEntry *ce = cache_slot(&rel->rd_node, index);
+	StateCacheEntry *ce = cache_slot(&TesseraRelLocator(rel), index);
 
 	return ce->blkno != InvalidBlockNumber && ce->blkno != 0 &&
-		ce->index == index && RelFileNodeEquals(ce->node, rel->rd_node);
+		ce->index == index && RelFileLocatorEquals(ce->node, TesseraRelLocator(rel));
 }
 
 /*
@@ -216,13 +217,13 @@ state_page_cached(Relation rel, uint64 index)
 static BlockNumber
 find_state_page(Relation rel, uint64 index, bool create)
 {
-	StateCacheEntry *ce = cache_slot(&rel->rd_node, index);
+	StateCacheEntry *ce = cache_slot(&TesseraRelLocator(rel), index);
 	TesseraMeta meta;
 	BlockNumber blkno;
 	bool		locked = false;
 
 	if (ce->blkno != InvalidBlockNumber && ce->blkno != 0 &&
-		ce->index == index && RelFileNodeEquals(ce->node, rel->rd_node))
+		ce->index == index && RelFileLocatorEquals(ce->node, TesseraRelLocator(rel)))
 		return ce->blkno;
 
 	for (;;)
@@ -283,7 +284,7 @@ find_state_page(Relation rel, uint64 index, bool create)
 
 	if (BlockNumberIsValid(blkno))
 	{
-		ce->node = rel->rd_node;
+		ce->node = TesseraRelLocator(rel);
 		ce->index = index;
 		ce->blkno = blkno;
 	}

@@ -41,6 +41,7 @@
 #include "storage/standby.h"
 #include "utils/rel.h"
 
+#include "tessera/compat.h"
 #include "tessera/format.h"
 #include "tessera/xlog.h"
 
@@ -55,7 +56,7 @@ typedef struct xl_tessera_forget
 
 typedef struct xl_tessera_conflict
 {
-	RelFileNode node;
+	RelFileLocator node;
 	TransactionId horizon;
 } xl_tessera_conflict;
 
@@ -93,7 +94,7 @@ tessera_rm_redo(XLogReaderState *record)
 	{
 		xl_tessera_conflict *xlrec = (xl_tessera_conflict *) XLogRecGetData(record);
 
-		ResolveRecoveryConflictWithSnapshot(xlrec->horizon, xlrec->node);
+		TesseraResolveSnapshotConflict(xlrec->horizon, xlrec->node);
 	}
 }
 
@@ -110,8 +111,9 @@ tessera_rm_desc(StringInfo buf, XLogReaderState *record)
 	{
 		xl_tessera_conflict *xlrec = (xl_tessera_conflict *) XLogRecGetData(record);
 
-		appendStringInfo(buf, "rel %u/%u/%u; horizon %u", xlrec->node.spcNode,
-						 xlrec->node.dbNode, xlrec->node.relNode, xlrec->horizon);
+		appendStringInfo(buf, "rel %u/%u/%u; horizon %u", TesseraLocatorSpc(xlrec->node),
+						 TesseraLocatorDb(xlrec->node), TesseraLocatorRel(xlrec->node),
+						 xlrec->horizon);
 	}
 }
 
@@ -152,7 +154,7 @@ TesseraLogConflictHorizon(Relation rel, TransactionId horizon)
 	if (!tessera_rmgr_registered || !RelationNeedsWAL(rel) || !XLogStandbyInfoActive() ||
 		!TransactionIdIsValid(horizon))
 		return;
-	xlrec.node = rel->rd_node;
+	xlrec.node = TesseraRelLocator(rel);
 	xlrec.horizon = horizon;
 	XLogBeginInsert();
 	XLogRegisterData((char *) &xlrec, sizeof(xlrec));

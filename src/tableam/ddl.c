@@ -78,7 +78,7 @@ static void
 forget_current_storage(Relation rel, TesseraMeta *meta, bool discard_writes)
 {
 	if (discard_writes)
-		TesseraDiscardWrites(&rel->rd_node);
+		TesseraDiscardWrites(&TesseraRelLocator(rel));
 	memset(meta, 0, sizeof(TesseraMeta));
 	if (!smgrexists(RelationGetSmgr(rel), MAIN_FORKNUM))
 		return;
@@ -91,7 +91,7 @@ forget_current_storage(Relation rel, TesseraMeta *meta, bool discard_writes)
 }
 
 void
-tessera_relation_set_new_filenode(Relation rel, const RelFileNode *newrnode,
+tessera_relation_set_new_filenode(Relation rel, const RelFileLocator *newrnode,
 								  char persistence, TransactionId *freezeXid,
 								  MultiXactId *minmulti)
 {
@@ -108,7 +108,7 @@ tessera_relation_set_new_filenode(Relation rel, const RelFileNode *newrnode,
 	 * savepoint rolled back brings the old storage back with them, and
 	 * at commit, storage the table no longer has is not written.
 	 */
-	if (!RelFileNodeEquals(*newrnode, rel->rd_node))
+	if (!RelFileLocatorEquals(*newrnode, TesseraRelLocator(rel)))
 	{
 		TesseraMeta old;
 
@@ -133,7 +133,7 @@ tessera_relation_nontransactional_truncate(Relation rel)
 }
 
 void
-tessera_relation_copy_data(Relation rel, const RelFileNode *newrnode)
+tessera_relation_copy_data(Relation rel, const RelFileLocator *newrnode)
 {
 	SMgrRelation dstrel;
 

@@ -42,6 +42,7 @@
 
 #include "tessera/cache.h"
 #include "tessera/catalog.h"
+#include "tessera/compat.h"
 #include "tessera/reader.h"
 #include "tessera/rowstate.h"
 #include "tessera/slot.h"
@@ -581,7 +582,7 @@ tessera_index_fetch_tuple(struct IndexFetchTableData *scan, ItemPointer tid,
 static TesseraFetcher *version_fetcher = NULL;
 static LocalTransactionId version_fetcher_lxid = InvalidLocalTransactionId;
 static Oid	version_fetcher_relid = InvalidOid;
-static RelFileNode version_fetcher_node;
+static RelFileLocator version_fetcher_node;
 
 static bool
 tessera_tuple_fetch_row_version_internal(Relation rel, ItemPointer tid, bool want_xmax,
@@ -591,14 +592,14 @@ tessera_tuple_fetch_row_version_internal(Relation rel, ItemPointer tid, bool wan
 	TesseraFetcher *f;
 	bool		found;
 
-	if (version_fetcher == NULL || version_fetcher_lxid != MyProc->lxid ||
+	if (version_fetcher == NULL || version_fetcher_lxid != TesseraMyLxid() ||
 		version_fetcher_relid != RelationGetRelid(rel) ||
-		!RelFileNodeEquals(version_fetcher_node, rel->rd_node))
+		!RelFileLocatorEquals(version_fetcher_node, TesseraRelLocator(rel)))
 	{
 		MemoryContext old;
 
 		/* a fetcher of an earlier transaction went with its memory */
-		if (version_fetcher != NULL && version_fetcher_lxid == MyProc->lxid)
+		if (version_fetcher != NULL && version_fetcher_lxid == TesseraMyLxid())
 		{
 			fetcher_reset(version_fetcher);
 			MemoryContextDelete(version_fetcher->cxt);
@@ -607,9 +608,9 @@ tessera_tuple_fetch_row_version_internal(Relation rel, ItemPointer tid, bool wan
 		old = MemoryContextSwitchTo(TopTransactionContext);
 		version_fetcher = fetcher_create(rel);
 		MemoryContextSwitchTo(old);
-		version_fetcher_lxid = MyProc->lxid;
+		version_fetcher_lxid = TesseraMyLxid();
 		version_fetcher_relid = RelationGetRelid(rel);
-		version_fetcher_node = rel->rd_node;
+		version_fetcher_node = TesseraRelLocator(rel);
 	}
 	f = version_fetcher;
 	/*

@@ -66,7 +66,7 @@ static const TableAmRoutine tessera_methods = {
 	.finish_bulk_insert = tessera_finish_bulk_insert,
 
 	/* DDL */
-	.relation_set_new_filenode = tessera_relation_set_new_filenode,
+	.TESSERA_AM_SET_NEW_STORAGE = tessera_relation_set_new_filenode,
 	.relation_nontransactional_truncate = tessera_relation_nontransactional_truncate,
 	.relation_copy_data = tessera_relation_copy_data,
 	.relation_copy_for_cluster = tessera_relation_copy_for_cluster,

@@ -42,6 +42,7 @@
 #include "utils/snapmgr.h"
 #include "utils/tuplesort.h"
 
+#include "tessera/compat.h"
 #include "tessera/rowstate.h"
 #include "tessera/tableam.h"
 #include "tessera/tessera.h"
@@ -175,7 +176,7 @@ tessera_index_validate_scan(Relation table_rel, Relation index_rel,
 			Datum		ts_val;
 			bool		ts_isnull;
 
-			tuplesort_empty = !tuplesort_getdatum(state->tuplesort, true, &ts_val, &ts_isnull, NULL);
+			tuplesort_empty = !TesseraTuplesortGetDatum(state->tuplesort, true, &ts_val, &ts_isnull);
 			if (!tuplesort_empty)
 			{
 				itemptr_decode(&indexcursor, DatumGetInt64(ts_val));

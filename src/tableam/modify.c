@@ -52,6 +52,7 @@
 
 #include "tessera/cache.h"
 #include "tessera/catalog.h"
+#include "tessera/compat.h"
 #include "tessera/reader.h"
 #include "tessera/rowstate.h"
 #include "tessera/slot.h"
@@ -178,7 +179,7 @@ entry_holders(const TesseraRowState *st, Holder **out)
 typedef struct OwnStripeCache
 {
 	LocalTransactionId lxid;
-	RelFileNode node;
+	RelFileLocator node;
 	uint64		first;
 	uint64		end;
 	bool		own;
@@ -195,7 +196,7 @@ static OwnStripeCache own_cache;
 static bool
 own_insert_cid(Relation rel, uint64 rownum, CommandId *cmin)
 {
-	if (own_cache.lxid != MyProc->lxid || !RelFileNodeEquals(own_cache.node, rel->rd_node) ||
+	if (own_cache.lxid != TesseraMyLxid() || !RelFileLocatorEquals(own_cache.node, TesseraRelLocator(rel)) ||
 		rownum < own_cache.first || rownum >= own_cache.end)
 	{
 		TesseraMeta meta;
@@ -219,8 +220,8 @@ own_insert_cid(Relation rel, uint64 rownum, CommandId *cmin)
 			own_cache.runs = dir->cids;
 			MemoryContextSwitchTo(old);
 		}
-		own_cache.node = rel->rd_node;
-		own_cache.lxid = MyProc->lxid;
+		own_cache.node = TesseraRelLocator(rel);
+		own_cache.lxid = TesseraMyLxid();
 	}
 	if (!own_cache.own)
 		return false;
@@ -801,7 +802,7 @@ tessera_tuple_delete(Relation rel, ItemPointer tid, CommandId cid, Snapshot snap
 TM_Result
 tessera_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot, CommandId cid,
 					 Snapshot snapshot, Snapshot crosscheck, bool wait,
-					 TM_FailureData *tmfd, LockTupleMode *lockmode, bool *update_indexes)
+					 TM_FailureData *tmfd, LockTupleMode *lockmode, TesseraUpdateIndexes *update_indexes)
 {
 	TM_Result	result;
 	uint64		oldrow = 0;
@@ -810,7 +811,7 @@ tessera_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot, Comma
 	TransactionId xmax;
 
 	*lockmode = keys_change(rel, otid, slot) ? LockTupleExclusive : LockTupleNoKeyExclusive;
-	*update_indexes = false;
+	*update_indexes = TESSERA_UPDATE_NO_INDEXES;
 	result = modify_row(rel, otid, cid, crosscheck, OP_UPDATE, *lockmode,
 						wait ? LockWaitBlock : LockWaitError, false, tmfd, &own_locked);
 	if (result != TM_Ok)
@@ -834,8 +835,8 @@ tessera_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot, Comma
 	TesseraSlotSetXmax(slot, xmax);
 
 	/* the new version has a new TID: every index needs an entry for it */
-	*update_indexes = true;
-	pgstat_count_heap_update(rel, false);
+	*update_indexes = TESSERA_UPDATE_ALL_INDEXES;
+	TesseraCountUpdate(rel);
 	return TM_Ok;
 }
 

@@ -850,8 +850,7 @@ TesseraScanNextBatch(TableScanDesc sscan, TesseraBatch **batch, const bool **sel
 void
 TesseraCountRowsRead(Relation rel, uint64 n)
 {
-	if (pgstat_should_count_relation(rel))
-		rel->pgstat_info->t_counts.t_tuples_returned += n;
+	TesseraCountTuplesReturned(rel, n);
 }
 
 /*

@@ -32,7 +32,7 @@
 
 #include "access/xact.h"
 #include "miscadmin.h"
-#include "storage/backendid.h"
+#include "tessera/compat.h"
 #include "storage/ipc.h"
 #include "storage/shmem.h"
 #include "storage/spin.h"
@@ -44,7 +44,7 @@ typedef struct SpecSlot
 {
 	slock_t		mutex;
 	uint32		token;			/* 0: no speculative insertion */
-	RelFileNode node;
+	RelFileLocator node;
 	uint64		rownum;
 } SpecSlot;
 
@@ -126,9 +126,9 @@ TesseraSpeculativeShmemInit(void)
 static SpecSlot *
 my_slot(void)
 {
-	if (spec_shared == NULL || MyBackendId <= 0 || MyBackendId >= spec_shared->nslots)
+	if (spec_shared == NULL || TesseraMyBackendSlot() <= 0 || TesseraMyBackendSlot() >= spec_shared->nslots)
 		return NULL;
-	return &spec_shared->slots[MyBackendId];
+	return &spec_shared->slots[TesseraMyBackendSlot()];
 }
 
 /*
@@ -144,7 +144,7 @@ TesseraSpeculativePublish(Relation rel, uint64 rownum, uint32 token)
 	if (slot == NULL)
 		return;
 	SpinLockAcquire(&slot->mutex);
-	slot->node = rel->rd_node;
+	slot->node = TesseraRelLocator(rel);
 	slot->rownum = rownum;
 	slot->token = token;
 	SpinLockRelease(&slot->mutex);
@@ -178,11 +178,11 @@ TesseraSpeculativeToken(Relation rel, uint64 rownum)
 		SpecSlot   *slot = &spec_shared->slots[i];
 		uint32		token = 0;
 
-		if (slot->token == 0 || i == MyBackendId)
+		if (slot->token == 0 || i == TesseraMyBackendSlot())
 			continue;
 		SpinLockAcquire(&slot->mutex);
 		if (slot->token != 0 && slot->rownum == rownum &&
-			RelFileNodeEquals(slot->node, rel->rd_node))
+			RelFileLocatorEquals(slot->node, TesseraRelLocator(rel)))
 			token = slot->token;
 		SpinLockRelease(&slot->mutex);
 		if (token != 0)

@@ -279,7 +279,7 @@ tessera_relation_vacuum(Relation rel, struct VacuumParams *params,
 	BlockNumber nblocks;
 	TesseraMeta meta;
 	uint64		rows = 0;
-	Size		mem = (Size) (IsAutoVacuumWorkerProcess() && autovacuum_work_mem != -1 ?
+	Size		mem = (Size) (TesseraAmAutoVacuumWorker() && autovacuum_work_mem != -1 ?
 							  autovacuum_work_mem : maintenance_work_mem) * 1024;
 	int			max_items;
 
@@ -294,7 +294,7 @@ tessera_relation_vacuum(Relation rel, struct VacuumParams *params,
 
 	/* delta rows every snapshot sees move into stripes first */
 	TesseraCompact(rel, vs.OldestXmin, vs.elevel,
-				   IsAutoVacuumWorkerProcess() ? TesseraAutoCompactMinRun() : 2);
+				   TesseraAmAutoVacuumWorker() ? TesseraAutoCompactMinRun() : 2);
 
 	max_items = (int) Min(MAXDEADITEMS(mem), (Size) (MaxAllocSize / sizeof(ItemPointerData)) - 1);
 	max_items = Max(max_items, 1024);

@@ -528,7 +528,7 @@ tessera_object_access(ObjectAccessType access, Oid classId, Oid objectId, int su
 			{
 				TesseraMeta meta;
 
-				TesseraDiscardWrites(&rel->rd_node);
+				TesseraDiscardWrites(&TesseraRelLocator(rel));
 				TesseraReadMeta(rel, &meta);
 				if (meta.valid)
 				{

@@ -72,7 +72,7 @@
 typedef struct WriteState
 {
 	struct WriteState *below;	/* state of an outer subtransaction */
-	RelFileNode node;
+	RelFileLocator node;
 	Oid			relid;
 	SubTransactionId subxid;
 	MemoryContext cxt;			/* everything below */
@@ -126,7 +126,7 @@ typedef struct WriteState
 
 typedef struct WriteEntry
 {
-	RelFileNode node;			/* hash key */
+	RelFileLocator node;			/* hash key */
 	WriteState *top;
 	int			early_deltas;	/* delta stripes written before commit */
 } WriteEntry;
@@ -145,7 +145,7 @@ static bool flushing_for_commit = false;
 #define MAX_EARLY_DELTAS	8
 
 /* a rewrite's new storage whose stripes are written frozen (TesseraWriteFrozen) */
-static RelFileNode frozen_node;
+static RelFileLocator frozen_node;
 static bool frozen_node_set = false;
 
 TesseraDeltaStripeHook tessera_delta_stripe_hook = NULL;
@@ -169,7 +169,7 @@ create_state(Relation rel, SubTransactionId subxid)
 										 ALLOCSET_DEFAULT_SIZES);
 	ws->enc_cxt = AllocSetContextCreate(cxt, "tessera encoder",
 										ALLOCSET_DEFAULT_SIZES);
-	ws->node = rel->rd_node;
+	ws->node = TesseraRelLocator(rel);
 	ws->relid = RelationGetRelid(rel);
 	ws->subxid = subxid;
 	ws->seen_desc = RelationGetDescr(rel);
@@ -274,7 +274,7 @@ get_state(Relation rel)
 	bool		found;
 
 	if (last_state && last_state->subxid == subxid &&
-		RelFileNodeEquals(last_state->node, rel->rd_node) &&
+		RelFileLocatorEquals(last_state->node, TesseraRelLocator(rel)) &&
 		last_state->seen_desc == RelationGetDescr(rel) &&
 		last_state->relid == RelationGetRelid(rel))
 		return last_state;
@@ -284,13 +284,13 @@ get_state(Relation rel)
 		HASHCTL		ctl;
 
 		memset(&ctl, 0, sizeof(ctl));
-		ctl.keysize = sizeof(RelFileNode);
+		ctl.keysize = sizeof(RelFileLocator);
 		ctl.entrysize = sizeof(WriteEntry);
 		ctl.hcxt = TopTransactionContext;
 		write_entries = hash_create("tessera write states", 16, &ctl,
 									HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	}
-	entry = hash_search(write_entries, &rel->rd_node, HASH_ENTER, &found);
+	entry = hash_search(write_entries, &TesseraRelLocator(rel), HASH_ENTER, &found);
 	if (!found)
 	{
 		entry->top = NULL;
@@ -325,7 +325,7 @@ start_stripe(WriteState *ws, Relation rel)
 	ws->stripe.first_rownum = first;
 	ws->stripe.natts = ws->natts;
 	ws->stripe.reserved_rows = want;
-	if (frozen_node_set && RelFileNodeEquals(frozen_node, ws->node))
+	if (frozen_node_set && RelFileLocatorEquals(frozen_node, ws->node))
 		ws->stripe.flags |= TESSERA_STRIPE_FROZEN;
 	TesseraInsertStripe(&ws->stripe);
 
@@ -930,7 +930,7 @@ TesseraFlushRelation(Relation rel)
 
 	if (write_entries == NULL)
 		return;
-	entry = hash_search(write_entries, &rel->rd_node, HASH_FIND, NULL);
+	entry = hash_search(write_entries, &TesseraRelLocator(rel), HASH_FIND, NULL);
 	if (entry)
 		flush_entry(entry, rel);
 }
@@ -947,7 +947,7 @@ TesseraFlushRowIfPending(Relation rel, uint64 rownum)
 
 	if (write_entries == NULL)
 		return;
-	entry = hash_search(write_entries, &rel->rd_node, HASH_FIND, NULL);
+	entry = hash_search(write_entries, &TesseraRelLocator(rel), HASH_FIND, NULL);
 	if (entry == NULL)
 		return;
 	for (WriteState *ws = entry->top; ws != NULL; ws = ws->below)
@@ -969,7 +969,7 @@ TesseraFlushRowIfPending(Relation rel, uint64 rownum)
 void
 TesseraWriteFrozen(Relation rel)
 {
-	frozen_node = rel->rd_node;
+	frozen_node = TesseraRelLocator(rel);
 	frozen_node_set = true;
 }
 
@@ -1022,7 +1022,7 @@ TesseraFlushAll(void)
 		rel = RelationIdGetRelation(entry->top->relid);
 		if (rel == NULL)
 			continue;
-		if (RelFileNodeEquals(rel->rd_node, entry->node))
+		if (RelFileLocatorEquals(TesseraRelLocator(rel), entry->node))
 			flush_entry(entry, rel);
 		RelationClose(rel);
 	}
@@ -1034,7 +1034,7 @@ TesseraFlushAll(void)
  *		replaced by this transaction.
  */
 void
-TesseraDiscardWrites(const RelFileNode *node)
+TesseraDiscardWrites(const RelFileLocator *node)
 {
 	WriteEntry *entry;
 
@@ -1111,7 +1111,7 @@ tessera_subxact_callback(SubXactEvent event, SubTransactionId mySubid,
 
 			if (rel != NULL)
 			{
-				if (RelFileNodeEquals(rel->rd_node, ws->node))
+				if (RelFileLocatorEquals(TesseraRelLocator(rel), ws->node))
 					flush_stripe(ws, rel);
 				RelationClose(rel);
 			}
