@@ -21,6 +21,8 @@
 #include "access/tableam.h"
 #include "catalog/pg_class.h"
 #include "miscadmin.h"
+#include "nodes/execnodes.h"
+#include "nodes/parsenodes.h"
 #include "pgstat.h"
 #include "postmaster/autovacuum.h"
 #include "postmaster/bgworker.h"
@@ -31,6 +33,7 @@
 #include "utils/tuplesort.h"
 
 #if PG_VERSION_NUM >= 160000
+#include "parser/parse_relation.h"
 #include "storage/relfilelocator.h"
 #include "varatt.h"
 #else
@@ -140,6 +143,24 @@ TesseraCountTuplesReturned(Relation rel, uint64 n)
 	rel->pgstat_info->t_counts.t_tuples_returned += n;
 #else
 	rel->pgstat_info->counts.tuples_returned += n;
+#endif
+}
+
+/*
+ * The columns a query reads from range table entry rte (for permission
+ * checks; bit attno - FirstLowInvalidHeapAttributeNumber, 0 for a whole
+ * row), NULL when there is no such record (no permissions required).
+ * 16 moved them to RTEPermissionInfo.
+ */
+static inline Bitmapset *
+TesseraRteSelectedCols(EState *estate, RangeTblEntry *rte)
+{
+#if PG_VERSION_NUM < 160000
+	return rte->requiredPerms != 0 ? rte->selectedCols : NULL;
+#else
+	if (rte->perminfoindex == 0)
+		return NULL;
+	return getRTEPermissionInfo(estate->es_rteperminfos, rte)->selectedCols;
 #endif
 }
 

@@ -19,6 +19,7 @@ extern PGDLLIMPORT const TupleTableSlotOps TTSOpsTessera;
 extern void TesseraSlotStoreRow(TupleTableSlot *slot, TesseraBatch *batch, int row);
 extern void TesseraSlotSetXmin(TupleTableSlot *slot, TransactionId xmin);
 extern void TesseraSlotSetXmax(TupleTableSlot *slot, TransactionId xmax);
+extern void TesseraSlotSetNeeded(TupleTableSlot *slot, const bool *needed);
 
 typedef struct TesseraLazyRowOps
 {

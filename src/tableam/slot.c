@@ -48,6 +48,8 @@ typedef struct TesseraTupleTableSlot
 	void	   *lazy_arg;
 	uint64		lazy_rownum;
 	int			lazy_rg;
+	/* columns the slot's consumer reads (NULL: all); the others read as NULL */
+	const bool *needed;
 } TesseraTupleTableSlot;
 
 /* Stop referring to the lazy row's source (it may free itself). */
@@ -73,6 +75,7 @@ tts_tessera_init(TupleTableSlot *slot)
 	ts->xmin = InvalidTransactionId;
 	ts->xmax = InvalidTransactionId;
 	ts->lazy = NULL;
+	ts->needed = NULL;
 }
 
 static void
@@ -108,10 +111,27 @@ tts_tessera_getsomeattrs(TupleTableSlot *slot, int natts)
 
 	if (ts->lazy != NULL)
 	{
+		int			from = slot->tts_nvalid;
+
 		natts = Min(natts, slot->tts_tupleDescriptor->natts);
-		if (natts > slot->tts_nvalid)
+		/* decode runs of needed columns; the others are NULL */
+		while (from < natts)
+		{
+			int			to = from;
+
+			if (ts->needed && !ts->needed[from])
+			{
+				slot->tts_values[from] = (Datum) 0;
+				slot->tts_isnull[from] = true;
+				from++;
+				continue;
+			}
+			while (to < natts && (ts->needed == NULL || ts->needed[to]))
+				to++;
 			ts->lazy->decode(ts->lazy_arg, ts->lazy_rownum, ts->lazy_rg, ts->row, slot,
-							 slot->tts_nvalid, natts);
+							 from, to);
+			from = to;
+		}
 		slot->tts_nvalid = Max(slot->tts_nvalid, natts);
 		return;
 	}
@@ -125,7 +145,7 @@ tts_tessera_getsomeattrs(TupleTableSlot *slot, int natts)
 		Datum	   *values;
 		bool	   *isnull;
 
-		if (b->reader->needed && !b->reader->needed[i])
+		if ((b->reader->needed && !b->reader->needed[i]) || (ts->needed && !ts->needed[i]))
 		{
 			/* a column the plan never looks at */
 			slot->tts_values[i] = (Datum) 0;
@@ -143,6 +163,21 @@ tts_tessera_getsomeattrs(TupleTableSlot *slot, int natts)
 		slot->tts_isnull[i] = isnull[ts->row];
 	}
 	slot->tts_nvalid = natts;
+}
+
+/*
+ * TesseraSlotSetNeeded
+ *		The columns (one flag per attribute, NULL: all) that whoever reads
+ *		this slot will read: a row stored in it later decodes only those,
+ *		and the others read as NULL.  The array must live as long as the
+ *		slot.  Set by the executor hook for scan slots of index, bitmap and
+ *		TID scans, whose consumers read only what the query selects.
+ */
+void
+TesseraSlotSetNeeded(TupleTableSlot *slot, const bool *needed)
+{
+	Assert(slot->tts_ops == &TTSOpsTessera);
+	((TesseraTupleTableSlot *) slot)->needed = needed;
 }
 
 static Datum

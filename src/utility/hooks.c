@@ -43,6 +43,7 @@
 #include "access/heapam.h"
 #include "access/htup_details.h"
 #include "access/reloptions.h"
+#include "access/sysattr.h"
 #include "access/table.h"
 #include "access/tableam.h"
 #include "access/xact.h"
@@ -59,7 +60,9 @@
 #include "commands/tablecmds.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
+#include "nodes/nodeFuncs.h"
 #include "nodes/parsenodes.h"
+#include "optimizer/optimizer.h"
 #include "tcop/utility.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
@@ -71,6 +74,7 @@
 #include "tessera/maintenance.h"
 #include "tessera/options.h"
 #include "tessera/shared_cache.h"
+#include "tessera/slot.h"
 #include "tessera/storage.h"
 #include "tessera/tableam.h"
 #include "tessera/tessera.h"
@@ -550,6 +554,108 @@ tessera_object_access(ObjectAccessType access, Oid classId, Oid objectId, int su
 		TesseraSharedCacheForget(classId == DatabaseRelationId ? objectId : MyDatabaseId, 0);
 }
 
+/* Is tlist the plain list of a relation's columns (a physical tlist)? */
+static bool
+is_physical_tlist(List *tlist, Index scanrelid, int natts)
+{
+	ListCell   *lc;
+	int			i = 0;
+
+	if (list_length(tlist) != natts)
+		return false;
+	foreach(lc, tlist)
+	{
+		Var		   *var = (Var *) lfirst_node(TargetEntry, lc)->expr;
+
+		i++;
+		if (!IsA(var, Var) || var->varno != (int) scanrelid || var->varattno != i)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The columns whoever reads scan node ss's slot reads, or NULL for all (or
+ * unknown): what the query selects from its relation (the columns checked
+ * for SELECT privilege), what the node's own quals and target list use --
+ * a physical target list lists every column but is read only for those
+ * selected -- and nothing if a whole row is used anywhere.
+ */
+static bool *
+scan_needed_columns(ScanState *ss, List *quals)
+{
+	Scan	   *plan = (Scan *) ss->ps.plan;
+	EState	   *estate = ss->ps.state;
+	Relation	rel = ss->ss_currentRelation;
+	int			natts = RelationGetDescr(rel)->natts;
+	Bitmapset  *cols = TesseraRteSelectedCols(estate, exec_rt_fetch(plan->scanrelid, estate));
+	bool	   *needed;
+	int			k = -1;
+
+	if (bms_is_empty(cols))
+		return NULL;
+	cols = bms_copy(cols);
+	pull_varattnos((Node *) quals, plan->scanrelid, &cols);
+	pull_varattnos((Node *) plan->plan.qual, plan->scanrelid, &cols);
+	if (!is_physical_tlist(plan->plan.targetlist, plan->scanrelid, natts))
+		pull_varattnos((Node *) plan->plan.targetlist, plan->scanrelid, &cols);
+	if (bms_is_member(0 - FirstLowInvalidHeapAttributeNumber, cols))
+		return NULL;			/* a whole row */
+	needed = MemoryContextAllocZero(estate->es_query_cxt, sizeof(bool) * Max(natts, 1));
+	while ((k = bms_next_member(cols, k)) >= 0)
+	{
+		int			attno = k + FirstLowInvalidHeapAttributeNumber;
+
+		if (attno > 0 && attno <= natts)
+			needed[attno - 1] = true;
+	}
+	return needed;
+}
+
+/*
+ * Tell the scan slots of index, bitmap and TID scans of tessera tables
+ * which columns their rows will be read for: a fetch decodes a row's
+ * columns one by one, and a slot is deformed in column order, so a probe
+ * needing column 10 would decode the nine before it.  Slots other code
+ * fills (EvalPlanQual, triggers, constraint checks, RETURNING) keep all.
+ */
+static bool
+mark_needed_columns(PlanState *ps, void *context)
+{
+	ScanState  *ss = NULL;
+	List	   *quals = NIL;
+
+	if (ps == NULL)
+		return false;
+	switch (nodeTag(ps))
+	{
+		case T_IndexScanState:
+			ss = (ScanState *) ps;
+			quals = list_concat_copy(((IndexScan *) ps->plan)->indexqualorig,
+									 ((IndexScan *) ps->plan)->indexorderbyorig);
+			break;
+		case T_BitmapHeapScanState:
+			ss = (ScanState *) ps;
+			quals = ((BitmapHeapScan *) ps->plan)->bitmapqualorig;
+			break;
+		case T_TidScanState:
+			ss = (ScanState *) ps;
+			quals = ((TidScan *) ps->plan)->tidquals;
+			break;
+		case T_TidRangeScanState:
+			ss = (ScanState *) ps;
+			quals = ((TidRangeScan *) ps->plan)->tidrangequals;
+			break;
+		default:
+			break;
+	}
+	if (ss != NULL && ss->ss_currentRelation != NULL && ss->ss_ScanTupleSlot != NULL &&
+		ss->ss_ScanTupleSlot->tts_ops == &TTSOpsTessera &&
+		IsTesseraRelation(ss->ss_currentRelation))
+		TesseraSlotSetNeeded(ss->ss_ScanTupleSlot, scan_needed_columns(ss, quals));
+	return planstate_tree_walker(ps, mark_needed_columns, context);
+}
+
 static void
 tessera_ExecutorStart(QueryDesc *queryDesc, int eflags)
 {
@@ -560,6 +666,9 @@ tessera_ExecutorStart(QueryDesc *queryDesc, int eflags)
 		prev_ExecutorStart(queryDesc, eflags);
 	else
 		standard_ExecutorStart(queryDesc, eflags);
+
+	if (!(eflags & EXEC_FLAG_EXPLAIN_ONLY) && queryDesc->planstate != NULL)
+		mark_needed_columns(queryDesc->planstate, NULL);
 }
 
 void
