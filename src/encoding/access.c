@@ -73,6 +73,24 @@ TesseraPlainValue(const TesseraColumnType *type, const char *stream, Size nbytes
 }
 
 /*
+ * The header of a PLAIN section of n values at p: where its value stream
+ * starts and how many bytes it has.  False if it overruns end, or if
+ * fixed-size values do not fill it exactly.
+ */
+static bool
+plain_header(const TesseraColumnType *type, const char *p, const char *end, int n,
+			 const char **stream, uint32 *nbytes)
+{
+	if (end - p < (ptrdiff_t) sizeof(uint32))
+		return false;
+	memcpy(nbytes, p, sizeof(uint32));
+	*stream = p + MAXALIGN(sizeof(uint32));
+	if (*stream > end || (Size) (end - *stream) < *nbytes)
+		return false;
+	return type->typlen <= 0 || (Size) n * TesseraFixedStride(type) == *nbytes;
+}
+
+/*
  * Value idx of a PLAIN section (a pointer into it), or false if malformed.
  * With an index, variable-length values are found through their offsets,
  * recorded there on first use.
@@ -86,19 +104,11 @@ plain_at(const TesseraColumnType *type, const char *p, const char *end, int n, i
 	Size		off = 0,
 				len;
 
-	if (end - p < (ptrdiff_t) sizeof(uint32) || idx < 0 || idx >= n)
-		return false;
-	memcpy(&nbytes, p, sizeof(uint32));
-	stream = p + MAXALIGN(sizeof(uint32));
-	if (stream > end || (Size) (end - stream) < nbytes)
+	if (idx < 0 || idx >= n || !plain_header(type, p, end, n, &stream, &nbytes))
 		return false;
 	if (type->typlen > 0)
 	{
-		Size		stride = TesseraFixedStride(type);
-
-		if ((Size) n * stride != nbytes)
-			return false;
-		*out = PointerGetDatum(stream + stride * idx);
+		*out = PointerGetDatum(stream + TesseraFixedStride(type) * idx);
 		return true;
 	}
 	if (index != NULL)
@@ -278,18 +288,12 @@ view_plain_at(TesseraChunkView *v, const TesseraColumnType *type, const char *p,
 	int			from = 0;
 
 	TesseraViewEnsure(v, p, sizeof(uint32));
-	if (end - p < (ptrdiff_t) sizeof(uint32) || idx < 0 || idx >= count)
-		return false;
-	memcpy(&nbytes, p, sizeof(uint32));
-	stream = p + MAXALIGN(sizeof(uint32));
-	if (stream > end || (Size) (end - stream) < nbytes)
+	if (idx < 0 || idx >= count || !plain_header(type, p, end, count, &stream, &nbytes))
 		return false;
 	if (type->typlen > 0)
 	{
 		Size		stride = TesseraFixedStride(type);
 
-		if ((Size) count * stride != nbytes)
-			return false;
 		TesseraViewEnsure(v, stream + stride * idx, stride);
 		*out = PointerGetDatum(stream + stride * idx);
 		return true;

@@ -255,6 +255,19 @@ TesseraSharedKeyInit(TesseraSharedKey *key, uint64 storage_id, uint64 stripe_id,
 }
 
 /*
+ * Lock key's partition (*p) in mode and look key up there (its hash in
+ * *hash, for an insert that follows); NULL if absent.
+ */
+static SCEntry *
+lock_and_find(const TesseraSharedKey *key, LWLockMode mode, int *p, uint32 *hash)
+{
+	*hash = get_hash_value(maps[0], key);
+	*p = *hash % SC_PARTITIONS;
+	LWLockAcquire(locks[*p], mode);
+	return hash_search_with_hash_value(maps[*p], key, *hash, HASH_FIND, NULL);
+}
+
+/*
  * TesseraSharedCacheGetRange
  *		Copy bytes [off, off + count) of the cached frame of key to dst if
  *		the cache holds it with this checksum and raw length len.
@@ -272,11 +285,8 @@ TesseraSharedCacheGetRange(const TesseraSharedKey *key, uint32 check, uint32 len
 	Assert(off <= len && count <= len - off);
 	if (!cache_on)
 		return false;
-	hash = get_hash_value(maps[0], key);
-	p = hash % SC_PARTITIONS;
+	e = lock_and_find(key, LW_SHARED, &p, &hash);
 	part = parts[p];
-	LWLockAcquire(locks[p], LW_SHARED);
-	e = hash_search_with_hash_value(maps[p], key, hash, HASH_FIND, NULL);
 	if (e != NULL)
 	{
 		SCDesc	   *d = &part->descs[e->desc];
@@ -392,11 +402,8 @@ TesseraSharedCachePut(const TesseraSharedKey *key, uint32 check, uint32 len, con
 
 	if (!cache_on || len == 0 || len > TESSERA_SHARED_MAX_BYTES)
 		return;
-	hash = get_hash_value(maps[0], key);
-	p = hash % SC_PARTITIONS;
+	e = lock_and_find(key, LW_EXCLUSIVE, &p, &hash);
 	part = parts[p];
-	LWLockAcquire(locks[p], LW_EXCLUSIVE);
-	e = hash_search_with_hash_value(maps[p], key, hash, HASH_FIND, NULL);
 	if (e != NULL)
 	{
 		d = &part->descs[e->desc];
