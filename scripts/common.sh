@@ -4,7 +4,10 @@
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-PGBIN=/usr/lib/postgresql/15/bin
+# The PostgreSQL major version to build and test against: the host's 15,
+# or 17/18 inside a Debian root of their own (run_in_pg_root below).
+PGVER=${TESSERA_PG:-15}
+PGBIN=/usr/lib/postgresql/$PGVER/bin
 export PATH="$PGBIN:$PATH"
 
 log() { printf '==> %s\n' "$*" >&2; }
@@ -25,8 +28,8 @@ as_postgres() {
 # Install build and test dependencies from Debian's packages if missing.
 install_deps() {
 	local need=()
-	[ -x /usr/lib/postgresql/15/bin/postgres ] || need+=(postgresql-15)
-	[ -f /usr/include/postgresql/15/server/postgres.h ] || need+=(postgresql-server-dev-15)
+	[ -x "$PGBIN/postgres" ] || need+=("postgresql-$PGVER")
+	[ -f "/usr/include/postgresql/$PGVER/server/postgres.h" ] || need+=("postgresql-server-dev-$PGVER")
 	[ -f /usr/include/zstd.h ] || need+=(libzstd-dev)
 	[ -f /usr/include/lz4.h ] || need+=(liblz4-dev)
 	[ -f /usr/include/xxhash.h ] || need+=(libxxhash-dev)
@@ -45,7 +48,7 @@ install_deps() {
 			apt-get install -y -q "${need[@]}" >/dev/null
 		}
 	fi
-	id postgres >/dev/null 2>&1 || { echo "no postgres user: install postgresql-15" >&2; exit 1; }
+	id postgres >/dev/null 2>&1 || { echo "no postgres user: install postgresql-$PGVER" >&2; exit 1; }
 }
 
 build_and_install() {
@@ -83,4 +86,35 @@ start_cluster() {
 stop_cluster() {
 	local dir=$1
 	[ -f "$dir/data/postmaster.pid" ] && as_postgres "$PGBIN/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null || true
+}
+
+# run_in_pg_root VERSION SCRIPT ARGS...: run one of this checkout's scripts
+# against PostgreSQL VERSION.  15 is the host's; for another version, set
+# up (once; cached) the Debian root that has it (scripts/pg-root.sh), copy
+# the checkout's files into it and run the script there as root of that
+# system.  Returns only for 15 (the caller goes on); otherwise exits with
+# the script's status.
+run_in_pg_root() {
+	local ver=$1 script=$2 root dest
+	shift 2
+	if [ "$ver" = 15 ] || [ -n "${TESSERA_IN_PG_ROOT:-}" ]; then
+		return 0
+	fi
+	[ "$(id -u)" = 0 ] || { echo "--pg $ver needs root (it runs in a chroot)" >&2; exit 1; }
+	root=$("$REPO/scripts/pg-root.sh" "$ver")
+	dest="$root/tessera"
+	log "copying the checkout into $dest"
+	rm -rf "$dest"
+	mkdir -p "$dest"
+	if git -C "$REPO" rev-parse --git-dir >/dev/null 2>&1; then
+		(cd "$REPO" && git ls-files -co --exclude-standard -z | xargs -0 tar -cf - 2>/dev/null) |
+			tar -xf - -C "$dest"
+	else
+		(cd "$REPO" && tar -cf - --exclude=./.pgdata --exclude=./bench/.data --exclude=./.pgsrc .) |
+			tar -xf - -C "$dest"
+	fi
+	exec chroot "$root" env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+		HOME=/root LANG=C.UTF-8 TESSERA_PG="$ver" TESSERA_IN_PG_ROOT=1 PIP_BREAK_SYSTEM_PACKAGES=1 \
+		TESSERA_TEST_PORT="${TESSERA_TEST_PORT:-}" TESSERA_KEEP_TEST_DIR="${TESSERA_KEEP_TEST_DIR:-}" \
+		"/tessera/scripts/$script" "$@"
 }

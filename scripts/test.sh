@@ -15,11 +15,24 @@
 # and print one line "N passed, N failed".  Exit status 1 if anything failed.
 # (make installcheck runs the first three suites against a running server.)
 #
-# Usage: scripts/test.sh [layout|regress|isolation|tap|bench|random|pg ...]   (default: all)
+# Usage: scripts/test.sh [--pg 15|17|18] [layout|regress|isolation|tap|bench|random|pg ...]
+#   (default: all; --pg 17/18 run in a Debian root with that version, set up
+#   once by scripts/pg-root.sh, and leave out "pg", PostgreSQL 15's own suites)
 source "$(dirname "$0")/common.sh"
 
+if [ "${1:-}" = "--pg" ]; then
+	[ -n "${2:-}" ] || { echo "usage: scripts/test.sh [--pg VERSION] [suite ...]" >&2; exit 2; }
+	ver=$2
+	shift 2
+	run_in_pg_root "$ver" test.sh "$@"
+fi
+
 suites=("$@")
-[ ${#suites[@]} -eq 0 ] && suites=(layout regress isolation tap bench random pg)
+if [ ${#suites[@]} -eq 0 ]; then
+	suites=(layout regress isolation tap bench random)
+	# PostgreSQL's own suites and their known differences are 15's
+	[ "$PGVER" = 15 ] && suites+=(pg)
+fi
 want() { local s; for s in "${suites[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 
 install_deps

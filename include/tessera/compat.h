@@ -20,15 +20,19 @@
 
 #include "access/tableam.h"
 #include "catalog/pg_class.h"
+#include "commands/vacuum.h"
 #include "miscadmin.h"
 #include "nodes/execnodes.h"
 #include "nodes/parsenodes.h"
 #include "pgstat.h"
 #include "postmaster/autovacuum.h"
 #include "postmaster/bgworker.h"
+#include "storage/bufmgr.h"
 #include "storage/proc.h"
 #include "storage/standby.h"
 #include "utils/acl.h"
+#include "utils/backend_progress.h"
+#include "utils/backend_status.h"
 #include "utils/rel.h"
 #include "utils/tuplesort.h"
 
@@ -41,7 +45,9 @@
 #endif
 
 #if PG_VERSION_NUM >= 170000
+#include "access/tidstore.h"
 #include "storage/procnumber.h"
+#include "storage/read_stream.h"
 #else
 #include "storage/backendid.h"
 #endif
@@ -172,6 +178,159 @@ TesseraResolveSnapshotConflict(TransactionId horizon, RelFileLocator locator)
 	ResolveRecoveryConflictWithSnapshot(horizon, locator);
 #else
 	ResolveRecoveryConflictWithSnapshot(horizon, false, locator);
+#endif
+}
+
+/*
+ * VACUUM's cutoffs: the xmin horizon and the freeze limits for rel (16
+ * gathered them in struct VacuumCutoffs).
+ */
+static inline void
+TesseraVacuumCutoffs(Relation rel, struct VacuumParams *params, TransactionId *oldest_xmin,
+					 MultiXactId *oldest_mxact, TransactionId *freeze_limit,
+					 MultiXactId *multixact_cutoff)
+{
+#if PG_VERSION_NUM < 160000
+	(void) vacuum_set_xid_limits(rel, params->freeze_min_age, params->freeze_table_age,
+								 params->multixact_freeze_min_age,
+								 params->multixact_freeze_table_age,
+								 oldest_xmin, oldest_mxact, freeze_limit, multixact_cutoff);
+#else
+	struct VacuumCutoffs c;
+
+	(void) vacuum_get_cutoffs(rel, params, &c);
+	*oldest_xmin = c.OldestXmin;
+	*oldest_mxact = c.OldestMxact;
+	*freeze_limit = c.FreezeLimit;
+	*multixact_cutoff = c.MultiXactCutoff;
+#endif
+}
+
+/*
+ * A slot's "was the row inserted by this transaction" callback, asked by
+ * the RI triggers since 17 (before, they read xmin through getsysattr).
+ */
+#if PG_VERSION_NUM >= 170000
+#define TESSERA_SLOT_OPS_IS_CURRENT_XACT(fn)	.is_current_xact_tuple = (fn),
+#else
+#define TESSERA_SLOT_OPS_IS_CURRENT_XACT(fn)
+#endif
+
+/* an index's VACUUM arguments, zeroed; 16 added the table they index */
+static inline void
+TesseraIndexVacuumInfoInit(IndexVacuumInfo *ivinfo, Relation heaprel)
+{
+	memset(ivinfo, 0, sizeof(IndexVacuumInfo));
+#if PG_VERSION_NUM >= 160000
+	ivinfo->heaprel = heaprel;
+#endif
+}
+
+/*
+ * TIDs of dead rows whose index entries VACUUM removes, in TID order: an
+ * array in VacDeadItems until 16, handed to the indexes as a TidStore
+ * since 17.
+ */
+typedef struct TesseraDeadTids
+{
+	int			max_items;
+	int			num_items;
+	ItemPointerData *items;
+#if PG_VERSION_NUM < 170000
+	VacDeadItems *vac;			/* items is its array */
+#endif
+} TesseraDeadTids;
+
+static inline void
+TesseraDeadTidsInit(TesseraDeadTids *d, int max_items)
+{
+	d->max_items = max_items;
+	d->num_items = 0;
+#if PG_VERSION_NUM < 170000
+	d->vac = palloc(vac_max_items_to_alloc_size(max_items));
+	d->vac->max_items = max_items;
+	d->vac->num_items = 0;
+	d->items = d->vac->items;
+#else
+	d->items = palloc(sizeof(ItemPointerData) * max_items);
+#endif
+}
+
+/* ambulkdelete of index ivinfo->index for every TID in d */
+static inline IndexBulkDeleteResult *
+TesseraDeadTidsBulkDelete(IndexVacuumInfo *ivinfo, IndexBulkDeleteResult *istat,
+						  TesseraDeadTids *d)
+{
+#if PG_VERSION_NUM < 170000
+	d->vac->num_items = d->num_items;
+	return vac_bulkdel_one_index(ivinfo, istat, d->vac);
+#else
+	VacDeadItemsInfo info;
+	TidStore   *ts = TidStoreCreateLocal((size_t) d->num_items * sizeof(ItemPointerData) + 65536,
+										 true);
+	OffsetNumber offsets[MaxOffsetNumber];
+	int			i = 0;
+
+	while (i < d->num_items)
+	{
+		BlockNumber blk = ItemPointerGetBlockNumber(&d->items[i]);
+		int			n = 0;
+
+		while (i < d->num_items && ItemPointerGetBlockNumber(&d->items[i]) == blk &&
+			   n < MaxOffsetNumber)
+			offsets[n++] = ItemPointerGetOffsetNumber(&d->items[i++]);
+		TidStoreSetBlockOffsets(ts, blk, offsets, n);
+	}
+	info.max_bytes = TidStoreMemoryUsage(ts);
+	info.num_items = d->num_items;
+	istat = vac_bulkdel_one_index(ivinfo, istat, ts, &info);
+	TidStoreDestroy(ts);
+	return istat;
+#endif
+}
+
+/*
+ * ANALYZE's next sample block: the callback got its number until 16; since
+ * 17 it takes it from a read stream (false at the stream's end).  tessera
+ * samples rows by ordinal and needs only the number: 18 hands it out
+ * without reading; 17 can only read the block, so while ANALYZE runs the
+ * main fork's size is the physical one (TesseraAnalyzeReadsBlocks), not the
+ * TID blocks the row numbers span.
+ */
+#if PG_VERSION_NUM < 170000
+#define TESSERA_ANALYZE_NEXT_BLOCK_ARGS	BlockNumber blockno, BufferAccessStrategy bstrategy
+#define TesseraAnalyzeNextBlock(out)	(*(out) = blockno, true)
+#else
+#define TESSERA_ANALYZE_NEXT_BLOCK_ARGS	ReadStream *stream
+static inline bool
+TesseraReadStreamNextBlock(ReadStream *stream, BlockNumber *out)
+{
+#if PG_VERSION_NUM >= 180000
+	BufferAccessStrategy strategy;
+
+	*out = read_stream_next_block(stream, &strategy);
+	return *out != InvalidBlockNumber;
+#else
+	Buffer		buf = read_stream_next_buffer(stream, NULL);
+
+	if (!BufferIsValid(buf))
+		return false;
+	*out = BufferGetBlockNumber(buf);
+	ReleaseBuffer(buf);
+	return true;
+#endif
+}
+#define TesseraAnalyzeNextBlock(out)	TesseraReadStreamNextBlock(stream, out)
+#endif
+
+/* Is this backend running ANALYZE, which reads the blocks it samples (17)? */
+static inline bool
+TesseraAnalyzeReadsBlocks(void)
+{
+#if PG_VERSION_NUM >= 170000 && PG_VERSION_NUM < 180000
+	return MyBEEntry != NULL && MyBEEntry->st_progress_command == PROGRESS_COMMAND_ANALYZE;
+#else
+	return false;
 #endif
 }
 

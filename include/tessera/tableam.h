@@ -39,8 +39,8 @@ extern bool tessera_scan_getnextslot_tidrange(TableScanDesc scan, ScanDirection 
 extern Size tessera_parallelscan_estimate(Relation rel);
 extern Size tessera_parallelscan_initialize(Relation rel, ParallelTableScanDesc pscan);
 extern void tessera_parallelscan_reinitialize(Relation rel, ParallelTableScanDesc pscan);
-extern bool tessera_scan_analyze_next_block(TableScanDesc scan, BlockNumber blockno,
-											BufferAccessStrategy bstrategy);
+extern bool tessera_scan_analyze_next_block(TableScanDesc scan,
+											TESSERA_ANALYZE_NEXT_BLOCK_ARGS);
 extern bool tessera_scan_analyze_next_tuple(TableScanDesc scan, TransactionId OldestXmin,
 											double *liverows, double *deadrows,
 											TupleTableSlot *slot);

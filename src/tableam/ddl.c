@@ -388,7 +388,7 @@ tessera_relation_size(Relation rel, ForkNumber forkNumber)
 	 * The physical size is smgrnblocks (TesseraPhysicalBlocks), and
 	 * pg_relation_size reads the files.
 	 */
-	if (forkNumber != MAIN_FORKNUM || physical == 0)
+	if (forkNumber != MAIN_FORKNUM || physical == 0 || TesseraAnalyzeReadsBlocks())
 		return physical;
 	TesseraReadMeta(rel, &meta);
 	if (!meta.valid)

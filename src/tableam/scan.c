@@ -568,20 +568,26 @@ tessera_parallelscan_reinitialize(Relation rel, ParallelTableScanDesc ppscan)
 /* ---- ANALYZE ---- */
 
 bool
-tessera_scan_analyze_next_block(TableScanDesc sscan, BlockNumber blockno,
-								BufferAccessStrategy bstrategy)
+tessera_scan_analyze_next_block(TableScanDesc sscan, TESSERA_ANALYZE_NEXT_BLOCK_ARGS)
 {
 	TesseraScanDesc scan = (TesseraScanDesc) sscan;
 	uint64		total = scan->reader->total_rows;
 	BlockNumber nblocks = Max(scan->analyze_nblocks, 1);
+	BlockNumber block;
 
-	if (blockno >= nblocks)
+	/*
+	 * Blocks stand for equal shares of the visible rows, in row order, so
+	 * that sampling blocks samples rows evenly.
+	 */
+	if (!TesseraAnalyzeNextBlock(&block))
+		return false;
+	if (block >= nblocks)
 	{
 		scan->analyze_pos = scan->analyze_end = 0;
 		return false;
 	}
-	scan->analyze_pos = (uint64) (((uint128) blockno * total) / nblocks);
-	scan->analyze_end = (uint64) (((uint128) (blockno + 1) * total) / nblocks);
+	scan->analyze_pos = (uint64) (((uint128) block * total) / nblocks);
+	scan->analyze_end = (uint64) (((uint128) (block + 1) * total) / nblocks);
 	return true;
 }
 

@@ -28,9 +28,11 @@
 
 #include "access/htup_details.h"
 #include "access/sysattr.h"
+#include "access/xact.h"
 #include "executor/tuptable.h"
 #include "utils/expandeddatum.h"
 
+#include "tessera/compat.h"
 #include "tessera/reader.h"
 #include "tessera/slot.h"
 #include "tessera/tessera.h"
@@ -206,6 +208,16 @@ tts_tessera_getsysattr(TupleTableSlot *slot, int attnum, bool *isnull)
 	return (Datum) 0;			/* keep compiler quiet */
 }
 
+/* Was the row inserted by the current transaction (the RI triggers ask)? */
+pg_attribute_unused()
+static bool
+tts_tessera_is_current_xact_tuple(TupleTableSlot *slot)
+{
+	TesseraTupleTableSlot *ts = (TesseraTupleTableSlot *) slot;
+
+	return TransactionIdIsValid(ts->xmin) && TransactionIdIsCurrentTransactionId(ts->xmin);
+}
+
 /* Copy by-reference values into memory owned by the slot. */
 static void
 tts_tessera_materialize(TupleTableSlot *slot)
@@ -331,6 +343,7 @@ const TupleTableSlotOps TTSOpsTessera = {
 	.clear = tts_tessera_clear,
 	.getsomeattrs = tts_tessera_getsomeattrs,
 	.getsysattr = tts_tessera_getsysattr,
+	TESSERA_SLOT_OPS_IS_CURRENT_XACT(tts_tessera_is_current_xact_tuple)
 	.materialize = tts_tessera_materialize,
 	.copyslot = tts_tessera_copyslot,
 	.get_heap_tuple = NULL,

@@ -64,7 +64,7 @@ typedef struct VacState
 	MultiXactId OldestMxact;
 	TransactionId min_xid;		/* oldest xid still in a state entry */
 	MultiXactId min_multi;		/* oldest multixact still in one */
-	VacDeadItems *dead;			/* dead rows whose index entries must go */
+	TesseraDeadTids dead;		/* dead rows whose index entries must go */
 	int			nindexes;
 	Relation   *indexes;
 	IndexBulkDeleteResult **stats;
@@ -91,13 +91,14 @@ flush_dead(VacState *vs)
 {
 	int			i = 0;
 
-	if (vs->dead->num_items == 0)
+	if (vs->dead.num_items == 0)
 		return;
 
 	for (int k = 0; k < vs->nindexes; k++)
 	{
 		IndexVacuumInfo ivinfo;
 
+		TesseraIndexVacuumInfoInit(&ivinfo, vs->rel);
 		ivinfo.index = vs->indexes[k];
 		ivinfo.analyze_only = false;
 		ivinfo.report_progress = false;
@@ -105,7 +106,7 @@ flush_dead(VacState *vs)
 		ivinfo.message_level = vs->elevel;
 		ivinfo.num_heap_tuples = vs->rel->rd_rel->reltuples;
 		ivinfo.strategy = vs->strategy;
-		vs->stats[k] = vac_bulkdel_one_index(&ivinfo, vs->stats[k], vs->dead);
+		vs->stats[k] = TesseraDeadTidsBulkDelete(&ivinfo, vs->stats[k], &vs->dead);
 	}
 	vs->index_passes++;
 
@@ -119,7 +120,7 @@ flush_dead(VacState *vs)
 							  vs->latest_removed : vs->OldestXmin);
 
 	/* freeze the states, one WAL record per state page */
-	while (i < vs->dead->num_items)
+	while (i < vs->dead.num_items)
 	{
 		uint64		rownum = 0;
 		uint64		page_first;
@@ -128,15 +129,15 @@ flush_dead(VacState *vs)
 		Page		page;
 		TesseraRowState *entries;
 
-		(void) TesseraTidToRownum(&vs->dead->items[i], &rownum);
+		(void) TesseraTidToRownum(&vs->dead.items[i], &rownum);
 		page_first = rownum - rownum % TESSERA_STATE_ROWS;
 		TesseraLockRowState(vs->rel, rownum, &ref);
 		xlog = GenericXLogStart(vs->rel);
 		page = GenericXLogRegisterBuffer(xlog, ref.buf, 0);
 		entries = (TesseraRowState *) PageGetContents(page);
-		while (i < vs->dead->num_items)
+		while (i < vs->dead.num_items)
 		{
-			(void) TesseraTidToRownum(&vs->dead->items[i], &rownum);
+			(void) TesseraTidToRownum(&vs->dead.items[i], &rownum);
 			if (rownum - page_first >= TESSERA_STATE_ROWS)
 				break;
 			memset(&entries[rownum - page_first], 0, sizeof(TesseraRowState));
@@ -147,8 +148,8 @@ flush_dead(VacState *vs)
 		GenericXLogFinish(xlog);
 		TesseraUnlockRowState(&ref);
 	}
-	vs->dead_total += vs->dead->num_items;
-	vs->dead->num_items = 0;
+	vs->dead_total += vs->dead.num_items;
+	vs->dead.num_items = 0;
 }
 
 static void
@@ -235,9 +236,9 @@ vacuum_state_page(Relation rel, BlockNumber blkno, uint64 first_rownum, void *ar
 		}
 		if (dead)
 		{
-			if (vs->dead->num_items >= vs->dead->max_items)
+			if (vs->dead.num_items >= vs->dead.max_items)
 				flush_dead(vs);
-			TesseraRownumToTid(first_rownum + i, &vs->dead->items[vs->dead->num_items++]);
+			TesseraRownumToTid(first_rownum + i, &vs->dead.items[vs->dead.num_items++]);
 		}
 	}
 
@@ -287,20 +288,17 @@ tessera_relation_vacuum(Relation rel, struct VacuumParams *params,
 	vs.rel = rel;
 	vs.strategy = bstrategy;
 	vs.elevel = (params->options & VACOPT_VERBOSE) ? INFO : DEBUG2;
-	vacuum_set_xid_limits(rel, params->freeze_min_age, params->freeze_table_age,
-						  params->multixact_freeze_min_age,
-						  params->multixact_freeze_table_age,
-						  &vs.OldestXmin, &vs.OldestMxact, &FreezeLimit, &MultiXactCutoff);
+	TesseraVacuumCutoffs(rel, params, &vs.OldestXmin, &vs.OldestMxact, &FreezeLimit,
+						 &MultiXactCutoff);
 
 	/* delta rows every snapshot sees move into stripes first */
 	TesseraCompact(rel, vs.OldestXmin, vs.elevel,
 				   TesseraAmAutoVacuumWorker() ? TesseraAutoCompactMinRun() : 2);
 
-	max_items = (int) Min(MAXDEADITEMS(mem), (Size) (MaxAllocSize / sizeof(ItemPointerData)) - 1);
+	max_items = (int) Min(mem / sizeof(ItemPointerData),
+						  (Size) (MaxAllocSize / sizeof(ItemPointerData)) - 1);
 	max_items = Max(max_items, 1024);
-	vs.dead = palloc(vac_max_items_to_alloc_size(max_items));
-	vs.dead->max_items = max_items;
-	vs.dead->num_items = 0;
+	TesseraDeadTidsInit(&vs.dead, max_items);
 
 	if (params->index_cleanup != VACOPTVALUE_DISABLED)
 		vac_open_indexes(rel, RowExclusiveLock, &vs.nindexes, &vs.indexes);
@@ -323,6 +321,7 @@ tessera_relation_vacuum(Relation rel, struct VacuumParams *params,
 	{
 		IndexVacuumInfo ivinfo;
 
+		TesseraIndexVacuumInfoInit(&ivinfo, rel);
 		ivinfo.index = vs.indexes[k];
 		ivinfo.analyze_only = false;
 		ivinfo.report_progress = false;

@@ -97,6 +97,12 @@ static const RangeVar *pending_target = NULL;
  */
 static List *created_relids = NIL;
 static bool tracking_created = false;
+/*
+ * where that list lives: the statement's context (CREATE TABLE AS creates
+ * its table inside the executor since 17, whose memory is gone by the time
+ * the statement's options are stored)
+ */
+static MemoryContext created_cxt = NULL;
 
 /* Is the relation just created (in the relcache, not yet visible) target's? */
 static bool
@@ -442,6 +448,7 @@ tessera_ProcessUtility(PlannedStmt *pstmt, const char *queryString, bool readOnl
 	UtilityOptions uo;
 	List	   *outer_created = created_relids;
 	bool		outer_tracking = tracking_created;
+	MemoryContext outer_cxt = created_cxt;
 	List	   *created = NIL;
 
 	memset(&uo, 0, sizeof(uo));
@@ -469,6 +476,7 @@ tessera_ProcessUtility(PlannedStmt *pstmt, const char *queryString, bool readOnl
 
 	created_relids = NIL;
 	tracking_created = uo.is_create;
+	created_cxt = CurrentMemoryContext;
 	PG_TRY();
 	{
 		if (prev_ProcessUtility)
@@ -483,6 +491,7 @@ tessera_ProcessUtility(PlannedStmt *pstmt, const char *queryString, bool readOnl
 		created = created_relids;
 		created_relids = outer_created;
 		tracking_created = outer_tracking;
+		created_cxt = outer_cxt;
 		if (uo.is_create)
 		{
 			TesseraEndPendingOptions();
@@ -517,7 +526,10 @@ tessera_object_access(ObjectAccessType access, Oid classId, Oid objectId, int su
 	if (access == OAT_POST_CREATE && classId == RelationRelationId && subId == 0 &&
 		tracking_created)
 	{
+		MemoryContext old = MemoryContextSwitchTo(created_cxt);
+
 		created_relids = lappend_oid(created_relids, objectId);
+		MemoryContextSwitchTo(old);
 		if (TesseraPendingOptionsUnbound() && created_as(objectId, pending_target))
 			TesseraBindPendingOptions(objectId);
 	}

@@ -89,7 +89,9 @@ INSERT INTO alt_t2 (a) VALUES (NULL);
 -- VACUUM FULL rewrites, VACUUM and ANALYZE work
 VACUUM alt_t2;
 VACUUM FULL alt_t2;
-VACUUM (ANALYZE, VERBOSE) alt_t2;
+-- (ANALYZE VERBOSE's page counts differ between versions: 17 samples physical pages)
+VACUUM (VERBOSE) alt_t2;
+ANALYZE alt_t2;
 SELECT tt.same_table('alt_h', 'alt_t2');
 SELECT reltuples FROM pg_class WHERE oid = 'alt_t2'::regclass;
 

@@ -67,7 +67,10 @@ RESET ROLE;
 DROP TABLE secret;
 
 -- settings: bounded, or a superuser's
-SET tessera.fetch_cache_size = '2GB';
+-- (the message's form differs between versions: report the SQLSTATE)
+DO $$ BEGIN SET tessera.fetch_cache_size = '2GB'; RAISE NOTICE 'accepted';
+EXCEPTION WHEN invalid_parameter_value THEN RAISE NOTICE 'refused: %', SQLSTATE; END $$;
+SHOW tessera.fetch_cache_size;
 SET tessera.fetch_cache_size = '1GB';
 RESET tessera.fetch_cache_size;
 SET tessera.autocompact_stripes = 5;
