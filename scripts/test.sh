@@ -51,6 +51,31 @@ FAILURES=()
 pass() { PASSED=$((PASSED + 1)); printf '  ok      %s\n' "$1"; }
 fail() { FAILED=$((FAILED + 1)); FAILURES+=("$1"); printf '  FAILED  %s\n' "$1"; }
 
+# count_results SUITE LOG: one pass/fail per test of a pg_regress run, in
+# 15's format ("test name ... ok") or 16's TAP format ("ok 3 - name").
+count_results() {
+	local suite=$1 log=$2 line name n=0
+	while read -r line; do
+		case "$line" in
+			"test "*)
+				name=$(sed -E 's/^test ([^ ]+) +\.\.\. .*/\1/' <<<"$line")
+				case "$line" in
+					*"... ok"*) pass "$suite/$name" ;;
+					*) fail "$suite/$name" ;;
+				esac ;;
+			"ok "* | "not ok "*)
+				name=$(sed -E 's/^(not )?ok +[0-9]+ +[-+] +([^ ]+).*/\2/' <<<"$line")
+				case "$line" in
+					"ok "*) pass "$suite/$name" ;;
+					*) fail "$suite/$name" ;;
+				esac ;;
+			*) continue ;;
+		esac
+		n=$((n + 1))
+	done < <(grep -E '^(test |(not )?ok +[0-9]+ )' "$log")
+	[ "$n" -gt 0 ] || { cat "$log"; fail "$suite (did not run)"; }
+}
+
 cleanup() {
 	stop_cluster "$CLUSTER"
 	if [ "$FAILED" -eq 0 ] && [ -z "${TESSERA_KEEP_TEST_DIR:-}" ]; then
@@ -91,14 +116,7 @@ if want regress; then
 		--bindir="$PGBIN" --host="$CLUSTER" --port="$PORT" --user=postgres \
 		--dbname=tessera_regression --schedule="$REPO/test/schedule" \
 		>"$WORK/regress/run.log" 2>&1 || true
-	while read -r line; do
-		name=$(sed -E 's/^test ([^ ]+) +\.\.\. .*/\1/' <<<"$line")
-		case "$line" in
-			*"... ok"*) pass "regress/$name" ;;
-			*FAILED* | *failed*) fail "regress/$name" ;;
-		esac
-	done < <(grep -E '^test ' "$WORK/regress/run.log")
-	grep -q '^test ' "$WORK/regress/run.log" || { cat "$WORK/regress/run.log"; fail "regress (did not run)"; }
+	count_results regress "$WORK/regress/run.log"
 	[ -f "$WORK/regress/regression.diffs" ] && [ -s "$WORK/regress/regression.diffs" ] &&
 		echo "  diffs: $WORK/regress/regression.diffs" >&2
 fi
@@ -121,14 +139,7 @@ if want isolation; then
 		--inputdir="$iso" --outputdir="$iso/out" --bindir="$PGBIN" \
 		--host="$CLUSTER" --port="$PORT" --user=postgres \
 		--dbname=tessera_isolation "${names[@]}" >"$iso/run.log" 2>&1 || true
-	while read -r line; do
-		name=$(sed -E 's/^test ([^ ]+) +\.\.\. .*/\1/' <<<"$line")
-		case "$line" in
-			*"... ok"*) pass "isolation/$name" ;;
-			*FAILED* | *failed*) fail "isolation/$name" ;;
-		esac
-	done < <(grep -E '^test ' "$iso/run.log")
-	grep -q '^test ' "$iso/run.log" || { cat "$iso/run.log"; fail "isolation (did not run)"; }
+	count_results isolation "$iso/run.log"
 fi
 
 if want tap; then

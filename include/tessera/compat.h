@@ -18,16 +18,24 @@
 #ifndef TESSERA_COMPAT_H
 #define TESSERA_COMPAT_H
 
+/* the varlena macros: their own header since 16, no longer in postgres.h since 18 */
+#if PG_VERSION_NUM >= 160000
+#include "varatt.h"
+#endif
+
+#include "access/genam.h"
 #include "access/tableam.h"
 #include "catalog/pg_class.h"
 #include "commands/vacuum.h"
 #include "miscadmin.h"
 #include "nodes/execnodes.h"
 #include "nodes/parsenodes.h"
+#include "nodes/tidbitmap.h"
 #include "pgstat.h"
 #include "postmaster/autovacuum.h"
 #include "postmaster/bgworker.h"
 #include "storage/bufmgr.h"
+#include "storage/lmgr.h"
 #include "storage/proc.h"
 #include "storage/standby.h"
 #include "utils/acl.h"
@@ -39,11 +47,13 @@
 #if PG_VERSION_NUM >= 160000
 #include "parser/parse_relation.h"
 #include "storage/relfilelocator.h"
-#include "varatt.h"
 #else
 #include "storage/relfilenode.h"
 #endif
 
+#if PG_VERSION_NUM >= 180000
+#include "commands/explain_format.h"
+#endif
 #if PG_VERSION_NUM >= 170000
 #include "access/tidstore.h"
 #include "storage/procnumber.h"
@@ -331,6 +341,108 @@ TesseraAnalyzeReadsBlocks(void)
 	return MyBEEntry != NULL && MyBEEntry->st_progress_command == PROGRESS_COMMAND_ANALYZE;
 #else
 	return false;
+#endif
+}
+
+/* ---- 18 ---- */
+
+/* VACUUM's cost-based delay (18: says whether ANALYZE is asking) */
+#if PG_VERSION_NUM >= 180000
+#define TesseraVacuumDelayPoint()	vacuum_delay_point(false)
+#else
+#define TesseraVacuumDelayPoint()	vacuum_delay_point()
+#endif
+
+/* an index scan without instrumentation (18 added it) */
+#if PG_VERSION_NUM >= 180000
+#define TesseraIndexBeginscan(heap, index, snapshot, nkeys, norderbys) \
+	index_beginscan(heap, index, snapshot, NULL, nkeys, norderbys)
+#else
+#define TesseraIndexBeginscan(heap, index, snapshot, nkeys, norderbys) \
+	index_beginscan(heap, index, snapshot, nkeys, norderbys)
+#endif
+
+/* lock attempts that may fail (18 can log the failure; we do not) */
+#if PG_VERSION_NUM >= 180000
+#define TesseraConditionalLockTuple(rel, tid, mode)	ConditionalLockTuple(rel, tid, mode, false)
+#define TesseraConditionalXactLockTableWait(xid)	ConditionalXactLockTableWait(xid, false)
+#else
+#define TesseraConditionalLockTuple(rel, tid, mode)	ConditionalLockTuple(rel, tid, mode)
+#define TesseraConditionalXactLockTableWait(xid)	ConditionalXactLockTableWait(xid)
+#endif
+
+/*
+ * A slot's copy_minimal_tuple callback: 18 asks for extra bytes in front
+ * of the tuple (TesseraFormMinimalTupleExtra uses the argument's name).
+ */
+#if PG_VERSION_NUM >= 180000
+#define TESSERA_COPY_MINIMAL_TUPLE_ARGS	TupleTableSlot *slot, Size extra
+#define TesseraFormMinimalTupleExtra(desc, values, isnull) \
+	heap_form_minimal_tuple(desc, values, isnull, extra)
+#else
+#define TESSERA_COPY_MINIMAL_TUPLE_ARGS	TupleTableSlot *slot
+#define TesseraFormMinimalTupleExtra(desc, values, isnull) \
+	heap_form_minimal_tuple(desc, values, isnull)
+#endif
+
+/* pg_class statistics after VACUUM (18 added all-frozen pages; tessera has no visibility map) */
+static inline void
+TesseraUpdateRelStats(Relation rel, BlockNumber pages, double tuples, bool hasindex,
+					  TransactionId frozenxid, MultiXactId minmulti)
+{
+#if PG_VERSION_NUM >= 180000
+	vac_update_relstats(rel, pages, tuples, 0, 0, hasindex, frozenxid, minmulti,
+						NULL, NULL, false);
+#else
+	vac_update_relstats(rel, pages, tuples, 0, hasindex, frozenxid, minmulti,
+						NULL, NULL, false);
+#endif
+}
+
+/* the cumulative statistics of a VACUUM (18 adds its duration) */
+static inline void
+TesseraReportVacuum(Relation rel, PgStat_Counter live, PgStat_Counter dead,
+					TimestampTz started)
+{
+#if PG_VERSION_NUM >= 180000
+	pgstat_report_vacuum(RelationGetRelid(rel), rel->rd_rel->relisshared, live, dead, started);
+#else
+	pgstat_report_vacuum(RelationGetRelid(rel), rel->rd_rel->relisshared, live, dead);
+#endif
+}
+
+/* a parallel scan names its relation (18: by its file) */
+#if PG_VERSION_NUM >= 180000
+#define TesseraParallelScanSetRel(pscan, rel)	((pscan)->phs_locator = (rel)->rd_locator)
+#else
+#define TesseraParallelScanSetRel(pscan, rel)	((pscan)->phs_relid = RelationGetRelid(rel))
+#endif
+
+/*
+ * Bitmap scans: until 17 the executor iterates the bitmap and hands the AM
+ * one block at a time (scan_bitmap_next_block / _tuple); since 18 the AM
+ * iterates scan->st.rs_tbmiterator itself in scan_bitmap_next_tuple.
+ * TesseraTbmOffsets gives a block's exact offsets (count), or -1 for a
+ * lossy block.
+ */
+#if PG_VERSION_NUM >= 180000
+#define TESSERA_BITMAP_AM_ITERATES 1
+#else
+#define TESSERA_BITMAP_AM_ITERATES 0
+#endif
+
+static inline int
+TesseraTbmOffsets(TBMIterateResult *tbmres, OffsetNumber *offsets, int max)
+{
+#if PG_VERSION_NUM >= 180000
+	if (tbmres->lossy)
+		return -1;
+	return tbm_extract_page_tuple(tbmres, offsets, max);
+#else
+	if (tbmres->ntuples < 0)
+		return -1;
+	memcpy(offsets, tbmres->offsets, sizeof(OffsetNumber) * Min(tbmres->ntuples, max));
+	return Min(tbmres->ntuples, max);
 #endif
 }
 

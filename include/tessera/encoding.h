@@ -13,12 +13,25 @@
 #ifndef TESSERA_ENCODING_H
 #define TESSERA_ENCODING_H
 
+#include "tessera/compat.h"
+
 #include "access/tupdesc.h"
 #include "access/tupmacs.h"
 #include "fmgr.h"
 #include "utils/palloc.h"
 
 #include "tessera/format.h"
+
+/*
+ * A function that does not return.  PostgreSQL 18 replaced the
+ * TESSERA_NORETURN suffix by a pg_noreturn prefix that cannot mark
+ * function pointers; tessera's own suffix works with every version.
+ */
+#if defined(__GNUC__) || defined(__clang__)
+#define TESSERA_NORETURN __attribute__((noreturn))
+#else
+#define TESSERA_NORETURN
+#endif
 
 /* A growable byte buffer that may exceed MaxAllocSize. */
 typedef struct TesseraBuf
@@ -150,7 +163,7 @@ extern void TesseraEncodeChunk(const TesseraColumnType *type, const Datum *value
  * Decoding reports problems through this callback so that the message can
  * name the table, stripe and column; it must not return.
  */
-typedef void (*TesseraCorruptFn) (void *arg, const char *detail) pg_attribute_noreturn();
+typedef void (*TesseraCorruptFn) (void *arg, const char *detail) TESSERA_NORETURN;
 
 /* Make raw bytes [p, p + len) of a payload present (a framed chunk's view). */
 typedef void (*TesseraEnsureFn) (void *arg, const char *p, Size len);

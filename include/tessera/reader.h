@@ -169,9 +169,9 @@ typedef struct TesseraCorruptContext
 	int			attidx;
 } TesseraCorruptContext;
 
-extern void TesseraChunkCorrupt(void *arg, const char *detail) pg_attribute_noreturn();
+extern void TesseraChunkCorrupt(void *arg, const char *detail) TESSERA_NORETURN;
 extern void TesseraSerializableConflictOut(Relation rel, TransactionId xid, Snapshot snapshot);
 extern void TesseraReportCorrupt(Relation rel, uint64 stripe_id, int rg, int attidx,
-								 const char *detail) pg_attribute_noreturn();
+								 const char *detail) TESSERA_NORETURN;
 
 #endif							/* TESSERA_READER_H */

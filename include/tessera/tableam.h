@@ -44,9 +44,15 @@ extern bool tessera_scan_analyze_next_block(TableScanDesc scan,
 extern bool tessera_scan_analyze_next_tuple(TableScanDesc scan, TransactionId OldestXmin,
 											double *liverows, double *deadrows,
 											TupleTableSlot *slot);
+#if TESSERA_BITMAP_AM_ITERATES
+extern bool tessera_scan_bitmap_next_tuple(TableScanDesc scan, TupleTableSlot *slot,
+										   bool *recheck, uint64 *lossy_pages,
+										   uint64 *exact_pages);
+#else
 extern bool tessera_scan_bitmap_next_block(TableScanDesc scan, struct TBMIterateResult *tbmres);
 extern bool tessera_scan_bitmap_next_tuple(TableScanDesc scan, struct TBMIterateResult *tbmres,
 										   TupleTableSlot *slot);
+#endif
 extern bool tessera_scan_sample_next_block(TableScanDesc scan, struct SampleScanState *scanstate);
 extern bool tessera_scan_sample_next_tuple(TableScanDesc scan, struct SampleScanState *scanstate,
 										   TupleTableSlot *slot);

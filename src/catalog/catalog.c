@@ -38,6 +38,7 @@
  */
 #include "postgres.h"
 
+#include "access/generic_xlog.h"
 #include "access/genam.h"
 #include "access/detoast.h"
 #include "access/heapam.h"
@@ -227,9 +228,37 @@ TesseraCompleteStripe(TesseraStripe *stripe)
 {
 	Relation	rel = table_open(TesseraInternalRelid("stripe", false), RowExclusiveLock);
 	HeapTuple	tup = form_stripe_tuple(rel, stripe);
+	ItemPointer tid = &stripe->catalog_tid;
+	Buffer		buf;
+	GenericXLogState *xlog;
+	Page		page;
+	ItemId		lp;
+	HeapTupleHeader htup;
 
-	tup->t_self = stripe->catalog_tid;
-	heap_inplace_update(rel, tup);
+	/*
+	 * Our own placeholder, which nobody else changes, overwritten in place
+	 * (a new version would leave a dead one per stripe written).  Written
+	 * here, WAL-logged as a generic record, rather than by heap's in-place
+	 * update: since 18 that refuses a row inserted by the running command,
+	 * and logical decoding has nothing to see in it.
+	 */
+	buf = ReadBuffer(rel, ItemPointerGetBlockNumber(tid));
+	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
+	xlog = GenericXLogStart(rel);
+	page = GenericXLogRegisterBuffer(xlog, buf, 0);
+	lp = PageGetItemId(page, ItemPointerGetOffsetNumber(tid));
+	if (ItemPointerGetOffsetNumber(tid) > PageGetMaxOffsetNumber(page) || !ItemIdIsNormal(lp))
+		elog(ERROR, "stripe catalog row (%u,%u) to complete is missing",
+			 ItemPointerGetBlockNumber(tid), ItemPointerGetOffsetNumber(tid));
+	htup = (HeapTupleHeader) PageGetItem(page, lp);
+	if (htup->t_hoff != tup->t_data->t_hoff ||
+		ItemIdGetLength(lp) != tup->t_len)
+		elog(ERROR, "stripe catalog row (%u,%u) changed its length on completion",
+			 ItemPointerGetBlockNumber(tid), ItemPointerGetOffsetNumber(tid));
+	memcpy((char *) htup + htup->t_hoff, (char *) tup->t_data + tup->t_data->t_hoff,
+		   tup->t_len - tup->t_data->t_hoff);
+	GenericXLogFinish(xlog);
+	UnlockReleaseBuffer(buf);
 	heap_freetuple(tup);
 	table_close(rel, NoLock);
 }

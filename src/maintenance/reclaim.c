@@ -192,7 +192,7 @@ fold_stripe(Relation rel, TesseraStripeBuilder *builder, TesseraStripe *s,
 		folded += TesseraBuilderAddBatch(builder, b, dead);
 		pfree(states);
 		pfree(dead);
-		vacuum_delay_point();
+		TesseraVacuumDelayPoint();
 	}
 	TesseraReaderEnd(r);
 	return folded;

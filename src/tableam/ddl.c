@@ -307,7 +307,7 @@ tessera_relation_copy_for_cluster(Relation OldTable, Relation NewTable, Relation
 	{
 		pgstat_progress_update_param(PROGRESS_CLUSTER_PHASE,
 									 PROGRESS_CLUSTER_PHASE_INDEX_SCAN_HEAP);
-		iscan = index_beginscan(OldTable, OldIndex, snapshot, 0, 0);
+		iscan = TesseraIndexBeginscan(OldTable, OldIndex, snapshot, 0, 0);
 		index_rescan(iscan, NULL, 0, NULL, 0);
 	}
 	else

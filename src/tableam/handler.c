@@ -86,7 +86,9 @@ static const TableAmRoutine tessera_methods = {
 	.relation_estimate_size = tessera_relation_estimate_size,
 
 	/* executor */
+#if !TESSERA_BITMAP_AM_ITERATES
 	.scan_bitmap_next_block = tessera_scan_bitmap_next_block,
+#endif
 	.scan_bitmap_next_tuple = tessera_scan_bitmap_next_tuple,
 	.scan_sample_next_block = tessera_scan_sample_next_block,
 	.scan_sample_next_tuple = tessera_scan_sample_next_tuple

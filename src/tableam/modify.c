@@ -323,14 +323,14 @@ wait_for_row(Relation rel, ItemPointer tid, TransactionId wxid, ModifyOp op,
 				LockTuple(rel, tid, tuple_lock_modes[tuplock_mode]);
 				break;
 			case LockWaitSkip:
-				if (!ConditionalLockTuple(rel, tid, tuple_lock_modes[tuplock_mode]))
+				if (!TesseraConditionalLockTuple(rel, tid, tuple_lock_modes[tuplock_mode]))
 				{
 					*result = TM_WouldBlock;
 					return false;
 				}
 				break;
 			case LockWaitError:
-				if (!ConditionalLockTuple(rel, tid, tuple_lock_modes[tuplock_mode]))
+				if (!TesseraConditionalLockTuple(rel, tid, tuple_lock_modes[tuplock_mode]))
 					ereport(ERROR,
 							(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
 							 errmsg("could not obtain lock on row in relation \"%s\"",
@@ -347,14 +347,14 @@ wait_for_row(Relation rel, ItemPointer tid, TransactionId wxid, ModifyOp op,
 							  op == OP_UPDATE ? XLTW_Update : XLTW_Lock);
 			break;
 		case LockWaitSkip:
-			if (!ConditionalXactLockTableWait(wxid))
+			if (!TesseraConditionalXactLockTableWait(wxid))
 			{
 				*result = TM_WouldBlock;
 				return false;
 			}
 			break;
 		case LockWaitError:
-			if (!ConditionalXactLockTableWait(wxid))
+			if (!TesseraConditionalXactLockTableWait(wxid))
 				ereport(ERROR,
 						(errcode(ERRCODE_LOCK_NOT_AVAILABLE),
 						 errmsg("could not obtain lock on row in relation \"%s\"",

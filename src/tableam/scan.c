@@ -197,6 +197,7 @@ tessera_scan_rescan(TableScanDesc sscan, struct ScanKeyData *key, bool set_param
 	scan->started = false;
 	scan->pos_stripe = -1;
 	scan->sample_block = InvalidBlockNumber;
+	scan->bm_n = scan->bm_pos = 0;
 	if (scan->base.rs_flags & SO_TYPE_SEQSCAN)
 		pgstat_count_heap_scan(scan->base.rs_rd);
 }
@@ -550,7 +551,7 @@ tessera_parallelscan_initialize(Relation rel, ParallelTableScanDesc ppscan)
 	 */
 	if (!IsParallelWorker())
 		TesseraFlushRelation(rel);
-	pscan->base.phs_relid = RelationGetRelid(rel);
+	TesseraParallelScanSetRel(&pscan->base, rel);
 	pscan->base.phs_syncscan = false;
 	pg_atomic_init_u32(&pscan->next_rg, 0);
 	pg_atomic_init_u32(&pscan->total_rgs_plus1, 0);
@@ -714,22 +715,24 @@ tessera_scan_sample_next_tuple(TableScanDesc sscan, SampleScanState *scanstate,
 
 /* ---- bitmap scans ---- */
 
-bool
-tessera_scan_bitmap_next_block(TableScanDesc sscan, struct TBMIterateResult *tbmres)
+/*
+ * The candidate rows of TID block blockno: the exact offsets (n of them)
+ * or, for a lossy block (n < 0), every row.  False if none can exist.
+ */
+static bool
+bitmap_set_block(TesseraScanDesc scan, BlockNumber blockno, const OffsetNumber *offsets, int n)
 {
-	TesseraScanDesc scan = (TesseraScanDesc) sscan;
 	uint64		base;
 
 	scan->bm_n = scan->bm_pos = 0;
-	if (tbmres->blockno & TESSERA_DELTA_BLOCK_FLAG)
+	if (blockno & TESSERA_DELTA_BLOCK_FLAG)
 		return false;
-	base = (uint64) tbmres->blockno * TESSERA_TIDS_PER_BLOCK;
-	if (tbmres->ntuples >= 0)
+	base = (uint64) blockno * TESSERA_TIDS_PER_BLOCK;
+	if (n >= 0)
 	{
-		/* exact: the offsets the index gave */
-		for (int i = 0; i < tbmres->ntuples; i++)
+		for (int i = 0; i < n; i++)
 		{
-			OffsetNumber off = tbmres->offsets[i];
+			OffsetNumber off = offsets[i];
 
 			if (off >= 1 && off <= TESSERA_TIDS_PER_BLOCK)
 				scan->bm_rows[scan->bm_n++] = base + off - 1;
@@ -737,18 +740,16 @@ tessera_scan_bitmap_next_block(TableScanDesc sscan, struct TBMIterateResult *tbm
 	}
 	else
 	{
-		/* lossy: every row of the block */
 		for (uint64 i = 0; i < TESSERA_TIDS_PER_BLOCK; i++)
 			scan->bm_rows[scan->bm_n++] = base + i;
 	}
 	return scan->bm_n > 0 && base < scan->reader->rownum_end;
 }
 
-bool
-tessera_scan_bitmap_next_tuple(TableScanDesc sscan, struct TBMIterateResult *tbmres,
-							   TupleTableSlot *slot)
+/* The next visible candidate row of the current block into slot. */
+static bool
+bitmap_next_row(TesseraScanDesc scan, TupleTableSlot *slot)
 {
-	TesseraScanDesc scan = (TesseraScanDesc) sscan;
 	TesseraReader *r = scan->reader;
 
 	while (scan->bm_pos < scan->bm_n)
@@ -775,6 +776,54 @@ tessera_scan_bitmap_next_tuple(TableScanDesc sscan, struct TBMIterateResult *tbm
 	ExecClearTuple(slot);
 	return false;
 }
+
+#if TESSERA_BITMAP_AM_ITERATES
+
+bool
+tessera_scan_bitmap_next_tuple(TableScanDesc sscan, TupleTableSlot *slot, bool *recheck,
+							   uint64 *lossy_pages, uint64 *exact_pages)
+{
+	TesseraScanDesc scan = (TesseraScanDesc) sscan;
+
+	while (!bitmap_next_row(scan, slot))
+	{
+		TBMIterateResult tbmres;
+		OffsetNumber offsets[TBM_MAX_TUPLES_PER_PAGE];
+		int			n;
+
+		CHECK_FOR_INTERRUPTS();
+		if (!tbm_iterate(&sscan->st.rs_tbmiterator, &tbmres))
+			return false;
+		n = TesseraTbmOffsets(&tbmres, offsets, lengthof(offsets));
+		*recheck = tbmres.recheck;
+		if (n < 0)
+			(*lossy_pages)++;
+		else
+			(*exact_pages)++;
+		(void) bitmap_set_block(scan, tbmres.blockno, offsets, n);
+	}
+	return true;
+}
+
+#else
+
+bool
+tessera_scan_bitmap_next_block(TableScanDesc sscan, struct TBMIterateResult *tbmres)
+{
+	OffsetNumber offsets[MaxHeapTuplesPerPage];
+	int			n = TesseraTbmOffsets(tbmres, offsets, lengthof(offsets));
+
+	return bitmap_set_block((TesseraScanDesc) sscan, tbmres->blockno, offsets, n);
+}
+
+bool
+tessera_scan_bitmap_next_tuple(TableScanDesc sscan, struct TBMIterateResult *tbmres,
+							   TupleTableSlot *slot)
+{
+	return bitmap_next_row((TesseraScanDesc) sscan, slot);
+}
+
+#endif
 
 /*
  * TesseraScanCurrentState

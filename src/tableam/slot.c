@@ -330,10 +330,11 @@ tts_tessera_copy_heap_tuple(TupleTableSlot *slot)
 }
 
 static MinimalTuple
-tts_tessera_copy_minimal_tuple(TupleTableSlot *slot)
+tts_tessera_copy_minimal_tuple(TESSERA_COPY_MINIMAL_TUPLE_ARGS)
 {
 	slot_getallattrs(slot);
-	return heap_form_minimal_tuple(slot->tts_tupleDescriptor, slot->tts_values, slot->tts_isnull);
+	return TesseraFormMinimalTupleExtra(slot->tts_tupleDescriptor, slot->tts_values,
+										slot->tts_isnull);
 }
 
 const TupleTableSlotOps TTSOpsTessera = {

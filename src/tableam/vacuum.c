@@ -162,7 +162,7 @@ vacuum_state_page(Relation rel, BlockNumber blkno, uint64 first_rownum, void *ar
 	TesseraRowState *live;
 	Buffer		buf;
 
-	vacuum_delay_point();
+	TesseraVacuumDelayPoint();
 
 	/* classify on a copy, without holding the lock while asking clog */
 	buf = TesseraLockStatePage(rel, blkno, &live);
@@ -283,6 +283,7 @@ tessera_relation_vacuum(Relation rel, struct VacuumParams *params,
 	Size		mem = (Size) (TesseraAmAutoVacuumWorker() && autovacuum_work_mem != -1 ?
 							  autovacuum_work_mem : maintenance_work_mem) * 1024;
 	int			max_items;
+	TimestampTz started = GetCurrentTimestamp();
 
 	memset(&vs, 0, sizeof(vs));
 	vs.rel = rel;
@@ -331,10 +332,9 @@ tessera_relation_vacuum(Relation rel, struct VacuumParams *params,
 		ivinfo.strategy = bstrategy;
 		vs.stats[k] = vac_cleanup_one_index(&ivinfo, vs.stats[k]);
 		if (vs.stats[k] && !vs.stats[k]->estimated_count)
-			vac_update_relstats(vs.indexes[k], vs.stats[k]->num_pages,
-								vs.stats[k]->num_index_tuples, 0, false,
-								InvalidTransactionId, InvalidMultiXactId,
-								NULL, NULL, false);
+			TesseraUpdateRelStats(vs.indexes[k], vs.stats[k]->num_pages,
+								  vs.stats[k]->num_index_tuples, false,
+								  InvalidTransactionId, InvalidMultiXactId);
 	}
 	if (vs.nindexes > 0)
 		vac_close_indexes(vs.nindexes, vs.indexes, NoLock);
@@ -371,12 +371,11 @@ tessera_relation_vacuum(Relation rel, struct VacuumParams *params,
 			newfrozen = vs.min_xid;
 		if (MultiXactIdIsValid(vs.min_multi) && MultiXactIdPrecedes(vs.min_multi, newminmulti))
 			newminmulti = vs.min_multi;
-		vac_update_relstats(rel, nblocks, (double) rows, 0,
-							vs.nindexes > 0 || RelationGetForm(rel)->relhasindex,
-							newfrozen, newminmulti, NULL, NULL, false);
+		TesseraUpdateRelStats(rel, nblocks, (double) rows,
+							  vs.nindexes > 0 || RelationGetForm(rel)->relhasindex,
+							  newfrozen, newminmulti);
 	}
-	pgstat_report_vacuum(RelationGetRelid(rel), rel->rd_rel->relisshared,
-						 (PgStat_Counter) rows, 0);
+	TesseraReportVacuum(rel, (PgStat_Counter) rows, 0, started);
 
 	/*
 	 * Clear folded rows' states, give empty pages back (needs a moment of

@@ -24,10 +24,10 @@ ANALYZE at;
 
 -- the plan: one TesseraAgg node, no Agg above it
 EXPLAIN (COSTS OFF) SELECT count(*), sum(i4), avg(i8), min(ts), max(f8) FROM at WHERE id > 100;
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT sum(i4) FROM at WHERE id BETWEEN 2000 AND 2999;
+SELECT * FROM tt.explain_analyze($q$SELECT sum(i4) FROM at WHERE id BETWEEN 2000 AND 2999$q$);
 
 -- counts and min/max of untouched row groups come from chunk metadata
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT count(*), count(i4), min(i8), max(d) FROM at;
+SELECT * FROM tt.explain_analyze($q$SELECT count(*), count(i4), min(i8), max(d) FROM at$q$);
 
 -- every supported aggregate, exactly as PostgreSQL computes it
 SELECT a, tt.cmp('SELECT ' || a || ' FROM {t}', 'ah', 'at') FROM (VALUES
@@ -128,7 +128,7 @@ SELECT tt.cmp('SELECT k % 3, sum(v), avg(v) FROM {t} GROUP BY 1', 'dec_h', 'dec_
 -- GROUP BY one integer, date or timestamp column
 EXPLAIN (COSTS OFF) SELECT i2 % 3, count(*) FROM at GROUP BY 1;
 EXPLAIN (COSTS OFF) SELECT dm, count(*), avg(i4) FROM at WHERE id > 10 GROUP BY dm ORDER BY dm;
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT d, count(*) FROM at GROUP BY d;
+SELECT * FROM tt.explain_analyze($q$SELECT d, count(*) FROM at GROUP BY d$q$);
 SELECT k, tt.cmp('SELECT ' || k || ', count(*), count(i4), sum(i4), avg(i8), min(f8), max(ts), sum(n) FROM {t} GROUP BY ' || k, 'ah', 'at')
 FROM (VALUES ('i2'), ('i4'), ('i8'), ('d'), ('ts'), ('tz'), ('dm'), ('id')) v(k);
 SELECT tt.cmp('SELECT i2, count(*) FROM {t} WHERE id < 1000 GROUP BY i2', 'ah', 'at');
@@ -192,7 +192,7 @@ SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
 SET max_parallel_workers_per_gather = 2;
 EXPLAIN (COSTS OFF) SELECT a, b, count(*), sum(p * (1 - q)), avg(r) FROM kt WHERE q < 0.05 GROUP BY a, b;
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT count(*), sum(p) FROM kt WHERE q < 0.05;
+SELECT * FROM tt.explain_analyze($q$SELECT count(*), sum(p) FROM kt WHERE q < 0.05$q$);
 CREATE FUNCTION tt.par_cmp(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
 DECLARE
     w int;

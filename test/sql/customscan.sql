@@ -73,14 +73,10 @@ SELECT ctid, id FROM ct WHERE id BETWEEN 3000 AND 3002 ORDER BY id;
 SELECT tableoid::regclass, id FROM ct WHERE id = 3;
 
 -- row groups are skipped, and the vector filter removes rows
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
-    SELECT count(*) FROM ct WHERE id BETWEEN 10500 AND 11499;
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
-    SELECT count(*) FROM ct WHERE t = 'v42' AND id > 0;
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
-    SELECT count(*) FROM ct WHERE id < 0;
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
-    SELECT count(*) FROM ct WHERE i8 IS NULL;
+SELECT * FROM tt.explain_analyze($q$SELECT count(*) FROM ct WHERE id BETWEEN 10500 AND 11499$q$);
+SELECT * FROM tt.explain_analyze($q$SELECT count(*) FROM ct WHERE t = 'v42' AND id > 0$q$);
+SELECT * FROM tt.explain_analyze($q$SELECT count(*) FROM ct WHERE id < 0$q$);
+SELECT * FROM tt.explain_analyze($q$SELECT count(*) FROM ct WHERE i8 IS NULL$q$);
 
 -- prepared statements: parameters decide what is skipped, per execution
 PREPARE p(int, int) AS SELECT count(*), sum(i8) FROM ct WHERE id BETWEEN $1 AND $2;
@@ -144,8 +140,7 @@ FETCH ALL FROM h;
 CLOSE h;
 
 -- LIMIT stops early
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
-    SELECT id FROM ct WHERE i2 > 0 LIMIT 3;
+SELECT * FROM tt.explain_analyze($q$SELECT id FROM ct WHERE i2 > 0 LIMIT 3$q$);
 
 -- an index still wins for a few rows
 CREATE INDEX ct_id ON ct (id);
@@ -165,8 +160,7 @@ SELECT w, tt.cmp('SELECT i2, count(*), sum(i8), min(t), max(tz) FROM {t} WHERE f
 FROM (VALUES (0), (1), (2), (4)) v(w), LATERAL (SELECT set_config('max_parallel_workers_per_gather', w::text, false)) s;
 SET max_parallel_workers_per_gather = 4;
 SELECT tt.cmp('SELECT a.id, b.t FROM {t} a JOIN {t} b ON a.id = b.id WHERE a.i2 = 1', 'ch', 'ct');
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
-    SELECT count(*) FROM ct WHERE id BETWEEN 10500 AND 11499;
+SELECT * FROM tt.explain_analyze($q$SELECT count(*) FROM ct WHERE id BETWEEN 10500 AND 11499$q$);
 RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;

@@ -65,7 +65,7 @@ SET enable_seqscan = off;
 SET enable_bitmapscan = off;
 SET max_parallel_workers_per_gather = 0;
 
-EXPLAIN (COSTS OFF) SELECT t.* FROM fr_probe p JOIN fr_t t USING (id);
+SELECT * FROM tt.plan('SELECT t.* FROM fr_probe p JOIN fr_t t USING (id)');
 
 -- every column of every probed row, against heap: no row may differ
 SELECT count(*) AS differing FROM (

@@ -71,9 +71,8 @@ SELECT pred,
 FROM preds;
 
 -- the quals above run in the vector filter, not as plan quals
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
-SELECT sum(p * disc) FROM pt
-WHERE d >= date '2021-01-01' AND d < date '2022-01-01' AND disc BETWEEN 0.05 AND 0.07 AND q < 24;
+SELECT * FROM tt.explain_analyze($q$SELECT sum(p * disc) FROM pt
+WHERE d >= date '2021-01-01' AND d < date '2022-01-01' AND disc BETWEEN 0.05 AND 0.07 AND q < 24$q$);
 
 -- sums over few rows: grouped, with FILTER, with NULLs and 128-bit values
 SELECT tt.cmp('SELECT i2, count(*), sum(p * disc), sum(pn - q), avg(big * disc) FROM {t} WHERE q = 7 GROUP BY i2', 'ph', 'pt');
@@ -95,7 +94,7 @@ INSERT INTO sh SELECT i, 7, 1000000000000 + i * 3,
     i / 250, (i % 3000)::smallint FROM generate_series(1, 20000) i;
 CREATE TABLE st (LIKE sh) USING tessera WITH (tessera_row_group_row_limit = 1000);
 INSERT INTO st SELECT * FROM sh;
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT sum(k), sum(st), avg(rl) FROM st;
+SELECT * FROM tt.explain_analyze($q$SELECT sum(k), sum(st), avg(rl) FROM st$q$);
 SELECT a, tt.cmp('SELECT ' || a || ' FROM {t}', 'sh', 'st') FROM (VALUES
     ('sum(k), avg(k)'), ('sum(st), avg(st)'), ('sum(w), avg(w)'), ('sum(rl), avg(rl)'),
     ('sum(s2), avg(s2), sum(id)')) v(a);

@@ -6,11 +6,14 @@
 -- commutator for operator").  (The tables stay empty, as in equivclass:
 -- with rows in them heap's planner makes that choice too.)
 CREATE TYPE int8alias1;
+-- (18 adds the statement's position to the shell type notice)
+SET client_min_messages = warning;
 CREATE FUNCTION int8alias1in(cstring) RETURNS int8alias1
   STRICT IMMUTABLE LANGUAGE internal AS 'int8in';
 CREATE FUNCTION int8alias1out(int8alias1) RETURNS cstring
   STRICT IMMUTABLE LANGUAGE internal AS 'int8out';
 CREATE TYPE int8alias1 (input = int8alias1in, output = int8alias1out, like = int8);
+RESET client_min_messages;
 CREATE CAST (int8 AS int8alias1) WITHOUT FUNCTION;
 CREATE CAST (int8alias1 AS int8) WITHOUT FUNCTION;
 CREATE FUNCTION int8alias1eq(int8alias1, int8alias1) RETURNS bool

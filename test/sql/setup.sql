@@ -60,3 +60,28 @@ BEGIN
         RETURN NEXT line;
     END LOOP;
 END $$;
+
+-- tt.explain_analyze(query): EXPLAIN ANALYZE without timing, costs or
+-- buffers, its row counts printed as whole numbers (18 prints "rows=1.00")
+CREATE FUNCTION tt.explain_analyze(q text) RETURNS TABLE ("QUERY PLAN" text)
+LANGUAGE plpgsql AS $$
+DECLARE
+    line text;
+BEGIN
+    FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF, BUFFERS OFF) ' || q LOOP
+        "QUERY PLAN" := regexp_replace(line, 'rows=(\d+)\.00 ', 'rows=\1 ', 'g');
+        RETURN NEXT;
+    END LOOP;
+END $$;
+
+-- tt.plan(query): EXPLAIN (COSTS OFF) without 18's "Disabled: true" lines
+-- under enable_* = off
+CREATE FUNCTION tt.plan(q text) RETURNS TABLE ("QUERY PLAN" text)
+LANGUAGE plpgsql AS $$
+BEGIN
+    FOR "QUERY PLAN" IN EXECUTE 'EXPLAIN (COSTS OFF) ' || q LOOP
+        IF "QUERY PLAN" !~ '^\s*Disabled: true$' THEN
+            RETURN NEXT;
+        END IF;
+    END LOOP;
+END $$;
