@@ -85,7 +85,32 @@ start_cluster() {
 
 stop_cluster() {
 	local dir=$1
-	[ -f "$dir/data/postmaster.pid" ] && as_postgres "$PGBIN/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null || true
+	[ -f "$dir/data/postmaster.pid" ] || return 0
+	# a server still recovering from a crash may not stop in time: then immediately
+	as_postgres "$PGBIN/pg_ctl" -D "$dir/data" -m fast -w -t 30 stop >/dev/null 2>&1 ||
+		as_postgres "$PGBIN/pg_ctl" -D "$dir/data" -m immediate -w stop >/dev/null 2>&1 || true
+}
+
+# install_host_pg_into_root ROOT: the host's PostgreSQL 15 with tessera
+# built for it (build_and_install), at the same paths inside ROOT, as the
+# old version for pg_upgrade tests.  Its binaries run on the newer root's
+# libc; libraries whose sonames the root lacks go into its lib/ (only the
+# old binaries look there, test/t/013_pg_upgrade.pl).
+install_host_pg_into_root() {
+	local root=$1 lib have
+	[ -x /usr/lib/postgresql/15/bin/postgres ] || return 0
+	install_deps
+	build_and_install
+	rm -rf "$root/usr/lib/postgresql/15" "$root/usr/share/postgresql/15"
+	mkdir -p "$root/usr/lib/postgresql" "$root/usr/share/postgresql"
+	cp -a /usr/lib/postgresql/15 "$root/usr/lib/postgresql/15"
+	cp -a /usr/share/postgresql/15 "$root/usr/share/postgresql/15"
+	have=$(chroot "$root" /sbin/ldconfig -p | awk '{print $1}')
+	ldd /usr/lib/postgresql/15/bin/* 2>/dev/null | awk '/=> \// {print $1, $3}' | sort -u |
+		while read -r lib path; do
+			case "$lib" in libc.so.* | libm.so.* | libresolv.so.* | ld-linux*) continue ;; esac
+			grep -qxF "$lib" <<<"$have" || cp -L "$path" "$root/usr/lib/postgresql/15/lib/$lib"
+		done
 }
 
 # run_in_pg_root VERSION SCRIPT ARGS...: run one of this checkout's scripts
@@ -95,7 +120,7 @@ stop_cluster() {
 # system.  Returns only for 15 (the caller goes on); otherwise exits with
 # the script's status.
 run_in_pg_root() {
-	local ver=$1 script=$2 root dest
+	local ver=$1 script=$2 root dest keep PGBIN_ROOT="/usr/lib/postgresql/$1/bin/pg_ctl"
 	shift 2
 	if [ "$ver" = 15 ] || [ -n "${TESSERA_IN_PG_ROOT:-}" ]; then
 		return 0
@@ -104,6 +129,19 @@ run_in_pg_root() {
 	root=$("$REPO/scripts/pg-root.sh" "$ver")
 	dest="$root/tessera"
 	log "copying the checkout into $dest"
+	# what earlier runs there made and later ones reuse: the demo's cluster
+	# and the benchmark's generated data
+	mkdir -p "$root/tessera-keep"
+	if [ -f "$dest/.pgdata/data/postmaster.pid" ]; then
+		chroot "$root" runuser -u postgres -- "$PGBIN_ROOT" -D /tessera/.pgdata/data -m fast stop \
+			>/dev/null 2>&1 || true
+	fi
+	for keep in .pgdata bench/.data; do
+		if [ -e "$dest/$keep" ]; then
+			rm -rf "$root/tessera-keep/${keep//\//_}"
+			mv "$dest/$keep" "$root/tessera-keep/${keep//\//_}"
+		fi
+	done
 	rm -rf "$dest"
 	mkdir -p "$dest"
 	if git -C "$REPO" rev-parse --git-dir >/dev/null 2>&1; then
@@ -113,8 +151,15 @@ run_in_pg_root() {
 		(cd "$REPO" && tar -cf - --exclude=./.pgdata --exclude=./bench/.data --exclude=./.pgsrc .) |
 			tar -xf - -C "$dest"
 	fi
+	for keep in .pgdata bench/.data; do
+		if [ -e "$root/tessera-keep/${keep//\//_}" ]; then
+			mkdir -p "$(dirname "$dest/$keep")"
+			mv "$root/tessera-keep/${keep//\//_}" "$dest/$keep"
+		fi
+	done
+	install_host_pg_into_root "$root"
 	exec chroot "$root" env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 		HOME=/root LANG=C.UTF-8 TESSERA_PG="$ver" TESSERA_IN_PG_ROOT=1 PIP_BREAK_SYSTEM_PACKAGES=1 \
-		TESSERA_TEST_PORT="${TESSERA_TEST_PORT:-}" TESSERA_KEEP_TEST_DIR="${TESSERA_KEEP_TEST_DIR:-}" \
+		TESSERA_UPGRADE_FROM=/usr/lib/postgresql/15 TESSERA_TEST_PORT="${TESSERA_TEST_PORT:-}" TESSERA_KEEP_TEST_DIR="${TESSERA_KEEP_TEST_DIR:-}" \
 		"/tessera/scripts/$script" "$@"
 }

@@ -6,13 +6,23 @@
 # text, COPY from CSV) into heap and tessera tables, run their queries and
 # point lookups and print them side by side.
 #
-# Usage: scripts/demo.sh [--rows N] [any other bench.py run flag]
-#        scripts/demo.sh stop        stop the cluster
+# Usage: scripts/demo.sh [--pg 15|17|18] [--rows N] [any other bench.py run flag]
+#        scripts/demo.sh [--pg N] stop        stop the cluster
+#   --pg 17/18 run it in a Debian root with that version (scripts/pg-root.sh),
+#   on port 5517/5518, the cluster in that root's copy of the checkout.
 # The cluster keeps running afterwards:  psql -h "$PWD/.pgdata" -p 5477 -U postgres
 source "$(dirname "$0")/common.sh"
 
+if [ "${1:-}" = "--pg" ]; then
+	[ -n "${2:-}" ] || { echo "usage: scripts/demo.sh [--pg VERSION] ..." >&2; exit 2; }
+	ver=$2
+	shift 2
+	run_in_pg_root "$ver" demo.sh "$@"
+fi
+
 DIR="$REPO/.pgdata"
 PORT=5477
+[ "$PGVER" = 15 ] || PORT=$((5500 + PGVER))
 
 if [ "${1:-}" = stop ]; then
 	stop_cluster "$DIR"

@@ -26,6 +26,14 @@ mount_root() {
 	mountpoint -q "$root/proc" || mount -t proc proc "$root/proc"
 	mountpoint -q "$root/dev" || mount --rbind /dev "$root/dev"
 	cp -L /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
+	# the host's trusted certificates (a site's own CA for pip's downloads)
+	# and pip settings
+	if [ -f /etc/ssl/certs/ca-certificates.crt ]; then
+		mkdir -p "$root/etc/ssl/certs"
+		cp -L /etc/ssl/certs/ca-certificates.crt "$root/etc/ssl/certs/ca-certificates.crt"
+	fi
+	[ -f /etc/pip.conf ] && cp -L /etc/pip.conf "$root/etc/pip.conf"
+	true
 }
 
 pkgs="postgresql-$ver postgresql-server-dev-$ver make gcc libc6-dev libzstd-dev liblz4-dev git
@@ -79,4 +87,5 @@ chroot "$root" env DEBIAN_FRONTEND=noninteractive bash -c "
 	exit 1
 }
 echo $pkgs >"$root/.tessera-ready"
+mount_root	# again: the packages replaced the certificate bundle
 echo "$root"

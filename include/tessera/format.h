@@ -66,6 +66,9 @@
  */
 #define TESSERA_DIR_VERSION_FRAMES	4
 
+/* the newest directory version this build writes and reads */
+#define TESSERA_DIR_VERSION_NEWEST	TESSERA_DIR_VERSION_FRAMES
+
 #define TESSERA_META_MAGIC		0x54535241	/* "TSRA" */
 /*
  * tessera's WAL resource manager id, in PostgreSQL's custom range

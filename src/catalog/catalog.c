@@ -38,7 +38,6 @@
  */
 #include "postgres.h"
 
-#include "access/generic_xlog.h"
 #include "access/genam.h"
 #include "access/detoast.h"
 #include "access/heapam.h"
@@ -53,6 +52,7 @@
 #include "commands/sequence.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
+#include "storage/lmgr.h"
 #include "storage/procarray.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
@@ -229,36 +229,34 @@ TesseraCompleteStripe(TesseraStripe *stripe)
 	Relation	rel = table_open(TesseraInternalRelid("stripe", false), RowExclusiveLock);
 	HeapTuple	tup = form_stripe_tuple(rel, stripe);
 	ItemPointer tid = &stripe->catalog_tid;
+	HeapTupleData oldtup;
 	Buffer		buf;
-	GenericXLogState *xlog;
 	Page		page;
 	ItemId		lp;
-	HeapTupleHeader htup;
 
 	/*
 	 * Our own placeholder, which nobody else changes, overwritten in place
-	 * (a new version would leave a dead one per stripe written).  Written
-	 * here, WAL-logged as a generic record, rather than by heap's in-place
-	 * update: since 18 that refuses a row inserted by the running command,
-	 * and logical decoding has nothing to see in it.
+	 * (a new version would leave a dead one per stripe written), as heap's
+	 * in-place update does it and WAL-logs it.  Not through
+	 * heap_inplace_lock: since 18 it refuses a row inserted by the running
+	 * command, which a placeholder usually is.
 	 */
+	LockTuple(rel, tid, InplaceUpdateTupleLock);
 	buf = ReadBuffer(rel, ItemPointerGetBlockNumber(tid));
 	LockBuffer(buf, BUFFER_LOCK_EXCLUSIVE);
-	xlog = GenericXLogStart(rel);
-	page = GenericXLogRegisterBuffer(xlog, buf, 0);
+	page = BufferGetPage(buf);
 	lp = PageGetItemId(page, ItemPointerGetOffsetNumber(tid));
 	if (ItemPointerGetOffsetNumber(tid) > PageGetMaxOffsetNumber(page) || !ItemIdIsNormal(lp))
 		elog(ERROR, "stripe catalog row (%u,%u) to complete is missing",
 			 ItemPointerGetBlockNumber(tid), ItemPointerGetOffsetNumber(tid));
-	htup = (HeapTupleHeader) PageGetItem(page, lp);
-	if (htup->t_hoff != tup->t_data->t_hoff ||
-		ItemIdGetLength(lp) != tup->t_len)
-		elog(ERROR, "stripe catalog row (%u,%u) changed its length on completion",
-			 ItemPointerGetBlockNumber(tid), ItemPointerGetOffsetNumber(tid));
-	memcpy((char *) htup + htup->t_hoff, (char *) tup->t_data + tup->t_data->t_hoff,
-		   tup->t_len - tup->t_data->t_hoff);
-	GenericXLogFinish(xlog);
-	UnlockReleaseBuffer(buf);
+	oldtup.t_tableOid = RelationGetRelid(rel);
+	oldtup.t_self = *tid;
+	oldtup.t_data = (HeapTupleHeader) PageGetItem(page, lp);
+	oldtup.t_len = ItemIdGetLength(lp);
+	tup->t_self = *tid;
+	/* checks the length, logs, writes, unlocks the buffer and the row */
+	heap_inplace_update_and_unlock(rel, &oldtup, tup, buf);
+	ReleaseBuffer(buf);
 	heap_freetuple(tup);
 	table_close(rel, NoLock);
 }

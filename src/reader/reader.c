@@ -131,6 +131,18 @@ TesseraLoadDir(Relation rel, const TesseraStripe *s, BlockNumber rel_nblocks)
 		TesseraReportCorrupt(rel, s->stripe_id, -1, -1, "directory pages are invalid");
 
 	hdr = (TesseraDirHeader *) buf;
+
+	/*
+	 * A directory a newer tessera wrote: its layout, and how it is
+	 * checksummed, are unknown here.  Not corruption: say what to do.
+	 */
+	if (hdr->magic == TESSERA_DIR_MAGIC && hdr->format_version > TESSERA_DIR_VERSION_NEWEST)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("stripe " UINT64_FORMAT " of tessera table \"%s\" has directory format version %u, but this build reads versions up to %d",
+						s->stripe_id, RelationGetRelationName(rel), hdr->format_version,
+						TESSERA_DIR_VERSION_NEWEST),
+				 errhint("The table was written by a newer tessera: install that version's library.")));
 	stored_crc = hdr->crc;
 	hdr->crc = 0;
 	INIT_CRC32C(crc);

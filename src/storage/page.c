@@ -164,6 +164,8 @@ check_metapage(Relation rel, Page page)
 				 errmsg("tessera table \"%s\" has storage format version %u, but this build reads version %d",
 						RelationGetRelationName(rel), meta->format_version,
 						TESSERA_FORMAT_VERSION),
+				 meta->format_version > TESSERA_FORMAT_VERSION ?
+				 errhint("The table was written by a newer tessera: install that version's library.") :
 				 errhint("Install the tessera version that wrote the table, or rewrite it with VACUUM FULL there.")));
 	return meta;
 }
