@@ -91,26 +91,33 @@ stop_cluster() {
 		as_postgres "$PGBIN/pg_ctl" -D "$dir/data" -m immediate -w stop >/dev/null 2>&1 || true
 }
 
-# install_host_pg_into_root ROOT: the host's PostgreSQL 15 with tessera
-# built for it (build_and_install), at the same paths inside ROOT, as the
-# old version for pg_upgrade tests.  Its binaries run on the newer root's
-# libc; libraries whose sonames the root lacks go into its lib/ (only the
-# old binaries look there, test/t/013_pg_upgrade.pl).
-install_host_pg_into_root() {
-	local root=$1 lib have
-	[ -x /usr/lib/postgresql/15/bin/postgres ] || return 0
-	install_deps
-	build_and_install
-	rm -rf "$root/usr/lib/postgresql/15" "$root/usr/share/postgresql/15"
+# install_old_pg_into_root ROOT VERSION: for the pg_upgrade test
+# (test/t/013_pg_upgrade.pl), an older PostgreSQL with tessera built for it,
+# at the same paths inside ROOT; prints its installation directory, or
+# nothing.  For 18 that is 17 from its own root, if a run there installed
+# tessera (.ci/run tests 17 first).  (This machine's PostgreSQL 15 is not
+# used: its build gives every column a "pg_attver" option that 17's and
+# 18's pg_restore reject, for heap tables too.)  Its binaries run on the
+# newer root's libc; libraries whose sonames ROOT lacks go into its lib/,
+# where only the old binaries look.
+install_old_pg_into_root() {
+	local root=$1 ver=$2 old src lib path have
+	[ "$ver" = 18 ] || return 0
+	old=17
+	src="$(dirname "$root")/pg$old"
+	[ -f "$src/usr/lib/postgresql/$old/lib/tessera.so" ] || return 0
+	rm -rf "$root/usr/lib/postgresql/$old" "$root/usr/share/postgresql/$old"
 	mkdir -p "$root/usr/lib/postgresql" "$root/usr/share/postgresql"
-	cp -a /usr/lib/postgresql/15 "$root/usr/lib/postgresql/15"
-	cp -a /usr/share/postgresql/15 "$root/usr/share/postgresql/15"
+	cp -a "$src/usr/lib/postgresql/$old" "$root/usr/lib/postgresql/$old"
+	cp -a "$src/usr/share/postgresql/$old" "$root/usr/share/postgresql/$old"
 	have=$(chroot "$root" /sbin/ldconfig -p | awk '{print $1}')
-	ldd /usr/lib/postgresql/15/bin/* 2>/dev/null | awk '/=> \// {print $1, $3}' | sort -u |
+	chroot "$src" sh -c "ldd /usr/lib/postgresql/$old/bin/*" 2>/dev/null |
+		awk '/=> \// {print $1, $3}' | sort -u |
 		while read -r lib path; do
 			case "$lib" in libc.so.* | libm.so.* | libresolv.so.* | ld-linux*) continue ;; esac
-			grep -qxF "$lib" <<<"$have" || cp -L "$path" "$root/usr/lib/postgresql/15/lib/$lib"
+			grep -qxF "$lib" <<<"$have" || cp -L "$src$path" "$root/usr/lib/postgresql/$old/lib/$lib"
 		done
+	echo "/usr/lib/postgresql/$old"
 }
 
 # run_in_pg_root VERSION SCRIPT ARGS...: run one of this checkout's scripts
@@ -120,7 +127,7 @@ install_host_pg_into_root() {
 # system.  Returns only for 15 (the caller goes on); otherwise exits with
 # the script's status.
 run_in_pg_root() {
-	local ver=$1 script=$2 root dest keep PGBIN_ROOT="/usr/lib/postgresql/$1/bin/pg_ctl"
+	local ver=$1 script=$2 root dest keep upgrade_from PGBIN_ROOT="/usr/lib/postgresql/$1/bin/pg_ctl"
 	shift 2
 	if [ "$ver" = 15 ] || [ -n "${TESSERA_IN_PG_ROOT:-}" ]; then
 		return 0
@@ -157,9 +164,9 @@ run_in_pg_root() {
 			mv "$root/tessera-keep/${keep//\//_}" "$dest/$keep"
 		fi
 	done
-	install_host_pg_into_root "$root"
+	upgrade_from=$(install_old_pg_into_root "$root" "$ver")
 	exec chroot "$root" env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 		HOME=/root LANG=C.UTF-8 TESSERA_PG="$ver" TESSERA_IN_PG_ROOT=1 PIP_BREAK_SYSTEM_PACKAGES=1 \
-		TESSERA_UPGRADE_FROM=/usr/lib/postgresql/15 TESSERA_TEST_PORT="${TESSERA_TEST_PORT:-}" TESSERA_KEEP_TEST_DIR="${TESSERA_KEEP_TEST_DIR:-}" \
+		TESSERA_UPGRADE_FROM="$upgrade_from" TESSERA_TEST_PORT="${TESSERA_TEST_PORT:-}" TESSERA_KEEP_TEST_DIR="${TESSERA_KEEP_TEST_DIR:-}" \
 		"/tessera/scripts/$script" "$@"
 }

@@ -103,6 +103,18 @@ tessera_relation_set_new_filenode(Relation rel, const RelFileLocator *newrnode,
 	*minmulti = GetOldestMultiXactId();
 
 	/*
+	 * pg_upgrade restores the schema, then puts the old cluster's files in
+	 * place of the new ones: those carry the metapage, and tessera's own
+	 * catalog arrives the same way.  An empty file until then (a storage id
+	 * now would come from a sequence pg_restore may not have created yet).
+	 */
+	if (IsBinaryUpgrade)
+	{
+		smgrclose(RelationCreateStorage(*newrnode, persistence, true));
+		return;
+	}
+
+	/*
 	 * Replacing an existing relfilenode (TRUNCATE, rewrite)?  Rows this
 	 * transaction still buffers for the old one stay buffered under it: a
 	 * savepoint rolled back brings the old storage back with them, and
