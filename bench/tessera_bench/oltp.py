@@ -17,7 +17,19 @@ from .common import (SIDES, Config, access_method, drop_schemas, ensure_extensio
 from .pg import ERROR, OK, UNSUPPORTED, Pg, failure, outcome, progress
 from .seed import COLUMNS, INSERT
 
-PGBENCH = os.environ.get("PGBENCH", "/usr/lib/postgresql/15/bin/pgbench")
+def _find_pgbench() -> str:
+    """$PGBENCH, else the pgbench of the PostgreSQL whose bin directory is on
+    PATH (scripts/common.sh puts the version under test there), else that
+    of TESSERA_PG's version (15 by default)."""
+    if os.environ.get("PGBENCH"):
+        return os.environ["PGBENCH"]
+    for d in os.environ.get("PATH", "").split(os.pathsep):
+        if d.startswith("/usr/lib/postgresql/") and os.access(os.path.join(d, "pgbench"), os.X_OK):
+            return os.path.join(d, "pgbench")
+    return f"/usr/lib/postgresql/{os.environ.get('TESSERA_PG', '15')}/bin/pgbench"
+
+
+PGBENCH = _find_pgbench()
 SCHEMAS = {"heap": "bench_oltp_heap", "tessera": "bench_oltp_tessera"}
 
 # name -> (script, client counts)

@@ -61,7 +61,7 @@ if ($old_install)
 		}
 	}
 }
-$old_install //= $new_install;
+$old_install = $new_install unless $old_install;
 
 my $old = PostgreSQL::Test::Cluster->new('old', install_path => $old_install);
 $old->init(extra => [$old->pg_version >= 18 ? ('--no-data-checksums') : ()]);
