@@ -238,8 +238,9 @@ TesseraIndexVacuumInfoInit(IndexVacuumInfo *ivinfo, Relation heaprel)
 
 /*
  * TIDs of dead rows whose index entries VACUUM removes, in TID order: an
- * array in VacDeadItems until 16, handed to the indexes as a TidStore
- * since 17.
+ * array in VacDeadItems until 16; since 17 the indexes take a TidStore,
+ * built from the array once per pass over the indexes.  Add TIDs to
+ * items[num_items++], delete through every index, then reset.
  */
 typedef struct TesseraDeadTids
 {
@@ -248,6 +249,8 @@ typedef struct TesseraDeadTids
 	ItemPointerData *items;
 #if PG_VERSION_NUM < 170000
 	VacDeadItems *vac;			/* items is its array */
+#else
+	TidStore   *store;			/* built for this pass, or NULL */
 #endif
 } TesseraDeadTids;
 
@@ -263,6 +266,7 @@ TesseraDeadTidsInit(TesseraDeadTids *d, int max_items)
 	d->items = d->vac->items;
 #else
 	d->items = palloc(sizeof(ItemPointerData) * max_items);
+	d->store = NULL;
 #endif
 }
 
@@ -276,26 +280,40 @@ TesseraDeadTidsBulkDelete(IndexVacuumInfo *ivinfo, IndexBulkDeleteResult *istat,
 	return vac_bulkdel_one_index(ivinfo, istat, d->vac);
 #else
 	VacDeadItemsInfo info;
-	TidStore   *ts = TidStoreCreateLocal((size_t) d->num_items * sizeof(ItemPointerData) + 65536,
-										 true);
-	OffsetNumber offsets[MaxOffsetNumber];
-	int			i = 0;
 
-	while (i < d->num_items)
+	if (d->store == NULL)
 	{
-		BlockNumber blk = ItemPointerGetBlockNumber(&d->items[i]);
-		int			n = 0;
+		OffsetNumber offsets[MaxOffsetNumber];
+		int			i = 0;
 
-		while (i < d->num_items && ItemPointerGetBlockNumber(&d->items[i]) == blk &&
-			   n < MaxOffsetNumber)
-			offsets[n++] = ItemPointerGetOffsetNumber(&d->items[i++]);
-		TidStoreSetBlockOffsets(ts, blk, offsets, n);
+		d->store = TidStoreCreateLocal((size_t) d->num_items * sizeof(ItemPointerData) + 65536,
+									   true);
+		while (i < d->num_items)
+		{
+			BlockNumber blk = ItemPointerGetBlockNumber(&d->items[i]);
+			int			n = 0;
+
+			/* a block's offsets together, once (setting a block replaces it) */
+			while (i < d->num_items && ItemPointerGetBlockNumber(&d->items[i]) == blk)
+				offsets[n++] = ItemPointerGetOffsetNumber(&d->items[i++]);
+			TidStoreSetBlockOffsets(d->store, blk, offsets, n);
+		}
 	}
-	info.max_bytes = TidStoreMemoryUsage(ts);
+	info.max_bytes = TidStoreMemoryUsage(d->store);
 	info.num_items = d->num_items;
-	istat = vac_bulkdel_one_index(ivinfo, istat, ts, &info);
-	TidStoreDestroy(ts);
-	return istat;
+	return vac_bulkdel_one_index(ivinfo, istat, d->store, &info);
+#endif
+}
+
+/* empty d for the next pass */
+static inline void
+TesseraDeadTidsReset(TesseraDeadTids *d)
+{
+	d->num_items = 0;
+#if PG_VERSION_NUM >= 170000
+	if (d->store != NULL)
+		TidStoreDestroy(d->store);
+	d->store = NULL;
 #endif
 }
 

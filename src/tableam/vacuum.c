@@ -149,7 +149,7 @@ flush_dead(VacState *vs)
 		TesseraUnlockRowState(&ref);
 	}
 	vs->dead_total += vs->dead.num_items;
-	vs->dead.num_items = 0;
+	TesseraDeadTidsReset(&vs->dead);
 }
 
 static void
