@@ -33,6 +33,7 @@ extern void TesseraCreateStorage(const RelFileLocator *rnode, TesseraBackend bac
 extern void TesseraInitMetapage(Relation rel, uint64 storage_id, uint64 next_rownum,
 								uint64 next_stripe_id);
 extern void TesseraReadMeta(Relation rel, TesseraMeta *meta);
+extern bool TesseraReadStorageIdForDrop(Relation rel, uint64 *storage_id);
 extern void TesseraReserve(Relation rel, uint64 nrows, uint64 *storage_id,
 						   uint64 *first_rownum, uint64 *stripe_id);
 extern bool TesseraExtendReservation(Relation rel, uint64 storage_id,

@@ -258,8 +258,14 @@ tessera_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTbl
 				TesseraSkipDescribe((Node *) rinfo->clause, rel->relid, relation) == NIL ||
 				TesseraSingleColumn((Node *) rinfo->clause, rel->relid) <= 0)
 				continue;
-			outer = bms_union(bms_difference(rinfo->clause_relids, rel->relids),
-							  rel->lateral_relids);
+			/*
+			 * Base relations only: since PostgreSQL 16 a clause's relids
+			 * also name the outer joins below it, which no path can be
+			 * parameterized by.
+			 */
+			outer = bms_intersect(bms_union(bms_difference(rinfo->clause_relids, rel->relids),
+											rel->lateral_relids),
+								  root->all_baserels);
 			if (bms_is_empty(outer))
 				continue;
 			foreach(dc, done)

@@ -212,6 +212,47 @@ TesseraReadMeta(Relation rel, TesseraMeta *result)
 }
 
 /*
+ * TesseraReadStorageIdForDrop
+ *		The storage id of a table being dropped, if its metapage can tell.
+ *
+ * DROP must work whatever state the storage is in, as it does for heap: a
+ * temporary table whose files the crash restart removed (the next session
+ * of that temp namespace drops it), a file lost or damaged.  Then the
+ * storage's catalog rows cannot be found and are left behind, with a
+ * WARNING for a damaged metapage; a missing file is silent, since a crash
+ * always leaves temporary tables so.
+ */
+bool
+TesseraReadStorageIdForDrop(Relation rel, uint64 *storage_id)
+{
+	SMgrRelation smgr = RelationGetSmgr(rel);
+	Buffer		buf;
+	TesseraMetaPageData *meta;
+	bool		found = false;
+
+	if (!smgrexists(smgr, MAIN_FORKNUM) || smgrnblocks(smgr, MAIN_FORKNUM) == 0)
+		return false;
+
+	/* a page failing PostgreSQL's own checks reads as zeroes: not ours */
+	buf = ReadBufferExtended(rel, MAIN_FORKNUM, TESSERA_METAPAGE_BLKNO, RBM_ZERO_ON_ERROR, NULL);
+	LockBuffer(buf, BUFFER_LOCK_SHARE);
+	meta = (TesseraMetaPageData *) PageGetContents(BufferGetPage(buf));
+	if (!PageIsNew(BufferGetPage(buf)) && meta->magic == TESSERA_META_MAGIC &&
+		meta->format_version == TESSERA_FORMAT_VERSION)
+	{
+		found = (meta->flags & TESSERA_META_INIT_FORK) == 0;
+		*storage_id = meta->storage_id;
+	}
+	else
+		ereport(WARNING,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("tessera table \"%s\" has an invalid metapage: its stripe catalog rows are left in place",
+						RelationGetRelationName(rel))));
+	UnlockReleaseBuffer(buf);
+	return found;
+}
+
+/*
  * TesseraReserve
  *		Reserve nrows row numbers and one stripe id for a writer.
  *

@@ -542,14 +542,13 @@ tessera_object_access(ObjectAccessType access, Oid classId, Oid objectId, int su
 		{
 			if (IsTesseraRelation(rel))
 			{
-				TesseraMeta meta;
+				uint64		storage_id;
 
 				TesseraDiscardWrites(&TesseraRelLocator(rel));
-				TesseraReadMeta(rel, &meta);
-				if (meta.valid)
+				if (TesseraReadStorageIdForDrop(rel, &storage_id))
 				{
-					TesseraDeleteStripes(meta.storage_id);
-					TesseraSharedCacheForget(MyDatabaseId, meta.storage_id);
+					TesseraDeleteStripes(storage_id);
+					TesseraSharedCacheForget(MyDatabaseId, storage_id);
 				}
 			}
 			RelationClose(rel);

@@ -65,6 +65,33 @@ BEGIN
 END $$;
 SELECT tt.est_rows('SELECT * FROM est_h') = tt.est_rows('SELECT * FROM est_t') AS same_estimate;
 
+-- a join clause below an outer join also names that join (PostgreSQL 16+
+-- clause relids): a parameterized TesseraScan is built for base relations
+-- only (this crashed on 17)
+CREATE TABLE ojx_h (x1 int, x2 int) USING heap;
+CREATE TABLE ojy_h (y1 int, y2 int) USING heap;
+INSERT INTO ojx_h VALUES (1, 11), (2, 22), (3, NULL), (4, 44), (5, NULL);
+INSERT INTO ojy_h VALUES (1, 111), (2, 222), (3, 333), (4, NULL);
+CREATE TABLE ojx_t (LIKE ojx_h) USING tessera;
+CREATE TABLE ojy_t (LIKE ojy_h) USING tessera;
+INSERT INTO ojx_t SELECT * FROM ojx_h;
+INSERT INTO ojy_t SELECT * FROM ojy_h;
+SELECT * FROM (ojx_t LEFT JOIN ojy_t ON x1 = y1) LEFT JOIN ojx_t xx(xx1, xx2)
+  ON x1 = xx1 AND y2 IS NOT NULL ORDER BY x1;
+SELECT count(*) AS differences FROM (
+  (SELECT * FROM (ojx_t LEFT JOIN ojy_t ON x1 = y1) LEFT JOIN ojx_t xx(xx1, xx2)
+     ON x1 = xx1 AND y2 IS NOT NULL
+   EXCEPT ALL
+   SELECT * FROM (ojx_h LEFT JOIN ojy_h ON x1 = y1) LEFT JOIN ojx_h xx(xx1, xx2)
+     ON x1 = xx1 AND y2 IS NOT NULL)
+  UNION ALL
+  (SELECT * FROM (ojx_h LEFT JOIN ojy_h ON x1 = y1) LEFT JOIN ojx_h xx(xx1, xx2)
+     ON x1 = xx1 AND y2 IS NOT NULL
+   EXCEPT ALL
+   SELECT * FROM (ojx_t LEFT JOIN ojy_t ON x1 = y1) LEFT JOIN ojx_t xx(xx1, xx2)
+     ON x1 = xx1 AND y2 IS NOT NULL)) d;
+DROP TABLE ojx_h, ojy_h, ojx_t, ojy_t;
+
 DROP TABLE ec1h, ec1t, est_h, est_t;
 DROP FUNCTION tt.est_rows(text);
 DROP TYPE int8alias1 CASCADE;

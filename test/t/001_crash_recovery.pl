@@ -90,5 +90,31 @@ is($node->safe_psql('postgres', 'SELECT count(*), sum(a) FROM t2'), '7|28', 'tra
 is($node->safe_psql('postgres', "$agg t"), $node->safe_psql('postgres', "$agg h"),
 	'table matches heap after the second crash');
 
+# 5. a crash leaves a session's temporary tessera tables without files;
+# the next session given that temp namespace drops them and goes on
+my $temp = $node->background_psql('postgres');
+$temp->query_safe(q{
+	CREATE TEMP TABLE tmp1 (a int, b text) USING tessera;
+	INSERT INTO tmp1 SELECT i, md5(i::text) FROM generate_series(1, 5000) i;
+	CREATE INDEX ON tmp1 (a);
+});
+my $temp_ns = $temp->query_safe('SELECT pg_my_temp_schema()::regnamespace');
+my $temp_pid = $temp->query_safe('SELECT pg_backend_pid()');
+crash_and_restart($node, $temp_pid);
+eval { $temp->quit };
+my $ok = 1;
+for my $i (1 .. 8)
+{
+	my ($ret, $out, $err) = $node->psql('postgres', q{
+		CREATE TEMP TABLE tmp2 (a int) USING tessera;
+		INSERT INTO tmp2 SELECT generate_series(1, 10);
+		SELECT pg_my_temp_schema()::regnamespace, sum(a) FROM tmp2});
+	$ok = 0 unless $ret == 0 && $out =~ /\|55$/;
+	diag("session $i: $err") if $ret != 0;
+}
+ok($ok, "temporary tessera tables work in every session after a crash (the crashed session's were in $temp_ns)");
+is($node->safe_psql('postgres', "SELECT count(*) FROM pg_class WHERE relnamespace = '$temp_ns'::regnamespace AND relname = 'tmp1'"),
+	'0', 'the crashed session\'s temporary table is gone once its namespace is reused');
+
 $node->stop;
 done_testing();

@@ -149,5 +149,30 @@ like($err, qr/corrupt data in tessera table "t", stripe \d+, stripe directory/, 
 like($err, qr/stripe pages lie outside the relation/, 'truncation detail');
 is($node->safe_psql('postgres', 'SELECT 1'), '1', 'server still up');
 
+# 5. a damaged table can still be dropped, as a heap table can: with its
+# metapage overwritten (a WARNING: its catalog rows cannot be found), or its
+# file gone
+$node->stop;
+flip_bytes(PAGE_DATA_START, 8);
+$node->start;
+($ret, $out, $err) = $node->psql('postgres', 'DROP TABLE t');
+is($ret, 0, 'a table with a damaged metapage can be dropped');
+like($err, qr/WARNING:.*"t" has an invalid metapage: its stripe catalog rows are left in place/,
+	'with a warning naming it');
+$node->safe_psql('postgres', q{
+	CREATE TABLE gone (a int) USING tessera;
+	INSERT INTO gone SELECT generate_series(1, 1000);
+	CHECKPOINT;
+});
+my $gone = $node->data_dir . '/' . $node->safe_psql('postgres', "SELECT pg_relation_filepath('gone')");
+$node->stop;
+unlink($gone) or die "unlink $gone: $!";
+$node->start;
+($ret, $out, $err) = $node->psql('postgres', 'SELECT count(*) FROM gone');
+like($err, qr/could not open file/, 'a missing file is an error on read');
+($ret, $out, $err) = $node->psql('postgres', 'DROP TABLE gone');
+is($ret, 0, 'and the table can be dropped');
+is($err, '', 'silently, as heap');
+
 $node->stop;
 done_testing();
