@@ -213,9 +213,11 @@ TesseraReadMeta(Relation rel, TesseraMeta *result)
 
 /*
  * TesseraReadStorageIdForDrop
- *		The storage id of a table being dropped, if its metapage can tell.
+ *		The storage id of a table being dropped or given new storage
+ *		(TRUNCATE, rewrites), if its metapage can tell.
  *
- * DROP must work whatever state the storage is in, as it does for heap: a
+ * DROP and TRUNCATE must work whatever state the storage is in, as they do
+ * for heap: a
  * temporary table whose files the crash restart removed (the next session
  * of that temp namespace drops it), a file lost or damaged.  Then the
  * storage's catalog rows cannot be found and are left behind, with a

@@ -122,9 +122,18 @@ tessera_relation_set_new_filenode(Relation rel, const RelFileLocator *newrnode,
 	 */
 	if (!RelFileLocatorEquals(*newrnode, TesseraRelLocator(rel)))
 	{
-		TesseraMeta old;
+		uint64		storage_id;
 
-		forget_current_storage(rel, &old, false);
+		/*
+		 * TRUNCATE is how a damaged table is emptied: a metapage that cannot
+		 * be read leaves its catalog rows behind (with a WARNING), it does
+		 * not stop the new storage.
+		 */
+		if (TesseraReadStorageIdForDrop(rel, &storage_id))
+		{
+			TesseraDeleteStripes(storage_id);
+			TesseraSharedCacheForget(MyDatabaseId, storage_id);
+		}
 	}
 	TesseraCreateStorage(newrnode, rel->rd_backend, persistence, TesseraNextStorageId());
 }
