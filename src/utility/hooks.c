@@ -28,7 +28,8 @@
  *	  changes.  After every statement that can put a table into a
  *	  publication (CREATE/ALTER PUBLICATION, CREATE TABLE, ALTER TABLE,
  *	  ALTER ... SET SCHEMA) the tessera tables are checked and the statement
- *	  fails if one of them is published.
+ *	  fails if one of them is published; so are tessera's own catalog tables
+ *	  (tessera_internal), which only make sense on this server.
  *
  *	  Every hook calls the previous one.
  *
@@ -214,6 +215,7 @@ check_no_published_tessera_tables(void)
 	TableScanDesc scan;
 	HeapTuple	tup;
 	List	   *all_tables_pubs;
+	Oid			internal_nsp;
 
 	CommandCounterIncrement();
 	pubrel = table_open(PublicationRelationId, AccessShareLock);
@@ -225,6 +227,7 @@ check_no_published_tessera_tables(void)
 		return;
 
 	all_tables_pubs = GetAllTablesPublications();
+	internal_nsp = get_namespace_oid(TESSERA_INTERNAL_SCHEMA, true);
 	classrel = table_open(RelationRelationId, AccessShareLock);
 	scan = table_beginscan_catalog(classrel, 0, NULL);
 	while ((tup = heap_getnext(scan, ForwardScanDirection)) != NULL)
@@ -233,8 +236,33 @@ check_no_published_tessera_tables(void)
 		Oid			pubid;
 
 		if (form->relkind != RELKIND_RELATION ||
-			form->relpersistence != RELPERSISTENCE_PERMANENT ||
-			!IsTesseraAmOid(form->relam))
+			form->relpersistence != RELPERSISTENCE_PERMANENT)
+			continue;
+
+		/*
+		 * tessera's own catalog (heap tables) describes this server's
+		 * storage: applied on a subscriber its rows would name that
+		 * server's storage ids, and they carry small writes' rows
+		 * compressed.  PostgreSQL has no way to leave tables out of FOR ALL
+		 * TABLES, so such a publication is refused while tessera is
+		 * installed (also when the extension comes second).
+		 */
+		if (OidIsValid(internal_nsp) && form->relnamespace == internal_nsp)
+		{
+			pubid = publication_of(form->oid, form->relnamespace, all_tables_pubs);
+			if (OidIsValid(pubid))
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("tessera's internal table \"%s.%s\" cannot be published",
+								TESSERA_INTERNAL_SCHEMA, NameStr(form->relname)),
+						 errdetail("Publication \"%s\" would include it, and it describes this server's storage only.",
+								   get_publication_name(pubid, false)),
+						 all_tables_pubs != NIL ?
+						 errhint("Publish tables by name or schema (FOR TABLE, FOR TABLES IN SCHEMA) instead of FOR ALL TABLES in a database with tessera.") :
+						 errhint("Leave the schema \"%s\" out of the publication.", TESSERA_INTERNAL_SCHEMA)));
+			continue;
+		}
+		if (!IsTesseraAmOid(form->relam))
 			continue;
 		pubid = publication_of(form->oid, form->relnamespace, all_tables_pubs);
 		if (OidIsValid(pubid))

@@ -5,6 +5,7 @@ SET client_min_messages = error;   -- no "wal_level is insufficient" warnings
 CREATE TABLE pub_t (a int PRIMARY KEY, b text) USING tessera;
 CREATE TABLE pub_h (a int PRIMARY KEY, b text);
 CREATE TABLE pub_h2 (a int);
+CREATE TABLE pub_h3 (a int);
 
 \set VERBOSITY default
 CREATE PUBLICATION pub_t_only FOR TABLE pub_t;
@@ -58,3 +59,35 @@ SELECT * FROM pub_t;
 DROP PUBLICATION pub_heap, pub_schema;
 DROP SCHEMA pub_s CASCADE;
 DROP TABLE pub_t, pub_h, pub_h2, pub_p, pub_p2;
+
+-- tessera's own catalog is never published: FOR ALL TABLES would carry it
+-- (PostgreSQL cannot leave tables out), as would naming it or its schema
+\set VERBOSITY default
+CREATE PUBLICATION pub_all FOR ALL TABLES;
+CREATE PUBLICATION pub_internal FOR TABLE tessera_internal.stripe;
+CREATE PUBLICATION pub_internal FOR TABLES IN SCHEMA tessera_internal;
+CREATE PUBLICATION pub_heap FOR TABLE pub_h3;
+ALTER PUBLICATION pub_heap ADD TABLE tessera_internal.delta;
+ALTER PUBLICATION pub_heap ADD TABLES IN SCHEMA tessera_internal;
+\set VERBOSITY terse
+SELECT pubname, schemaname, tablename FROM pg_publication_tables ORDER BY 1, 2, 3;
+DROP PUBLICATION pub_heap;
+DROP TABLE pub_h3;
+-- in a database with a FOR ALL TABLES publication, CREATE EXTENSION tessera
+-- is refused by name (the publication would take its catalog)
+SELECT current_database() AS regress_db \gset
+CREATE DATABASE tessera_pub_all;
+\c tessera_pub_all
+SET client_min_messages = error;
+CREATE PUBLICATION pub_all FOR ALL TABLES;
+\set VERBOSITY default
+CREATE EXTENSION tessera;
+\set VERBOSITY terse
+SELECT count(*) AS tessera_installed FROM pg_extension WHERE extname = 'tessera';
+DROP PUBLICATION pub_all;
+CREATE EXTENSION tessera;
+CREATE TABLE works (a int) USING tessera;
+INSERT INTO works VALUES (1);
+SELECT * FROM works;
+\c :regress_db
+DROP DATABASE tessera_pub_all;
