@@ -143,7 +143,7 @@ run_in_pg_root() {
 		chroot "$root" runuser -u postgres -- "$PGBIN_ROOT" -D /tessera/.pgdata/data -m fast stop \
 			>/dev/null 2>&1 || true
 	fi
-	for keep in .pgdata bench/.data; do
+	for keep in .pgdata bench/.data .pgsrc; do
 		if [ -e "$dest/$keep" ]; then
 			rm -rf "$root/tessera-keep/${keep//\//_}"
 			mv "$dest/$keep" "$root/tessera-keep/${keep//\//_}"
@@ -158,7 +158,7 @@ run_in_pg_root() {
 		(cd "$REPO" && tar -cf - --exclude=./.pgdata --exclude=./bench/.data --exclude=./.pgsrc .) |
 			tar -xf - -C "$dest"
 	fi
-	for keep in .pgdata bench/.data; do
+	for keep in .pgdata bench/.data .pgsrc; do
 		if [ -e "$root/tessera-keep/${keep//\//_}" ]; then
 			mkdir -p "$(dirname "$dest/$keep")"
 			mv "$root/tessera-keep/${keep//\//_}" "$dest/$keep"
