@@ -27,6 +27,7 @@
 #include "storage/lmgr.h"
 #include "storage/procarray.h"
 #include "tcop/tcopprot.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/timestamp.h"
@@ -64,9 +65,26 @@ tessera_compaction_main(Datum main_arg)
 			{
 				TimestampTz start = GetCurrentTimestamp();
 				uint64		moved;
+				Oid			save_userid;
+				int			save_sec_context;
+				int			save_nestlevel;
 
+				/*
+				 * As VACUUM does for autovacuum: work as the table's owner,
+				 * in a security-restricted operation with a safe search_path.
+				 * Compaction runs no user code today; whatever it may run one
+				 * day must not run as the superuser this worker connects as.
+				 */
+				GetUserIdAndSecContext(&save_userid, &save_sec_context);
+				SetUserIdAndSecContext(rel->rd_rel->relowner,
+									   save_sec_context | SECURITY_RESTRICTED_OPERATION);
+				save_nestlevel = NewGUCNestLevel();
+				(void) set_config_option("search_path", "pg_catalog, pg_temp", PGC_USERSET,
+										 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
 				moved = TesseraCompact(rel, GetOldestNonRemovableTransactionId(rel),
 									   DEBUG1, TesseraAutoCompactMinRun());
+				AtEOXact_GUC(false, save_nestlevel);
+				SetUserIdAndSecContext(save_userid, save_sec_context);
 				if (moved > 0)
 				{
 					long		secs;
