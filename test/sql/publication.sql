@@ -81,7 +81,9 @@ CREATE DATABASE tessera_pub_all;
 SET client_min_messages = error;
 CREATE PUBLICATION pub_all FOR ALL TABLES;
 \set VERBOSITY default
-CREATE EXTENSION tessera;
+\set SHOW_CONTEXT never
+CREATE EXTENSION tessera;   -- (18 would add the extension script's line as context)
+\set SHOW_CONTEXT errors
 \set VERBOSITY terse
 SELECT count(*) AS tessera_installed FROM pg_extension WHERE extname = 'tessera';
 DROP PUBLICATION pub_all;
