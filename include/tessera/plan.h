@@ -80,8 +80,23 @@ typedef enum VecKind
 	VEC_FLOAT8,
 	VEC_DATE_TS,				/* date column, timestamp value */
 	VEC_COLCOL,					/* two integer-like columns of one type */
-	VEC_NUMERIC					/* compared as scaled integers */
+	VEC_NUMERIC,				/* compared as scaled integers */
+	VEC_STRING					/* text, varchar, char(n) against a value:
+								 * strategy is a VecStringOp */
 } VecKind;
+
+/* `<>`: the negation of the btree family's equality, in VEC_DESC_STRATEGY */
+#define TESSERA_NE_STRATEGY		6
+
+/* What a VEC_STRING qual does; all but VSTR_CALL have a byte-wise fast path */
+typedef enum VecStringOp
+{
+	VSTR_EQ,					/* = in a deterministic collation */
+	VSTR_NE,					/* <> in a deterministic collation */
+	VSTR_LIKE,					/* LIKE: with a constant pattern, maybe matched bytewise */
+	VSTR_NOT_LIKE,
+	VSTR_CALL					/* anything else allowed: the operator's function */
+} VecStringOp;
 
 typedef enum VecDescField
 {
@@ -91,6 +106,8 @@ typedef enum VecDescField
 	VEC_DESC_ATTIDX2,			/* VEC_COLCOL: the right-hand column */
 	VEC_DESC_VALTYPE,
 	VEC_DESC_VALUE_ARG,			/* argument of the OpExpr holding the value */
+	VEC_DESC_FUNCID,			/* VEC_STRING: the operator's function */
+	VEC_DESC_COLLATION,			/* VEC_STRING: its input collation */
 	VEC_DESC_NFIELDS
 } VecDescField;
 
@@ -111,7 +128,9 @@ typedef enum TAggKind
 	TAGG_SUM,
 	TAGG_AVG,
 	TAGG_MIN,
-	TAGG_MAX
+	TAGG_MAX,
+	TAGG_COUNT_DISTINCT			/* count(DISTINCT col): the groups are keyed on
+								 * col too, and rolled up (agg_node.c) */
 } TAggKind;
 
 /*
@@ -198,7 +217,9 @@ typedef enum TaggPrivate
 	TAGG_PRIVATE_VECTOR,		/* and their descriptions */
 	TAGG_PRIVATE_AGGS,			/* the Aggrefs (for EXPLAIN and FILTER values) */
 	TAGG_PRIVATE_SPECS,			/* an aggregate description per Aggref */
-	TAGG_PRIVATE_KEYS,			/* a key description per GROUP BY column */
+	TAGG_PRIVATE_KEYS,			/* a key description per GROUP BY column, then
+								 * the DISTINCT column's if any */
+	TAGG_PRIVATE_NDISTINCT,		/* 1: the last key is count(DISTINCT)'s column */
 	TAGG_PRIVATE_NFIELDS
 } TaggPrivate;
 

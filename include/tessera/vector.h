@@ -70,6 +70,13 @@ typedef struct VecQual
 	bool		scaled;			/* VEC_NUMERIC: nval/nscale are the value */
 	int128		nval;
 	int			nscale;
+	/* VEC_STRING: strategy is a VecStringOp */
+	int			value_arg;
+	Oid			collation;
+	FmgrInfo	flinfo;			/* the operator's function */
+	int			shape;			/* how the value is matched bytewise (filter.c) */
+	const char *sbytes;			/* the bytes matched */
+	int			slen;
 } VecQual;
 
 extern void TesseraVecQualInit(VecQual *vq, List *desc, Node *qual, PlanState *ps);
@@ -187,6 +194,8 @@ extern Datum TesseraAggResult(TAggSpec *sp, TAggState *st, bool *isnull);
 extern Datum TesseraAggSerialize(TAggSpec *specs, int nspecs, TAggState *states);
 extern void TesseraAggMergeRow(TAggSpec *specs, int nspecs, TAggState *states, Datum serialized,
 							   MemoryContext cxt);
+extern void TesseraAggCombine(TAggSpec *specs, int nspecs, TAggState *dst, const TAggState *src,
+							  bool distinct_notnull, MemoryContext cxt);
 
 /* ---- group tables (vector/groups.c) ---- */
 
@@ -257,6 +266,7 @@ extern int32 *TesseraGroupsAssign(TesseraGroups *g, TesseraBatch *b, const bool 
 extern int	TesseraGroupsLookup(TesseraGroups *g, int64 *keys, bool *nulls);
 extern void TesseraGroupsKeysOf(TesseraGroups *g, TupleTableSlot *slot, int64 *keys,
 								bool *nulls);
+extern int	TesseraGroupsLookupDatums(TesseraGroups *g, const Datum *values, const bool *isnull);
 extern void TesseraGroupsKeyDatums(TesseraGroups *g, int group, Datum *values, bool *isnull);
 
 /* ---- groups past memory (vector/spill.c) ---- */

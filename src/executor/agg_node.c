@@ -17,6 +17,14 @@
  *	  stepping chunks from the encoding; a lone count(*) skips such row
  *	  groups without reading them.
  *
+ *	  count(DISTINCT col) is a grouping by the GROUP BY columns and col,
+ *	  rolled up at the end into the groups of the GROUP BY columns (each
+ *	  inner group with col not NULL counts one; the other aggregates'
+ *	  states combine as partial states do): the distinct values are
+ *	  hashed like any group key (dictionary codes, direct tables), spill
+ *	  with the groups past hash_mem and travel from parallel workers as
+ *	  groups.
+ *
  *	  Modes (TAggMode): serial; partial, in every process of a parallel
  *	  scan, emitting per group its keys and a bytea of its states; final,
  *	  above the Gather, merging them.  Groups that outgrow hash_mem spill
@@ -147,7 +155,25 @@ tagg_begin(CustomScanState *node, EState *estate, int eflags)
 	as->buf_cxt = AllocSetContextCreate(estate->es_query_cxt, "TesseraAgg buffers",
 										ALLOCSET_DEFAULT_SIZES);
 	as->partials.cxt = as->buf_cxt;
-	TesseraGroupsInit(&as->groups, list_nth(priv, TAGG_PRIVATE_KEYS), as->nspecs, as->cxt);
+	as->distinct = intVal(list_nth(priv, TAGG_PRIVATE_NDISTINCT)) > 0;
+	{
+		/* groups of count(DISTINCT)s alone need no states: the roll-up counts them */
+		int			nstates = 0;
+
+		for (int k = 0; k < as->nspecs; k++)
+			if (as->specs[k].kind != TAGG_COUNT_DISTINCT)
+				nstates = as->nspecs;
+		TesseraGroupsInit(&as->groups, list_nth(priv, TAGG_PRIVATE_KEYS), nstates, as->cxt);
+	}
+	if (as->distinct && as->mode != TAGG_PARTIAL)
+	{
+		List	   *keys = list_nth(priv, TAGG_PRIVATE_KEYS);
+
+		as->outer_cxt = AllocSetContextCreate(estate->es_query_cxt, "TesseraAgg outer groups",
+											  ALLOCSET_DEFAULT_SIZES);
+		TesseraGroupsInit(&as->outer, list_truncate(list_copy(keys), list_length(keys) - 1),
+						  as->nspecs, as->outer_cxt);
+	}
 }
 
 static void
@@ -566,8 +592,9 @@ tagg_batch(TesseraAggState *as, TesseraBatch *b, const bool *ok, int n)
 	 */
 	for (int k = 0; k < as->nspecs; k++)
 	{
-		if (as->specs[k].same_as >= 0)
-			continue;			/* its state is another's */
+		/* another's state, or count(DISTINCT), counted by the roll-up */
+		if (as->specs[k].same_as >= 0 || as->specs[k].kind == TAGG_COUNT_DISTINCT)
+			continue;
 		tagg_fold_spec(as, k, b, ok, gidx, n,
 					   gidx == NULL && ok == NULL && n == b->chunk_rows);
 	}
@@ -726,7 +753,7 @@ tagg_merge_input(TesseraAggState *as)
 		slot_getallattrs(in);
 		if (in->tts_isnull[g->nkeys])
 			elog(ERROR, "TesseraAgg: partial aggregate states missing");
-		TesseraAggMergeRow(as->specs, as->nspecs, TesseraGroupState(g, group, 0),
+		TesseraAggMergeRow(as->specs, g->nspecs, TesseraGroupState(g, group, 0),
 						   in->tts_values[g->nkeys], g->cxt);
 		MemoryContextSwitchTo(old);
 		if ((++nrows & 255) == 0)
@@ -735,6 +762,48 @@ tagg_merge_input(TesseraAggState *as)
 	TesseraSpillFinish(&as->spill, g, as->specs, as->ts.css.ss.ps.state->es_query_cxt,
 					   as->vx_cxt);
 	as->computed = true;
+}
+
+/*
+ * count(DISTINCT col): fold the groups keyed on (GROUP BY columns, col)
+ * into groups keyed on the GROUP BY columns alone.  Every other
+ * aggregate's states combine as partial states do; count(DISTINCT) counts
+ * the inner groups whose col is not NULL.
+ */
+static void
+tagg_rollup(TesseraAggState *as)
+{
+	TesseraGroups *in = &as->groups;
+	TesseraGroups *out = &as->outer;
+	int			nouter = out->nkeys;
+	Datum		values[INDEX_MAX_KEYS + 1];
+	bool		isnull[INDEX_MAX_KEYS + 1];
+	int			group;
+	uint64		n = 0;
+
+	TesseraGroupsReset(out, nouter > 0 ? 256 : 1);
+	for (;;)
+	{
+		int			og;
+
+		if (as->spill.sort != NULL)
+		{
+			if (!TesseraSpillNextGroup(&as->spill, in, as->specs))
+				break;
+			group = 0;
+		}
+		else if (as->next >= in->ngroups)
+			break;
+		else
+			group = as->next++;
+		TesseraGroupsKeyDatums(in, group, values, isnull);
+		og = TesseraGroupsLookupDatums(out, values, isnull);
+		TesseraAggCombine(as->specs, as->nspecs, TesseraGroupState(out, og, 0),
+						  TesseraGroupState(in, group, 0), !isnull[nouter], out->cxt);
+		if ((++n & 1023) == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+	as->next = 0;
 }
 
 static TupleTableSlot *
@@ -754,8 +823,18 @@ tagg_exec(CustomScanState *node)
 			tagg_merge_input(as);
 		else
 			tagg_compute(as);
+		if (as->distinct && as->mode != TAGG_PARTIAL)
+			tagg_rollup(as);
 	}
-	if (as->spill.sort != NULL)
+	if (as->distinct && as->mode != TAGG_PARTIAL)
+	{
+		/* the rolled-up groups */
+		g = &as->outer;
+		if (as->next >= g->ngroups)
+			return ExecClearTuple(ss->ps.ps_ResultTupleSlot);
+		group = as->next++;
+	}
+	else if (as->spill.sort != NULL)
 	{
 		if (!TesseraSpillNextGroup(&as->spill, g, as->specs))
 			return ExecClearTuple(ss->ps.ps_ResultTupleSlot);
@@ -772,7 +851,7 @@ tagg_exec(CustomScanState *node)
 	old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
 	if (as->mode == TAGG_PARTIAL)
 	{
-		slot->tts_values[g->nkeys] = TesseraAggSerialize(as->specs, as->nspecs,
+		slot->tts_values[g->nkeys] = TesseraAggSerialize(as->specs, g->nspecs,
 														 TesseraGroupState(g, group, 0));
 		slot->tts_isnull[g->nkeys] = false;
 	}
@@ -862,8 +941,11 @@ tagg_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	}
 	if (es->analyze && node->ss.ps.instrument)
 	{
+		if (as->distinct && as->mode != TAGG_PARTIAL)
+			ExplainPropertyInteger("Groups", NULL, as->outer.ngroups, es);
 		if (as->groups.nkeys > 0 && as->spill.spilled_groups == 0)
-			ExplainPropertyInteger("Groups", NULL, as->groups.ngroups, es);
+			ExplainPropertyInteger(as->distinct ? "Groups with Distinct Values" : "Groups", NULL,
+								   as->groups.ngroups, es);
 		if (as->spill.spilled_groups > 0)
 			ExplainPropertyUInteger("Groups Spilled", NULL, as->spill.spilled_groups, es);
 		/* partial nodes' own counters are the leader's share only */

@@ -107,6 +107,14 @@ typedef struct TesseraAggState
 	bool	   *ok;				/* per batch: counted rows */
 	int			ok_cap;
 	TesseraSpill spill;
+	/*
+	 * count(DISTINCT col): groups keys its column too (the last key); once
+	 * every row is in, they are rolled up into outer, keyed on the GROUP BY
+	 * columns, each inner group counting once where col is not NULL.
+	 */
+	bool		distinct;
+	TesseraGroups outer;
+	MemoryContext outer_cxt;
 	/* output */
 	bool		computed;
 	int			next;

@@ -68,7 +68,8 @@ typedef enum TaggPathPrivate
 	TAGG_PATH_RELID,
 	TAGG_PATH_AGGS,
 	TAGG_PATH_GROUP_VARS,
-	TAGG_PATH_MODE
+	TAGG_PATH_MODE,
+	TAGG_PATH_DISTINCT_VAR		/* count(DISTINCT)'s column, or NULL */
 } TaggPathPrivate;
 
 static Plan *tagg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
@@ -84,6 +85,7 @@ typedef struct TAggFindContext
 	List	   *aggs;
 	List	   *group_vars;		/* the only columns allowed outside aggregates */
 	bool		ok;
+	Var		   *distinct_var;	/* the column of every count(DISTINCT), or NULL */
 } TAggFindContext;
 
 /* Collect the Aggrefs of the target; any other column is not ours. */
@@ -200,8 +202,8 @@ tagg_path_finish(CustomPath *cpath, Index relid, TAggFindContext *cxt, TAggMode 
 		cpath->flags = CUSTOMPATH_SUPPORT_PROJECTION;
 #endif
 	}
-	cpath->custom_private = list_make4(makeInteger(relid), cxt->aggs, cxt->group_vars,
-									   makeInteger(mode));
+	cpath->custom_private = list_make5(makeInteger(relid), cxt->aggs, cxt->group_vars,
+									   makeInteger(mode), cxt->distinct_var);
 	cpath->methods = &tagg_path_methods;
 }
 
@@ -212,7 +214,7 @@ tagg_path_finish(CustomPath *cpath, Index relid, TAggFindContext *cxt, TAggMode 
 static void
 tagg_add_parallel_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 					   CustomPath *serial, TAggFindContext *cxt, int workers, double groups,
-					   double rows_read, double pages_read)
+					   double inner_groups, double rows_read, double pages_read)
 {
 	PathTarget *target = create_empty_pathtarget();
 	CustomPath *partial = makeNode(CustomPath);
@@ -220,11 +222,14 @@ tagg_add_parallel_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *out
 	GatherPath *gather;
 	ListCell   *lc;
 	double		divisor = TesseraParallelDivisor(workers);
-	double		partial_rows = groups * (workers + 1);
+	double		partial_rows = inner_groups * (workers + 1);
 	Cost		run;
 
 	foreach(lc, cxt->group_vars)
 		add_column_to_pathtarget(target, lfirst(lc), 0);
+	/* count(DISTINCT col): the partial groups are keyed on col too */
+	if (cxt->distinct_var != NULL)
+		add_column_to_pathtarget(target, (Expr *) copyObject(cxt->distinct_var), 0);
 	add_column_to_pathtarget(target, (Expr *) tagg_state_marker(cxt->aggs), 0);
 	set_pathtarget_cost_width(root, target);
 
@@ -238,7 +243,7 @@ tagg_add_parallel_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *out
 	/* the serial cost, less the disk, shared among the processes */
 	run = serial->path.startup_cost - seq_page_cost * pages_read;
 	partial->path.startup_cost = seq_page_cost * pages_read + run / divisor;
-	partial->path.total_cost = partial->path.startup_cost + cpu_tuple_cost * groups;
+	partial->path.total_cost = partial->path.startup_cost + cpu_tuple_cost * inner_groups;
 	tagg_path_finish(partial, input_rel->relid, cxt, TAGG_PARTIAL);
 
 	gather = create_gather_path(root, output_rel, &partial->path, target, NULL, &partial_rows);
@@ -257,6 +262,76 @@ tagg_add_parallel_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *out
 	add_path(output_rel, &final->path);
 }
 
+/*
+ * Check the aggregates of cxt (cxt->ok false if one is not ours), note
+ * count(DISTINCT)'s column and the columns to decode; the work per row kept,
+ * in operators.
+ */
+static double
+tagg_check_aggs(TAggFindContext *cxt, RelOptInfo *input_rel, Relation relation,
+				Bitmapset **attrs, bool *has_float_sum, bool *only_distinct)
+{
+	double		work = 0;
+	ListCell   *lc;
+
+	foreach(lc, cxt->aggs)
+	{
+		Aggref	   *agg = lfirst(lc);
+		List	   *desc = TesseraAggDescribe(agg, input_rel->relid, relation);
+		TAggKind	kind;
+		int			attidx;
+		Oid			argtype;
+
+		if (desc == NIL)
+		{
+			cxt->ok = false;
+			continue;
+		}
+		kind = (TAggKind) desc_int(desc, AGG_DESC_KIND);
+		attidx = desc_int(desc, AGG_DESC_ATTIDX);
+		argtype = (Oid) desc_int(desc, AGG_DESC_ARGTYPE);
+		if (kind != TAGG_COUNT_DISTINCT)
+			*only_distinct = false;
+		if (kind == TAGG_COUNT_DISTINCT)
+		{
+			/* one column for every count(DISTINCT): it becomes a group key */
+			Var		   *dv = (Var *) ((TargetEntry *) linitial(agg->args))->expr;
+
+			if (cxt->distinct_var != NULL && !equal(cxt->distinct_var, dv))
+				cxt->ok = false;
+			cxt->distinct_var = dv;
+			pull_varattnos((Node *) dv, input_rel->relid, attrs);
+			continue;
+		}
+
+		/*
+		 * Float sums are added in scan order to give PostgreSQL's digits;
+		 * count(DISTINCT)'s roll-up would add them in another order.
+		 */
+		if ((kind == TAGG_SUM || kind == TAGG_AVG) &&
+			(argtype == FLOAT4OID || argtype == FLOAT8OID))
+			*has_float_sum = true;
+
+		/*
+		 * With no qual and no group, counts and min/max come from chunk
+		 * metadata: nothing to decode.  Otherwise the argument's columns are
+		 * decoded, and the work per row kept is a tenth of an operator per
+		 * aggregate, more for exact numeric sums and per arithmetic operator.
+		 */
+
+		if (input_rel->baserestrictinfo != NIL || cxt->group_vars != NIL ||
+			agg->aggfilter != NULL || kind == TAGG_SUM || kind == TAGG_AVG ||
+			argtype == FLOAT4OID || argtype == FLOAT8OID)
+		{
+			pull_varattnos((Node *) agg, input_rel->relid, attrs);
+			work += (argtype == NUMERICOID ? 0.3 : 0.1) +
+				0.5 * (list_length(pull_var_clause((Node *) agg->args, 0)) - (attidx >= 0 ? 1 : 0)) +
+				0.1 * list_length(make_ands_implicit((Expr *) agg->aggfilter));
+		}
+	}
+	return work;
+}
+
 static void
 tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_rel,
 						   RelOptInfo *output_rel, void *extra)
@@ -264,12 +339,16 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 	Query	   *parse = root->parse;
 	RangeTblEntry *rte;
 	Relation	relation;
-	TAggFindContext cxt = {NIL, NIL, true};
+	TAggFindContext cxt = {NIL, NIL, true, NULL};
 	ListCell   *lc;
 	CustomPath *cpath;
 	double		rows_read,
 				groups = 1,
+				inner_groups = 1,
 				agg_work = 0;
+	List	   *inner_keys;
+	bool		has_float_sum = false;
+	bool		only_distinct = true;
 	Cost		run_cost;
 	TscanEstimate est;
 	Bitmapset  *attrs = NULL;
@@ -307,46 +386,26 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 	foreach(lc, output_rel->reltarget->exprs)
 		(void) tagg_find(lfirst(lc), &cxt);
 	pull_varattnos((Node *) cxt.group_vars, input_rel->relid, &attrs);
-	foreach(lc, cxt.aggs)
-	{
-		Aggref	   *agg = lfirst(lc);
-		List	   *desc = TesseraAggDescribe(agg, input_rel->relid, relation);
-		TAggKind	kind;
-		int			attidx;
-		Oid			argtype;
-
-		if (desc == NIL)
-		{
-			cxt.ok = false;
-			continue;
-		}
-		kind = (TAggKind) desc_int(desc, AGG_DESC_KIND);
-		attidx = desc_int(desc, AGG_DESC_ATTIDX);
-		argtype = (Oid) desc_int(desc, AGG_DESC_ARGTYPE);
-
-		/*
-		 * With no qual and no group, counts and min/max come from chunk
-		 * metadata: nothing to decode.  Otherwise the argument's columns are
-		 * decoded, and the work per row kept is a tenth of an operator per
-		 * aggregate, more for exact numeric sums and per arithmetic operator.
-		 */
-		if (input_rel->baserestrictinfo != NIL || cxt.group_vars != NIL ||
-			agg->aggfilter != NULL || kind == TAGG_SUM || kind == TAGG_AVG ||
-			argtype == FLOAT4OID || argtype == FLOAT8OID)
-		{
-			pull_varattnos((Node *) agg, input_rel->relid, &attrs);
-			agg_work += (argtype == NUMERICOID ? 0.3 : 0.1) +
-				0.5 * (list_length(pull_var_clause((Node *) agg->args, 0)) - (attidx >= 0 ? 1 : 0)) +
-				0.1 * list_length(make_ands_implicit((Expr *) agg->aggfilter));
-		}
-	}
+	agg_work = tagg_check_aggs(&cxt, input_rel, relation, &attrs, &has_float_sum,
+							   &only_distinct);
+	if (cxt.distinct_var != NULL && has_float_sum)
+		cxt.ok = false;
 	if (cxt.group_vars != NIL)
-	{
 		groups = estimate_num_groups(root, cxt.group_vars, input_rel->rows, NULL, NULL);
-		/* the groups must fit in work_mem */
-		if (groups * (list_length(cxt.aggs) * sizeof(TAggState) + 64) > work_mem * 1024.0)
+	inner_keys = cxt.group_vars;
+	inner_groups = groups;
+	if (cxt.distinct_var != NULL)
+	{
+		inner_keys = lappend(list_copy(cxt.group_vars), cxt.distinct_var);
+		inner_groups = estimate_num_groups(root, inner_keys, input_rel->rows, NULL, NULL);
+		if (list_length(inner_keys) > INDEX_MAX_KEYS)
 			cxt.ok = false;
 	}
+	/* the groups must fit in work_mem (count(DISTINCT)s alone keep no states) */
+	if (inner_keys != NIL &&
+		inner_groups * ((only_distinct ? 0 : list_length(cxt.aggs)) * sizeof(TAggState) + 64) >
+		work_mem * 1024.0)
+		cxt.ok = false;
 	/* GROUP BY alone (distinct keys) is an aggregation with no aggregates */
 	if (!cxt.ok || (cxt.aggs == NIL && cxt.group_vars == NIL))
 	{
@@ -371,8 +430,11 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 	 */
 	rows_read = input_rel->tuples * est.read_frac;
 	run_cost = rows_read * (est.decode_ops * 0.25 + est.nvec * 0.1) * cpu_operator_cost +
-		rows_read * est.vec_sel * (agg_work + 0.5 * list_length(cxt.group_vars)) *
+		rows_read * est.vec_sel * (agg_work + 0.5 * list_length(inner_keys)) *
 		cpu_operator_cost;
+	/* count(DISTINCT): each inner group is folded into its outer group */
+	if (cxt.distinct_var != NULL)
+		run_cost += inner_groups * list_length(cxt.aggs) * cpu_operator_cost;
 	cpath->path.startup_cost = seq_page_cost * est.phys_pages * est.read_frac + run_cost;
 	cpath->path.total_cost = cpath->path.startup_cost + cpu_tuple_cost * groups;
 	tagg_path_finish(cpath, input_rel->relid, &cxt, TAGG_SERIAL);
@@ -395,8 +457,8 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 
 		if (workers > 0)
 			tagg_add_parallel_path(root, input_rel, output_rel, cpath, &cxt, workers, groups,
-								   est.read_frac * input_rel->tuples, est.phys_pages *
-								   est.read_frac);
+								   inner_groups, est.read_frac * input_rel->tuples,
+								   est.phys_pages * est.read_frac);
 	}
 }
 
@@ -476,6 +538,7 @@ tagg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *
 	List	   *aggs = list_nth(best_path->custom_private, TAGG_PATH_AGGS);
 	List	   *group_vars = list_nth(best_path->custom_private, TAGG_PATH_GROUP_VARS);
 	TAggMode	mode = intVal(list_nth(best_path->custom_private, TAGG_PATH_MODE));
+	Var		   *distinct_var = list_nth(best_path->custom_private, TAGG_PATH_DISTINCT_VAR);
 	RelOptInfo *input_rel = find_base_rel(root, relid);
 	RangeTblEntry *rte = planner_rt_fetch(relid, root);
 	Relation	relation = table_open(rte->relid, NoLock);
@@ -521,6 +584,15 @@ tagg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *
 														 NULL, false));
 		key_descs = lappend(key_descs, TesseraKeyDescribe(gv));
 	}
+	if (distinct_var != NULL)
+	{
+		/* the partial node emits it as a key; the others roll it up */
+		if (mode == TAGG_PARTIAL)
+			scan_tlist = lappend(scan_tlist, makeTargetEntry((Expr *) copyObject(distinct_var),
+															 list_length(scan_tlist) + 1,
+															 NULL, false));
+		key_descs = lappend(key_descs, TesseraKeyDescribe(distinct_var));
+	}
 	if (mode == TAGG_PARTIAL)
 		scan_tlist = lappend(scan_tlist, makeTargetEntry((Expr *) tagg_state_marker(aggs),
 														 list_length(scan_tlist) + 1,
@@ -551,6 +623,8 @@ tagg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *
 	cscan->custom_private = lappend(cscan->custom_private, copyObject(aggs));
 	cscan->custom_private = lappend(cscan->custom_private, specs);
 	cscan->custom_private = lappend(cscan->custom_private, key_descs);
+	cscan->custom_private = lappend(cscan->custom_private,
+									makeInteger(distinct_var != NULL ? 1 : 0));
 	Assert(list_length(cscan->custom_private) == TAGG_PRIVATE_NFIELDS);
 	return &cscan->scan.plan;
 }

@@ -15,11 +15,15 @@
  *		summary covers every row the row group stores, so skipping is exact.
  *	  - vector quals: top-level `col op expr` on integers, dates,
  *		timestamps, floats and numerics (and `date op timestamp`, and two
- *		columns of one integer-like type), evaluated over decoded vectors.
+ *		columns of one integer-like type), with op a btree comparison or
+ *		`<>`; and `col op expr` on text, varchar and char(n) with op one of
+ *		=, <>, <, <=, >, >=, LIKE, NOT LIKE, ILIKE, NOT ILIKE (operators
+ *		that raise no error on any value), evaluated over decoded vectors.
  *	  - aggregates: count(*), count, sum/avg of integers, numerics, floats
  *		and intervals, sum/avg of numeric +, -, * over columns and
  *		constants, min/max of any type with a btree order (strings in
- *		deterministic collations), with FILTERs of vector quals.
+ *		deterministic collations), with FILTERs of vector quals; and
+ *		count(DISTINCT col) of a column TesseraAgg can group by.
  *	  - group keys: integer-like columns, and text, varchar and char(n) in
  *		deterministic collations.
  *
@@ -232,12 +236,141 @@ TesseraIntLikeType(Oid t)
 }
 
 static List *
-vec_desc(VecKind kind, int strategy, int attidx, int attidx2, Oid valtype, int value_arg)
+vec_desc_call(VecKind kind, int strategy, int attidx, int attidx2, Oid valtype, int value_arg,
+			  Oid funcid, Oid collation)
 {
 	List	   *desc = list_make5(makeInteger(kind), makeInteger(strategy), makeInteger(attidx),
 									  makeInteger(attidx2), makeInteger((int) valtype));
 
-	return lappend(desc, makeInteger(value_arg));
+	desc = lappend(desc, makeInteger(value_arg));
+	desc = lappend(desc, makeInteger((int) funcid));
+	return lappend(desc, makeInteger((int) collation));
+}
+
+static List *
+vec_desc(VecKind kind, int strategy, int attidx, int attidx2, Oid valtype, int value_arg)
+{
+	return vec_desc_call(kind, strategy, attidx, attidx2, valtype, value_arg, InvalidOid,
+						 InvalidOid);
+}
+
+/*
+ * Is a LIKE pattern one whose matching never raises an error?  The only
+ * error textlike can raise on a constant pattern is for an escape character
+ * (backslash) at its end; such patterns are left to the ordinary qual.
+ */
+static bool
+like_pattern_safe(Const *c)
+{
+	text	   *t;
+	const char *p;
+	int			len,
+				trailing = 0;
+
+	if (c->constisnull)
+		return true;
+	t = DatumGetTextPP(c->constvalue);
+	p = VARDATA_ANY(t);
+	len = VARSIZE_ANY_EXHDR(t);
+	while (trailing < len && p[len - 1 - trailing] == '\\')
+		trailing++;
+	return trailing % 2 == 0;
+}
+
+/*
+ * `string column op value` for text, varchar and char(n) columns: equality
+ * and inequality, orderings and LIKE / NOT LIKE / ILIKE / NOT ILIKE with a
+ * pattern value.  Only operators whose functions raise no error on any
+ * value are taken (the vector filter may evaluate them on rows an earlier
+ * qual rejected, and once per dictionary entry): LIKE only with a constant
+ * pattern that cannot end in an escape, and never in a nondeterministic
+ * collation, where PostgreSQL raises an error the ordinary qual must raise.
+ */
+static List *
+string_vec_describe(OpExpr *op, Index relid, Relation rel)
+{
+	Var		   *var;
+	Node	   *value;
+	int			value_arg;
+	Oid			coltype;
+	bool		deterministic;
+	VecStringOp sop;
+
+	if ((var = TesseraScanVar(linitial(op->args), relid)) != NULL)
+	{
+		value_arg = 1;
+		value = lsecond(op->args);
+	}
+	else if ((var = TesseraScanVar(lsecond(op->args), relid)) != NULL)
+	{
+		value_arg = 0;
+		value = linitial(op->args);
+	}
+	else
+		return NIL;
+	coltype = getBaseType(var->vartype);
+	if ((coltype != TEXTOID && coltype != VARCHAROID && coltype != BPCHAROID) ||
+		!scan_constant(value, relid) ||
+		TupleDescAttr(RelationGetDescr(rel), var->varattno - 1)->attisdropped ||
+		!OidIsValid(op->inputcollid))
+		return NIL;
+	deterministic = get_collation_isdeterministic(op->inputcollid);
+	switch (op->opfuncid)
+	{
+		case F_TEXTEQ:
+		case F_TEXTNE:
+			sop = !deterministic ? VSTR_CALL :
+				op->opfuncid == F_TEXTEQ ? VSTR_EQ : VSTR_NE;
+			break;
+		case F_BPCHAREQ:
+		case F_BPCHARNE:
+		case F_TEXT_LT:
+		case F_TEXT_LE:
+		case F_TEXT_GT:
+		case F_TEXT_GE:
+		case F_BPCHARLT:
+		case F_BPCHARLE:
+		case F_BPCHARGT:
+		case F_BPCHARGE:
+			sop = VSTR_CALL;
+			break;
+		case F_TEXTLIKE:
+		case F_TEXTNLIKE:
+		case F_BPCHARLIKE:
+		case F_BPCHARNLIKE:
+		case F_TEXTICLIKE:
+		case F_TEXTICNLIKE:
+		case F_BPCHARICLIKE:
+		case F_BPCHARICNLIKE:
+			if (value_arg != 1 || !deterministic || !IsA(value, Const) ||
+				!like_pattern_safe((Const *) value))
+				return NIL;
+			sop = op->opfuncid == F_TEXTLIKE ? VSTR_LIKE :
+				op->opfuncid == F_TEXTNLIKE ? VSTR_NOT_LIKE : VSTR_CALL;
+			break;
+		default:
+			return NIL;
+	}
+	/* char(n) values are compared without their trailing blanks: by call */
+	if (coltype == BPCHAROID && sop != VSTR_LIKE && sop != VSTR_NOT_LIKE)
+		sop = VSTR_CALL;
+	return vec_desc_call(VEC_STRING, sop, var->varattno - 1, -1, exprType(value), value_arg,
+						 op->opfuncid, op->inputcollid);
+}
+
+/*
+ * `col <> value` on a type whose btree family has the negated equality:
+ * TESSERA_NE_STRATEGY.
+ */
+static bool
+ne_operator(Oid opno, Var *var, Oid inputcollid, Relation rel)
+{
+	Oid			neg = get_negator(opno);
+	int			strategy;
+	Oid			proc;
+
+	return OidIsValid(neg) && skip_operator(neg, var, inputcollid, rel, &strategy, &proc) &&
+		strategy == BTEqualStrategyNumber;
 }
 
 /*
@@ -261,7 +394,17 @@ TesseraVecDescribe(Node *node, Index relid, Relation rel)
 	if (!IsA(node, OpExpr))
 		return NIL;
 	op = (OpExpr *) node;
-	if (list_length(op->args) == 2 && TesseraScanVar(linitial(op->args), relid) != NULL &&
+	if (list_length(op->args) != 2)
+		return NIL;
+	if ((var = TesseraScanVar(linitial(op->args), relid)) == NULL)
+		var = TesseraScanVar(lsecond(op->args), relid);
+	if (var != NULL)
+	{
+		coltype = getBaseType(var->vartype);
+		if (coltype == TEXTOID || coltype == VARCHAROID || coltype == BPCHAROID)
+			return string_vec_describe(op, relid, rel);
+	}
+	if (TesseraScanVar(linitial(op->args), relid) != NULL &&
 		TesseraScanVar(lsecond(op->args), relid) != NULL)
 	{
 		/* two columns of the same integer-like type: `l_commitdate < l_receiptdate` */
@@ -270,13 +413,20 @@ TesseraVecDescribe(Node *node, Index relid, Relation rel)
 
 		coltype = getBaseType(l->vartype);
 		if (coltype != getBaseType(r->vartype) || !TesseraIntLikeType(coltype) ||
-			TupleDescAttr(RelationGetDescr(rel), r->varattno - 1)->attisdropped ||
-			!skip_operator(op->opno, l, op->inputcollid, rel, &strategy, &proc))
+			TupleDescAttr(RelationGetDescr(rel), r->varattno - 1)->attisdropped)
+			return NIL;
+		if (ne_operator(op->opno, l, op->inputcollid, rel))
+			strategy = TESSERA_NE_STRATEGY;
+		else if (!skip_operator(op->opno, l, op->inputcollid, rel, &strategy, &proc))
 			return NIL;
 		return vec_desc(VEC_COLCOL, strategy, l->varattno - 1, r->varattno - 1, coltype, 1);
 	}
 	var = normalize_opexpr(op, relid, &opno, &value_arg);
-	if (var == NULL || !skip_operator(opno, var, op->inputcollid, rel, &strategy, &proc))
+	if (var == NULL)
+		return NIL;
+	if (ne_operator(opno, var, op->inputcollid, rel))
+		strategy = TESSERA_NE_STRATEGY;
+	else if (!skip_operator(opno, var, op->inputcollid, rel, &strategy, &proc))
 		return NIL;
 	coltype = getBaseType(var->vartype);
 	valtype = exprType(list_nth(op->args, value_arg));
@@ -414,6 +564,41 @@ agg_desc(TAggKind kind, int attidx, Oid argtype, Oid restype, bool generic, List
 }
 
 /*
+ * count(DISTINCT col) of a column TesseraAgg can group by, with the
+ * equality a GROUP BY of it would use: the aggregation groups by the
+ * column too and counts the groups (agg_node.c).  No FILTER.
+ */
+static List *
+count_distinct_describe(Aggref *agg, Index relid, Relation rel, List *filter)
+{
+	Var		   *var;
+	SortGroupClause *sgc;
+	TypeCacheEntry *tc;
+	char	   *name;
+
+	if (filter != NIL || agg->aggorder != NIL || agg->aggkind != AGGKIND_NORMAL ||
+		agg->agglevelsup != 0 || agg->aggsplit != AGGSPLIT_SIMPLE || agg->aggvariadic ||
+		agg->aggstar || list_length(agg->args) != 1 || list_length(agg->aggdistinct) != 1 ||
+		agg->aggtype != INT8OID ||
+		get_func_namespace(agg->aggfnoid) != PG_CATALOG_NAMESPACE)
+		return NIL;
+	name = get_func_name(agg->aggfnoid);
+	if (name == NULL || strcmp(name, "count") != 0)
+		return NIL;
+	var = (Var *) ((TargetEntry *) linitial(agg->args))->expr;
+	if (!IsA(var, Var) || var->varno != relid || var->varlevelsup != 0 || var->varattno <= 0 ||
+		TupleDescAttr(RelationGetDescr(rel), var->varattno - 1)->attisdropped ||
+		TesseraKeyDescribe(var) == NIL)
+		return NIL;
+	sgc = linitial_node(SortGroupClause, agg->aggdistinct);
+	tc = lookup_type_cache(getBaseType(var->vartype), TYPECACHE_EQ_OPR);
+	if (sgc->eqop != tc->eq_opr)
+		return NIL;
+	return agg_desc(TAGG_COUNT_DISTINCT, var->varattno - 1, getBaseType(var->vartype),
+					agg->aggtype, false, NIL, NIL);
+}
+
+/*
  * TesseraAggDescribe
  *		The description of an aggregate TesseraAgg computes, or NIL.
  */
@@ -440,7 +625,9 @@ TesseraAggDescribe(Aggref *agg, Index relid, Relation rel)
 			filter = lappend(filter, vdesc);
 		}
 	}
-	if (agg->aggdistinct != NIL || agg->aggorder != NIL ||
+	if (agg->aggdistinct != NIL)
+		return count_distinct_describe(agg, relid, rel, filter);
+	if (agg->aggorder != NIL ||
 		agg->aggkind != AGGKIND_NORMAL || agg->agglevelsup != 0 ||
 		agg->aggsplit != AGGSPLIT_SIMPLE || agg->aggvariadic ||
 		get_func_namespace(agg->aggfnoid) != PG_CATALOG_NAMESPACE)

@@ -511,6 +511,7 @@ TesseraAggResult(TAggSpec *sp, TAggState *st, bool *isnull)
 	{
 		case TAGG_COUNT_STAR:
 		case TAGG_COUNT:
+		case TAGG_COUNT_DISTINCT:
 			return Int64GetDatum(st->count);
 		case TAGG_SUM:
 			if (st->count == 0)
@@ -573,6 +574,7 @@ merge_state(TAggSpec *sp, TAggState *dst, const TAggState *src, Numeric extra,
 	{
 		case TAGG_COUNT_STAR:
 		case TAGG_COUNT:
+		case TAGG_COUNT_DISTINCT:
 			dst->count += src->count;
 			break;
 		case TAGG_MIN:
@@ -710,3 +712,28 @@ TesseraAggMergeRow(TAggSpec *specs, int nspecs, TAggState *states, Datum statesd
 	}
 }
 
+/*
+ * Fold one group's states into another's (count(DISTINCT)'s roll-up): what
+ * merging their serialized form would do, without the copy.  A
+ * count(DISTINCT) counts the source group once if its value is not NULL.
+ */
+void
+TesseraAggCombine(TAggSpec *specs, int nspecs, TAggState *dst, const TAggState *src,
+				  bool distinct_notnull, MemoryContext cxt)
+{
+	for (int k = 0; k < nspecs; k++)
+	{
+		/* (src has no states if every aggregate is a count(DISTINCT)) */
+		if (specs[k].kind == TAGG_COUNT_DISTINCT)
+			dst[k].count += distinct_notnull ? 1 : 0;
+		else if (specs[k].same_as >= 0)
+			continue;			/* its state is another's */
+		else if (specs[k].generic)
+		{
+			if (src[k].have)
+				TesseraAggGenericAccum(&specs[k], &dst[k], src[k].dbest, cxt);
+		}
+		else
+			merge_state(&specs[k], &dst[k], &src[k], src[k].extra, cxt);
+	}
+}

@@ -6,7 +6,11 @@
  *
  * NOTES
  *	  A vector qual is `col op value` or `col op col` on integers, dates,
- *	  timestamps, floats or numerics (VecKind).  Its value is computed once
+ *	  timestamps, floats or numerics, or `col op value` on strings
+ *	  (VecKind).  String quals are decided once per dictionary entry when
+ *	  the chunk is dictionary-encoded, else per row: equality and LIKE
+ *	  patterns that are a literal between `%`s by comparing bytes
+ *	  (memcmp, memmem), anything else by calling the operator's function.  Its value is computed once
  *	  per (re)scan; a date compared with a timestamp becomes a date
  *	  threshold, a numeric a scaled integer.  The quals on one column that
  *	  bound its stored integers are compared together on the packed chunk
@@ -26,6 +30,7 @@
 #include "access/stratnum.h"
 #include "catalog/pg_type.h"
 #include "executor/executor.h"
+#include "mb/pg_wchar.h"
 #include "nodes/nodeFuncs.h"
 #include "port/pg_bitutils.h"
 #include "utils/date.h"
@@ -69,9 +74,14 @@ TesseraVecQualInit(VecQual *vq, List *desc, Node *qual, PlanState *ps)
 	vq->attidx = desc_int(desc, VEC_DESC_ATTIDX);
 	vq->attidx2 = desc_int(desc, VEC_DESC_ATTIDX2);
 	vq->valtype = (Oid) desc_int(desc, VEC_DESC_VALTYPE);
+	vq->value_arg = desc_int(desc, VEC_DESC_VALUE_ARG);
 	if (vq->kind != VEC_COLCOL)
-		vq->expr = ExecInitExpr((Expr *) list_nth(op->args, desc_int(desc, VEC_DESC_VALUE_ARG)),
-								ps);
+		vq->expr = ExecInitExpr((Expr *) list_nth(op->args, vq->value_arg), ps);
+	if (vq->kind == VEC_STRING)
+	{
+		vq->collation = (Oid) desc_int(desc, VEC_DESC_COLLATION);
+		fmgr_info((Oid) desc_int(desc, VEC_DESC_FUNCID), &vq->flinfo);
+	}
 }
 
 /*
@@ -148,6 +158,148 @@ date_ts_thresholds(VecQual *vq, Timestamp ts)
 	}
 }
 
+/*
+ * How a VEC_STRING qual matches a value's bytes: equality, a LIKE pattern
+ * that is a literal with `%` only at its ends (LIKE compares literal
+ * characters bytewise; in UTF-8 and single-byte encodings a byte match is
+ * a character match), or by calling the operator's function.
+ */
+typedef enum StringShape
+{
+	SHAPE_CALL,
+	SHAPE_EQUAL,				/* the whole value */
+	SHAPE_PREFIX,
+	SHAPE_SUFFIX,
+	SHAPE_CONTAINS,
+	SHAPE_ANY					/* '%': every non-NULL value */
+} StringShape;
+
+static void
+string_prepare(VecQual *vq, Datum d)
+{
+	text	   *t = DatumGetTextPCopy(d);
+	const char *p = VARDATA_ANY(t);
+	int			len = VARSIZE_ANY_EXHDR(t),
+				lead = 0,
+				trail = 0;
+
+	vq->dval = PointerGetDatum(t);
+	vq->shape = SHAPE_CALL;
+	vq->sbytes = p;
+	vq->slen = len;
+	if (vq->strategy == VSTR_EQ || vq->strategy == VSTR_NE)
+	{
+		vq->shape = SHAPE_EQUAL;
+		return;
+	}
+	if ((vq->strategy != VSTR_LIKE && vq->strategy != VSTR_NOT_LIKE) ||
+		(pg_database_encoding_max_length() != 1 && GetDatabaseEncoding() != PG_UTF8))
+		return;
+	while (lead < len && p[lead] == '%')
+		lead++;
+	while (trail < len - lead && p[len - 1 - trail] == '%')
+		trail++;
+	for (int i = lead; i < len - trail; i++)
+		if (p[i] == '%' || p[i] == '_' || p[i] == '\\')
+			return;
+	vq->sbytes = p + lead;
+	vq->slen = len - lead - trail;
+	if (vq->slen == 0)
+		vq->shape = lead + trail > 0 ? SHAPE_ANY : SHAPE_EQUAL;
+	else if (lead > 0 && trail > 0)
+		vq->shape = SHAPE_CONTAINS;
+	else if (lead > 0)
+		vq->shape = SHAPE_SUFFIX;
+	else if (trail > 0)
+		vq->shape = SHAPE_PREFIX;
+	else
+		vq->shape = SHAPE_EQUAL;
+}
+
+/* Does a (non-NULL) value pass a VEC_STRING qual? */
+static inline bool
+string_passes(VecQual *vq, Datum v)
+{
+	bool		match;
+
+	if (vq->shape != SHAPE_CALL && !VARATT_IS_EXTERNAL(DatumGetPointer(v)) &&
+		!VARATT_IS_COMPRESSED(DatumGetPointer(v)))
+	{
+		const char *p = VARDATA_ANY(DatumGetPointer(v));
+		int			len = VARSIZE_ANY_EXHDR(DatumGetPointer(v));
+		int			slen = vq->slen;
+
+		switch ((StringShape) vq->shape)
+		{
+			case SHAPE_EQUAL:
+				match = len == slen && memcmp(p, vq->sbytes, slen) == 0;
+				break;
+			case SHAPE_PREFIX:
+				match = len >= slen && memcmp(p, vq->sbytes, slen) == 0;
+				break;
+			case SHAPE_SUFFIX:
+				match = len >= slen && memcmp(p + len - slen, vq->sbytes, slen) == 0;
+				break;
+			case SHAPE_CONTAINS:
+				match = len >= slen && memmem(p, len, vq->sbytes, slen) != NULL;
+				break;
+			default:
+				match = true;
+				break;
+		}
+		return (vq->strategy == VSTR_NE || vq->strategy == VSTR_NOT_LIKE) ? !match : match;
+	}
+	if (vq->value_arg == 1)
+		return DatumGetBool(FunctionCall2Coll(&vq->flinfo, vq->collation, v, vq->dval));
+	return DatumGetBool(FunctionCall2Coll(&vq->flinfo, vq->collation, vq->dval, v));
+}
+
+/*
+ * A VEC_STRING qual over a batch: once per dictionary entry when the chunk
+ * is dictionary-encoded and has fewer entries than rows to look at, else
+ * row by row.
+ */
+static void
+string_filter(VecQual *vq, TesseraBatch *b, bool *sel, int n, const int *idx, int nidx)
+{
+	int64	   *codes;
+	Datum	   *entries;
+	int			ndict;
+	MemoryContext old = MemoryContextSwitchTo(b->reader->batch_cxt);
+
+	if (TesseraBatchDict(b, vq->attidx, &codes, &entries, &ndict) &&
+		ndict < (idx ? nidx : n))
+	{
+		/* code -1 (NULL) reads pass[-1] */
+		bool	   *pass = (bool *) palloc(ndict + 1) + 1;
+
+		pass[-1] = false;
+		for (int e = 0; e < ndict; e++)
+			pass[e] = string_passes(vq, entries[e]);
+		if (idx == NULL)
+			for (int i = 0; i < n; i++)
+				sel[i] &= pass[codes[i]];
+		else
+			for (int j = 0; j < nidx; j++)
+				sel[idx[j]] = pass[codes[idx[j]]];
+	}
+	else
+	{
+		Datum	   *values;
+		bool	   *isnull;
+
+		TesseraBatchColumn(b, vq->attidx, &values, &isnull);
+		for (int j = 0; j < (idx ? nidx : n); j++)
+		{
+			int			i = idx ? idx[j] : j;
+
+			if (sel[i])
+				sel[i] = !isnull[i] && string_passes(vq, values[i]);
+		}
+	}
+	MemoryContextSwitchTo(old);
+}
+
 /* The value of a vector qual for this (re)scan, in the current memory context. */
 void
 TesseraVecQualEval(VecQual *vq, ExprContext *econtext)
@@ -165,6 +317,11 @@ TesseraVecQualEval(VecQual *vq, ExprContext *econtext)
 		vq->run_strategy = vq->strategy;
 		if (vq->isnull)
 			return;
+		if (vq->kind == VEC_STRING)
+		{
+			string_prepare(vq, d);
+			return;
+		}
 		if (vq->kind == VEC_DATE_TS)
 		{
 			date_ts_thresholds(vq, DatumGetTimestamp(d));
@@ -229,6 +386,9 @@ TesseraVecQualEval(VecQual *vq, ExprContext *econtext)
 				break; \
 			case BTGreaterStrategyNumber: \
 				VEC_CMP_LOOP(LT(VAL, GET(values[i]))); \
+				break; \
+			case TESSERA_NE_STRATEGY: \
+				VEC_CMP_LOOP(!EQ(GET(values[i]), VAL)); \
 				break; \
 		} \
 	} while (0)
@@ -301,6 +461,9 @@ numeric_filter(VecQual *vq, TesseraBatch *b, bool *sel, int n, const int *idx, i
 			case BTGreaterStrategyNumber:
 				VEC_CMP_LOOP(v[i] > fl);
 				break;
+			case TESSERA_NE_STRATEGY:
+				VEC_CMP_LOOP(!exact | (v[i] != fl));
+				break;
 		}
 	}
 	else
@@ -338,6 +501,9 @@ numeric_filter(VecQual *vq, TesseraBatch *b, bool *sel, int n, const int *idx, i
 					break;
 				case BTGreaterStrategyNumber:
 					sel[i] = c > 0;
+					break;
+				case TESSERA_NE_STRATEGY:
+					sel[i] = c != 0;
 					break;
 			}
 		}
@@ -410,8 +576,9 @@ range_qual(const VecQual *vq)
 		case VEC_INT:
 			return true;
 		case VEC_DATE_TS:
-			/* equality compares timestamps, the others date thresholds */
-			return vq->strategy != BTEqualStrategyNumber;
+			/* (in)equality compares timestamps, the others date thresholds */
+			return vq->strategy != BTEqualStrategyNumber &&
+				vq->strategy != TESSERA_NE_STRATEGY;
 		case VEC_NUMERIC:
 			return vq->scaled;
 		default:
@@ -504,6 +671,102 @@ range_apply(VecQual *vquals, int nvq, int q, bool *done, TesseraBatch *b, bool *
 	return true;
 }
 
+/* sel[i] &= vq holds for row i (the rows in idx only, if listed). */
+static void
+vec_apply_one(VecQual *vq, TesseraBatch *b, bool *sel, int n, const int *idx, int nidx)
+{
+	Datum	   *values;
+	bool	   *isnull;
+	int			strategy = vq->run_strategy;
+
+	if (vq->kind != VEC_NUMERIC && vq->kind != VEC_STRING)
+		TesseraBatchColumn(b, vq->attidx, &values, &isnull);
+	switch (vq->kind)
+	{
+		case VEC_INT:
+			{
+				int16		typlen = TupleDescAttr(b->reader->tupdesc, vq->attidx)->attlen;
+				int64		v = vq->ival;
+
+				if (typlen == 4)
+					VEC_LOOP(DatumGetInt32, v, NUM_LT, NUM_LE, NUM_EQ);
+				else if (typlen == 8)
+					VEC_LOOP(DatumGetInt64, v, NUM_LT, NUM_LE, NUM_EQ);
+				else
+					VEC_LOOP(DatumGetInt16, v, NUM_LT, NUM_LE, NUM_EQ);
+				break;
+			}
+		case VEC_FLOAT4:
+			{
+				float4		v = (float4) vq->fval;
+
+				VEC_LOOP(DatumGetFloat4, v, float4_lt, float4_le, float4_eq);
+				break;
+			}
+		case VEC_FLOAT8:
+			{
+				float8		v = vq->fval;
+
+				VEC_LOOP(DatumGetFloat8, v, float8_lt, float8_le, float8_eq);
+				break;
+			}
+		case VEC_DATE_TS:
+			{
+				int64		v = vq->ival;
+
+				if (strategy == BTEqualStrategyNumber || strategy == TESSERA_NE_STRATEGY)
+					VEC_LOOP(date_as_timestamp, v, NUM_LT, NUM_LE, NUM_EQ);
+				else
+					VEC_LOOP(DatumGetDateADT, v, NUM_LT, NUM_LE, NUM_EQ);
+				break;
+			}
+		case VEC_COLCOL:
+			{
+				Datum	   *values2;
+				bool	   *isnull2;
+				int16		typlen = TupleDescAttr(b->reader->tupdesc, vq->attidx)->attlen;
+
+				TesseraBatchColumn(b, vq->attidx2, &values2, &isnull2);
+#define COLCOL_LOOP(GET) \
+				switch (strategy) \
+				{ \
+					case BTLessStrategyNumber: \
+						VEC_CMP_LOOP(!isnull2[i] & (GET(values[i]) < GET(values2[i]))); \
+						break; \
+					case BTLessEqualStrategyNumber: \
+						VEC_CMP_LOOP(!isnull2[i] & (GET(values[i]) <= GET(values2[i]))); \
+						break; \
+					case BTEqualStrategyNumber: \
+						VEC_CMP_LOOP(!isnull2[i] & (GET(values[i]) == GET(values2[i]))); \
+						break; \
+					case BTGreaterEqualStrategyNumber: \
+						VEC_CMP_LOOP(!isnull2[i] & (GET(values[i]) >= GET(values2[i]))); \
+						break; \
+					case BTGreaterStrategyNumber: \
+						VEC_CMP_LOOP(!isnull2[i] & (GET(values[i]) > GET(values2[i]))); \
+						break; \
+					case TESSERA_NE_STRATEGY: \
+						VEC_CMP_LOOP(!isnull2[i] & (GET(values[i]) != GET(values2[i]))); \
+						break; \
+				}
+				if (typlen == 2)
+					COLCOL_LOOP(DatumGetInt16)
+				else if (typlen == 4)
+					COLCOL_LOOP(DatumGetInt32)
+				else
+					COLCOL_LOOP(DatumGetInt64)
+#undef COLCOL_LOOP
+				break;
+			}
+		case VEC_NUMERIC:
+			numeric_filter(vq, b, sel, n, idx, nidx);
+			break;
+		case VEC_STRING:
+			string_filter(vq, b, sel, n, idx, nidx);
+			break;
+	}
+}
+
 /*
  * sel[i] = every qual of vquals holds for row i of the batch.  idxbuf:
  * room for a row number per row.
@@ -521,9 +784,6 @@ TesseraVecApply(VecQual *vquals, int nvq, TesseraBatch *b, bool *sel, int n, int
 	for (int q = 0; q < nvq; q++)
 	{
 		VecQual    *vq = &vquals[q];
-		Datum	   *values;
-		bool	   *isnull;
-		int			strategy = vq->run_strategy;
 
 		if (vq->isnull)
 		{
@@ -574,86 +834,7 @@ TesseraVecApply(VecQual *vquals, int nvq, TesseraBatch *b, bool *sel, int n, int
 		}
 		applied = true;
 
-		if (vq->kind != VEC_NUMERIC)
-			TesseraBatchColumn(b, vq->attidx, &values, &isnull);
-		switch (vq->kind)
-		{
-			case VEC_INT:
-				{
-					int16		typlen = TupleDescAttr(b->reader->tupdesc, vq->attidx)->attlen;
-					int64		v = vq->ival;
-
-					if (typlen == 4)
-						VEC_LOOP(DatumGetInt32, v, NUM_LT, NUM_LE, NUM_EQ);
-					else if (typlen == 8)
-						VEC_LOOP(DatumGetInt64, v, NUM_LT, NUM_LE, NUM_EQ);
-					else
-						VEC_LOOP(DatumGetInt16, v, NUM_LT, NUM_LE, NUM_EQ);
-					break;
-				}
-			case VEC_FLOAT4:
-				{
-					float4		v = (float4) vq->fval;
-
-					VEC_LOOP(DatumGetFloat4, v, float4_lt, float4_le, float4_eq);
-					break;
-				}
-			case VEC_FLOAT8:
-				{
-					float8		v = vq->fval;
-
-					VEC_LOOP(DatumGetFloat8, v, float8_lt, float8_le, float8_eq);
-					break;
-				}
-			case VEC_DATE_TS:
-				{
-					int64		v = vq->ival;
-
-					if (strategy == BTEqualStrategyNumber)
-						VEC_LOOP(date_as_timestamp, v, NUM_LT, NUM_LE, NUM_EQ);
-					else
-						VEC_LOOP(DatumGetDateADT, v, NUM_LT, NUM_LE, NUM_EQ);
-					break;
-				}
-			case VEC_COLCOL:
-				{
-					Datum	   *values2;
-					bool	   *isnull2;
-					int16		typlen = TupleDescAttr(b->reader->tupdesc, vq->attidx)->attlen;
-
-					TesseraBatchColumn(b, vq->attidx2, &values2, &isnull2);
-#define COLCOL_LOOP(GET) \
-					switch (strategy) \
-					{ \
-						case BTLessStrategyNumber: \
-							VEC_CMP_LOOP(!isnull2[i] & (GET(values[i]) < GET(values2[i]))); \
-							break; \
-						case BTLessEqualStrategyNumber: \
-							VEC_CMP_LOOP(!isnull2[i] & (GET(values[i]) <= GET(values2[i]))); \
-							break; \
-						case BTEqualStrategyNumber: \
-							VEC_CMP_LOOP(!isnull2[i] & (GET(values[i]) == GET(values2[i]))); \
-							break; \
-						case BTGreaterEqualStrategyNumber: \
-							VEC_CMP_LOOP(!isnull2[i] & (GET(values[i]) >= GET(values2[i]))); \
-							break; \
-						case BTGreaterStrategyNumber: \
-							VEC_CMP_LOOP(!isnull2[i] & (GET(values[i]) > GET(values2[i]))); \
-							break; \
-					}
-					if (typlen == 2)
-						COLCOL_LOOP(DatumGetInt16)
-					else if (typlen == 4)
-						COLCOL_LOOP(DatumGetInt32)
-					else
-						COLCOL_LOOP(DatumGetInt64)
-#undef COLCOL_LOOP
-					break;
-				}
-			case VEC_NUMERIC:
-				numeric_filter(vq, b, sel, n, idx, nidx);
-				break;
-		}
+		vec_apply_one(vq, b, sel, n, idx, nidx);
 	}
 
 }

@@ -543,6 +543,26 @@ TesseraGroupsKeysOf(TesseraGroups *gt, TupleTableSlot *slot, int64 *keys, bool *
 	}
 }
 
+/* The group of these key values (the first nkeys), made if new. */
+int
+TesseraGroupsLookupDatums(TesseraGroups *gt, const Datum *values, const bool *isnull)
+{
+	int64		keys[INDEX_MAX_KEYS];
+	bool		nulls[INDEX_MAX_KEYS];
+
+	Assert(gt->nkeys <= INDEX_MAX_KEYS);
+	for (int j = 0; j < gt->nkeys; j++)
+	{
+		TAggKey    *key = &gt->gkeys[j];
+
+		nulls[j] = isnull[j];
+		keys[j] = nulls[j] ? 0 :
+			key->kind == TAGG_KEY_INT ? TesseraIntDatum(values[j], key->typlen) :
+			intern_string(gt, key, values[j]);
+	}
+	return TesseraGroupsLookup(gt, keys, nulls);
+}
+
 /* Group g's keys as Datums of their columns. */
 void
 TesseraGroupsKeyDatums(TesseraGroups *gt, int g, Datum *values, bool *isnull)

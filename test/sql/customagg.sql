@@ -298,14 +298,14 @@ DROP TABLE sh, st;
 
 -- not ours: PostgreSQL's Agg runs, answers still identical
 -- (16 and later sort below the Aggregate: count the TesseraAgg nodes instead)
-SELECT count(*) AS tessera_agg_nodes FROM tt.explain('(COSTS OFF) SELECT count(DISTINCT i2) FROM at') l
+SELECT count(*) AS tessera_agg_nodes FROM tt.explain('(COSTS OFF) SELECT count(DISTINCT i2 + 1) FROM at') l
     WHERE l LIKE '%TesseraAgg%';
 EXPLAIN (COSTS OFF) SELECT i2 + 1, count(*) FROM at GROUP BY i2 + 1;
 EXPLAIN (COSTS OFF) SELECT n, count(*) FROM at GROUP BY n;
 EXPLAIN (COSTS OFF) SELECT dm, count(*) FROM at GROUP BY dm HAVING count(*) > 1;
-EXPLAIN (COSTS OFF) SELECT sum(i4) FILTER (WHERE t LIKE 'v1%') FROM at;
+EXPLAIN (COSTS OFF) SELECT sum(i4) FILTER (WHERE t ~ 'v1') FROM at;
 EXPLAIN (COSTS OFF) SELECT sum(n), min(t || 'x') FROM at;
-EXPLAIN (COSTS OFF) SELECT sum(i4) FROM at WHERE t LIKE 'v1%';
+EXPLAIN (COSTS OFF) SELECT sum(i4) FROM at WHERE t ~ 'v1';
 EXPLAIN (COSTS OFF) SELECT sum(i4 + 1) FROM at;
 SELECT a, tt.cmp('SELECT ' || a || ' FROM {t}', 'ah', 'at') FROM (VALUES
     ('count(DISTINCT i2)'), ('sum(i4) FILTER (WHERE t LIKE ''v1%'')'), ('sum(n), min(t || ''x'')'), ('sum(i4 + 1)')
