@@ -220,6 +220,7 @@ typedef enum TaggPrivate
 	TAGG_PRIVATE_KEYS,			/* a key description per GROUP BY column, then
 								 * the DISTINCT column's if any */
 	TAGG_PRIVATE_NDISTINCT,		/* 1: the last key is count(DISTINCT)'s column */
+	TAGG_PRIVATE_GROUPS,		/* the groups the planner expects (hash table size) */
 	TAGG_PRIVATE_NFIELDS
 } TaggPrivate;
 

@@ -228,6 +228,17 @@ typedef struct TAggKey
 } TAggKey;
 
 /*
+ * A slot of the group hash table: the group and 32 bits of its keys' hash
+ * (the bits that do not choose the slot), so that a probe reads the keys
+ * of a group only when the tags match.
+ */
+typedef struct TAggSlot
+{
+	uint32		tag;
+	int32		group;
+} TAggSlot;
+
+/*
  * The groups of an aggregation: their keys (values, or string ids), an
  * open-addressing hash table over them, caches that skip hashing, and
  * nspecs aggregate states per group.  Everything lives in cxt.
@@ -243,7 +254,7 @@ typedef struct TesseraGroups
 	int			ngroups;
 	int			cap;
 	int			null_group;		/* one key: the NULL key's group, -1: none yet */
-	int32	   *slots;			/* open addressing: group index or -1 */
+	struct TAggSlot *slots;		/* open addressing: tag and group index (-1: free) */
 	uint32		nslots;
 	int32	   *direct;			/* one key: group of key direct_base + i, or -1 */
 	int64		direct_base;
@@ -262,6 +273,7 @@ TesseraGroupState(TesseraGroups *g, int group, int k)
 
 extern void TesseraGroupsInit(TesseraGroups *g, List *key_descs, int nspecs, MemoryContext cxt);
 extern void TesseraGroupsReset(TesseraGroups *g, int cap);
+extern void TesseraGroupsPresize(TesseraGroups *g, double groups);
 extern int32 *TesseraGroupsAssign(TesseraGroups *g, TesseraBatch *b, const bool *ok, int n);
 extern int	TesseraGroupsLookup(TesseraGroups *g, int64 *keys, bool *nulls);
 extern void TesseraGroupsKeysOf(TesseraGroups *g, TupleTableSlot *slot, int64 *keys,

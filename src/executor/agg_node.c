@@ -156,6 +156,7 @@ tagg_begin(CustomScanState *node, EState *estate, int eflags)
 										ALLOCSET_DEFAULT_SIZES);
 	as->partials.cxt = as->buf_cxt;
 	as->distinct = intVal(list_nth(priv, TAGG_PRIVATE_NDISTINCT)) > 0;
+	as->est_groups = intVal(list_nth(priv, TAGG_PRIVATE_GROUPS));
 	{
 		/* groups of count(DISTINCT)s alone need no states: the roll-up counts them */
 		int			nstates = 0;
@@ -197,6 +198,7 @@ static void
 tagg_reset(TesseraAggState *as)
 {
 	TesseraGroupsReset(&as->groups, as->groups.nkeys > 0 ? 256 : 1);
+	TesseraGroupsPresize(&as->groups, as->est_groups);
 	as->ok = NULL;
 	as->ok_cap = 0;
 	as->computed = false;

@@ -113,6 +113,7 @@ typedef struct TesseraAggState
 	 * columns, each inner group counting once where col is not NULL.
 	 */
 	bool		distinct;
+	int			est_groups;		/* the planner's estimate, to size the hash table */
 	TesseraGroups outer;
 	MemoryContext outer_cxt;
 	/* output */

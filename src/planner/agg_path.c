@@ -69,7 +69,8 @@ typedef enum TaggPathPrivate
 	TAGG_PATH_AGGS,
 	TAGG_PATH_GROUP_VARS,
 	TAGG_PATH_MODE,
-	TAGG_PATH_DISTINCT_VAR		/* count(DISTINCT)'s column, or NULL */
+	TAGG_PATH_DISTINCT_VAR,		/* count(DISTINCT)'s column, or NULL */
+	TAGG_PATH_GROUPS			/* groups expected (with the DISTINCT column) */
 } TaggPathPrivate;
 
 static Plan *tagg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
@@ -189,7 +190,8 @@ tagg_state_marker(List *aggs)
  * sequential scan would be; it projects where PostgreSQL lets it.
  */
 static void
-tagg_path_finish(CustomPath *cpath, Index relid, TAggFindContext *cxt, TAggMode mode)
+tagg_path_finish(CustomPath *cpath, Index relid, TAggFindContext *cxt, TAggMode mode,
+				 double groups)
 {
 	if (mode != TAGG_PARTIAL)
 	{
@@ -204,6 +206,8 @@ tagg_path_finish(CustomPath *cpath, Index relid, TAggFindContext *cxt, TAggMode 
 	}
 	cpath->custom_private = list_make5(makeInteger(relid), cxt->aggs, cxt->group_vars,
 									   makeInteger(mode), cxt->distinct_var);
+	cpath->custom_private = lappend(cpath->custom_private,
+									makeInteger((int) Min(groups, (double) (PG_INT32_MAX / 2))));
 	cpath->methods = &tagg_path_methods;
 }
 
@@ -244,7 +248,7 @@ tagg_add_parallel_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *out
 	run = serial->path.startup_cost - seq_page_cost * pages_read;
 	partial->path.startup_cost = seq_page_cost * pages_read + run / divisor;
 	partial->path.total_cost = partial->path.startup_cost + cpu_tuple_cost * inner_groups;
-	tagg_path_finish(partial, input_rel->relid, cxt, TAGG_PARTIAL);
+	tagg_path_finish(partial, input_rel->relid, cxt, TAGG_PARTIAL, inner_groups);
 
 	gather = create_gather_path(root, output_rel, &partial->path, target, NULL, &partial_rows);
 
@@ -258,7 +262,7 @@ tagg_add_parallel_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *out
 		partial_rows * list_length(cxt->aggs) * cpu_operator_cost;
 	final->path.total_cost = final->path.startup_cost + cpu_tuple_cost * groups;
 	final->custom_paths = list_make1(gather);
-	tagg_path_finish(final, input_rel->relid, cxt, TAGG_FINAL);
+	tagg_path_finish(final, input_rel->relid, cxt, TAGG_FINAL, inner_groups);
 	add_path(output_rel, &final->path);
 }
 
@@ -437,7 +441,7 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 		run_cost += inner_groups * list_length(cxt.aggs) * cpu_operator_cost;
 	cpath->path.startup_cost = seq_page_cost * est.phys_pages * est.read_frac + run_cost;
 	cpath->path.total_cost = cpath->path.startup_cost + cpu_tuple_cost * groups;
-	tagg_path_finish(cpath, input_rel->relid, &cxt, TAGG_SERIAL);
+	tagg_path_finish(cpath, input_rel->relid, &cxt, TAGG_SERIAL, inner_groups);
 	add_path(output_rel, &cpath->path);
 
 	/*
@@ -625,6 +629,9 @@ tagg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *
 	cscan->custom_private = lappend(cscan->custom_private, key_descs);
 	cscan->custom_private = lappend(cscan->custom_private,
 									makeInteger(distinct_var != NULL ? 1 : 0));
+	cscan->custom_private = lappend(cscan->custom_private,
+									copyObject(list_nth(best_path->custom_private,
+														TAGG_PATH_GROUPS)));
 	Assert(list_length(cscan->custom_private) == TAGG_PRIVATE_NFIELDS);
 	return &cscan->scan.plan;
 }

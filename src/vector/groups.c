@@ -93,8 +93,30 @@ TesseraGroupsReset(TesseraGroups *gt, int cap)
 
 #define TAGG_DIRECT 65536
 
+static void rehash(TesseraGroups *gt, uint32 nslots);
+
+/*
+ * Size the hash table for the groups expected, so that a large grouping
+ * does not rehash its way up (with an eighth of hash_mem at most: the
+ * groups' keys and states need the rest).
+ */
+void
+TesseraGroupsPresize(TesseraGroups *gt, double groups)
+{
+	uint32		nslots = 1024;
+	Size		limit = get_hash_memory_limit() / 8;
+
+	if (gt->nkeys == 0)
+		return;
+	while (nslots < groups * 4 / 3 && nslots < ((uint32) 1 << 30) &&
+		   (Size) nslots * 2 * sizeof(TAggSlot) <= limit)
+		nslots *= 2;
+	if (nslots > 1024)
+		rehash(gt, nslots);
+}
+
 /* The hash of group g's keys, or of a row's (keys/nulls at stride 1). */
-static inline uint32
+static inline uint64
 hash_keys(const int64 *keys, const bool *nulls, int nkeys)
 {
 	uint64		h = 0;
@@ -102,7 +124,21 @@ hash_keys(const int64 *keys, const bool *nulls, int nkeys)
 	for (int j = 0; j < nkeys; j++)
 		h = (h ^ (nulls[j] ? UINT64CONST(0x5bd1e995) : (uint64) keys[j])) *
 			UINT64CONST(0x9E3779B97F4A7C15);
-	return (uint32) (h >> 32);
+	return h;
+}
+
+/* A slot's tag: the hash bits slot_of does not use. */
+static inline uint32
+slot_tag(uint64 h)
+{
+	return (uint32) h;
+}
+
+/* The first slot to probe for hash h. */
+static inline uint32
+slot_of(TesseraGroups *gt, uint64 h)
+{
+	return (uint32) (h >> 32) & (gt->nslots - 1);
 }
 
 static int
@@ -135,54 +171,82 @@ rehash(TesseraGroups *gt, uint32 nslots)
 	if (gt->slots)
 		pfree(gt->slots);
 	gt->nslots = nslots;
-	gt->slots = MemoryContextAlloc(gt->cxt, sizeof(int32) * nslots);
-	memset(gt->slots, 0xff, sizeof(int32) * nslots);
+	gt->slots = MemoryContextAllocHuge(gt->cxt, sizeof(TAggSlot) * nslots);
+	for (uint32 i = 0; i < nslots; i++)
+		gt->slots[i].group = -1;
 	for (int g = 0; g < gt->ngroups; g++)
 	{
+		const int64 *keys = &gt->keys[(Size) g * k];
+		uint64		hash;
 		uint32		h;
 
 		if (k == 1 && gt->keynull[g])
 			continue;			/* the NULL group of one key is found without hashing */
-		h = hash_keys(&gt->keys[(Size) g * k], &gt->keynull[(Size) g * k], k) & (nslots - 1);
-		while (gt->slots[h] >= 0)
+		hash = hash_keys(keys, &gt->keynull[(Size) g * k], k);
+		h = slot_of(gt, hash);
+		while (gt->slots[h].group >= 0)
 			h = (h + 1) & (nslots - 1);
-		gt->slots[h] = g;
+		gt->slots[h].tag = slot_tag(hash);
+		gt->slots[h].group = g;
 	}
 }
 
-/* The group of these keys, created if new. */
+/*
+ * The group of these keys, created if new.  (One NULL key is not looked
+ * up here: TesseraGroupsLookup and the callers keep its group aside.)
+ */
 static inline int
 find_group(TesseraGroups *gt, const int64 *keys, const bool *nulls)
 {
 	int			k = gt->nkeys;
-	uint32		h;
+	uint64		hash;
+	uint32		tag,
+				h;
 
-	if (gt->ngroups * 2 >= (int) gt->nslots)
+	/* at most three quarters full: the tags keep probes cheap */
+	if ((Size) gt->ngroups * 4 >= (Size) gt->nslots * 3)
 		rehash(gt, Max(gt->nslots * 2, 1024));
-	h = hash_keys(keys, nulls, k) & (gt->nslots - 1);
+	hash = hash_keys(keys, nulls, k);
+	tag = slot_tag(hash);
+	h = slot_of(gt, hash);
 	for (;;)
 	{
-		int32		g = gt->slots[h];
+		TAggSlot   *slot = &gt->slots[h];
 
-		if (g < 0)
+		if (slot->group < 0)
 		{
-			g = new_group(gt, keys, nulls);
-			gt->slots[h] = g;
-			return g;
+			slot->group = new_group(gt, keys, nulls);
+			slot->tag = tag;
+			return slot->group;
 		}
+		if (slot->tag == tag)
 		{
-			const int64 *gk = &gt->keys[(Size) g * k];
-			const bool *gn = &gt->keynull[(Size) g * k];
+			const int64 *gk = &gt->keys[(Size) slot->group * k];
+			const bool *gn = &gt->keynull[(Size) slot->group * k];
 			int			j;
 
 			for (j = 0; j < k; j++)
 				if (gk[j] != keys[j] || gn[j] != nulls[j])
 					break;
 			if (j == k)
-				return g;
+				return slot->group;
 		}
 		h = (h + 1) & (gt->nslots - 1);
 	}
+}
+
+/*
+ * Bring the slot a lookup of one key will probe first into the cache.
+ * (Always inlined: GCC deems a function that only prefetches free of side
+ * effects and drops calls to it.)
+ */
+static pg_attribute_always_inline void
+prefetch_group1(TesseraGroups *gt, int64 key)
+{
+	bool		notnull = false;
+
+	if (gt->slots != NULL)
+		__builtin_prefetch(&gt->slots[slot_of(gt, hash_keys(&key, &notnull, 1))]);
 }
 
 /* The bytes a string key is grouped by. */
@@ -444,6 +508,9 @@ TesseraGroupsAssign(TesseraGroups *gt, TesseraBatch *b, const bool *ok, int n)
 					continue;
 				}
 				rownulls[0] = false;
+				/* the slot of a later row, fetched while this one is looked up */
+				if (i + 8 < n)
+					prefetch_group1(gt, gt->gkeys[0].ids[i + 8]);
 				/* keys near the first one seen skip hashing */
 				if (gt->direct != NULL && d < TAGG_DIRECT)
 				{
