@@ -81,8 +81,11 @@ typedef enum VecKind
 	VEC_DATE_TS,				/* date column, timestamp value */
 	VEC_COLCOL,					/* two integer-like columns of one type */
 	VEC_NUMERIC,				/* compared as scaled integers */
-	VEC_STRING					/* text, varchar, char(n) against a value:
+	VEC_STRING,					/* text, varchar, char(n) against a value:
 								 * strategy is a VecStringOp */
+	VEC_IN						/* col IN (array) (strategy 1) or NOT IN
+								 * (strategy 0) of integer-like or string
+								 * columns */
 } VecKind;
 
 /* `<>`: the negation of the btree family's equality, in VEC_DESC_STRATEGY */

@@ -77,6 +77,11 @@ typedef struct VecQual
 	int			shape;			/* how the value is matched bytewise (filter.c) */
 	const char *sbytes;			/* the bytes matched */
 	int			slen;
+	/* VEC_IN: the list's non-NULL elements, and whether it has a NULL */
+	int			nelems;
+	int64	   *ielems;			/* integer-like columns, sorted */
+	Datum	   *selems;			/* strings */
+	bool		elem_null;
 } VecQual;
 
 extern void TesseraVecQualInit(VecQual *vq, List *desc, Node *qual, PlanState *ps);

@@ -18,7 +18,8 @@
  *		columns of one integer-like type), with op a btree comparison or
  *		`<>`; and `col op expr` on text, varchar and char(n) with op one of
  *		=, <>, <, <=, >, >=, LIKE, NOT LIKE, ILIKE, NOT ILIKE (operators
- *		that raise no error on any value), evaluated over decoded vectors.
+ *		that raise no error on any value), and `col IN / NOT IN (list)` of
+ *		integer-like and string columns, evaluated over decoded vectors.
  *	  - aggregates: count(*), count, sum/avg of integers, numerics, floats
  *		and intervals, sum/avg of numeric +, -, * over columns and
  *		constants, min/max of any type with a btree order (strings in
@@ -359,6 +360,59 @@ string_vec_describe(OpExpr *op, Index relid, Relation rel)
 }
 
 /*
+ * `col IN (values)` (= ANY) and `col NOT IN (values)` (<> ALL) of an
+ * integer-like or string column: the equality of the column's btree family
+ * (or its negator), or for strings texteq/bpchareq and their negations.
+ */
+static List *
+in_vec_describe(ScalarArrayOpExpr *op, Index relid, Relation rel)
+{
+	Var		   *var;
+	Oid			coltype,
+				eq,
+				proc;
+	int			strategy;
+	Oid			funcid = op->opfuncid;
+
+	if (list_length(op->args) != 2 ||
+		(var = TesseraScanVar(linitial(op->args), relid)) == NULL ||
+		!scan_constant(lsecond(op->args), relid) ||
+		TupleDescAttr(RelationGetDescr(rel), var->varattno - 1)->attisdropped)
+		return NIL;
+	coltype = getBaseType(var->vartype);
+	if (coltype == TEXTOID || coltype == VARCHAROID || coltype == BPCHAROID)
+	{
+		bool		bpchar = coltype == BPCHAROID;
+
+		if (!OidIsValid(op->inputcollid) ||
+			funcid != (op->useOr ? (bpchar ? F_BPCHAREQ : F_TEXTEQ) :
+					   (bpchar ? F_BPCHARNE : F_TEXTNE)))
+			return NIL;
+		return vec_desc_call(VEC_IN, op->useOr ? 1 : 0, var->varattno - 1, -1,
+							 get_element_type(exprType(lsecond(op->args))), 1, funcid,
+							 op->inputcollid);
+	}
+	if (!TesseraIntLikeType(coltype))
+		return NIL;
+	eq = op->useOr ? op->opno : get_negator(op->opno);
+	if (!OidIsValid(eq) ||
+		!skip_operator(eq, var, op->inputcollid, rel, &strategy, &proc) ||
+		strategy != BTEqualStrategyNumber)
+		return NIL;
+	/* elements of the column's type, or of any integer type: compared as int64 */
+	{
+		Oid			elem = getBaseType(get_element_type(exprType(lsecond(op->args))));
+		bool		ints = coltype == INT2OID || coltype == INT4OID || coltype == INT8OID;
+
+		if (elem != coltype &&
+			!(ints && (elem == INT2OID || elem == INT4OID || elem == INT8OID)))
+			return NIL;
+	}
+	return vec_desc_call(VEC_IN, op->useOr ? 1 : 0, var->varattno - 1, -1,
+						 get_element_type(exprType(lsecond(op->args))), 1, funcid, InvalidOid);
+}
+
+/*
  * `col <> value` on a type whose btree family has the negated equality:
  * TESSERA_NE_STRATEGY.
  */
@@ -391,6 +445,8 @@ TesseraVecDescribe(Node *node, Index relid, Relation rel)
 				value_arg;
 	VecKind		kind;
 
+	if (IsA(node, ScalarArrayOpExpr))
+		return in_vec_describe((ScalarArrayOpExpr *) node, relid, rel);
 	if (!IsA(node, OpExpr))
 		return NIL;
 	op = (OpExpr *) node;

@@ -35,9 +35,11 @@
 #include "port/pg_bitutils.h"
 #include "utils/date.h"
 #include "utils/datetime.h"
+#include "utils/array.h"
 #include "utils/datum.h"
 #include "utils/float.h"
 #include "utils/fmgrprotos.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/numeric.h"
 #include "utils/timestamp.h"
@@ -66,7 +68,8 @@ TesseraVectorInit(void)
 void
 TesseraVecQualInit(VecQual *vq, List *desc, Node *qual, PlanState *ps)
 {
-	OpExpr	   *op = castNode(OpExpr, qual);
+	List	   *args = IsA(qual, ScalarArrayOpExpr) ? ((ScalarArrayOpExpr *) qual)->args :
+		castNode(OpExpr, qual)->args;
 
 	memset(vq, 0, sizeof(VecQual));
 	vq->kind = (VecKind) desc_int(desc, VEC_DESC_KIND);
@@ -76,8 +79,8 @@ TesseraVecQualInit(VecQual *vq, List *desc, Node *qual, PlanState *ps)
 	vq->valtype = (Oid) desc_int(desc, VEC_DESC_VALTYPE);
 	vq->value_arg = desc_int(desc, VEC_DESC_VALUE_ARG);
 	if (vq->kind != VEC_COLCOL)
-		vq->expr = ExecInitExpr((Expr *) list_nth(op->args, vq->value_arg), ps);
-	if (vq->kind == VEC_STRING)
+		vq->expr = ExecInitExpr((Expr *) list_nth(args, vq->value_arg), ps);
+	if (vq->kind == VEC_STRING || vq->kind == VEC_IN)
 	{
 		vq->collation = (Oid) desc_int(desc, VEC_DESC_COLLATION);
 		fmgr_info((Oid) desc_int(desc, VEC_DESC_FUNCID), &vq->flinfo);
@@ -157,6 +160,20 @@ date_ts_thresholds(VecQual *vq, Timestamp ts)
 			break;
 	}
 }
+
+/* sel[i] &= CMP for every row i, or sel[i] = CMP for the listed rows */
+#define VEC_CMP_LOOP(CMP) \
+	do { \
+		if (idx == NULL) \
+			for (int i = 0; i < n; i++) \
+				sel[i] &= (!isnull[i]) & (CMP); \
+		else \
+			for (int j = 0; j < nidx; j++) \
+			{ \
+				int			i = idx[j]; \
+				sel[i] = (!isnull[i]) & (CMP); \
+			} \
+	} while (0)
 
 /*
  * How a VEC_STRING qual matches a value's bytes: equality, a LIKE pattern
@@ -300,6 +317,170 @@ string_filter(VecQual *vq, TesseraBatch *b, bool *sel, int n, const int *idx, in
 	MemoryContextSwitchTo(old);
 }
 
+static int
+int64_cmp(const void *a, const void *b)
+{
+	int64		x = *(const int64 *) a,
+				y = *(const int64 *) b;
+
+	return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/*
+ * A VEC_IN qual's list for this scan: integers sorted, strings detoasted;
+ * whether it holds a NULL (then NOT IN passes no row, and IN passes the
+ * rows an element equals).
+ */
+static void
+in_prepare(VecQual *vq, Datum d)
+{
+	ArrayType  *arr = DatumGetArrayTypePCopy(d);
+	int16		elmlen;
+	bool		elmbyval;
+	char		elmalign;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+
+	get_typlenbyvalalign(ARR_ELEMTYPE(arr), &elmlen, &elmbyval, &elmalign);
+	deconstruct_array(arr, ARR_ELEMTYPE(arr), elmlen, elmbyval, elmalign, &elems, &nulls, &n);
+	vq->nelems = 0;
+	vq->elem_null = false;
+	vq->ielems = palloc(sizeof(int64) * Max(n, 1));
+	vq->selems = palloc(sizeof(Datum) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+	{
+		if (nulls[i])
+		{
+			vq->elem_null = true;
+			continue;
+		}
+		if (elmbyval)
+			vq->ielems[vq->nelems++] = TesseraIntDatum(elems[i], elmlen);
+		else
+			vq->selems[vq->nelems++] = PointerGetDatum(PG_DETOAST_DATUM_PACKED(elems[i]));
+	}
+	if (elmbyval)
+		qsort(vq->ielems, vq->nelems, sizeof(int64), int64_cmp);
+	/* strings in a deterministic collation, not char(n): compared as bytes */
+	vq->shape = !elmbyval && ARR_ELEMTYPE(arr) != BPCHAROID &&
+		get_collation_isdeterministic(vq->collation) ? SHAPE_EQUAL : SHAPE_CALL;
+}
+
+/* Is v one of a VEC_IN qual's integers? */
+static inline bool
+in_int_member(const VecQual *vq, int64 v)
+{
+	int			lo = 0,
+				hi = vq->nelems;
+
+	if (vq->nelems <= 8)
+	{
+		bool		found = false;
+
+		for (int j = 0; j < vq->nelems; j++)
+			found |= vq->ielems[j] == v;
+		return found;
+	}
+	while (lo < hi)
+	{
+		int			mid = (lo + hi) / 2;
+
+		if (vq->ielems[mid] < v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < vq->nelems && vq->ielems[lo] == v;
+}
+
+/* Does a non-NULL string pass a VEC_IN qual (IN: strategy 1, NOT IN: 0)? */
+static bool
+in_string_passes(VecQual *vq, Datum v)
+{
+	bool		in = vq->strategy == 1;
+
+	if (!in && vq->elem_null)
+		return false;
+	for (int j = 0; j < vq->nelems; j++)
+	{
+		bool		r;
+
+		if (vq->shape == SHAPE_EQUAL && !VARATT_IS_EXTERNAL(DatumGetPointer(v)) &&
+			!VARATT_IS_COMPRESSED(DatumGetPointer(v)))
+		{
+			r = VARSIZE_ANY_EXHDR(DatumGetPointer(v)) == VARSIZE_ANY_EXHDR(DatumGetPointer(vq->selems[j])) &&
+				memcmp(VARDATA_ANY(DatumGetPointer(v)), VARDATA_ANY(DatumGetPointer(vq->selems[j])),
+					   VARSIZE_ANY_EXHDR(DatumGetPointer(v))) == 0;
+			if (!in)
+				r = !r;
+		}
+		else
+			r = DatumGetBool(FunctionCall2Coll(&vq->flinfo, vq->collation, v, vq->selems[j]));
+		/* IN: any element equal; NOT IN: every element unequal */
+		if (in && r)
+			return true;
+		if (!in && !r)
+			return false;
+	}
+	return !in;
+}
+
+/* A VEC_IN qual over a batch. */
+static void
+in_filter(VecQual *vq, TesseraBatch *b, bool *sel, int n, const int *idx, int nidx)
+{
+	Datum	   *values;
+	bool	   *isnull;
+	MemoryContext old;
+	int64	   *codes;
+	Datum	   *entries;
+	int			ndict;
+	bool		in = vq->strategy == 1;
+
+	if (TupleDescAttr(b->reader->tupdesc, vq->attidx)->attbyval)
+	{
+		int16		typlen = TupleDescAttr(b->reader->tupdesc, vq->attidx)->attlen;
+
+		TesseraBatchColumn(b, vq->attidx, &values, &isnull);
+		if (!in && vq->elem_null)
+			VEC_CMP_LOOP(false);
+		else if (in)
+			VEC_CMP_LOOP(in_int_member(vq, TesseraIntDatum(values[i], typlen)));
+		else
+			VEC_CMP_LOOP(!in_int_member(vq, TesseraIntDatum(values[i], typlen)));
+		return;
+	}
+	old = MemoryContextSwitchTo(b->reader->batch_cxt);
+	if (TesseraBatchDict(b, vq->attidx, &codes, &entries, &ndict) &&
+		ndict < (idx ? nidx : n))
+	{
+		bool	   *pass = (bool *) palloc(ndict + 1) + 1;
+
+		pass[-1] = false;
+		for (int e = 0; e < ndict; e++)
+			pass[e] = in_string_passes(vq, entries[e]);
+		if (idx == NULL)
+			for (int i = 0; i < n; i++)
+				sel[i] &= pass[codes[i]];
+		else
+			for (int j = 0; j < nidx; j++)
+				sel[idx[j]] = pass[codes[idx[j]]];
+	}
+	else
+	{
+		TesseraBatchColumn(b, vq->attidx, &values, &isnull);
+		for (int j = 0; j < (idx ? nidx : n); j++)
+		{
+			int			i = idx ? idx[j] : j;
+
+			if (sel[i])
+				sel[i] = !isnull[i] && in_string_passes(vq, values[i]);
+		}
+	}
+	MemoryContextSwitchTo(old);
+}
+
 /* The value of a vector qual for this (re)scan, in the current memory context. */
 void
 TesseraVecQualEval(VecQual *vq, ExprContext *econtext)
@@ -320,6 +501,11 @@ TesseraVecQualEval(VecQual *vq, ExprContext *econtext)
 		if (vq->kind == VEC_STRING)
 		{
 			string_prepare(vq, d);
+			return;
+		}
+		if (vq->kind == VEC_IN)
+		{
+			in_prepare(vq, d);
 			return;
 		}
 		if (vq->kind == VEC_DATE_TS)
@@ -355,18 +541,6 @@ TesseraVecQualEval(VecQual *vq, ExprContext *econtext)
 	}
 }
 
-#define VEC_CMP_LOOP(CMP) \
-	do { \
-		if (idx == NULL) \
-			for (int i = 0; i < n; i++) \
-				sel[i] &= (!isnull[i]) & (CMP); \
-		else \
-			for (int j = 0; j < nidx; j++) \
-			{ \
-				int			i = idx[j]; \
-				sel[i] = (!isnull[i]) & (CMP); \
-			} \
-	} while (0)
 
 #define VEC_LOOP(GET, VAL, LT, LE, EQ) \
 	do { \
@@ -679,7 +853,7 @@ vec_apply_one(VecQual *vq, TesseraBatch *b, bool *sel, int n, const int *idx, in
 	bool	   *isnull;
 	int			strategy = vq->run_strategy;
 
-	if (vq->kind != VEC_NUMERIC && vq->kind != VEC_STRING)
+	if (vq->kind != VEC_NUMERIC && vq->kind != VEC_STRING && vq->kind != VEC_IN)
 		TesseraBatchColumn(b, vq->attidx, &values, &isnull);
 	switch (vq->kind)
 	{
@@ -763,6 +937,9 @@ vec_apply_one(VecQual *vq, TesseraBatch *b, bool *sel, int n, const int *idx, in
 			break;
 		case VEC_STRING:
 			string_filter(vq, b, sel, n, idx, nidx);
+			break;
+		case VEC_IN:
+			in_filter(vq, b, sel, n, idx, nidx);
 			break;
 	}
 }

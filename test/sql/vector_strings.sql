@@ -76,6 +76,22 @@ SELECT q, tt.cmp('SELECT count(*), sum(id) FROM {t} WHERE ' || q, 'vh', 'vt') FR
 ) x(q);
 EXPLAIN (COSTS OFF) SELECT count(*) FROM vt WHERE i2 <> 3 AND f <> 1.5 AND n <> 1.25;
 
+-- IN and NOT IN lists of integers (any integer width), dates and strings,
+-- with NULL elements (NOT IN then passes nothing) and NULL values
+EXPLAIN (COSTS OFF) SELECT count(*) FROM vt WHERE i2 IN (-1, 6) AND s IN ('GOOGLE1', 'é2') AND c NOT IN ('c1');
+SELECT q, tt.cmp('SELECT count(*), sum(id) FROM {t} WHERE ' || q, 'vh', 'vt') FROM (VALUES
+    ('i2 IN (-1, 6)'), ('i2 IN (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12)'), ('i2 NOT IN (1, 2)'),
+    ('i2 IN (1, NULL)'), ('i2 NOT IN (1, NULL)'), ('i8 IN (5::bigint, 999)'), ('id IN (7, 8::smallint)'),
+    ('i8 = ANY (ARRAY[1, 2, 3])'), ('i8 <> ALL (ARRAY[1, 2, 3])'), ('i2 = ANY (''{}'')'),
+    ('d IN (date ''2024-01-03'', date ''2024-02-01'')'), ('d NOT IN (date ''2024-01-03'')'),
+    ('ts IN (timestamp ''2024-01-01 05:00'')'),
+    ($$s IN ('GOOGLE1', 'é2', '')$$), ($$s NOT IN ('GOOGLE1', '')$$), ($$s IN ('x', NULL)$$),
+    ($$s NOT IN ('x', NULL)$$), ($$v IN ('v1', 'v2')$$), ($$v NOT IN ('v1')$$),
+    ($$c IN ('c1', 'c2   ')$$), ($$c NOT IN ('c1')$$), ($$u IN (md5('1'), md5('2'))$$),
+    ($$ci IN ('ABC', 'q')$$), ($$ci NOT IN ('xyz')$$),
+    ($$s = ANY (string_to_array(current_setting('application_name') || ',GOOGLE3', ','))$$)
+) x(q);
+
 -- count(DISTINCT): integers, strings (a dictionary, and not), char(n)
 -- (trailing blanks do not count), NULLs, beside other aggregates and keys
 EXPLAIN (COSTS OFF) SELECT v, count(DISTINCT s), count(*), sum(n) FROM vt GROUP BY v;
