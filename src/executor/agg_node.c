@@ -808,46 +808,13 @@ tagg_rollup(TesseraAggState *as)
 	as->next = 0;
 }
 
-static TupleTableSlot *
-tagg_exec(CustomScanState *node)
+/* The scan tuple of a group: its keys, then its results or (partial) its states. */
+static void
+tagg_group_tuple(TesseraAggState *as, TesseraGroups *g, int group, TupleTableSlot *slot,
+				 ExprContext *econtext)
 {
-	TesseraAggState *as = (TesseraAggState *) node;
-	TesseraGroups *g = &as->groups;
-	ScanState  *ss = &node->ss;
-	TupleTableSlot *slot = ss->ss_ScanTupleSlot;
-	ExprContext *econtext = ss->ps.ps_ExprContext;
 	MemoryContext old;
-	int			group;
 
-	if (!as->computed)
-	{
-		if (as->mode == TAGG_FINAL)
-			tagg_merge_input(as);
-		else
-			tagg_compute(as);
-		if (as->distinct && as->mode != TAGG_PARTIAL)
-			tagg_rollup(as);
-	}
-	if (as->distinct && as->mode != TAGG_PARTIAL)
-	{
-		/* the rolled-up groups */
-		g = &as->outer;
-		if (as->next >= g->ngroups)
-			return ExecClearTuple(ss->ps.ps_ResultTupleSlot);
-		group = as->next++;
-	}
-	else if (as->spill.sort != NULL)
-	{
-		if (!TesseraSpillNextGroup(&as->spill, g, as->specs))
-			return ExecClearTuple(ss->ps.ps_ResultTupleSlot);
-		group = 0;
-	}
-	else if (as->next >= g->ngroups)
-		return ExecClearTuple(ss->ps.ps_ResultTupleSlot);
-	else
-		group = as->next++;
-
-	ResetExprContext(econtext);
 	ExecClearTuple(slot);
 	TesseraGroupsKeyDatums(g, group, slot->tts_values, slot->tts_isnull);
 	old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
@@ -870,11 +837,62 @@ tagg_exec(CustomScanState *node)
 	}
 	MemoryContextSwitchTo(old);
 	ExecStoreVirtualTuple(slot);
+}
 
-	if (ss->ps.ps_ProjInfo == NULL)
-		return slot;
-	econtext->ecxt_scantuple = slot;
-	return ExecProject(ss->ps.ps_ProjInfo);
+static TupleTableSlot *
+tagg_exec(CustomScanState *node)
+{
+	TesseraAggState *as = (TesseraAggState *) node;
+	TesseraGroups *g = &as->groups;
+	ScanState  *ss = &node->ss;
+	TupleTableSlot *slot = ss->ss_ScanTupleSlot;
+	ExprContext *econtext = ss->ps.ps_ExprContext;
+	int			group;
+
+	if (!as->computed)
+	{
+		if (as->mode == TAGG_FINAL)
+			tagg_merge_input(as);
+		else
+			tagg_compute(as);
+		if (as->distinct && as->mode != TAGG_PARTIAL)
+			tagg_rollup(as);
+	}
+	for (;;)
+	{
+		if (as->distinct && as->mode != TAGG_PARTIAL)
+		{
+			/* the rolled-up groups */
+			g = &as->outer;
+			if (as->next >= g->ngroups)
+				return ExecClearTuple(ss->ps.ps_ResultTupleSlot);
+			group = as->next++;
+		}
+		else if (as->spill.sort != NULL)
+		{
+			if (!TesseraSpillNextGroup(&as->spill, g, as->specs))
+				return ExecClearTuple(ss->ps.ps_ResultTupleSlot);
+			group = 0;
+		}
+		else if (as->next >= g->ngroups)
+			return ExecClearTuple(ss->ps.ps_ResultTupleSlot);
+		else
+			group = as->next++;
+
+		ResetExprContext(econtext);
+		tagg_group_tuple(as, g, group, slot, econtext);
+		econtext->ecxt_scantuple = slot;
+
+		/* HAVING */
+		if (ss->ps.qual != NULL && !ExecQual(ss->ps.qual, econtext))
+		{
+			InstrCountFiltered1(node, 1);
+			continue;
+		}
+		if (ss->ps.ps_ProjInfo == NULL)
+			return slot;
+		return ExecProject(ss->ps.ps_ProjInfo);
+	}
 }
 
 static void

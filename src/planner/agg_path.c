@@ -362,7 +362,7 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 
 	if (stage != UPPERREL_GROUP_AGG || !tessera_enable_custom_agg || !tessera_enable_custom_scan ||
 		input_rel->reloptkind != RELOPT_BASEREL || input_rel->lateral_relids != NULL ||
-		parse->havingQual != NULL || (!parse->hasAggs && parse->groupClause == NIL) ||
+		(!parse->hasAggs && parse->groupClause == NIL) ||
 		parse->hasTargetSRFs ||
 		parse->rowMarks != NIL || !tagg_group_vars(root, input_rel->relid, &cxt.group_vars))
 		return;
@@ -389,6 +389,8 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 	}
 	foreach(lc, output_rel->reltarget->exprs)
 		(void) tagg_find(lfirst(lc), &cxt);
+	/* HAVING: evaluated on each group's row, its aggregates computed too */
+	(void) tagg_find(parse->havingQual, &cxt);
 	pull_varattnos((Node *) cxt.group_vars, input_rel->relid, &attrs);
 	agg_work = tagg_check_aggs(&cxt, input_rel, relation, &attrs, &has_float_sum,
 							   &only_distinct);
@@ -608,7 +610,9 @@ tagg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *
 															 NULL, false));
 
 	cscan->scan.plan.targetlist = tlist;
-	cscan->scan.plan.qual = NIL;
+	/* HAVING, on the groups' rows (setrefs points its Aggrefs at the scan tuple) */
+	cscan->scan.plan.qual = mode == TAGG_PARTIAL ? NIL :
+		(List *) copyObject(root->parse->havingQual);
 	cscan->scan.scanrelid = mode == TAGG_FINAL ? 0 : relid;
 	cscan->flags = best_path->flags;
 	cscan->methods = &TesseraAggPlanMethods;
