@@ -281,6 +281,7 @@ extern void TesseraGroupsReset(TesseraGroups *g, int cap);
 extern void TesseraGroupsPresize(TesseraGroups *g, double groups);
 extern int32 *TesseraGroupsAssign(TesseraGroups *g, TesseraBatch *b, const bool *ok, int n);
 extern int	TesseraGroupsLookup(TesseraGroups *g, int64 *keys, bool *nulls);
+extern int	TesseraGroupsAdd(TesseraGroups *g, const int64 *keys, const bool *nulls);
 extern void TesseraGroupsKeysOf(TesseraGroups *g, TupleTableSlot *slot, int64 *keys,
 								bool *nulls);
 extern int	TesseraGroupsLookupDatums(TesseraGroups *g, const Datum *values, const bool *isnull);

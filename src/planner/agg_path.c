@@ -22,7 +22,7 @@
  *	  aggregation serial: their values would not reach the workers.
  *
  *	  The path is offered only when the planner expects the groups to fit
- *	  work_mem (vector/spill.c handles estimates that were wrong), and is
+ *	  hash_mem (vector/spill.c handles estimates that were wrong), and is
  *	  costed with the decoding a TesseraScan is charged, since it runs
  *	  serially in each process.
  *
@@ -352,6 +352,7 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 				agg_work = 0;
 	List	   *inner_keys;
 	bool		has_float_sum = false;
+	double		group_bytes;
 	bool		only_distinct = true;
 	Cost		run_cost;
 	TscanEstimate est;
@@ -407,10 +408,13 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 		if (list_length(inner_keys) > INDEX_MAX_KEYS)
 			cxt.ok = false;
 	}
-	/* the groups must fit in work_mem (count(DISTINCT)s alone keep no states) */
-	if (inner_keys != NIL &&
-		inner_groups * ((only_distinct ? 0 : list_length(cxt.aggs)) * sizeof(TAggState) + 64) >
-		work_mem * 1024.0)
+	/*
+	 * The groups must fit hash_mem, as the executor counts it (count(DISTINCT)s
+	 * alone keep no states): spilling sorts every group's keys and states,
+	 * which is no faster than PostgreSQL's own sorted or spilling plans.
+	 */
+	group_bytes = (only_distinct ? 0 : list_length(cxt.aggs)) * sizeof(TAggState) + 64;
+	if (inner_keys != NIL && inner_groups * group_bytes > (double) get_hash_memory_limit())
 		cxt.ok = false;
 	/* GROUP BY alone (distinct keys) is an aggregation with no aggregates */
 	if (!cxt.ok || (cxt.aggs == NIL && cxt.group_vars == NIL))

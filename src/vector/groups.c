@@ -573,6 +573,13 @@ TesseraGroupsAssign(TesseraGroups *gt, TesseraBatch *b, const bool *ok, int n)
 	return gidx;
 }
 
+/* A new group of these keys, which no group has yet (not hashed: never looked up). */
+int
+TesseraGroupsAdd(TesseraGroups *gt, const int64 *keys, const bool *nulls)
+{
+	return new_group(gt, keys, nulls);
+}
+
 /* The group of a row of keys (created if new); keys[0] is reset for a NULL key. */
 int
 TesseraGroupsLookup(TesseraGroups *gt, int64 *keys, bool *nulls)

@@ -133,7 +133,8 @@ TesseraSpillNextGroup(TesseraSpill *s, TesseraGroups *g, TAggSpec *specs)
 			if (!same)
 				break;			/* the next group's first row stays pending */
 		}
-		group = TesseraGroupsLookup(g, keys, nulls);
+		/* the table holds this group alone: no hashing */
+		group = first ? TesseraGroupsAdd(g, keys, nulls) : 0;
 		slot_getallattrs(s->next);
 		TesseraAggMergeRow(specs, g->nspecs, TesseraGroupState(g, group, 0),
 						   s->next->tts_values[g->nkeys], g->cxt);
