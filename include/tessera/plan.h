@@ -173,6 +173,15 @@ typedef enum AggDescField
 	AGG_DESC_NFIELDS
 } AggDescField;
 
+/*
+ * A group key or aggregate argument TesseraAgg computes per row from the
+ * relation's columns (an expression): its "column" number in key and
+ * aggregate descriptions is TAGG_COMPUTED_ATTIDX + its position in
+ * TAGG_PRIVATE_COMPUTED.
+ */
+#define TAGG_COMPUTED_ATTIDX	10000
+#define TAGG_COMPUTED_MAX_COLUMNS	32	/* columns one such expression may read */
+
 /* How TesseraAgg keys groups on a column */
 typedef enum TAggKeyKind
 {
@@ -224,6 +233,7 @@ typedef enum TaggPrivate
 								 * the DISTINCT column's if any */
 	TAGG_PRIVATE_NDISTINCT,		/* 1: the last key is count(DISTINCT)'s column */
 	TAGG_PRIVATE_GROUPS,		/* the groups the planner expects (hash table size) */
+	TAGG_PRIVATE_COMPUTED,		/* expressions computed per row (group keys, arguments) */
 	TAGG_PRIVATE_NFIELDS
 } TaggPrivate;
 

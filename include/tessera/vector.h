@@ -226,6 +226,9 @@ typedef struct TAggKey
 	int			map_cap;
 	bool	   *own_nulls;
 	int			nulls_cap;
+	/* per batch: a computed key's values (TAGG_COMPUTED_ATTIDX), set by the node */
+	Datum	   *cvalues;
+	bool	   *cnulls;
 	/* per batch: the column's ids */
 	int64	   *ids;
 	int			ids_cap;

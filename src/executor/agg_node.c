@@ -44,6 +44,7 @@
 #include "executor/nodeCustom.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
 #include "rewrite/rewriteManip.h"
 #include "utils/datum.h"
@@ -128,6 +129,178 @@ tagg_init_spec(TesseraAggState *as, TAggSpec *sp, List *desc, Aggref *agg)
 	}
 }
 
+/* The expressions computed per row: their states, columns and buffers. */
+static void
+tagg_init_computed(TesseraAggState *as, List *computed, EState *estate)
+{
+	ListCell   *lc;
+
+	as->ncomputed = list_length(computed);
+	if (as->ncomputed == 0)
+		return;
+	as->cstates = palloc(sizeof(ExprState *) * as->ncomputed);
+	as->catts = palloc(sizeof(int *) * as->ncomputed);
+	as->ctyplen = palloc(sizeof(int16) * as->ncomputed);
+	as->cvalues = palloc0(sizeof(Datum *) * as->ncomputed);
+	as->cnulls = palloc0(sizeof(bool *) * as->ncomputed);
+	foreach(lc, computed)
+	{
+		int			j = foreach_current_index(lc);
+		Bitmapset  *attrs = NULL;
+		int			a = -1,
+					m = 0;
+
+		as->cstates[j] = ExecInitExpr(lfirst(lc), &as->ts.css.ss.ps);
+		as->ctyplen[j] = get_typlen(exprType(lfirst(lc)));
+		pull_varattnos(lfirst(lc), intVal(list_nth(((CustomScan *) as->ts.css.ss.ps.plan)->custom_private,
+												   TAGG_PRIVATE_RELID)), &attrs);
+		as->catts[j] = palloc(sizeof(int) * (bms_num_members(attrs) + 1));
+		while ((a = bms_next_member(attrs, a)) >= 0)
+			as->catts[j][m++] = a + FirstLowInvalidHeapAttributeNumber - 1;
+		as->catts[j][m] = -1;
+	}
+	as->cslot = ExecInitExtraTupleSlot(estate,
+									   RelationGetDescr(as->ts.css.ss.ss_currentRelation),
+									   &TTSOpsVirtual);
+	for (int i = 0; i < as->cslot->tts_tupleDescriptor->natts; i++)
+		as->cslot->tts_isnull[i] = true;
+	ExecStoreVirtualTuple(as->cslot);
+	as->comp_cxt = AllocSetContextCreate(estate->es_query_cxt, "TesseraAgg computed values",
+										 ALLOCSET_DEFAULT_SIZES);
+}
+
+/*
+ * Compute expression j for the batch's counted rows (ok; NULL: all n), into
+ * as->cvalues[j] / cnulls[j].  An expression of one column of a
+ * dictionary-encoded chunk is computed once per dictionary entry.
+ */
+static void
+tagg_compute_one(TesseraAggState *as, int j, TesseraBatch *b, const bool *ok, int n)
+{
+	ExprContext *econtext = as->ts.css.ss.ps.ps_ExprContext;
+	TupleTableSlot *slot = as->cslot;
+	const int  *atts = as->catts[j];
+	Datum	   *out = as->cvalues[j];
+	bool	   *outnull = as->cnulls[j];
+	int64	   *codes;
+	Datum	   *entries;
+	int			ndict;
+
+	econtext->ecxt_scantuple = slot;
+	if (atts[0] >= 0 && atts[1] < 0 &&
+		TesseraBatchDict(b, atts[0], &codes, &entries, &ndict) && ndict < n)
+	{
+		/*
+		 * Per entry a counted row has (index -1: the NULL input), and only
+		 * those: an entry only other rows have must not raise an error
+		 * PostgreSQL would not.
+		 */
+		Datum	   *ev = (Datum *) palloc(sizeof(Datum) * (ndict + 1)) + 1;
+		bool	   *en = (bool *) palloc(ndict + 1) + 1;
+		bool	   *used = (bool *) palloc0(ndict + 1) + 1;
+
+		for (int i = 0; i < n; i++)
+			used[codes[i]] |= ok == NULL || ok[i];
+		for (int e = -1; e < ndict; e++)
+		{
+			if (!used[e])
+				continue;
+			slot->tts_values[atts[0]] = e < 0 ? (Datum) 0 : entries[e];
+			slot->tts_isnull[atts[0]] = e < 0;
+			ev[e] = ExecEvalExpr(as->cstates[j], econtext, &en[e]);
+		}
+		for (int i = 0; i < n; i++)
+		{
+			bool		counted = used[codes[i]] && (ok == NULL || ok[i]);
+
+			out[i] = counted ? ev[codes[i]] : (Datum) 0;
+			outnull[i] = counted ? en[codes[i]] : true;
+		}
+	}
+	else
+	{
+		Datum	   *cols[TAGG_COMPUTED_MAX_COLUMNS + 1];
+		bool	   *colnulls[lengthof(cols)];
+		int			ncols = 0;
+
+		for (; atts[ncols] >= 0 && ncols < (int) lengthof(cols); ncols++)
+			TesseraBatchColumn(b, atts[ncols], &cols[ncols], &colnulls[ncols]);
+		if (atts[ncols] >= 0)
+			elog(ERROR, "TesseraAgg: expression reads too many columns");
+		for (int i = 0; i < n; i++)
+		{
+			if (ok && !ok[i])
+			{
+				out[i] = (Datum) 0;
+				outnull[i] = true;
+				continue;
+			}
+			for (int c = 0; c < ncols; c++)
+			{
+				slot->tts_values[atts[c]] = cols[c][i];
+				slot->tts_isnull[atts[c]] = colnulls[c][i];
+			}
+			out[i] = ExecEvalExpr(as->cstates[j], econtext, &outnull[i]);
+		}
+	}
+	for (int c = 0; atts[c] >= 0; c++)
+		slot->tts_isnull[atts[c]] = true;
+}
+
+/* Every computed expression over the batch, and the keys pointed at them. */
+static void
+tagg_compute_columns(TesseraAggState *as, TesseraBatch *b, const bool *ok, int n)
+{
+	MemoryContext old;
+
+	MemoryContextReset(as->comp_cxt);
+	if (as->ccap < n)
+	{
+		as->ccap = Max(n, 1024);
+		for (int j = 0; j < as->ncomputed; j++)
+		{
+			as->cvalues[j] = MemoryContextAlloc(as->buf_cxt, sizeof(Datum) * as->ccap);
+			as->cnulls[j] = MemoryContextAlloc(as->buf_cxt, as->ccap);
+		}
+	}
+	old = MemoryContextSwitchTo(as->comp_cxt);
+	for (int j = 0; j < as->ncomputed; j++)
+		tagg_compute_one(as, j, b, ok, n);
+	MemoryContextSwitchTo(old);
+	for (int k = 0; k < as->groups.nkeys; k++)
+	{
+		TAggKey    *key = &as->groups.gkeys[k];
+
+		if (key->attidx >= TAGG_COMPUTED_ATTIDX)
+		{
+			key->cvalues = as->cvalues[key->attidx - TAGG_COMPUTED_ATTIDX];
+			key->cnulls = as->cnulls[key->attidx - TAGG_COMPUTED_ATTIDX];
+		}
+	}
+}
+
+/* An aggregate argument's values over the batch: a column, or computed. */
+static void
+tagg_column(TesseraAggState *as, TesseraBatch *b, int attidx, Datum **values, bool **isnull)
+{
+	if (attidx >= TAGG_COMPUTED_ATTIDX)
+	{
+		*values = as->cvalues[attidx - TAGG_COMPUTED_ATTIDX];
+		*isnull = as->cnulls[attidx - TAGG_COMPUTED_ATTIDX];
+	}
+	else
+		TesseraBatchColumn(b, attidx, values, isnull);
+}
+
+/* The length of an aggregate argument's type. */
+static int16
+tagg_typlen(TesseraAggState *as, TesseraBatch *b, int attidx)
+{
+	if (attidx >= TAGG_COMPUTED_ATTIDX)
+		return as->ctyplen[attidx - TAGG_COMPUTED_ATTIDX];
+	return TupleDescAttr(b->reader->tupdesc, attidx)->attlen;
+}
+
 static void
 tagg_begin(CustomScanState *node, EState *estate, int eflags)
 {
@@ -157,6 +330,8 @@ tagg_begin(CustomScanState *node, EState *estate, int eflags)
 	as->partials.cxt = as->buf_cxt;
 	as->distinct = intVal(list_nth(priv, TAGG_PRIVATE_NDISTINCT)) > 0;
 	as->est_groups = intVal(list_nth(priv, TAGG_PRIVATE_GROUPS));
+	if (as->mode != TAGG_FINAL)
+		tagg_init_computed(as, list_nth(priv, TAGG_PRIVATE_COMPUTED), estate);
 	{
 		/* groups of count(DISTINCT)s alone need no states: the roll-up counts them */
 		int			nstates = 0;
@@ -441,7 +616,7 @@ tagg_sum_batch(TesseraAggState *as, int k, TesseraBatch *b, const bool *ok, cons
 {
 	TAggSpec   *sp = &as->specs[k];
 	TesseraGroups *g = &as->groups;
-	int16		typlen = TupleDescAttr(b->reader->tupdesc, sp->attidx)->attlen;
+	int16		typlen = tagg_typlen(as, b, sp->attidx);
 	Datum	   *values;
 	bool	   *isnull = NULL;
 
@@ -453,18 +628,19 @@ tagg_sum_batch(TesseraAggState *as, int k, TesseraBatch *b, const bool *ok, cons
 		int			bits;
 		int64		dsc_all;
 
-		if (TesseraBatchScaledInfo(b, sp->attidx, &sv, &sc, &isnull, &cmax, &bits, &dsc_all))
+		if (sp->attidx < TAGG_COMPUTED_ATTIDX &&
+			TesseraBatchScaledInfo(b, sp->attidx, &sv, &sc, &isnull, &cmax, &bits, &dsc_all))
 			TesseraAggScaledRows(g->states, g->nspecs, gidx ? g->ngroups : 1, k, &as->partials,
 								 sv, dsc_all >= 0 ? NULL : sc, Max(dsc_all, 0), bits, cmax,
 								 isnull, ok, gidx, n, as->cxt);
 		else
 		{
-			TesseraBatchColumn(b, sp->attidx, &values, &isnull);
+			tagg_column(as, b, sp->attidx, &values, &isnull);
 			TAGG_ROWS(TesseraAggNumericAccum(st, values[i], as->cxt));
 		}
 		return;
 	}
-	TesseraBatchColumn(b, sp->attidx, &values, &isnull);
+	tagg_column(as, b, sp->attidx, &values, &isnull);
 	if (sp->argtype == FLOAT4OID || sp->argtype == FLOAT8OID)
 		TAGG_ROWS(TesseraAggFloatAccum(sp, st, values[i]));
 	else if (sp->argtype == INTERVALOID)
@@ -489,7 +665,7 @@ tagg_minmax_batch(TesseraAggState *as, int k, TesseraBatch *b, const bool *ok,
 	Datum	   *values;
 	bool	   *isnull;
 
-	TesseraBatchColumn(b, sp->attidx, &values, &isnull);
+	tagg_column(as, b, sp->attidx, &values, &isnull);
 	if (sp->generic)
 		TAGG_ROWS(TesseraAggGenericAccum(sp, st, values[i], as->cxt));
 	else if (sp->argtype == FLOAT4OID || sp->argtype == FLOAT8OID)
@@ -505,7 +681,7 @@ tagg_minmax_batch(TesseraAggState *as, int k, TesseraBatch *b, const bool *ok,
 	}
 	else
 	{
-		int16		typlen = TupleDescAttr(b->reader->tupdesc, sp->attidx)->attlen;
+		int16		typlen = tagg_typlen(as, b, sp->attidx);
 
 		TAGG_ROWS(int64 v = TesseraIntDatum(values[i], typlen);
 				  if (!st->have || (want_min ? v < st->ibest : v > st->ibest))
@@ -560,7 +736,8 @@ tagg_fold_spec(TesseraAggState *as, int k, TesseraBatch *b, const bool *ok, cons
 			TAGG_ROWS(st->count++);
 		return;
 	}
-	if (whole && sp->vx == NULL && tagg_from_summary(as, k, b))
+	if (whole && sp->vx == NULL && sp->attidx < TAGG_COMPUTED_ATTIDX &&
+		tagg_from_summary(as, k, b))
 		return;
 	if (sp->vx != NULL)
 		tagg_expr_batch(as, k, b, ok, gidx, n);
@@ -569,7 +746,7 @@ tagg_fold_spec(TesseraAggState *as, int k, TesseraBatch *b, const bool *ok, cons
 		Datum	   *values;
 		bool	   *isnull;
 
-		TesseraBatchColumn(b, sp->attidx, &values, &isnull);
+		tagg_column(as, b, sp->attidx, &values, &isnull);
 		TAGG_ROWS(st->count++);
 	}
 	else if (sp->kind == TAGG_SUM || sp->kind == TAGG_AVG)
@@ -585,6 +762,8 @@ tagg_batch(TesseraAggState *as, TesseraBatch *b, const bool *ok, int n)
 	int32	   *gidx = NULL;
 
 	tagg_reserve_rows(as, n);
+	if (as->ncomputed > 0)
+		tagg_compute_columns(as, b, ok, n);
 	if (as->groups.nkeys > 0)
 		gidx = TesseraGroupsAssign(&as->groups, b, ok, n);
 

@@ -114,6 +114,16 @@ typedef struct TesseraAggState
 	 */
 	bool		distinct;
 	int			est_groups;		/* the planner's estimate, to size the hash table */
+	/* expressions computed per row (TAGG_COMPUTED_ATTIDX + j) */
+	int			ncomputed;
+	ExprState **cstates;
+	int		  **catts;			/* [j]: the columns expression j reads, -1 ended */
+	int16	   *ctyplen;
+	Datum	  **cvalues;		/* [j][row] for the current batch */
+	bool	  **cnulls;
+	int			ccap;
+	TupleTableSlot *cslot;		/* a row of the relation, as the expressions read it */
+	MemoryContext comp_cxt;		/* their results, reset per batch */
 	TesseraGroups outer;
 	MemoryContext outer_cxt;
 	/* output */

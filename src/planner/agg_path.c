@@ -84,7 +84,8 @@ static const CustomPathMethods tagg_path_methods = {
 typedef struct TAggFindContext
 {
 	List	   *aggs;
-	List	   *group_vars;		/* the only columns allowed outside aggregates */
+	List	   *group_vars;		/* GROUP BY columns and expressions: all that
+								 * may appear outside aggregates */
 	bool		ok;
 	Var		   *distinct_var;	/* the column of every count(DISTINCT), or NULL */
 } TAggFindContext;
@@ -100,15 +101,18 @@ tagg_find(Node *node, TAggFindContext *cxt)
 		cxt->aggs = list_append_unique(cxt->aggs, node);
 		return false;
 	}
-	if (IsA(node, Var) && ((Var *) node)->varlevelsup == 0)
 	{
 		ListCell   *lc;
 
 		foreach(lc, cxt->group_vars)
 		{
-			Var		   *gv = lfirst(lc);
+			Node	   *gv = lfirst(lc);
 
-			if (((Var *) node)->varno == gv->varno && ((Var *) node)->varattno == gv->varattno)
+			if (IsA(node, Var) && IsA(gv, Var) && ((Var *) node)->varlevelsup == 0 &&
+				((Var *) node)->varno == ((Var *) gv)->varno &&
+				((Var *) node)->varattno == ((Var *) gv)->varattno)
+				return false;
+			if (!IsA(gv, Var) && equal(node, gv))
 				return false;
 		}
 	}
@@ -121,7 +125,11 @@ tagg_find(Node *node, TAggFindContext *cxt)
 	return expression_tree_walker(node, tagg_find, cxt);
 }
 
-/* The GROUP BY columns, if the query groups by columns we can key on. */
+/*
+ * The GROUP BY keys, if the query groups by columns or computable
+ * expressions (TesseraComputable) of types we can key on, with their
+ * types' own equality.
+ */
 static bool
 tagg_group_vars(PlannerInfo *root, Index relid, List **group_vars)
 {
@@ -134,19 +142,61 @@ tagg_group_vars(PlannerInfo *root, Index relid, List **group_vars)
 	foreach(lc, parse->groupClause)
 	{
 		SortGroupClause *sgc = lfirst_node(SortGroupClause, lc);
-		Var		   *var = (Var *) get_sortgroupclause_expr(sgc, parse->targetList);
+		Node	   *expr = get_sortgroupclause_expr(sgc, parse->targetList);
+		Var		   *var = (Var *) expr;
 		TypeCacheEntry *tc;
 
-		if (!IsA(var, Var) || var->varno != relid || var->varlevelsup != 0 ||
-			var->varattno <= 0 || TesseraKeyDescribe(var) == NIL ||
-			list_length(*group_vars) >= INDEX_MAX_KEYS)
+		if (list_length(*group_vars) >= INDEX_MAX_KEYS ||
+			TesseraKeyDescribe(expr, 0) == NIL)
 			return false;
-		tc = lookup_type_cache(getBaseType(var->vartype), TYPECACHE_EQ_OPR);
+		if (IsA(expr, Var) ?
+			(var->varno != relid || var->varlevelsup != 0 || var->varattno <= 0) :
+			!TesseraComputable(expr, relid))
+			return false;
+		tc = lookup_type_cache(getBaseType(exprType(expr)), TYPECACHE_EQ_OPR);
 		if (sgc->eqop != tc->eq_opr)
 			return false;
-		*group_vars = lappend(*group_vars, var);
+		*group_vars = lappend(*group_vars, expr);
 	}
 	return true;
+}
+
+/*
+ * Is a group key an expression?  PostgreSQL estimates the groups of an
+ * expression without statistics on it as those of its columns
+ * (date_trunc('month', ts) as many as ts has values), so a grouping on one
+ * is not refused for that estimate: if it really outgrows hash_mem, it
+ * spills.
+ */
+static bool
+tagg_has_computed_key(List *group_vars)
+{
+	ListCell   *lc;
+
+	foreach(lc, group_vars)
+	{
+		if (!IsA(lfirst(lc), Var))
+			return true;
+	}
+	return false;
+}
+
+/* The descriptions of the group keys, computed ones added to *computed. */
+static List *
+tagg_describe_keys(List *group_vars, List **computed)
+{
+	List	   *descs = NIL;
+	ListCell   *lc;
+
+	foreach(lc, group_vars)
+	{
+		Node	   *expr = lfirst(lc);
+
+		descs = lappend(descs, TesseraKeyDescribe(expr, IsA(expr, Var) ?
+												  ((Var *) expr)->varattno - 1 :
+												  TesseraComputedColumn(computed, expr)));
+	}
+	return descs;
 }
 
 static bool
@@ -273,7 +323,7 @@ tagg_add_parallel_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *out
  */
 static double
 tagg_check_aggs(TAggFindContext *cxt, RelOptInfo *input_rel, Relation relation,
-				Bitmapset **attrs, bool *has_float_sum, bool *only_distinct)
+				Bitmapset **attrs, bool *has_float_sum, bool *only_distinct, List **computed)
 {
 	double		work = 0;
 	ListCell   *lc;
@@ -281,7 +331,7 @@ tagg_check_aggs(TAggFindContext *cxt, RelOptInfo *input_rel, Relation relation,
 	foreach(lc, cxt->aggs)
 	{
 		Aggref	   *agg = lfirst(lc);
-		List	   *desc = TesseraAggDescribe(agg, input_rel->relid, relation);
+		List	   *desc = TesseraAggDescribe(agg, input_rel->relid, relation, computed);
 		TAggKind	kind;
 		int			attidx;
 		Oid			argtype;
@@ -353,6 +403,7 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 	List	   *inner_keys;
 	bool		has_float_sum = false;
 	double		group_bytes;
+	List	   *computed = NIL;
 	bool		only_distinct = true;
 	Cost		run_cost;
 	TscanEstimate est;
@@ -393,8 +444,18 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 	/* HAVING: evaluated on each group's row, its aggregates computed too */
 	(void) tagg_find(parse->havingQual, &cxt);
 	pull_varattnos((Node *) cxt.group_vars, input_rel->relid, &attrs);
+	(void) tagg_describe_keys(cxt.group_vars, &computed);
 	agg_work = tagg_check_aggs(&cxt, input_rel, relation, &attrs, &has_float_sum,
-							   &only_distinct);
+							   &only_distinct, &computed);
+	/* expressions computed per row: their columns, and what evaluating them costs */
+	pull_varattnos((Node *) computed, input_rel->relid, &attrs);
+	foreach(lc, computed)
+	{
+		QualCost	qc;
+
+		cost_qual_eval_node(&qc, lfirst(lc), root);
+		agg_work += qc.per_tuple / cpu_operator_cost;
+	}
 	if (cxt.distinct_var != NULL && has_float_sum)
 		cxt.ok = false;
 	if (cxt.group_vars != NIL)
@@ -414,7 +475,8 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 	 * which is no faster than PostgreSQL's own sorted or spilling plans.
 	 */
 	group_bytes = (only_distinct ? 0 : list_length(cxt.aggs)) * sizeof(TAggState) + 64;
-	if (inner_keys != NIL && inner_groups * group_bytes > (double) get_hash_memory_limit())
+	if (inner_keys != NIL && inner_groups * group_bytes > (double) get_hash_memory_limit() &&
+		!tagg_has_computed_key(cxt.group_vars))
 		cxt.ok = false;
 	/* GROUP BY alone (distinct keys) is an aggregation with no aggregates */
 	if (!cxt.ok || (cxt.aggs == NIL && cxt.group_vars == NIL))
@@ -460,6 +522,7 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 		cxt.aggs != NIL &&		/* the partial states ride in an Aggref */
 		!tagg_has_exec_param(input_rel->baserestrictinfo) &&
 		!tagg_exec_param_walker((Node *) cxt.aggs, NULL) &&
+		!tagg_exec_param_walker((Node *) cxt.group_vars, NULL) &&
 		run_cost > 10 * parallel_setup_cost)
 	{
 		int			workers = compute_parallel_worker(input_rel, input_rel->pages, -1,
@@ -492,7 +555,7 @@ tagg_collect_params(Node *node, List **params)
  * differ between sum and avg.
  */
 static List *
-tagg_describe_aggs(List *aggs, Index relid, Relation rel)
+tagg_describe_aggs(List *aggs, Index relid, Relation rel, List **computed)
 {
 	List	   *specs = NIL;
 	ListCell   *lc;
@@ -500,7 +563,7 @@ tagg_describe_aggs(List *aggs, Index relid, Relation rel)
 	foreach(lc, aggs)
 	{
 		Aggref	   *agg = lfirst(lc);
-		List	   *desc = TesseraAggDescribe(agg, relid, rel);
+		List	   *desc = TesseraAggDescribe(agg, relid, rel, computed);
 		TAggKind	kind;
 		Oid			argtype;
 
@@ -558,6 +621,7 @@ tagg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *
 			   *vector_descs = NIL,
 			   *key_descs = NIL,
 			   *scan_tlist = NIL,
+			   *computed = NIL,
 			   *specs;
 	ListCell   *lc;
 
@@ -581,19 +645,16 @@ tagg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *
 			vector_descs = lappend(vector_descs, vdesc);
 		}
 	}
-	specs = tagg_describe_aggs(aggs, relid, relation);
+	/* computed columns: the group keys' first, then the aggregates' */
+	key_descs = tagg_describe_keys(group_vars, &computed);
+	specs = tagg_describe_aggs(aggs, relid, relation, &computed);
 	table_close(relation, NoLock);
 
 	/* the scan tuple: the group keys, then the aggregates (or their states) */
 	foreach(lc, group_vars)
-	{
-		Var		   *gv = lfirst(lc);
-
-		scan_tlist = lappend(scan_tlist, makeTargetEntry((Expr *) copyObject(gv),
+		scan_tlist = lappend(scan_tlist, makeTargetEntry((Expr *) copyObject(lfirst(lc)),
 														 list_length(scan_tlist) + 1,
 														 NULL, false));
-		key_descs = lappend(key_descs, TesseraKeyDescribe(gv));
-	}
 	if (distinct_var != NULL)
 	{
 		/* the partial node emits it as a key; the others roll it up */
@@ -601,7 +662,8 @@ tagg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *
 			scan_tlist = lappend(scan_tlist, makeTargetEntry((Expr *) copyObject(distinct_var),
 															 list_length(scan_tlist) + 1,
 															 NULL, false));
-		key_descs = lappend(key_descs, TesseraKeyDescribe(distinct_var));
+		key_descs = lappend(key_descs,
+							TesseraKeyDescribe((Node *) distinct_var, distinct_var->varattno - 1));
 	}
 	if (mode == TAGG_PARTIAL)
 		scan_tlist = lappend(scan_tlist, makeTargetEntry((Expr *) tagg_state_marker(aggs),
@@ -623,7 +685,8 @@ tagg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *
 	cscan->custom_scan_tlist = scan_tlist;
 	cscan->custom_plans = custom_plans;
 	cscan->custom_exprs = NIL;
-	(void) tagg_collect_params((Node *) list_make2(vector, aggs), &cscan->custom_exprs);
+	(void) tagg_collect_params((Node *) list_make3(vector, aggs, computed),
+							   &cscan->custom_exprs);
 
 	cscan->custom_private = NIL;
 	cscan->custom_private = lappend(cscan->custom_private, makeInteger(relid));
@@ -640,6 +703,7 @@ tagg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *
 	cscan->custom_private = lappend(cscan->custom_private,
 									copyObject(list_nth(best_path->custom_private,
 														TAGG_PATH_GROUPS)));
+	cscan->custom_private = lappend(cscan->custom_private, copyObject(computed));
 	Assert(list_length(cscan->custom_private) == TAGG_PRIVATE_NFIELDS);
 	return &cscan->scan.plan;
 }

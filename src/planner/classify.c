@@ -644,7 +644,7 @@ count_distinct_describe(Aggref *agg, Index relid, Relation rel, List *filter)
 	var = (Var *) ((TargetEntry *) linitial(agg->args))->expr;
 	if (!IsA(var, Var) || var->varno != relid || var->varlevelsup != 0 || var->varattno <= 0 ||
 		TupleDescAttr(RelationGetDescr(rel), var->varattno - 1)->attisdropped ||
-		TesseraKeyDescribe(var) == NIL)
+		TesseraKeyDescribe((Node *) var, var->varattno - 1) == NIL)
 		return NIL;
 	sgc = linitial_node(SortGroupClause, agg->aggdistinct);
 	tc = lookup_type_cache(getBaseType(var->vartype), TYPECACHE_EQ_OPR);
@@ -659,13 +659,14 @@ count_distinct_describe(Aggref *agg, Index relid, Relation rel, List *filter)
  *		The description of an aggregate TesseraAgg computes, or NIL.
  */
 List *
-TesseraAggDescribe(Aggref *agg, Index relid, Relation rel)
+TesseraAggDescribe(Aggref *agg, Index relid, Relation rel, List **computed)
 {
 	char	   *name;
 	Var		   *var = NULL;
 	Oid			t = InvalidOid;
 	List	   *filter = NIL;
 	TAggKind	kind;
+	int			attidx;
 
 	if (agg->aggfilter != NULL)
 	{
@@ -705,16 +706,24 @@ TesseraAggDescribe(Aggref *agg, Index relid, Relation rel)
 		/* sum/avg of numeric arithmetic */
 		List	   *vx = vx_describe((Node *) var, relid, rel);
 
-		if (vx == NIL || agg->aggtype != NUMERICOID ||
-			(strcmp(name, "sum") != 0 && strcmp(name, "avg") != 0))
+		if (vx != NIL && agg->aggtype == NUMERICOID &&
+			(strcmp(name, "sum") == 0 || strcmp(name, "avg") == 0))
+			return agg_desc(name[0] == 's' ? TAGG_SUM : TAGG_AVG, -1, NUMERICOID, agg->aggtype,
+							false, vx, filter);
+		/* any other expression: computed row by row */
+		if (computed == NULL || !TesseraComputable((Node *) var, relid))
 			return NIL;
-		return agg_desc(name[0] == 's' ? TAGG_SUM : TAGG_AVG, -1, NUMERICOID, agg->aggtype,
-						false, vx, filter);
+		attidx = TesseraComputedColumn(computed, (Node *) var);
+		t = getBaseType(exprType((Node *) var));
 	}
-	if (var->varno != relid || var->varlevelsup != 0 || var->varattno <= 0 ||
-		TupleDescAttr(RelationGetDescr(rel), var->varattno - 1)->attisdropped)
-		return NIL;
-	t = getBaseType(var->vartype);
+	else
+	{
+		if (var->varno != relid || var->varlevelsup != 0 || var->varattno <= 0 ||
+			TupleDescAttr(RelationGetDescr(rel), var->varattno - 1)->attisdropped)
+			return NIL;
+		attidx = var->varattno - 1;
+		t = getBaseType(var->vartype);
+	}
 
 	if (strcmp(name, "count") == 0)
 	{
@@ -748,22 +757,26 @@ TesseraAggDescribe(Aggref *agg, Index relid, Relation rel)
 		{
 			if (!minmax_generic_ok(t, agg->inputcollid))
 				return NIL;
-			return agg_desc(kind, var->varattno - 1, t, agg->aggtype, true, NIL, filter);
+			return agg_desc(kind, attidx, t, agg->aggtype, true, NIL, filter);
 		}
 	}
 	else
 		return NIL;
-	return agg_desc(kind, var->varattno - 1, t, agg->aggtype, false, NIL, filter);
+	return agg_desc(kind, attidx, t, agg->aggtype, false, NIL, filter);
 }
 
 /*
  * TesseraKeyDescribe
- *		The description of a group key on this column, or NIL.
+ *		The description of a group key on an expression (a column, attidx
+ *		its index, or a computed expression, attidx its computed column), or
+ *		NIL.
  */
 List *
-TesseraKeyDescribe(Var *var)
+TesseraKeyDescribe(Node *expr, int attidx)
 {
-	Oid			t = getBaseType(var->vartype);
+	Oid			type = exprType(expr);
+	Oid			t = getBaseType(type);
+	Oid			collation = exprCollation(expr);
 	TAggKeyKind kind;
 	List	   *desc;
 
@@ -777,10 +790,57 @@ TesseraKeyDescribe(Var *var)
 		return NIL;
 	/* strings are grouped by their bytes: equality must be byte equality */
 	if (kind != TAGG_KEY_INT &&
-		(!OidIsValid(var->varcollid) || !get_collation_isdeterministic(var->varcollid)))
+		(!OidIsValid(collation) || !get_collation_isdeterministic(collation)))
 		return NIL;
-	desc = list_make4(makeInteger(var->varattno - 1), makeInteger((int) t),
-					  makeInteger((int) var->varcollid),
-					  makeInteger(get_typlen(var->vartype)));
+	desc = list_make4(makeInteger(attidx), makeInteger((int) t),
+					  makeInteger((int) collation), makeInteger(get_typlen(type)));
 	return lappend(desc, makeInteger(kind));
+}
+
+/*
+ * Can TesseraAgg compute expr row by row from the relation's columns, as a
+ * group key or an aggregate's argument?  Anything PostgreSQL's executor
+ * evaluates on one row of this relation alone, with the same result
+ * whenever it is evaluated: no volatile function, subquery, aggregate,
+ * window function or set-returning function, and no column but the
+ * relation's own (no system column, no whole row).
+ */
+bool
+TesseraComputable(Node *expr, Index relid)
+{
+	List	   *vars;
+	ListCell   *lc;
+
+	if (expr == NULL || IsA(expr, Var) ||
+		contain_volatile_functions(expr) || contain_subplans(expr) ||
+		contain_agg_clause(expr) || contain_window_function(expr) ||
+		expression_returns_set(expr))
+		return false;
+	vars = pull_var_clause(expr, PVC_INCLUDE_PLACEHOLDERS);
+	if (list_length(vars) > TAGG_COMPUTED_MAX_COLUMNS)
+		return false;
+	foreach(lc, vars)
+	{
+		Var		   *var = lfirst(lc);
+
+		if (!IsA(var, Var) || var->varno != relid || var->varlevelsup != 0 ||
+			var->varattno <= 0)
+			return false;
+	}
+	return true;
+}
+
+/* The computed column of expr, added to *computed if new. */
+int
+TesseraComputedColumn(List **computed, Node *expr)
+{
+	ListCell   *lc;
+
+	foreach(lc, *computed)
+	{
+		if (equal(lfirst(lc), expr))
+			return TAGG_COMPUTED_ATTIDX + foreach_current_index(lc);
+	}
+	*computed = lappend(*computed, expr);
+	return TAGG_COMPUTED_ATTIDX + list_length(*computed) - 1;
 }

@@ -22,8 +22,10 @@ extern Var *TesseraScanVar(Node *node, Index relid);
 extern bool TesseraIntLikeType(Oid t);
 extern List *TesseraSkipDescribe(Node *qual, Index relid, Relation rel);
 extern List *TesseraVecDescribe(Node *qual, Index relid, Relation rel);
-extern List *TesseraAggDescribe(Aggref *agg, Index relid, Relation rel);
-extern List *TesseraKeyDescribe(Var *var);
+extern List *TesseraAggDescribe(Aggref *agg, Index relid, Relation rel, List **computed);
+extern List *TesseraKeyDescribe(Node *expr, int attidx);
+extern bool TesseraComputable(Node *expr, Index relid);
+extern int	TesseraComputedColumn(List **computed, Node *expr);
 
 /* cost.c: what a scan of the relation costs, apart from parallelism */
 typedef struct TscanEstimate

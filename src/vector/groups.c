@@ -329,7 +329,13 @@ key_ids(TesseraGroups *gt, TAggKey *key, TesseraBatch *b, const bool *ok, int n)
 	Datum	   *values;
 	bool	   *isnull;
 
-	if (key->kind != TAGG_KEY_INT)
+	if (key->attidx >= TAGG_COMPUTED_ATTIDX)
+	{
+		/* an expression the node computed for this batch */
+		values = key->cvalues;
+		isnull = key->cnulls;
+	}
+	else if (key->kind != TAGG_KEY_INT)
 	{
 		int64	   *codes;
 		Datum	   *entries;
@@ -375,7 +381,8 @@ key_ids(TesseraGroups *gt, TAggKey *key, TesseraBatch *b, const bool *ok, int n)
 			return;
 		}
 	}
-	TesseraBatchColumn(b, key->attidx, &values, &isnull);
+	if (key->attidx < TAGG_COMPUTED_ATTIDX)
+		TesseraBatchColumn(b, key->attidx, &values, &isnull);
 	key->nulls = isnull;
 	if (key->kind == TAGG_KEY_INT)
 	{
