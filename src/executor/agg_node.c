@@ -165,95 +165,95 @@ tagg_init_computed(TesseraAggState *as, List *computed, EState *estate)
 	for (int i = 0; i < as->cslot->tts_tupleDescriptor->natts; i++)
 		as->cslot->tts_isnull[i] = true;
 	ExecStoreVirtualTuple(as->cslot);
-	as->comp_cxt = AllocSetContextCreate(estate->es_query_cxt, "TesseraAgg computed values",
-										 ALLOCSET_DEFAULT_SIZES);
+	as->cecontext = CreateExprContext(estate);
+	{
+		/* one program computing them all, as PostgreSQL's Agg evaluates its arguments */
+		List	   *tlist = NIL;
+		Bitmapset  *all = NULL;
+		int			a = -1,
+					m = 0;
+
+		foreach(lc, computed)
+			tlist = lappend(tlist, makeTargetEntry(lfirst(lc), foreach_current_index(lc) + 1,
+												   NULL, false));
+		as->cproj = ExecBuildProjectionInfo(tlist, as->cecontext,
+											ExecInitExtraTupleSlot(estate, ExecTypeFromTL(tlist),
+																   &TTSOpsVirtual),
+											&as->ts.css.ss.ps,
+											RelationGetDescr(as->ts.css.ss.ss_currentRelation));
+		for (int j = 0; j < as->ncomputed; j++)
+			for (int c = 0; as->catts[j][c] >= 0; c++)
+				all = bms_add_member(all, as->catts[j][c]);
+		as->call_atts = palloc(sizeof(int) * (bms_num_members(all) + 1));
+		while ((a = bms_next_member(all, a)) >= 0)
+			as->call_atts[m++] = a;
+		as->call_atts[m] = -1;
+	}
 }
 
 /*
- * Compute expression j for the batch's counted rows (ok; NULL: all n), into
- * as->cvalues[j] / cnulls[j].  An expression of one column of a
- * dictionary-encoded chunk is computed once per dictionary entry.
+ * Expression j of one dictionary-encoded column over the batch's counted
+ * rows (ok; NULL: all n), evaluated once per dictionary entry a counted row
+ * has (index -1: the NULL input), and only for those: an entry only other
+ * rows have must not raise an error PostgreSQL would not.  False if the
+ * expression is not of one such column.
  */
-static void
-tagg_compute_one(TesseraAggState *as, int j, TesseraBatch *b, const bool *ok, int n)
+static bool
+tagg_compute_dict(TesseraAggState *as, int j, TesseraBatch *b, const bool *ok, int n)
 {
-	ExprContext *econtext = as->ts.css.ss.ps.ps_ExprContext;
+	ExprContext *econtext = as->cecontext;
 	TupleTableSlot *slot = as->cslot;
 	const int  *atts = as->catts[j];
-	Datum	   *out = as->cvalues[j];
-	bool	   *outnull = as->cnulls[j];
 	int64	   *codes;
 	Datum	   *entries;
 	int			ndict;
+	Datum	   *ev;
+	bool	   *en,
+			   *used;
 
+	if (atts[0] < 0 || atts[1] >= 0 ||
+		!TesseraBatchDict(b, atts[0], &codes, &entries, &ndict) || ndict >= n)
+		return false;
+	ev = (Datum *) palloc(sizeof(Datum) * (ndict + 1)) + 1;
+	en = (bool *) palloc(ndict + 1) + 1;
+	used = (bool *) palloc0(ndict + 1) + 1;
+	for (int i = 0; i < n; i++)
+		used[codes[i]] |= ok == NULL || ok[i];
 	econtext->ecxt_scantuple = slot;
-	if (atts[0] >= 0 && atts[1] < 0 &&
-		TesseraBatchDict(b, atts[0], &codes, &entries, &ndict) && ndict < n)
+	for (int e = -1; e < ndict; e++)
 	{
-		/*
-		 * Per entry a counted row has (index -1: the NULL input), and only
-		 * those: an entry only other rows have must not raise an error
-		 * PostgreSQL would not.
-		 */
-		Datum	   *ev = (Datum *) palloc(sizeof(Datum) * (ndict + 1)) + 1;
-		bool	   *en = (bool *) palloc(ndict + 1) + 1;
-		bool	   *used = (bool *) palloc0(ndict + 1) + 1;
-
-		for (int i = 0; i < n; i++)
-			used[codes[i]] |= ok == NULL || ok[i];
-		for (int e = -1; e < ndict; e++)
-		{
-			if (!used[e])
-				continue;
-			slot->tts_values[atts[0]] = e < 0 ? (Datum) 0 : entries[e];
-			slot->tts_isnull[atts[0]] = e < 0;
-			ev[e] = ExecEvalExpr(as->cstates[j], econtext, &en[e]);
-		}
-		for (int i = 0; i < n; i++)
-		{
-			bool		counted = used[codes[i]] && (ok == NULL || ok[i]);
-
-			out[i] = counted ? ev[codes[i]] : (Datum) 0;
-			outnull[i] = counted ? en[codes[i]] : true;
-		}
+		if (!used[e])
+			continue;
+		slot->tts_values[atts[0]] = e < 0 ? (Datum) 0 : entries[e];
+		slot->tts_isnull[atts[0]] = e < 0;
+		ev[e] = ExecEvalExpr(as->cstates[j], econtext, &en[e]);
 	}
-	else
+	slot->tts_isnull[atts[0]] = true;
+	for (int i = 0; i < n; i++)
 	{
-		Datum	   *cols[TAGG_COMPUTED_MAX_COLUMNS + 1];
-		bool	   *colnulls[lengthof(cols)];
-		int			ncols = 0;
+		bool		counted = used[codes[i]] && (ok == NULL || ok[i]);
 
-		for (; atts[ncols] >= 0 && ncols < (int) lengthof(cols); ncols++)
-			TesseraBatchColumn(b, atts[ncols], &cols[ncols], &colnulls[ncols]);
-		if (atts[ncols] >= 0)
-			elog(ERROR, "TesseraAgg: expression reads too many columns");
-		for (int i = 0; i < n; i++)
-		{
-			if (ok && !ok[i])
-			{
-				out[i] = (Datum) 0;
-				outnull[i] = true;
-				continue;
-			}
-			for (int c = 0; c < ncols; c++)
-			{
-				slot->tts_values[atts[c]] = cols[c][i];
-				slot->tts_isnull[atts[c]] = colnulls[c][i];
-			}
-			out[i] = ExecEvalExpr(as->cstates[j], econtext, &outnull[i]);
-		}
+		as->cvalues[j][i] = counted ? ev[codes[i]] : (Datum) 0;
+		as->cnulls[j][i] = counted ? en[codes[i]] : true;
 	}
-	for (int c = 0; atts[c] >= 0; c++)
-		slot->tts_isnull[atts[c]] = true;
+	return true;
 }
 
-/* Every computed expression over the batch, and the keys pointed at them. */
+/*
+ * Every computed expression over the batch's counted rows (ok; NULL: all
+ * n), into as->cvalues / cnulls, and the keys pointed at them.  With every
+ * expression of one dictionary column, per entry; else all of them row by
+ * row in one program, each row's columns set once.
+ */
 static void
 tagg_compute_columns(TesseraAggState *as, TesseraBatch *b, const bool *ok, int n)
 {
+	ExprContext *econtext = as->cecontext;
+	TupleTableSlot *slot = as->cslot;
 	MemoryContext old;
+	bool		all_dict = true;
 
-	MemoryContextReset(as->comp_cxt);
+	ResetExprContext(econtext);
 	if (as->ccap < n)
 	{
 		as->ccap = Max(n, 1024);
@@ -263,9 +263,47 @@ tagg_compute_columns(TesseraAggState *as, TesseraBatch *b, const bool *ok, int n
 			as->cnulls[j] = MemoryContextAlloc(as->buf_cxt, as->ccap);
 		}
 	}
-	old = MemoryContextSwitchTo(as->comp_cxt);
-	for (int j = 0; j < as->ncomputed; j++)
-		tagg_compute_one(as, j, b, ok, n);
+	old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
+	for (int j = 0; j < as->ncomputed && all_dict; j++)
+		all_dict = tagg_compute_dict(as, j, b, ok, n);
+	if (!all_dict)
+	{
+		const int  *atts = as->call_atts;
+		Datum	   *cols[MaxTupleAttributeNumber];
+		bool	   *colnulls[MaxTupleAttributeNumber];
+		int			ncols = 0;
+
+		for (; atts[ncols] >= 0; ncols++)
+			TesseraBatchColumn(b, atts[ncols], &cols[ncols], &colnulls[ncols]);
+		econtext->ecxt_scantuple = slot;
+		for (int i = 0; i < n; i++)
+		{
+			TupleTableSlot *res;
+
+			if (ok && !ok[i])
+			{
+				for (int j = 0; j < as->ncomputed; j++)
+				{
+					as->cvalues[j][i] = (Datum) 0;
+					as->cnulls[j][i] = true;
+				}
+				continue;
+			}
+			for (int c = 0; c < ncols; c++)
+			{
+				slot->tts_values[atts[c]] = cols[c][i];
+				slot->tts_isnull[atts[c]] = colnulls[c][i];
+			}
+			res = ExecProject(as->cproj);
+			for (int j = 0; j < as->ncomputed; j++)
+			{
+				as->cvalues[j][i] = res->tts_values[j];
+				as->cnulls[j][i] = res->tts_isnull[j];
+			}
+		}
+		for (int c = 0; c < ncols; c++)
+			slot->tts_isnull[atts[c]] = true;
+	}
 	MemoryContextSwitchTo(old);
 	for (int k = 0; k < as->groups.nkeys; k++)
 	{

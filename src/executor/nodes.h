@@ -123,7 +123,10 @@ typedef struct TesseraAggState
 	bool	  **cnulls;
 	int			ccap;
 	TupleTableSlot *cslot;		/* a row of the relation, as the expressions read it */
-	MemoryContext comp_cxt;		/* their results, reset per batch */
+	int		   *call_atts;		/* every column they read, -1 ended */
+	ProjectionInfo *cproj;		/* all of them at once, for a row */
+	ExprContext *cecontext;		/* where they run; its per-tuple memory holds
+								 * their results until the next batch */
 	TesseraGroups outer;
 	MemoryContext outer_cxt;
 	/* output */
