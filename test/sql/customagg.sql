@@ -324,7 +324,8 @@ SELECT count(*) AS tessera_agg_nodes FROM tt.explain('(COSTS OFF) SELECT count(D
     WHERE l LIKE '%TesseraAgg%';
 EXPLAIN (COSTS OFF) SELECT i2 + (random() * 0)::int, count(*) FROM at GROUP BY 1;
 EXPLAIN (COSTS OFF) SELECT n, count(*) FROM at GROUP BY n;
-EXPLAIN (COSTS OFF) SELECT dm, count(*) FROM at GROUP BY dm HAVING EXISTS (SELECT FROM ah WHERE ah.id = at.dm);
+SELECT count(*) AS tessera_agg_nodes FROM tt.explain('(COSTS OFF) SELECT dm, count(*) FROM at GROUP BY dm HAVING EXISTS (SELECT FROM ah WHERE ah.id = at.dm)') l
+    WHERE l LIKE '%TesseraAgg%';
 EXPLAIN (COSTS OFF) SELECT sum(i4) FILTER (WHERE t ~ 'v1') FROM at;
 EXPLAIN (COSTS OFF) SELECT sum(n), min(t || random()::text) FROM at;
 EXPLAIN (COSTS OFF) SELECT sum(i4) FROM at WHERE t ~ 'v1';
