@@ -64,8 +64,20 @@ DEALLOCATE vs_p; DEALLOCATE vs_ph;
 EXPLAIN (COSTS OFF) SELECT count(*) FROM vt WHERE s LIKE 'abc\';
 SELECT tt.cmp($$SELECT count(*) FROM {t} WHERE s LIKE 'abc\'$$, 'vh', 'vt');
 SELECT count(*) FROM vt WHERE s LIKE 'http%\';
--- LIKE in a nondeterministic collation is PostgreSQL's error too
-SELECT count(*) FROM vt WHERE ci LIKE 'a%';
+-- LIKE in a nondeterministic collation stays PostgreSQL's (before 18 an
+-- error, from 18 on a count): the same on both tables
+CREATE FUNCTION vs_try(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+    n bigint;
+BEGIN
+    EXECUTE q INTO n;
+    RETURN n::text;
+EXCEPTION WHEN feature_not_supported THEN
+    RETURN 'not supported';
+END $$;
+SELECT vs_try($$SELECT count(*) FROM vh WHERE ci LIKE 'a%'$$) =
+    vs_try($$SELECT count(*) FROM vt WHERE ci LIKE 'a%'$$) AS same;
+DROP FUNCTION vs_try(text);
 
 -- `<>` on integers, numerics, dates, timestamps, floats (NaN = NaN), columns
 SELECT q, tt.cmp('SELECT count(*), sum(id) FROM {t} WHERE ' || q, 'vh', 'vt') FROM (VALUES
