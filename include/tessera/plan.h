@@ -83,9 +83,11 @@ typedef enum VecKind
 	VEC_NUMERIC,				/* compared as scaled integers */
 	VEC_STRING,					/* text, varchar, char(n) against a value:
 								 * strategy is a VecStringOp */
-	VEC_IN						/* col IN (array) (strategy 1) or NOT IN
+	VEC_IN,						/* col IN (array) (strategy 1) or NOT IN
 								 * (strategy 0) of integer-like or string
 								 * columns */
+	VEC_BOOL					/* AND (strategy 1) or OR (0) of vector quals,
+								 * whose descriptions follow the fields */
 } VecKind;
 
 /* `<>`: the negation of the btree family's equality, in VEC_DESC_STRATEGY */

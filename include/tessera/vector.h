@@ -82,6 +82,9 @@ typedef struct VecQual
 	int64	   *ielems;			/* integer-like columns, sorted */
 	Datum	   *selems;			/* strings */
 	bool		elem_null;
+	/* VEC_BOOL: the quals ANDed or ORed */
+	struct VecQual *children;
+	int			nchildren;
 } VecQual;
 
 extern void TesseraVecQualInit(VecQual *vq, List *desc, Node *qual, PlanState *ps);

@@ -447,6 +447,26 @@ TesseraVecDescribe(Node *node, Index relid, Relation rel)
 
 	if (IsA(node, ScalarArrayOpExpr))
 		return in_vec_describe((ScalarArrayOpExpr *) node, relid, rel);
+	if (IsA(node, BoolExpr))
+	{
+		/* AND / OR of vector quals: TPC-H Q19's OR of ranges (NOT: NULL is not false) */
+		BoolExpr   *b = (BoolExpr *) node;
+		List	   *desc;
+		ListCell   *lc;
+
+		if (b->boolop == NOT_EXPR)
+			return NIL;
+		desc = vec_desc(VEC_BOOL, b->boolop == AND_EXPR ? 1 : 0, -1, -1, InvalidOid, -1);
+		foreach(lc, b->args)
+		{
+			List	   *child = TesseraVecDescribe(lfirst(lc), relid, rel);
+
+			if (child == NIL)
+				return NIL;
+			desc = lappend(desc, child);
+		}
+		return desc;
+	}
 	if (!IsA(node, OpExpr))
 		return NIL;
 	op = (OpExpr *) node;

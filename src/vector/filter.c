@@ -68,7 +68,25 @@ TesseraVectorInit(void)
 void
 TesseraVecQualInit(VecQual *vq, List *desc, Node *qual, PlanState *ps)
 {
-	List	   *args = IsA(qual, ScalarArrayOpExpr) ? ((ScalarArrayOpExpr *) qual)->args :
+	List	   *args;
+
+	if (IsA(qual, BoolExpr))
+	{
+		/* AND / OR: the children's descriptions follow the fields */
+		List	   *bargs = ((BoolExpr *) qual)->args;
+
+		memset(vq, 0, sizeof(VecQual));
+		vq->kind = VEC_BOOL;
+		vq->strategy = desc_int(desc, VEC_DESC_STRATEGY);
+		vq->attidx = -1;
+		vq->nchildren = list_length(bargs);
+		vq->children = palloc0(sizeof(VecQual) * vq->nchildren);
+		for (int c = 0; c < vq->nchildren; c++)
+			TesseraVecQualInit(&vq->children[c], list_nth(desc, VEC_DESC_NFIELDS + c),
+							   list_nth(bargs, c), ps);
+		return;
+	}
+	args = IsA(qual, ScalarArrayOpExpr) ? ((ScalarArrayOpExpr *) qual)->args :
 		castNode(OpExpr, qual)->args;
 
 	memset(vq, 0, sizeof(VecQual));
@@ -485,6 +503,14 @@ in_filter(VecQual *vq, TesseraBatch *b, bool *sel, int n, const int *idx, int ni
 void
 TesseraVecQualEval(VecQual *vq, ExprContext *econtext)
 {
+	if (vq->kind == VEC_BOOL)
+	{
+		vq->run_strategy = vq->strategy;
+		vq->isnull = false;
+		for (int c = 0; c < vq->nchildren; c++)
+			TesseraVecQualEval(&vq->children[c], econtext);
+		return;
+	}
 	if (vq->kind == VEC_COLCOL)
 	{
 		/* no value: the other column's */
@@ -845,6 +871,85 @@ range_apply(VecQual *vquals, int nvq, int q, bool *done, TesseraBatch *b, bool *
 	return true;
 }
 
+static void vec_apply_one(VecQual *vq, TesseraBatch *b, bool *sel, int n, const int *idx,
+						  int nidx);
+
+/*
+ * A child of AND / OR over the rows selected (all n, or those listed in
+ * idx): sel[i] &= child holds.  A child whose value is NULL holds for no
+ * row.
+ */
+static void
+vec_apply_child(VecQual *vq, TesseraBatch *b, bool *sel, int n, const int *idx, int nidx)
+{
+	if (vq->isnull)
+	{
+		if (idx == NULL)
+			memset(sel, false, n);
+		else
+			for (int j = 0; j < nidx; j++)
+				sel[idx[j]] = false;
+		return;
+	}
+	vec_apply_one(vq, b, sel, n, idx, nidx);
+}
+
+/*
+ * AND / OR of vector quals.  AND applies its children in turn, OR each on
+ * a copy of the selection, keeping a row any of them keeps: a row passes
+ * when the AND / OR is true (SQL's NULL is not true either way).
+ */
+static void
+bool_filter(VecQual *vq, TesseraBatch *b, bool *sel, int n, const int *idx, int nidx)
+{
+	MemoryContext old = MemoryContextSwitchTo(b->reader->batch_cxt);
+
+	if (vq->strategy == 1)
+	{
+		int		   *list = idx ? palloc(sizeof(int) * Max(nidx, 1)) : NULL;
+		int			m = nidx;
+
+		if (idx)
+			memcpy(list, idx, sizeof(int) * nidx);
+		for (int c = 0; c < vq->nchildren; c++)
+		{
+			vec_apply_child(&vq->children[c], b, sel, n, list, m);
+			if (list)
+			{
+				/* the next child looks at the rows still selected */
+				int			k = 0;
+
+				for (int j = 0; j < m; j++)
+				{
+					list[k] = list[j];
+					k += sel[list[j]];
+				}
+				m = k;
+			}
+		}
+	}
+	else
+	{
+		bool	   *any = palloc0(n);
+		bool	   *tmp = palloc(n);
+
+		for (int c = 0; c < vq->nchildren; c++)
+		{
+			memcpy(tmp, sel, n);
+			vec_apply_child(&vq->children[c], b, tmp, n, idx, nidx);
+			for (int i = 0; i < n; i++)
+				any[i] |= tmp[i];
+		}
+		if (idx == NULL)
+			for (int i = 0; i < n; i++)
+				sel[i] &= any[i];
+		else
+			for (int j = 0; j < nidx; j++)
+				sel[idx[j]] = any[idx[j]];
+	}
+	MemoryContextSwitchTo(old);
+}
+
 /* sel[i] &= vq holds for row i (the rows in idx only, if listed). */
 static void
 vec_apply_one(VecQual *vq, TesseraBatch *b, bool *sel, int n, const int *idx, int nidx)
@@ -853,6 +958,11 @@ vec_apply_one(VecQual *vq, TesseraBatch *b, bool *sel, int n, const int *idx, in
 	bool	   *isnull;
 	int			strategy = vq->run_strategy;
 
+	if (vq->kind == VEC_BOOL)
+	{
+		bool_filter(vq, b, sel, n, idx, nidx);
+		return;
+	}
 	if (vq->kind != VEC_NUMERIC && vq->kind != VEC_STRING && vq->kind != VEC_IN)
 		TesseraBatchColumn(b, vq->attidx, &values, &isnull);
 	switch (vq->kind)
@@ -941,6 +1051,8 @@ vec_apply_one(VecQual *vq, TesseraBatch *b, bool *sel, int n, const int *idx, in
 		case VEC_IN:
 			in_filter(vq, b, sel, n, idx, nidx);
 			break;
+		case VEC_BOOL:
+			break;				/* above */
 	}
 }
 

@@ -104,6 +104,17 @@ SELECT q, tt.cmp('SELECT count(*), sum(id) FROM {t} WHERE ' || q, 'vh', 'vt') FR
     ($$s = ANY (string_to_array(current_setting('application_name') || ',GOOGLE3', ','))$$)
 ) x(q);
 
+-- AND / OR of vector quals (TPC-H Q19's OR of ranges), NULL values and
+-- NULL comparison values, nested, in FILTER too
+EXPLAIN (COSTS OFF) SELECT count(*) FROM vt WHERE (n >= 1 AND n <= 11) OR (n >= 10 AND n <= 20) OR s LIKE '%google%';
+SELECT q, tt.cmp('SELECT count(*), sum(id) FROM {t} WHERE ' || q, 'vh', 'vt') FROM (VALUES
+    ('(n >= 1 AND n <= 11) OR (n >= 10 AND n <= 20) OR (n >= 50 AND n <= 60)'),
+    ('(i2 = 3 AND s LIKE ''%google%'') OR (c = ''c1'' AND v IN (''v1'', ''v2''))'),
+    ('i2 = 3 OR i2 IS NULL'), ('i2 = 3 OR i2 = NULL'), ('(i2 = 3 OR f > 5) AND (s <> '''' OR d < date ''2024-01-20'')'),
+    ('i2 <> 3 OR NOT (f > 5)'), ('((id > 100 AND id < 200) OR id > 29000) AND (i8 <> 5 OR s IS NULL)')
+) x(q);
+SELECT tt.cmp('SELECT count(*) FILTER (WHERE i2 = 1 OR s = ''GOOGLE1''), sum(n) FILTER (WHERE (n > 10 AND n < 20) OR i8 < 5) FROM {t}', 'vh', 'vt');
+
 -- count(DISTINCT): integers, strings (a dictionary, and not), char(n)
 -- (trailing blanks do not count), NULLs, beside other aggregates and keys
 EXPLAIN (COSTS OFF) SELECT v, count(DISTINCT s), count(*), sum(n) FROM vt GROUP BY v;
