@@ -2,7 +2,7 @@
 """tessera benchmark: each workload on a heap table and a tessera table in
 the same run, answers compared, report + JSON + charts written.
 
-  bench.py run [--workload seed,tpch,small,oltp,dml|all] [--query NAME] [--rows N] [--sf X] ...
+  bench.py run [--workload seed,realistic,tpch,clickbench,small,oltp,dml|all] [--query NAME] [--rows N] [--sf X] ...
   bench.py compare old.json new.json
 
 speedup = heap time / tessera time (> 1: tessera faster); sizes: tessera / heap.
@@ -22,7 +22,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import psycopg  # noqa: E402
 
-from tessera_bench import WORKLOADS, dml, machine, oltp, realistic, seed, small, tpch_queries  # noqa: E402
+from tessera_bench import (WORKLOADS, clickbench_queries, dml, machine, oltp, realistic, seed, small,  # noqa: E402
+                           tpch_queries)
 from tessera_bench.charts import write_charts  # noqa: E402
 from tessera_bench.common import Config, ensure_extension  # noqa: E402
 from tessera_bench.compare import compare  # noqa: E402
@@ -45,6 +46,8 @@ def selectable_names(workload: str, rows: int) -> list:
         return [q[0] for q in realistic.queries(rows)] + ["point_lookup"]
     if workload == "tpch":
         return list(tpch_queries.QUERIES)
+    if workload == "clickbench":
+        return list(clickbench_queries.QUERIES)
     if workload == "small":
         return ["scan"] + [f"mix_{name}" for name in small.MIX_QUERIES]
     if workload == "oltp":
@@ -84,7 +87,7 @@ def cmd_run(args) -> int:
                  tessera_am=args.tessera_am, use_duckdb=not args.no_duckdb, sweep=not args.no_sweep,
                  sweep_rows=args.sweep_rows or min(args.rows, 1_000_000), pgbench_seconds=args.pgbench_seconds,
                  pgbench_clients=clients, small_txns=args.small_txns, query=args.query, data_dir=args.data_dir,
-                 keep=args.keep, duckdb_threads=args.duckdb_threads)
+                 keep=args.keep, duckdb_threads=args.duckdb_threads, drop_caches=not args.no_drop_caches)
     out = args.out or os.path.join(REPO, "bench", "results", time.strftime("%Y%m%d-%H%M%S"))
 
     try:
@@ -162,23 +165,28 @@ def parser() -> argparse.ArgumentParser:
                        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     r.add_argument("--dsn", default=default_dsn(),
                    help="libpq connection string (env TESSERA_BENCH_DSN, else the README's cluster)")
-    r.add_argument("--workload", default="seed", help="comma list of seed,realistic,tpch,small,oltp,dml, or all")
+    r.add_argument("--workload", default="seed",
+                   help="comma list of seed,realistic,tpch,clickbench,small,oltp,dml, or all")
     r.add_argument("--query", help="run only this query / operation / pgbench script (e.g. count_c1, q06, update)")
-    r.add_argument("--rows", type=int, default=10_000_000, help="rows of the seed and realistic tables (seed, realistic, oltp, dml)")
+    r.add_argument("--rows", type=int, default=10_000_000,
+                   help="rows of the seed, realistic and ClickBench tables (seed, realistic, clickbench, oltp, dml)")
     r.add_argument("--sf", type=float, default=1.0, help="TPC-H scale factor")
-    r.add_argument("--runs", type=int, default=3, help="timed runs per query after the warm-up run")
+    r.add_argument("--runs", type=int, default=3,
+                   help="timed runs per query after the warm-up run (clickbench: runs in all, the first cold)")
     r.add_argument("--timeout", type=float, default=600, help="statement_timeout per query, seconds")
     r.add_argument("--out", help="output directory (default bench/results/<timestamp>)")
     r.add_argument("--tessera-am", default="tessera",
                    help="access method of the 'tessera' side (heap: test the suite itself)")
     r.add_argument("--no-duckdb", action="store_true", help="no DuckDB column even if duckdb is installed")
     r.add_argument("--duckdb-threads", type=int, help="DuckDB threads (default: DuckDB's own, all cores)")
+    r.add_argument("--no-drop-caches", action="store_true",
+                   help="clickbench: do not drop the OS page cache before each query's cold run")
     r.add_argument("--sweep-rows", type=int, help="rows per compression-sweep load (default min(rows, 1M))")
     r.add_argument("--no-sweep", action="store_true", help="skip the compression sweep")
     r.add_argument("--pgbench-seconds", type=int, default=20, help="pgbench -T per test")
     r.add_argument("--pgbench-clients", help="only these client counts, e.g. 1 or 1,4 (default 1,2,4 / 1,4)")
     r.add_argument("--small-txns", type=int, default=10_000, help="small-commit transactions of 10 rows")
-    r.add_argument("--data-dir", default=os.path.join(REPO, "bench", ".data"), help="cache of generated data (TPC-H, realistic)")
+    r.add_argument("--data-dir", default=os.path.join(REPO, "bench", ".data"), help="cache of generated data (TPC-H, realistic, clickbench)")
     r.add_argument("--keep", action="store_true", help="keep the benchmark schemas instead of dropping them")
     r.set_defaults(fn=cmd_run)
     c = sub.add_parser("compare", help="compare two results.json files figure by figure")

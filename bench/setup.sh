@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Install the benchmark's Python packages: psycopg (binary), matplotlib,
+# Install the benchmark's Python packages: psycopg (binary), matplotlib (and numpy),
 # tpchgen-cli, and DuckDB when it installs (optional third column).
 # Idempotent: quick when everything is present.  PYTHON picks the interpreter.
 set -euo pipefail
@@ -8,6 +8,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_ROOT_USER_ACTION=ignore
 need=()
 $py -c 'import psycopg' 2>/dev/null || need+=("psycopg[binary]")
 $py -c 'import matplotlib' 2>/dev/null || need+=(matplotlib)
+$py -c 'import numpy' 2>/dev/null || need+=(numpy)      # comes with matplotlib; the clickbench generator uses it
 command -v tpchgen-cli >/dev/null 2>&1 || need+=(tpchgen-cli)
 if [ ${#need[@]} -gt 0 ]; then
 	echo "bench: installing ${need[*]}"

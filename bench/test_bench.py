@@ -2,18 +2,22 @@
 """Tests of the benchmark suite itself (stdlib unittest).
 
 The logic tests need no server.  With TESSERA_BENCH_DSN set, a tiny
-end-to-end run of every workload follows (seed and realistic 10k rows, TPC-H SF 0.01,
-200 small commits, 2-second pgbench at 1 client, DML), in a database created
-for it and dropped after; TESSERA_BENCH_AM picks the access method of the
-"tessera" side (default tessera).
+end-to-end run of every workload follows (seed, realistic and ClickBench 10k
+rows, TPC-H SF 0.01, 200 small commits, 2-second pgbench at 1 client, DML)
+and a ClickBench run of 20k rows, in a database created for it and dropped
+after; TESSERA_BENCH_AM picks the access method of the "tessera" side
+(default tessera).
 
     python3 bench/test_bench.py
 """
 
+import collections
 import contextlib
+import csv
 import datetime
 import io
 import json
+import math
 import os
 import sys
 import tempfile
@@ -25,7 +29,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import psycopg  # noqa: E402
 
 import bench  # noqa: E402
-from tessera_bench import answers, charts, compare, oltp, pg, report  # noqa: E402
+from tessera_bench import (answers, charts, clickbench, clickbench_data, clickbench_queries, compare, oltp,  # noqa: E402
+                           pg, report)
 
 
 def norm(rows, ordered=False):
@@ -297,6 +302,308 @@ class OutputTests(unittest.TestCase):
             self.assertEqual(bench.main(["run", "--workload", "seed", "--query", "q06", "--dsn", "port=1"]), 2)
 
 
+class ClickBenchQueryTests(unittest.TestCase):
+    """ClickBench's schema and queries, and how the workload judges answers
+    and scores systems (no server)."""
+
+    def test_schema(self):
+        cols = clickbench_queries.columns()
+        self.assertEqual(len(cols), 105)
+        self.assertEqual(len({n.lower() for n, _ in cols}), 105)
+        types = {}
+        for _, t in cols:
+            types[t] = types.get(t, 0) + 1
+        self.assertEqual(types, {"SMALLINT": 48, "TEXT": 26, "INTEGER": 19, "BIGINT": 6, "TIMESTAMP": 3,
+                                 "Date": 1, "VARCHAR(255)": 1, "CHAR": 1})
+        d = dict(cols)
+        self.assertEqual((d["WatchID"], d["EventDate"], d["UserAgentMinor"], d["HitColor"], d["ClientIP"]),
+                         ("BIGINT", "Date", "VARCHAR(255)", "CHAR", "INTEGER"))
+        self.assertEqual([c for c, _ in cols][:3], ["WatchID", "JavaEnable", "Title"])
+        self.assertEqual(cols[-1], ("CLID", "INTEGER"))
+        for key in clickbench_queries.PRIMARY_KEY.split(", "):
+            self.assertIn(key, d)
+        sql = clickbench_queries.create_table("s.hits", "tessera")
+        self.assertTrue(sql.startswith("CREATE TABLE s.hits\n(") and sql.endswith(") USING tessera"), sql[-40:])
+        self.assertNotIn("PRIMARY KEY", sql)
+        self.assertEqual(sql.count("NOT NULL"), 105)
+        self.assertIn("PRIMARY KEY (CounterID, EventDate, UserID, EventTime, WatchID)\n)",
+                      clickbench_queries.create_table(primary_key=True))
+
+    def test_queries(self):
+        q = clickbench_queries.QUERIES
+        self.assertEqual(list(q), [f"q{i:02d}" for i in range(43)])
+        for name, sql in q.items():
+            self.assertTrue(sql.startswith("SELECT ") and "FROM hits" in sql and not sql.endswith(";"), name)
+        self.assertEqual(q["q00"], "SELECT COUNT(*) FROM hits")
+        self.assertEqual(q["q29"].count("SUM(ResolutionWidth"), 90)
+        self.assertTrue(q["q29"].endswith("SUM(ResolutionWidth + 89) FROM hits"))
+        self.assertIn(r"'\1'", q["q28"])
+        self.assertTrue(q["q42"].endswith("LIMIT 10 OFFSET 1000"))
+        self.assertIn("STRLEN(Referer)", clickbench_queries.duckdb_sql("q28"))
+        self.assertEqual(clickbench_queries.duckdb_sql("q05"), q["q05"])
+        # --query q5 names q05
+        self.assertTrue(bench.selectable_names("clickbench", 10)[5] == "q05")
+
+    def test_queries_parse_in_duckdb(self):
+        try:
+            import duckdb
+        except ImportError:
+            self.skipTest("duckdb is not installed")
+        con = duckdb.connect(":memory:")
+        con.execute(clickbench_queries.create_table(primary_key=True))
+        for name in clickbench_queries.QUERIES:
+            con.execute("EXPLAIN " + clickbench_queries.duckdb_sql(name))
+            con.execute(clickbench_queries.duckdb_sql(name)).fetchall()
+        for name, sql in clickbench_queries.QUERIES.items():
+            if answers.ordered_query(sql):
+                con.execute(clickbench_queries.tie_plan(sql, len(con.execute(sql).description))["reference"])
+
+    def test_order_keys_and_limits(self):
+        keys = {n: clickbench_queries.order_key_columns(s) for n, s in clickbench_queries.QUERIES.items()}
+        self.assertEqual((keys["q07"], keys["q15"], keys["q23"], keys["q25"], keys["q34"], keys["q39"], keys["q42"]),
+                         ([1], [1], [4], [0], [2], [5], [0]))
+        self.assertIsNone(keys["q24"])        # ORDER BY EventTime, not returned
+        self.assertIsNone(keys["q26"])
+        self.assertIsNone(keys["q00"])        # no ORDER BY
+        self.assertIsNone(keys["q17"])
+        self.assertEqual(clickbench_queries.limit_of(clickbench_queries.QUERIES["q41"]), (10, 10000))
+        self.assertEqual(clickbench_queries.limit_of(clickbench_queries.QUERIES["q07"]), (None, 0))
+        self.assertEqual(clickbench_queries.tie_broken("SELECT a, COUNT(*) AS c FROM t GROUP BY a ORDER BY c DESC "
+                                                       "LIMIT 10 OFFSET 5", 2),
+                         "SELECT a, COUNT(*) AS c FROM t GROUP BY a ORDER BY c DESC, 1, 2 LIMIT 10 OFFSET 5")
+        plan = clickbench_queries.tie_plan(clickbench_queries.QUERIES["q26"], 1)
+        self.assertEqual((plan["reference"], plan["prefix"], plan["keys"], plan["width"]),
+                         ("SELECT EventTime, SearchPhrase, SearchPhrase FROM hits WHERE SearchPhrase <> '' "
+                          "ORDER BY 1, 2, 3 LIMIT 10", 2, [0, 1], 3))
+        plan = clickbench_queries.tie_plan(clickbench_queries.QUERIES["q38"], 2)
+        self.assertEqual((plan["prefix"], plan["keys"]), (0, [1]))
+        self.assertTrue(plan["reference"].endswith("ORDER BY PageViews DESC, 1, 2 LIMIT 10 OFFSET 1000"))
+        sql, params = clickbench_queries.candidates_sql(plan, [(("numeric", "1"),), (2,)])
+        self.assertTrue(sql.startswith("SELECT * FROM (SELECT URL, COUNT(*) AS PageViews FROM hits WHERE CounterID"))
+        self.assertTrue(sql.endswith("GROUP BY URL) AS x(c0, c1) WHERE (c1) IN ((%s), (%s))"), sql)
+        self.assertEqual(params, ["1", 2])
+
+    def test_tie_difference(self):
+        td = clickbench_queries.tie_difference
+        a = [("x", 5), ("y", 3), ("z", 2), ("u", 2)]
+        self.assertIsNone(td(a, list(a), [1], 4, 0))
+        # other rows tied at the LIMIT boundary: fine
+        self.assertIsNone(td(a, [("x", 5), ("y", 3), ("v", 2), ("w", 2)], [1], 4, 0))
+        # ... but not when the answer does not fill the LIMIT (nothing was cut)
+        self.assertIn("differ", td(a, [("x", 5), ("y", 3), ("v", 2), ("w", 2)], [1], 10, 0))
+        # a wrong row above the boundary
+        self.assertIn("differ", td(a, [("x", 5), ("q", 3), ("z", 2), ("u", 2)], [1], 4, 0))
+        # a wrong key
+        self.assertIn("ORDER BY key", td(a, [("x", 5), ("y", 4), ("z", 2), ("u", 2)], [1], 4, 0))
+        self.assertEqual(td(a, a[:3], [1], 4, 0), "4 rows vs 3 rows")
+        # with an OFFSET the first row's key is a boundary too
+        self.assertIsNone(td(a, [("p", 5), ("y", 3), ("z", 2), ("u", 2)], [1], 4, 10))
+        self.assertIn("differ", td(a, [("p", 5), ("y", 3), ("z", 2), ("u", 2)], [1], 4, 0))
+        # interior ties in another order (no LIMIT): fine
+        b = [("x", 5), ("y", 2), ("z", 2), ("u", 1)]
+        self.assertIsNone(td(b, [("x", 5), ("z", 2), ("y", 2), ("u", 1)], [1], None, 0))
+        self.assertEqual(clickbench_queries.boundary_keys(a, [1], 4, 10), [(5,), (2,)])
+        self.assertEqual(clickbench_queries.boundary_keys(a, [1], 10, 0), [])
+
+    def test_relative_scores(self):
+        rs = clickbench.relative_scores
+        # query 0: a 1 s, b 2 s; query 1: a 0 s, b failed; query 2: nobody
+        s = rs({"a": [1.0, 0.0, None], "b": [2.0, None, None]})
+        self.assertAlmostEqual(s["a"], 1.0)
+        self.assertAlmostEqual(s["b"], math.sqrt((2.01 / 1.01) * ((2 * 300 + 0.01) / 0.01)))
+        s = rs({"a": [0.5, 1.0], "b": [1.0, 0.25], "c": [1000.0, 1000.0]})
+        self.assertAlmostEqual(s["a"], math.sqrt(1.0 * 1.01 / 0.26))
+        self.assertAlmostEqual(s["b"], math.sqrt(1.01 / 0.51 * 1.0))
+        # a failure costs twice the system's slowest when that is above 300 s
+        s = rs({"a": [1.0, 1.0], "b": [1000.0, None]})
+        self.assertAlmostEqual(s["b"], math.sqrt(1000.01 / 1.01 * 2000.01 / 1.01))
+        self.assertAlmostEqual(clickbench.geomean([2.0, 8.0]), 4.0)
+        self.assertIsNone(clickbench.geomean([None]))
+
+    def test_totals(self):
+        items = [{"name": "q00", "heap": ok(2.0, cold=3.0), "tessera": ok(1.0, cold=1.5), "duckdb": ok(0.5, cold=0.5)},
+                 {"name": "q01", "heap": ok(8.0, cold=8.0), "tessera": ok(1.0, cold=1.0),
+                  "duckdb": pg.outcome(pg.ERROR, error="x")}]
+        tot = clickbench.totals(items)
+        self.assertEqual((tot["heap"]["hot_sum_seconds"], tot["heap"]["cold_sum_seconds"]), (10.0, 11.0))
+        self.assertEqual(tot["duckdb"]["queries_missing"], 1)
+        self.assertAlmostEqual(tot["geomean_speedup"], 4.0)
+        self.assertAlmostEqual(tot["geomean_tessera_over_duckdb"], 2.0)
+        self.assertEqual(tot["geomean_tessera_over_duckdb_queries"], 1)
+        self.assertAlmostEqual(tot["tessera"]["score_hot"], math.sqrt(1.01 / 0.51 * 1.0))
+        md = report.clickbench_totals({"totals": tot})
+        # q00: best 0.5 (duckdb); q01: best 1.0 (tessera), duckdb failed: 2 x 300 s
+        self.assertIn("| relative score, hot | 5.59 | 1.41 | 24.37 |", md)     # sqrt(2.01/.51 * 8.01/1.01) ...
+        self.assertTrue(any("Geometric mean of heap/tessera (hot): 4.00x over 2 queries" in x for x in md))
+        self.assertIn("clickbench/queries/totals/heap/score_hot",
+                      compare.flatten({"workloads": {"clickbench": {"groups": [
+                          {"name": "queries", "kind": "query", "items": items, "totals": tot}]}}}))
+
+    def test_answer_checks(self):
+        """How differing answers are judged, against a fake server that
+        answers the reference and candidate queries."""
+        class FakePg:
+            def __init__(self, reference, candidates=(), other_reference=None):
+                self.reference, self.candidates, self.other = reference, list(candidates), other_reference
+                self.schema = None
+
+            def set_search_path(self, schema):
+                self.schema = schema
+
+            def fetch(self, sql, params=None):
+                if " AS x(" in sql:
+                    return self.candidates
+                if self.other is not None and self.schema.endswith("tessera"):
+                    return self.other
+                return self.reference
+
+        check = clickbench.check_answers
+        q31 = clickbench_queries.QUERIES["q31"]          # ORDER BY c DESC LIMIT 10; c is column 2
+        ref = [(i, 10 * i, 3 if i == 0 else 2, 0, Decimal("1.5")) for i in range(10)]
+        tess = ref[:1] + ref[2:9] + [(20, 200, 2, 1, Decimal("2.5")), (21, 210, 2, 0, Decimal("3.5"))]
+        tied = ref[1:] + tess[-2:] + [(22, 220, 2, 0, Decimal("1"))]       # every group with c = 2
+        ans = {"heap": ("rows", norm(ref, True)), "tessera": ("rows", norm(tess, True))}
+        match, diff, note = check(FakePg(ref, tied), "q31", q31, ans)
+        self.assertEqual((match, diff), (True, None))
+        self.assertIn("tied on the ORDER BY key", note)
+        # a tied row that is not a row of the query (a wrong SUM) is wrong
+        bad = {"heap": ans["heap"], "tessera": ("rows", norm(tess[:9] + [(21, 210, 2, 5, Decimal("3.5"))], True))}
+        match, diff, _ = check(FakePg(ref, tied), "q31", q31, bad)
+        self.assertFalse(match)
+        self.assertIn("not a row of the query", diff)
+        # references that differ between the sides: a difference
+        match, diff, _ = check(FakePg(ref, tied, other_reference=tess), "q31", q31, ans)
+        self.assertFalse(match)
+        self.assertIn("the reference", diff)
+        # a difference above the boundary is wrong whatever the rest
+        wrong = {"heap": ans["heap"], "tessera": ("rows", norm([(99, 990, 3, 0, Decimal("1.5"))] + tess[1:], True))}
+        self.assertFalse(check(FakePg(ref, tied), "q31", q31, wrong)[0])
+        # q24 does not return its key (EventTime): the reference returns it first
+        q24 = clickbench_queries.QUERIES["q24"].replace("LIMIT 10", "LIMIT 3")
+        t = [datetime.datetime(2013, 7, 1, 0, 0, s) for s in (1, 1, 2, 2)]
+        ref24 = [(t[0], "a"), (t[1], "b"), (t[2], "c")]                     # "d" also has t = 2 s
+        ans24 = {"heap": ("rows", norm([("a",), ("b",), ("c",)], True)),
+                 "tessera": ("rows", norm([("b",), ("a",), ("d",)], True))}
+        match, diff, note = check(FakePg(ref24, [(t[2], "c"), (t[3], "d")]), "q24", q24, ans24)
+        self.assertEqual((match, diff), (True, None), diff)
+        self.assertIn("which the query does not return", note)
+        ans24["tessera"] = ("rows", norm([("b",), ("x",), ("d",)], True))
+        self.assertFalse(check(FakePg(ref24, [(t[2], "c"), (t[3], "d")]), "q24", q24, ans24)[0])
+        # without ORDER BY (q00) any difference is one
+        q00 = clickbench_queries.QUERIES["q00"]
+        self.assertFalse(check(FakePg([]), "q00", q00, {"heap": ("rows", [(1,)]), "tessera": ("rows", [(2,)])})[0])
+
+        # q17: other groups, each recounted right on the other table
+        class Recount(FakePg):
+            def fetch(self, sql, params=None):
+                return [(u, p, truth[(u, p)]) for u, p in zip(*params)]
+        q17 = clickbench_queries.QUERIES["q17"]
+        h17, t17 = [(1, "a", 2), (2, "", 1)], [(3, "b", 1), (2, "", 1)]
+        truth = {(1, "a"): 2, (2, ""): 1, (3, "b"): 1}
+        ans17 = {"heap": ("rows", norm(h17)), "tessera": ("rows", norm(t17))}
+        match, diff, note = check(Recount([]), "q17", q17, ans17)
+        self.assertEqual((match, diff), (True, None))
+        self.assertIn("recounted", note)
+        truth[(3, "b")] = 7
+        match, diff, _ = check(Recount([]), "q17", q17, ans17)
+        self.assertFalse(match)
+        self.assertIn("tessera's groups recounted on heap", diff)
+
+
+class ClickBenchDataTests(unittest.TestCase):
+    """The hits generator, on a small table (needs numpy, which matplotlib
+    brings)."""
+
+    ROWS = 40_000
+
+    @classmethod
+    def setUpClass(cls):
+        try:
+            import numpy  # noqa: F401
+        except ImportError:
+            raise unittest.SkipTest("numpy is not installed")
+        cls.dir = tempfile.TemporaryDirectory()
+        cls.path, cls.facts = clickbench_data.ensure(cls.dir.name, cls.ROWS)
+        with open(cls.path, newline="") as f:
+            cls.raw = f.read()
+        names = [c for c, _ in clickbench_queries.columns()]
+        cls.rows = [dict(zip(names, r)) for r in csv.reader(io.StringIO(cls.raw))]
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.dir.cleanup()
+
+    def share(self, pred):
+        return sum(1 for r in self.rows if pred(r)) / len(self.rows)
+
+    def test_shape(self):
+        self.assertEqual(os.path.basename(self.path), f"clickbench-v{clickbench_data.VERSION}-{self.ROWS}.csv")
+        self.assertEqual(self.facts["rows"], self.ROWS)
+        self.assertEqual(len(self.rows), self.ROWS)
+        lines = self.raw.splitlines()
+        self.assertEqual(len(lines), self.ROWS)
+        for line in lines[:2000]:
+            # an empty text is written "" (COPY reads an unquoted empty field as NULL)
+            self.assertFalse(",," in line or line.startswith(",") or line.endswith(","), line[:200])
+        self.assertTrue(all(len(r) == 105 for r in self.rows))
+        # cached: a second call generates nothing
+        self.assertEqual(clickbench_data.ensure(self.dir.name, self.ROWS), (self.path, None))
+
+    def test_deterministic(self):
+        other = os.path.join(self.dir.name, "again.csv")
+        clickbench_data.generate(other, self.ROWS)
+        with open(other, newline="") as f:
+            self.assertEqual(f.read(), self.raw)
+
+    def test_key_order_and_times(self):
+        keys = [(int(r["CounterID"]), r["EventDate"], int(r["UserID"]), r["EventTime"], int(r["WatchID"]))
+                for r in self.rows]
+        self.assertEqual(keys, sorted(keys))
+        self.assertEqual(len(set(keys)), len(keys))          # the primary key holds
+        for r in self.rows:
+            self.assertEqual(r["EventTime"][:10], r["EventDate"])
+            self.assertTrue("2013-07-01" <= r["EventDate"] <= "2013-07-31")
+            datetime.datetime.strptime(r["ClientEventTime"], "%Y-%m-%d %H:%M:%S")
+            self.assertTrue(-32768 <= int(r["WindowClientWidth"]) < 32768)
+            self.assertTrue(-(2 ** 31) + 3 <= int(r["ClientIP"]) < 2 ** 31)
+
+    def test_hashes_follow_the_strings(self):
+        by_text = {}
+        for r in self.rows:
+            for text, h in ((r["URL"], r["URLHash"]), (r["Referer"], r["RefererHash"])):
+                self.assertEqual(by_text.setdefault(text, h), h, text)
+        self.assertIn(str(clickbench_data.URL_HASH_Q41), {r["URLHash"] for r in self.rows})
+        self.assertIn(str(clickbench_data.REFERER_HASH_Q40), {r["RefererHash"] for r in self.rows})
+
+    def test_distributions(self):
+        def between(lo, hi, pred, what):
+            v = self.share(pred)
+            self.assertTrue(lo <= v <= hi, f"{what}: {v:.4f} not in [{lo}, {hi}]")
+        between(0.10, 0.16, lambda r: r["SearchPhrase"] != "", "SearchPhrase <> ''")
+        between(0.04, 0.11, lambda r: r["MobilePhoneModel"] != "", "MobilePhoneModel <> ''")
+        between(0.01, 0.03, lambda r: r["AdvEngineID"] != "0", "AdvEngineID <> 0")
+        between(0.04, 0.09, lambda r: r["CounterID"] == "62", "CounterID = 62")
+        between(0.002, 0.012, lambda r: "google" in r["URL"], "URL LIKE '%google%'")
+        between(0.0002, 0.005, lambda r: ".google." in r["URL"], "URL LIKE '%.google.%'")
+        between(0.003, 0.03, lambda r: "Google" in r["Title"], "Title LIKE '%Google%'")
+        between(0.05, 0.11, lambda r: r["IsRefresh"] == "1", "IsRefresh")
+        between(0.01, 0.05, lambda r: r["DontCountHits"] == "1", "DontCountHits")
+        between(0.30, 0.45, lambda r: r["TraficSourceID"] == "-1", "internal traffic")
+        urls = [len(r["URL"]) for r in self.rows]
+        self.assertTrue(55 <= sum(urls) / len(urls) <= 90, sum(urls) / len(urls))
+        titles = [len(r["Title"]) for r in self.rows if r["Title"]]
+        self.assertTrue(30 <= sum(titles) / len(titles) <= 70, sum(titles) / len(titles))
+        users = {}
+        for r in self.rows:
+            users[r["UserID"]] = users.get(r["UserID"], 0) + 1
+        top = sorted(users.values(), reverse=True)
+        self.assertGreater(top[0], 20 * len(self.rows) / len(users))     # heavy users
+        self.assertGreater(len(users), len(self.rows) / 10)
+        self.assertIn(str(clickbench_data.USER_Q19), users)
+        phrases = {r["SearchPhrase"] for r in self.rows if r["SearchPhrase"]}
+        self.assertTrue(500 < len(phrases) < self.share(lambda r: r["SearchPhrase"] != "") * len(self.rows))
+
+
 DSN = os.environ.get("TESSERA_BENCH_DSN")
 
 # Makes the *_tessera schemas behave like a tessera without UPDATE, DELETE and
@@ -350,12 +657,13 @@ class EndToEndTests(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             rc, out = self.run_bench("--workload", "all", "--rows", "10000", "--sweep-rows", "10000",
                                      "--sf", "0.01", "--small-txns", "200", "--pgbench-seconds", "2",
-                                     "--pgbench-clients", "1", "--runs", "1", "--no-duckdb", "--out", d)
+                                     "--pgbench-clients", "1", "--runs", "1", "--no-duckdb", "--no-drop-caches",
+                                     "--out", d)
             self.assertEqual(rc, 0, out)
             with open(os.path.join(d, "results.json")) as f:
                 res = json.load(f)
             w = res["workloads"]
-            for name in ("seed", "realistic", "tpch", "small", "oltp", "dml"):
+            for name in ("seed", "realistic", "tpch", "clickbench", "small", "oltp", "dml"):
                 self.assertNotIn("error", w[name], name)
                 self.assertTrue(os.path.exists(os.path.join(d, f"{name}.png")), name)
             for f in ("report.md", "sizes.png"):
@@ -366,6 +674,10 @@ class EndToEndTests(unittest.TestCase):
             tpch_q = items("tpch", "queries")
             self.assertEqual(len(tpch_q), 22)
             self.assertTrue(all(q["match"] for q in tpch_q), [q["name"] for q in tpch_q if not q["match"]])
+            cb_q = items("clickbench", "queries")
+            self.assertEqual(len(cb_q), 43)
+            self.assertTrue(all(q["match"] for q in cb_q), [(q["name"], q.get("difference")) for q in cb_q
+                                                            if not q["match"]])
             seed_q = items("seed", "queries")
             self.assertEqual(len(seed_q), 8)
             self.assertTrue(all(q["match"] for q in seed_q))
@@ -392,6 +704,82 @@ class EndToEndTests(unittest.TestCase):
                                  "OR nspname LIKE 'tpch\\_%'").fetchall()
             self.assertEqual(left, [])
             self.assertIn("seed/queries/count_c1/tessera/best", compare.compare(res, res))
+
+    def test_clickbench(self):
+        """The ClickBench workload on 20,000 rows: every query on both
+        sides (and DuckDB when installed), ClickBench's tries, totals."""
+        try:
+            with tempfile.TemporaryDirectory() as d:
+                rc, out = self.run_bench("--workload", "clickbench", "--rows", "20000", "--runs", "2",
+                                         "--no-drop-caches", "--keep", "--out", d)
+                self.assertEqual(rc, 0, out)
+                with open(os.path.join(d, "results.json")) as f:
+                    w = json.load(f)["workloads"]["clickbench"]
+                with open(os.path.join(d, "report.md")) as f:
+                    md = f.read()
+            self.check_tie_queries()
+        finally:
+            with psycopg.connect(self.dsn, autocommit=True) as c:
+                c.execute("DROP SCHEMA IF EXISTS bench_cb_heap, bench_cb_tessera CASCADE")
+        self.assertNotIn("error", w)
+        groups = {g["name"]: g for g in w["groups"]}
+        key = groups["index build"]["items"][0]
+        self.assertEqual(key["heap"]["status"], "ok", key["heap"])
+        self.assertIn(key["tessera"]["status"], ("ok", "unsupported"), key["tessera"])
+        q = groups["queries"]
+        self.assertEqual([it["name"] for it in q["items"]], list(clickbench_queries.QUERIES))
+        for it in q["items"]:
+            self.assertEqual(it["heap"]["status"], "ok", (it["name"], it["heap"]))
+            self.assertEqual(it["tessera"]["status"], "ok", (it["name"], it["tessera"]))
+            self.assertTrue(it["match"], (it["name"], it.get("difference")))
+            self.assertEqual((len(it["heap"]["tries"]), len(it["heap"]["runs"])), (2, 1))
+            self.assertEqual(it["heap"]["cold"], it["heap"]["tries"][0])
+            self.assertEqual(it["heap"]["best"], it["heap"]["tries"][1])
+        rows = {it["name"]: it["heap"]["rows"] for it in q["items"]}
+        self.assertEqual((rows["q00"], rows["q07"] > 1, rows["q19"] > 0, rows["q23"], rows["q36"]), (1, True, True, 10, 10))
+        self.assertGreater(w["load"]["heap"]["wal_bytes"], 0)
+        self.assertIn("vacuum_analyze_seconds", w["load"]["tessera"])
+        self.assertGreater(w["sizes"]["heap"]["relation_bytes"], 0)
+        self.assertIn("score_hot", q["totals"]["tessera"])
+        self.assertIn("| relative score, hot |", md)
+        self.assertIn("| q42 |", md)
+        try:
+            import duckdb  # noqa: F401
+            self.assertTrue(all(it["duckdb"]["status"] == "ok" for it in q["items"]))
+            self.assertIn("duckdb", w["load"])
+        except ImportError:
+            pass
+
+    def check_tie_queries(self):
+        """The queries that check tied answers run on PostgreSQL: each
+        ordered query's reference, and the candidates at its boundaries,
+        which include the reference's own boundary rows."""
+        conn = pg.Pg(self.dsn, 60)
+        try:
+            conn.set_search_path("bench_cb_heap")
+            checked = 0
+            for name, sql in clickbench_queries.QUERIES.items():
+                if not answers.ordered_query(sql):
+                    continue
+                ncols = len(conn.conn.execute(sql).description)
+                plan = clickbench_queries.tie_plan(sql, ncols)
+                self.assertIsNotNone(plan, name)
+                ref = answers.normalize_rows(conn.fetch(plan["reference"]), True)
+                self.assertEqual(len(ref), len(conn.fetch(sql)), name)
+                limit, offset = clickbench_queries.limit_of(sql)
+                edges = clickbench_queries.boundary_keys(ref, plan["keys"], limit, offset)
+                if not edges:
+                    continue
+                cand = collections.Counter(answers.normalize_rows(conn.fetch(*clickbench_queries.candidates_sql(plan, edges)),
+                                                                  False))
+                for r in ref:
+                    if tuple(r[i] for i in plan["keys"]) in edges:
+                        self.assertGreater(cand[r], 0, (name, r))
+                        cand[r] -= 1
+                checked += 1
+            self.assertGreater(checked, 20)
+        finally:
+            conn.close()
 
     def test_timeout_and_unsupported_are_reported(self):
         conn = pg.Pg(self.dsn, 0.2)

@@ -1,15 +1,16 @@
 """tessera's benchmark suite: heap and tessera side by side in one run.
 
 Workloads (each a function (Pg, Config) -> result dict, see common.py):
-seed, realistic, tpch, small, oltp, dml.
+seed, realistic, tpch, clickbench, small, oltp, dml.
 """
 
-from . import dml, oltp, realistic, seed, small, tpch
+from . import clickbench, dml, oltp, realistic, seed, small, tpch
 
 WORKLOADS = {
     "seed": seed.run,
     "realistic": realistic.run,
     "tpch": tpch.run,
+    "clickbench": clickbench.run,
     "small": small.run,
     "oltp": oltp.run,
     "dml": dml.run,

@@ -48,6 +48,7 @@ class Config:
     data_dir: str = ""
     keep: bool = False
     duckdb_threads: Optional[int] = None
+    drop_caches: bool = True                 # clickbench: drop the OS page cache before cold runs
 
 
 def access_method(cfg: Config, side: str) -> str:

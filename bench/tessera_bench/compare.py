@@ -10,9 +10,11 @@ from .report import speedup
 
 # figure names (last path component) where smaller is better / larger is better
 LOWER_BETTER = ("best", "median", "seconds", "latency_ms", "wal_bytes", "bytes", "relation_bytes",
-                "total_bytes", "bytes_after", "bytes_before", "table_bytes_after", "table_bytes_before", "vacuum_seconds", "vacuum_analyze_seconds", "ratio")
-HIGHER_BETTER = ("tps", "speedup", "compression_ratio", "tps_speedup")
-SKIP = {"runs", "rowcount", "rows", "transactions", "failed", "clients", "stripes"}
+                "total_bytes", "bytes_after", "bytes_before", "table_bytes_after", "table_bytes_before", "vacuum_seconds", "vacuum_analyze_seconds", "ratio",
+                "cold", "score_hot", "score_cold", "geomean_tessera_over_duckdb", "queries_missing")
+HIGHER_BETTER = ("tps", "speedup", "compression_ratio", "tps_speedup", "geomean_speedup")
+SKIP = {"runs", "rowcount", "rows", "transactions", "failed", "clients", "stripes", "tries",
+        "geomean_speedup_queries", "geomean_tessera_over_duckdb_queries"}
 
 
 def flatten(results: dict) -> dict:
@@ -44,6 +46,8 @@ def flatten(results: dict) -> dict:
         for g in w.get("groups", []):
             for k in ("rows", "heap_bytes"):
                 put(f"{wname}/{g['name']}/{k}", g.get(k))
+            if isinstance(g.get("totals"), dict):
+                walk(f"{wname}/{g['name']}/totals", g["totals"])
             for it in g["items"]:
                 base = f"{wname}/{g['name']}/{it['name']}"
                 for side in ("heap", "tessera", "duckdb"):

@@ -161,6 +161,68 @@ def query_rows(g: dict, width: int = 0, medians: bool = False) -> tuple:
     return header, rows
 
 
+def clickbench_rows(g: dict, width: int = 0) -> tuple:
+    """ClickBench's protocol: hot (best of the runs after the first) and
+    cold (the first run) per system."""
+    duck = has_duckdb(g)
+    header = ["query", "heap hot s", "heap cold s", "tessera hot s", "tessera cold s", "speedup (hot)"]
+    header += ["duckdb hot s", "duckdb cold s", "tessera/duckdb (hot)"] if duck else []
+    header += ["match"]
+    rows = []
+    for it in g["items"]:
+        h, t, d = it.get("heap"), it.get("tessera"), it.get("duckdb")
+        r = [it["name"], cell(h, width=width), median_cell(h, "cold"), cell(t, width=width), median_cell(t, "cold"),
+             fmt_x(speedup(it))]
+        if duck:
+            r += [cell(d, width=width), median_cell(d, "cold"),
+                  fmt_x(ratio(ok_value(t, "best"), ok_value(d, "best")))]
+        r.append(match_text(it))
+        rows.append(r)
+    return header, rows
+
+
+def clickbench_totals(g: dict) -> list:
+    """Markdown lines: sums, relative scores and geometric means."""
+    tot = g.get("totals") or {}
+    systems = [s for s in ("heap", "tessera", "duckdb") if s in tot]
+    if not systems:
+        return []
+
+    def score(v):
+        return "-" if v is None else f"{v:.2f}"
+    rows = [["sum of hot times, s"] + [fmt_s(tot[s]["hot_sum_seconds"]) for s in systems],
+            ["sum of cold times, s"] + [fmt_s(tot[s]["cold_sum_seconds"]) for s in systems],
+            ["queries without a time"] + [str(tot[s]["queries_missing"]) for s in systems],
+            ["relative score, hot"] + [score(tot[s].get("score_hot")) for s in systems],
+            ["relative score, cold"] + [score(tot[s].get("score_cold")) for s in systems]]
+    out = md_table(["total"] + systems, rows) + [""]
+    out.append(f"Geometric mean of heap/tessera (hot): {fmt_x(tot.get('geomean_speedup'))} over "
+               f"{tot.get('geomean_speedup_queries', 0)} queries (above 1: tessera faster).")
+    if "geomean_tessera_over_duckdb" in tot:
+        out[-1] += (f" Geometric mean of tessera/DuckDB (hot): {fmt_x(tot.get('geomean_tessera_over_duckdb'))} over "
+                    f"{tot.get('geomean_tessera_over_duckdb_queries', 0)} queries (above 1: DuckDB faster).")
+    out.append("Relative score: ClickBench's, the geometric mean over queries of (t + 0.01 s) / (best + 0.01 s), "
+               "best the fastest of these systems on the query; 1.00 is the fastest everywhere.")
+    return out + [""]
+
+
+def clickbench_text_totals(g: dict) -> list:
+    tot = g.get("totals") or {}
+    systems = [s for s in ("heap", "tessera", "duckdb") if s in tot]
+    out = []
+    for s in systems:
+        x = tot[s]
+        sh, sc = x.get("score_hot"), x.get("score_cold")
+        out.append(f"  {s}: hot sum {fmt_s(x['hot_sum_seconds'])} s, cold sum {fmt_s(x['cold_sum_seconds'])} s, "
+                   f"relative score hot {'-' if sh is None else f'{sh:.2f}'}, "
+                   f"cold {'-' if sc is None else f'{sc:.2f}'}"
+                   + (f", {x['queries_missing']} queries without a time" if x["queries_missing"] else ""))
+    line = f"  geomean heap/tessera {fmt_x(tot.get('geomean_speedup'))}"
+    if "geomean_tessera_over_duckdb" in tot:
+        line += f", tessera/duckdb {fmt_x(tot.get('geomean_tessera_over_duckdb'))}"
+    return out + [line] if systems else []
+
+
 def write_rows(g: dict, width: int = 0, full: bool = False) -> tuple:
     header = ["operation", "heap s", "tessera s", "speedup", "heap WAL MB", "tessera WAL MB"]
     if full:
@@ -288,6 +350,8 @@ def text_summary(results: dict) -> str:
             else:
                 header, rows = sweep_rows(g, width=40)
             out += text_table(header, rows)
+            if g.get("protocol") == "clickbench":
+                out += clickbench_text_totals(g)
     return "\n".join(out).lstrip("\n")
 
 
@@ -355,7 +419,9 @@ def markdown(results: dict, charts: Optional[dict] = None) -> str:
             if not g["items"]:
                 continue
             kind = g["kind"]
-            if kind == "query":
+            if kind == "query" and g.get("protocol") == "clickbench":
+                header, rows = clickbench_rows(g)
+            elif kind == "query":
                 header, rows = query_rows(g, medians=True)
             elif kind == "write":
                 header, rows = write_rows(g, full=True)
@@ -366,9 +432,14 @@ def markdown(results: dict, charts: Optional[dict] = None) -> str:
                         "(pg_total_relation_size).", ""]
                 header, rows = sweep_rows(g, full=True)
             out += md_table(header, rows) + [""]
+            if g.get("protocol") == "clickbench":
+                out += clickbench_totals(g)
             diffs = [f"- `{it['name']}`: {it['difference']}" for it in g["items"] if it.get("difference")]
             if diffs:
                 out += ["Answers that differ:", ""] + diffs + [""]
+            notes = [f"- `{it['name']}`: {it['note']}" for it in g["items"] if it.get("note") and kind == "query"]
+            if notes:
+                out += ["Answers that differ legitimately (checked):", ""] + notes + [""]
             sqls = [it for it in g["items"] if it.get("sql") and kind in ("write",)]
             if sqls:
                 out += ["<details><summary>statements</summary>", ""]
