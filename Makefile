@@ -43,6 +43,7 @@ OBJS = \
 	src/executor/filters.o \
 	src/executor/scan_node.o \
 	src/executor/agg_node.o \
+	src/executor/computed.o \
 	src/planner/classify.o \
 	src/planner/cost.o \
 	src/planner/scan_path.o \

@@ -129,190 +129,18 @@ tagg_init_spec(TesseraAggState *as, TAggSpec *sp, List *desc, Aggref *agg)
 	}
 }
 
-/* The expressions computed per row: their states, columns and buffers. */
+/* Point the computed group keys at this batch's values. */
 static void
-tagg_init_computed(TesseraAggState *as, List *computed, EState *estate)
+tagg_computed_keys(TesseraAggState *as)
 {
-	ListCell   *lc;
-
-	as->ncomputed = list_length(computed);
-	if (as->ncomputed == 0)
-		return;
-	as->cstates = palloc(sizeof(ExprState *) * as->ncomputed);
-	as->catts = palloc(sizeof(int *) * as->ncomputed);
-	as->ctyplen = palloc(sizeof(int16) * as->ncomputed);
-	as->cvalues = palloc0(sizeof(Datum *) * as->ncomputed);
-	as->cnulls = palloc0(sizeof(bool *) * as->ncomputed);
-	foreach(lc, computed)
-	{
-		int			j = foreach_current_index(lc);
-		Bitmapset  *attrs = NULL;
-		int			a = -1,
-					m = 0;
-
-		as->cstates[j] = ExecInitExpr(lfirst(lc), &as->ts.css.ss.ps);
-		as->ctyplen[j] = get_typlen(exprType(lfirst(lc)));
-		pull_varattnos(lfirst(lc), intVal(list_nth(((CustomScan *) as->ts.css.ss.ps.plan)->custom_private,
-												   TAGG_PRIVATE_RELID)), &attrs);
-		as->catts[j] = palloc(sizeof(int) * (bms_num_members(attrs) + 1));
-		while ((a = bms_next_member(attrs, a)) >= 0)
-			as->catts[j][m++] = a + FirstLowInvalidHeapAttributeNumber - 1;
-		as->catts[j][m] = -1;
-	}
-	as->cslot = ExecInitExtraTupleSlot(estate,
-									   RelationGetDescr(as->ts.css.ss.ss_currentRelation),
-									   &TTSOpsVirtual);
-	for (int i = 0; i < as->cslot->tts_tupleDescriptor->natts; i++)
-		as->cslot->tts_isnull[i] = true;
-	ExecStoreVirtualTuple(as->cslot);
-	as->cecontext = CreateExprContext(estate);
-	{
-		/* one program computing them all, as PostgreSQL's Agg evaluates its arguments */
-		List	   *tlist = NIL;
-		Bitmapset  *all = NULL;
-		int			a = -1,
-					m = 0;
-
-		foreach(lc, computed)
-			tlist = lappend(tlist, makeTargetEntry(lfirst(lc), foreach_current_index(lc) + 1,
-												   NULL, false));
-		as->cproj = ExecBuildProjectionInfo(tlist, as->cecontext,
-											ExecInitExtraTupleSlot(estate, ExecTypeFromTL(tlist),
-																   &TTSOpsVirtual),
-											&as->ts.css.ss.ps,
-											RelationGetDescr(as->ts.css.ss.ss_currentRelation));
-		for (int j = 0; j < as->ncomputed; j++)
-			for (int c = 0; as->catts[j][c] >= 0; c++)
-				all = bms_add_member(all, as->catts[j][c]);
-		as->call_atts = palloc(sizeof(int) * (bms_num_members(all) + 1));
-		while ((a = bms_next_member(all, a)) >= 0)
-			as->call_atts[m++] = a;
-		as->call_atts[m] = -1;
-	}
-}
-
-/*
- * Expression j of one dictionary-encoded column over the batch's counted
- * rows (ok; NULL: all n), evaluated once per dictionary entry a counted row
- * has (index -1: the NULL input), and only for those: an entry only other
- * rows have must not raise an error PostgreSQL would not.  False if the
- * expression is not of one such column.
- */
-static bool
-tagg_compute_dict(TesseraAggState *as, int j, TesseraBatch *b, const bool *ok, int n)
-{
-	ExprContext *econtext = as->cecontext;
-	TupleTableSlot *slot = as->cslot;
-	const int  *atts = as->catts[j];
-	int64	   *codes;
-	Datum	   *entries;
-	int			ndict;
-	Datum	   *ev;
-	bool	   *en,
-			   *used;
-
-	if (atts[0] < 0 || atts[1] >= 0 ||
-		!TesseraBatchDict(b, atts[0], &codes, &entries, &ndict) || ndict >= n)
-		return false;
-	ev = (Datum *) palloc(sizeof(Datum) * (ndict + 1)) + 1;
-	en = (bool *) palloc(ndict + 1) + 1;
-	used = (bool *) palloc0(ndict + 1) + 1;
-	for (int i = 0; i < n; i++)
-		used[codes[i]] |= ok == NULL || ok[i];
-	econtext->ecxt_scantuple = slot;
-	for (int e = -1; e < ndict; e++)
-	{
-		if (!used[e])
-			continue;
-		slot->tts_values[atts[0]] = e < 0 ? (Datum) 0 : entries[e];
-		slot->tts_isnull[atts[0]] = e < 0;
-		ev[e] = ExecEvalExpr(as->cstates[j], econtext, &en[e]);
-	}
-	slot->tts_isnull[atts[0]] = true;
-	for (int i = 0; i < n; i++)
-	{
-		bool		counted = used[codes[i]] && (ok == NULL || ok[i]);
-
-		as->cvalues[j][i] = counted ? ev[codes[i]] : (Datum) 0;
-		as->cnulls[j][i] = counted ? en[codes[i]] : true;
-	}
-	return true;
-}
-
-/*
- * Every computed expression over the batch's counted rows (ok; NULL: all
- * n), into as->cvalues / cnulls, and the keys pointed at them.  With every
- * expression of one dictionary column, per entry; else all of them row by
- * row in one program, each row's columns set once.
- */
-static void
-tagg_compute_columns(TesseraAggState *as, TesseraBatch *b, const bool *ok, int n)
-{
-	ExprContext *econtext = as->cecontext;
-	TupleTableSlot *slot = as->cslot;
-	MemoryContext old;
-	bool		all_dict = true;
-
-	ResetExprContext(econtext);
-	if (as->ccap < n)
-	{
-		as->ccap = Max(n, 1024);
-		for (int j = 0; j < as->ncomputed; j++)
-		{
-			as->cvalues[j] = MemoryContextAlloc(as->buf_cxt, sizeof(Datum) * as->ccap);
-			as->cnulls[j] = MemoryContextAlloc(as->buf_cxt, as->ccap);
-		}
-	}
-	old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
-	for (int j = 0; j < as->ncomputed && all_dict; j++)
-		all_dict = tagg_compute_dict(as, j, b, ok, n);
-	if (!all_dict)
-	{
-		const int  *atts = as->call_atts;
-		Datum	   *cols[MaxTupleAttributeNumber];
-		bool	   *colnulls[MaxTupleAttributeNumber];
-		int			ncols = 0;
-
-		for (; atts[ncols] >= 0; ncols++)
-			TesseraBatchColumn(b, atts[ncols], &cols[ncols], &colnulls[ncols]);
-		econtext->ecxt_scantuple = slot;
-		for (int i = 0; i < n; i++)
-		{
-			TupleTableSlot *res;
-
-			if (ok && !ok[i])
-			{
-				for (int j = 0; j < as->ncomputed; j++)
-				{
-					as->cvalues[j][i] = (Datum) 0;
-					as->cnulls[j][i] = true;
-				}
-				continue;
-			}
-			for (int c = 0; c < ncols; c++)
-			{
-				slot->tts_values[atts[c]] = cols[c][i];
-				slot->tts_isnull[atts[c]] = colnulls[c][i];
-			}
-			res = ExecProject(as->cproj);
-			for (int j = 0; j < as->ncomputed; j++)
-			{
-				as->cvalues[j][i] = res->tts_values[j];
-				as->cnulls[j][i] = res->tts_isnull[j];
-			}
-		}
-		for (int c = 0; c < ncols; c++)
-			slot->tts_isnull[atts[c]] = true;
-	}
-	MemoryContextSwitchTo(old);
 	for (int k = 0; k < as->groups.nkeys; k++)
 	{
 		TAggKey    *key = &as->groups.gkeys[k];
 
 		if (key->attidx >= TAGG_COMPUTED_ATTIDX)
 		{
-			key->cvalues = as->cvalues[key->attidx - TAGG_COMPUTED_ATTIDX];
-			key->cnulls = as->cnulls[key->attidx - TAGG_COMPUTED_ATTIDX];
+			key->cvalues = as->comp.values[key->attidx - TAGG_COMPUTED_ATTIDX];
+			key->cnulls = as->comp.nulls[key->attidx - TAGG_COMPUTED_ATTIDX];
 		}
 	}
 }
@@ -323,8 +151,8 @@ tagg_column(TesseraAggState *as, TesseraBatch *b, int attidx, Datum **values, bo
 {
 	if (attidx >= TAGG_COMPUTED_ATTIDX)
 	{
-		*values = as->cvalues[attidx - TAGG_COMPUTED_ATTIDX];
-		*isnull = as->cnulls[attidx - TAGG_COMPUTED_ATTIDX];
+		*values = as->comp.values[attidx - TAGG_COMPUTED_ATTIDX];
+		*isnull = as->comp.nulls[attidx - TAGG_COMPUTED_ATTIDX];
 	}
 	else
 		TesseraBatchColumn(b, attidx, values, isnull);
@@ -335,7 +163,7 @@ static int16
 tagg_typlen(TesseraAggState *as, TesseraBatch *b, int attidx)
 {
 	if (attidx >= TAGG_COMPUTED_ATTIDX)
-		return as->ctyplen[attidx - TAGG_COMPUTED_ATTIDX];
+		return as->comp.typlen[attidx - TAGG_COMPUTED_ATTIDX];
 	return TupleDescAttr(b->reader->tupdesc, attidx)->attlen;
 }
 
@@ -369,7 +197,9 @@ tagg_begin(CustomScanState *node, EState *estate, int eflags)
 	as->distinct = intVal(list_nth(priv, TAGG_PRIVATE_NDISTINCT)) > 0;
 	as->est_groups = intVal(list_nth(priv, TAGG_PRIVATE_GROUPS));
 	if (as->mode != TAGG_FINAL)
-		tagg_init_computed(as, list_nth(priv, TAGG_PRIVATE_COMPUTED), estate);
+		TesseraComputedInit(&as->comp, list_nth(priv, TAGG_PRIVATE_COMPUTED),
+							intVal(list_nth(priv, TAGG_PRIVATE_RELID)), &node->ss.ps,
+							node->ss.ss_currentRelation, estate);
 	{
 		/* groups of count(DISTINCT)s alone need no states: the roll-up counts them */
 		int			nstates = 0;
@@ -800,8 +630,11 @@ tagg_batch(TesseraAggState *as, TesseraBatch *b, const bool *ok, int n)
 	int32	   *gidx = NULL;
 
 	tagg_reserve_rows(as, n);
-	if (as->ncomputed > 0)
-		tagg_compute_columns(as, b, ok, n);
+	if (as->comp.n > 0)
+	{
+		TesseraComputedBatch(&as->comp, b, ok, n, as->buf_cxt);
+		tagg_computed_keys(as);
+	}
 	if (as->groups.nkeys > 0)
 		gidx = TesseraGroupsAssign(&as->groups, b, ok, n);
 

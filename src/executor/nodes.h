@@ -85,6 +85,33 @@ typedef struct TesseraScanState
 	int		   *proj_att;		/* [nproj] attribute index of each output */
 } TesseraScanState;
 
+/* Expressions TesseraAgg computes per row (computed.c) */
+typedef struct TesseraComputed
+{
+	int			n;
+	ExprState **states;
+	int		  **atts;			/* [j]: the columns expression j reads, -1 ended */
+	int16	   *typlen;
+	bool	   *typbyval;
+	int		   *mode;			/* how each is computed (computed.c) */
+	int		   *proj_col;		/* its column in the projection, or -1 */
+	Datum	  **values;			/* [j][row] for the current batch */
+	bool	  **nulls;
+	int			cap;
+	void	  **memos;			/* [j]: results of the values seen, or NULL */
+	TupleTableSlot *slot;		/* a row of the relation, as the expressions read it */
+	int		   *proj_atts;		/* the columns the projection reads, -1 ended */
+	ProjectionInfo *proj;		/* the row-by-row ones at once, or NULL */
+	ExprContext *econtext;		/* where they run; its per-tuple memory holds
+								 * their results until the next batch */
+	MemoryContext memo_cxt;
+} TesseraComputed;
+
+extern void TesseraComputedInit(TesseraComputed *c, List *exprs, Index relid, PlanState *ps,
+								Relation rel, EState *estate);
+extern void TesseraComputedBatch(TesseraComputed *c, TesseraBatch *b, const bool *ok, int n,
+								 MemoryContext bufcxt);
+
 typedef struct TesseraAggState
 {
 	TesseraScanState ts;		/* filters; first */
@@ -114,19 +141,7 @@ typedef struct TesseraAggState
 	 */
 	bool		distinct;
 	int			est_groups;		/* the planner's estimate, to size the hash table */
-	/* expressions computed per row (TAGG_COMPUTED_ATTIDX + j) */
-	int			ncomputed;
-	ExprState **cstates;
-	int		  **catts;			/* [j]: the columns expression j reads, -1 ended */
-	int16	   *ctyplen;
-	Datum	  **cvalues;		/* [j][row] for the current batch */
-	bool	  **cnulls;
-	int			ccap;
-	TupleTableSlot *cslot;		/* a row of the relation, as the expressions read it */
-	int		   *call_atts;		/* every column they read, -1 ended */
-	ProjectionInfo *cproj;		/* all of them at once, for a row */
-	ExprContext *cecontext;		/* where they run; its per-tuple memory holds
-								 * their results until the next batch */
+	TesseraComputed comp;		/* expressions computed per row (TAGG_COMPUTED_ATTIDX + j) */
 	TesseraGroups outer;
 	MemoryContext outer_cxt;
 	/* output */

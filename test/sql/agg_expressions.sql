@@ -48,6 +48,23 @@ SELECT q, tt.cmp(q, 'eh', 'et') FROM (VALUES
     ('SELECT g % 5 AS k, count(*) FROM {t} WHERE s <> '''' GROUP BY k ORDER BY count(*) DESC, k LIMIT 3')
 ) v(q);
 
+-- an expression of one string column with too many values for a
+-- dictionary: its results are remembered per value, across row groups (and
+-- the memo starts again past work_mem)
+ALTER TABLE eh ADD COLUMN u text;
+ALTER TABLE et ADD COLUMN u text;
+UPDATE eh SET u = CASE WHEN id % 43 = 0 THEN NULL ELSE md5((id % 4000)::text) END;
+UPDATE et SET u = CASE WHEN id % 43 = 0 THEN NULL ELSE md5((id % 4000)::text) END;
+VACUUM FULL et;
+SELECT q, tt.cmp(q, 'eh', 'et') FROM (VALUES
+    ('SELECT substr(u, 1, 2), count(*), max(upper(u)) FROM {t} GROUP BY 1'),
+    ('SELECT regexp_replace(u, ''^([0-9]+).*$'', ''\1''), count(*) FROM {t} WHERE g < 20 GROUP BY 1'),
+    ('SELECT coalesce(left(u, 1), ''-''), avg(length(u || s)) FROM {t} GROUP BY 1')
+) v(q);
+SET work_mem = '64kB';
+SELECT tt.cmp('SELECT substr(u, 1, 3), count(*) FROM {t} GROUP BY 1', 'eh', 'et');
+RESET work_mem;
+
 -- errors: raised as heap raises them, only for rows that are counted
 SELECT count(*) FROM et GROUP BY 100 / (g % 50);
 SELECT count(*) FROM eh GROUP BY 100 / (g % 50);
