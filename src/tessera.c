@@ -153,11 +153,19 @@ _PG_init(void)
 							 &tessera_enable_custom_agg, true, PGC_USERSET, 0,
 							 NULL, NULL, NULL);
 
+	DefineCustomBoolVariable("tessera.enable_topn",
+							 "Lets the planner use TesseraTopN for ORDER BY ... LIMIT over a tessera table.",
+							 "TesseraTopN reads the sort keys of every row and the other columns of the winning rows only.",
+							 &tessera_enable_topn, true, PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+
 	TesseraInstallHooks();
 	TesseraRegisterScanNode();
 	TesseraRegisterAggNode();
+	TesseraRegisterTopNNode();
 	TesseraInstallScanPaths();
 	TesseraInstallAggPaths();
+	TesseraInstallTopNPaths();
 	TesseraRegisterRmgr();
 	TesseraSharedCacheDefineGuc();
 

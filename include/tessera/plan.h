@@ -27,19 +27,23 @@
 #include "nodes/pg_list.h"
 #include "nodes/value.h"
 
-/* GUCs (planner/scan_path.c, planner/agg_path.c) */
+/* GUCs (planner/scan_path.c, planner/agg_path.c, planner/topn_path.c) */
 extern bool tessera_enable_custom_scan;
 extern bool tessera_enable_custom_agg;
+extern bool tessera_enable_topn;
 
 /* _PG_init: the planner's paths (planner/scan_path.c, planner/agg_path.c) */
 extern void TesseraInstallScanPaths(void);
 extern void TesseraInstallAggPaths(void);
+extern void TesseraInstallTopNPaths(void);
 
 /* the nodes' methods (executor/scan_node.c, executor/agg_node.c) */
 extern const CustomScanMethods TesseraScanPlanMethods;
 extern const CustomScanMethods TesseraAggPlanMethods;
+extern const CustomScanMethods TesseraTopNPlanMethods;
 extern void TesseraRegisterScanNode(void);
 extern void TesseraRegisterAggNode(void);
+extern void TesseraRegisterTopNNode(void);
 
 /*
  * A row-group filter: a tree of comparisons that chunk min/max and null
@@ -238,6 +242,21 @@ typedef enum TaggPrivate
 	TAGG_PRIVATE_COMPUTED,		/* expressions computed per row (group keys, arguments) */
 	TAGG_PRIVATE_NFIELDS
 } TaggPrivate;
+
+/*
+ * TesseraTopN: the top rows of one table by columns, read whole only for
+ * the winners.  custom_exprs holds the skip quals, then the vector quals.
+ */
+#define TOPN_MAX_ROWS	10000	/* LIMIT + OFFSET it takes */
+
+typedef enum TopNPrivate
+{
+	TOPN_PRIVATE_SKIP,			/* a skip description per skip qual */
+	TOPN_PRIVATE_VECTOR,		/* a vector description per vector qual */
+	TOPN_PRIVATE_KEYS,			/* per sort key [attidx, sortop, collation, nulls_first] */
+	TOPN_PRIVATE_BOUND,			/* rows to find */
+	TOPN_PRIVATE_NFIELDS
+} TopNPrivate;
 
 /* field f of a description */
 static inline int

@@ -1,0 +1,85 @@
+-- TesseraTopN: ORDER BY columns LIMIT n over one tessera table reads the
+-- sort keys (and the quals' columns) of every row and the rest of the row
+-- for the winners only; the same rows, in the same order, as heap.
+CREATE TABLE th (id int, k int, s text, c char(3), ts timestamp, n numeric(8,2), f float8,
+                 pad text);
+INSERT INTO th SELECT i,
+    CASE WHEN i % 13 = 0 THEN NULL ELSE (i * 7919) % 1000 END,
+    CASE WHEN i % 17 = 0 THEN NULL ELSE md5(i::text) END,
+    (ARRAY['a', 'B', 'c', 'é', NULL])[1 + i % 5],
+    timestamp '2024-01-01' + (i * 7919 % 20000) * interval '1 minute',
+    (i % 500) / 4.0,
+    CASE WHEN i % 211 = 0 THEN 'NaN' ELSE (i % 777) / 7.0 END,
+    repeat('p', i % 50)
+FROM generate_series(1, 20000) i;
+CREATE TABLE tt_t (LIKE th) USING tessera
+    WITH (tessera_row_group_row_limit = 1500, tessera_stripe_row_limit = 6000);
+INSERT INTO tt_t SELECT * FROM th;
+DELETE FROM th WHERE id % 101 = 0;
+DELETE FROM tt_t WHERE id % 101 = 0;
+ANALYZE th;
+ANALYZE tt_t;
+
+EXPLAIN (COSTS OFF) SELECT * FROM tt_t WHERE s LIKE '%ab%' ORDER BY ts LIMIT 10;
+EXPLAIN (COSTS OFF) SELECT id, s FROM tt_t ORDER BY k DESC NULLS LAST, id LIMIT 5 OFFSET 3;
+
+-- orders with a unique last key: the very same rows in the same order
+SELECT q, tt.cmp_ordered(q, 'th', 'tt_t') FROM (VALUES
+    ('SELECT * FROM {t} ORDER BY ts, id LIMIT 10'),
+    ('SELECT * FROM {t} WHERE s LIKE ''%ab%'' ORDER BY ts, id LIMIT 10'),
+    ('SELECT id, s FROM {t} ORDER BY k DESC, id LIMIT 25'),
+    ('SELECT id, k FROM {t} ORDER BY k NULLS FIRST, id LIMIT 20'),
+    ('SELECT id, k FROM {t} ORDER BY k DESC NULLS LAST, id DESC LIMIT 20 OFFSET 7'),
+    ('SELECT id, s FROM {t} ORDER BY s, id LIMIT 15'),
+    ('SELECT id, s FROM {t} ORDER BY s COLLATE "C" DESC, id LIMIT 15'),
+    ('SELECT id, c FROM {t} ORDER BY c, id LIMIT 30'),
+    ('SELECT id, c FROM {t} ORDER BY c DESC, id LIMIT 30'),
+    ('SELECT id, n, f FROM {t} ORDER BY f DESC, id LIMIT 12'),
+    ('SELECT id, n FROM {t} WHERE n > 100 AND k <> 5 ORDER BY n, id LIMIT 40'),
+    ('SELECT id + 1, upper(s), length(pad) FROM {t} WHERE c IN (''a'', ''é'') ORDER BY ts DESC, id LIMIT 9'),
+    ('SELECT * FROM {t} WHERE id < 0 ORDER BY ts, id LIMIT 10'),
+    ('SELECT id FROM {t} WHERE id < 30 ORDER BY id LIMIT 100'),
+    ('SELECT id FROM {t} ORDER BY id LIMIT 1'),
+    ('SELECT id FROM {t} ORDER BY id DESC LIMIT 3000'),
+    ('SELECT s FROM {t} WHERE s <> '''' ORDER BY ts, id LIMIT 10')
+) v(q);
+-- ties at the boundary: the same keys (which tied rows is free)
+SELECT tt.cmp_ordered('SELECT k FROM (SELECT k, id FROM {t} ORDER BY k LIMIT 50) x', 'th', 'tt_t');
+
+-- rows of this transaction, updated and deleted rows
+BEGIN;
+INSERT INTO th VALUES (-1, -5, 'own', 'a', timestamp '2000-01-01', 1, 1, '');
+INSERT INTO tt_t VALUES (-1, -5, 'own', 'a', timestamp '2000-01-01', 1, 1, '');
+UPDATE th SET ts = timestamp '1999-01-01' WHERE id = 500;
+UPDATE tt_t SET ts = timestamp '1999-01-01' WHERE id = 500;
+DELETE FROM th WHERE id = 501;
+DELETE FROM tt_t WHERE id = 501;
+SELECT tt.cmp_ordered('SELECT * FROM {t} ORDER BY ts, id LIMIT 5', 'th', 'tt_t');
+SELECT tt.cmp_ordered('SELECT id, k FROM {t} ORDER BY k, id LIMIT 5', 'th', 'tt_t');
+ROLLBACK;
+
+-- in a correlated subquery (rescanned) and in a cursor
+SELECT tt.cmp_ordered('SELECT t1.id, (SELECT t2.id FROM {t} t2 WHERE t2.k = t1.k ORDER BY t2.ts DESC, t2.id LIMIT 1) AS latest FROM {t} t1 WHERE t1.id < 20 ORDER BY t1.id', 'th', 'tt_t');
+BEGIN;
+DECLARE cur CURSOR FOR SELECT id FROM tt_t ORDER BY ts DESC, id LIMIT 4;
+FETCH 2 FROM cur;
+FETCH 5 FROM cur;
+ROLLBACK;
+SELECT id FROM th ORDER BY ts DESC, id LIMIT 4;
+
+-- not ours: a LIMIT from a parameter, more rows than TOPN_MAX_ROWS,
+-- expressions as keys, FOR UPDATE, quals the vector filter does not take
+SELECT q, (SELECT count(*) FROM tt.explain('(COSTS OFF) ' || replace(q, '{t}', 'tt_t')) l
+           WHERE l LIKE '%TesseraTopN%') AS topn_nodes
+FROM (VALUES
+    ('SELECT id FROM {t} ORDER BY id LIMIT 20000'),
+    ('SELECT id FROM {t} ORDER BY id + 1 LIMIT 5'),
+    ('SELECT id FROM {t} ORDER BY id LIMIT 5 FOR UPDATE'),
+    ('SELECT id FROM {t} WHERE s ~ ''ab'' ORDER BY id LIMIT 5'),
+    ('SELECT id FROM {t} ORDER BY id')
+) v(q);
+SET tessera.enable_topn = off;
+EXPLAIN (COSTS OFF) SELECT * FROM tt_t ORDER BY ts LIMIT 10;
+RESET tessera.enable_topn;
+
+DROP TABLE th, tt_t;
