@@ -125,7 +125,8 @@ TesseraComputedInit(TesseraComputed *c, List *exprs, Index relid, PlanState *ps,
 		while ((a = bms_next_member(attrs, a)) >= 0)
 			c->atts[j][m++] = a + FirstLowInvalidHeapAttributeNumber - 1;
 		c->atts[j][m] = -1;
-		c->mode[j] = m == 1 && !TupleDescAttr(RelationGetDescr(rel), c->atts[j][0])->attbyval ?
+		/* of one varlena column (text, bytea, numeric, arrays, …): per value */
+		c->mode[j] = m == 1 && TupleDescAttr(RelationGetDescr(rel), c->atts[j][0])->attlen == -1 ?
 			COMP_ONE_STRING : COMP_PROJECTED;
 		c->proj_col[j] = -1;
 		if (c->mode[j] == COMP_PROJECTED)
