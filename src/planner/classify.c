@@ -730,8 +730,12 @@ TesseraAggDescribe(Aggref *agg, Index relid, Relation rel, List **computed)
 			(strcmp(name, "sum") == 0 || strcmp(name, "avg") == 0))
 			return agg_desc(name[0] == 's' ? TAGG_SUM : TAGG_AVG, -1, NUMERICOID, agg->aggtype,
 							false, vx, filter);
-		/* any other expression: computed row by row */
-		if (computed == NULL || !TesseraComputable((Node *) var, relid))
+		/*
+		 * any other expression: computed row by row, for every row counted;
+		 * not under a FILTER, which PostgreSQL applies before evaluating the
+		 * argument (sum(1 / x) FILTER (WHERE x > 0) must not divide by zero)
+		 */
+		if (computed == NULL || filter != NIL || !TesseraComputable((Node *) var, relid))
 			return NIL;
 		attidx = TesseraComputedColumn(computed, (Node *) var);
 		t = getBaseType(exprType((Node *) var));

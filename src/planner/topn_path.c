@@ -131,6 +131,7 @@ tessera_topn_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo 
 		parse->hasAggs || parse->groupClause != NIL || parse->groupingSets != NIL ||
 		parse->hasWindowFuncs || parse->distinctClause != NIL || parse->hasTargetSRFs ||
 		parse->rowMarks != NIL || parse->havingQual != NULL || root->sort_pathkeys == NIL ||
+		parse->limitOption == LIMIT_OPTION_WITH_TIES ||
 		root->limit_tuples <= 0 || root->limit_tuples > TOPN_MAX_ROWS ||
 		root->upper_targets[UPPERREL_ORDERED] == NULL)
 		return;

@@ -65,6 +65,9 @@ SET work_mem = '64kB';
 SELECT tt.cmp('SELECT substr(u, 1, 3), count(*) FROM {t} GROUP BY 1', 'eh', 'et');
 RESET work_mem;
 
+-- an argument under a FILTER is PostgreSQL's: the filter comes first
+SELECT tt.cmp('SELECT sum(100 / g) FILTER (WHERE g > 0), count(*) FROM {t}', 'eh', 'et');
+
 -- errors: raised as heap raises them, only for rows that are counted
 SELECT count(*) FROM et GROUP BY 100 / (g % 50);
 SELECT count(*) FROM eh GROUP BY 100 / (g % 50);

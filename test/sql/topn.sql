@@ -46,6 +46,11 @@ SELECT q, tt.cmp_ordered(q, 'th', 'tt_t') FROM (VALUES
 -- ties at the boundary: the same keys (which tied rows is free)
 SELECT tt.cmp_ordered('SELECT k FROM (SELECT k, id FROM {t} ORDER BY k LIMIT 50) x', 'th', 'tt_t');
 
+-- FETCH FIRST … WITH TIES returns every row tied with the last: PostgreSQL's
+SELECT count(*) AS topn_nodes FROM tt.explain('(COSTS OFF) SELECT k FROM tt_t ORDER BY k FETCH FIRST 3 ROWS WITH TIES') l
+    WHERE l LIKE '%TesseraTopN%';
+SELECT tt.cmp('SELECT k FROM {t} ORDER BY k FETCH FIRST 3 ROWS WITH TIES', 'th', 'tt_t');
+
 -- rows of this transaction, updated and deleted rows
 BEGIN;
 INSERT INTO th VALUES (-1, -5, 'own', 'a', timestamp '2000-01-01', 1, 1, '');
