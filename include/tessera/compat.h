@@ -449,6 +449,20 @@ TesseraReportVacuum(Relation rel, PgStat_Counter live, PgStat_Counter dead,
 #define TESSERA_BITMAP_AM_ITERATES 0
 #endif
 
+/*
+ * A pathkey's sort direction and its ordering operator: 18 keeps a
+ * CompareType where 15 and 17 keep a btree strategy.
+ */
+#if PG_VERSION_NUM >= 180000
+#define TesseraPathKeyDescending(pk)	((pk)->pk_cmptype == COMPARE_GT)
+#define TesseraPathKeySortOp(pk, type) \
+	get_opfamily_member_for_cmptype((pk)->pk_opfamily, (type), (type), (pk)->pk_cmptype)
+#else
+#define TesseraPathKeyDescending(pk)	((pk)->pk_strategy == BTGreaterStrategyNumber)
+#define TesseraPathKeySortOp(pk, type) \
+	get_opfamily_member((pk)->pk_opfamily, (type), (type), (pk)->pk_strategy)
+#endif
+
 static inline int
 TesseraTbmOffsets(TBMIterateResult *tbmres, OffsetNumber *offsets, int max)
 {

@@ -253,7 +253,8 @@ typedef enum TopNPrivate
 {
 	TOPN_PRIVATE_SKIP,			/* a skip description per skip qual */
 	TOPN_PRIVATE_VECTOR,		/* a vector description per vector qual */
-	TOPN_PRIVATE_KEYS,			/* per sort key [attidx, sortop, collation, nulls_first] */
+	TOPN_PRIVATE_KEYS,			/* per sort key [attidx, sortop, collation, nulls_first,
+								 * descending] */
 	TOPN_PRIVATE_BOUND,			/* rows to find */
 	TOPN_PRIVATE_NFIELDS
 } TopNPrivate;

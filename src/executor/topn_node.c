@@ -389,16 +389,13 @@ topn_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 											   attidx);
 		Var		   *var = makeVar(cscan->scan.scanrelid, attidx + 1, attr->atttypid,
 								  attr->atttypmod, attr->attcollation, 0);
-		Oid			sortop = (Oid) intVal(lsecond(k));
+		bool		desc = intVal(list_nth(k, 4)) != 0;
 		char	   *s = deparse_expression((Node *) var, context, es->verbose, false);
-		Oid			opfamily,
-					opcintype;
-		int16		strategy = BTLessStrategyNumber;
 
-		if (get_ordering_op_properties(sortop, &opfamily, &opcintype, &strategy) &&
-			strategy == BTGreaterStrategyNumber)
+		if (desc)
 			s = psprintf("%s DESC", s);
-		if (intVal(lfourth(k)) != (strategy == BTGreaterStrategyNumber))
+		/* the default is NULLS LAST ascending, NULLS FIRST descending */
+		if ((intVal(lfourth(k)) != 0) != desc)
 			s = psprintf("%s NULLS %s", s, intVal(lfourth(k)) ? "FIRST" : "LAST");
 		keys = lappend(keys, s);
 	}

@@ -37,6 +37,7 @@
 #include "utils/rel.h"
 
 #include "tessera/catalog.h"
+#include "tessera/compat.h"
 #include "tessera/plan.h"
 #include "tessera/tessera.h"
 #include "planner.h"
@@ -55,7 +56,7 @@ static const CustomPathMethods topn_path_methods = {
 
 /*
  * The sort keys as descriptions [attidx, sort operator, collation,
- * nulls_first], or NIL if one is not a column of the relation.
+ * nulls_first, descending], or NIL if one is not a column of the relation.
  */
 static List *
 topn_sort_keys(PlannerInfo *root, Index relid)
@@ -84,16 +85,16 @@ topn_sort_keys(PlannerInfo *root, Index relid)
 				((Var *) e)->varlevelsup == 0 && ((Var *) e)->varattno > 0)
 			{
 				var = (Var *) e;
-				sortop = get_opfamily_member(pk->pk_opfamily, em->em_datatype,
-											 em->em_datatype, pk->pk_strategy);
+				sortop = TesseraPathKeySortOp(pk, em->em_datatype);
 				break;
 			}
 		}
 		if (var == NULL || !OidIsValid(sortop))
 			return NIL;
-		keys = lappend(keys, list_make4(makeInteger(var->varattno - 1), makeInteger((int) sortop),
+		keys = lappend(keys, list_make5(makeInteger(var->varattno - 1), makeInteger((int) sortop),
 										makeInteger((int) ec->ec_collation),
-										makeInteger(pk->pk_nulls_first)));
+										makeInteger(pk->pk_nulls_first),
+										makeInteger(TesseraPathKeyDescending(pk))));
 	}
 	return keys;
 }
