@@ -628,22 +628,8 @@ tagg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *
 	/* the final node scans nothing: its input is the partial nodes' groups */
 	if (mode != TAGG_FINAL)
 	{
-		foreach(lc, extract_actual_clauses(input_rel->baserestrictinfo, false))
-		{
-			Node	   *qual = lfirst(lc);
-			List	   *sdesc = TesseraSkipDescribe(qual, relid, relation);
-			List	   *vdesc = TesseraVecDescribe(qual, relid, relation);
-
-			if (sdesc != NIL)
-			{
-				skip = lappend(skip, qual);
-				skip_descs = lappend(skip_descs, sdesc);
-			}
-			if (vdesc == NIL)
-				elog(ERROR, "TesseraAgg: qual no longer supported");
-			vector = lappend(vector, qual);
-			vector_descs = lappend(vector_descs, vdesc);
-		}
+		TesseraDescribeVectorQuals(extract_actual_clauses(input_rel->baserestrictinfo, false),
+								   relid, relation, &skip, &skip_descs, &vector, &vector_descs);
 	}
 	/* computed columns: the group keys' first, then the aggregates' */
 	key_descs = tagg_describe_keys(group_vars, &computed);

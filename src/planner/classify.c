@@ -228,6 +228,36 @@ TesseraSkipDescribe(Node *node, Index relid, Relation rel)
 	return NIL;
 }
 
+/*
+ * TesseraDescribeVectorQuals
+ *		For a node whose every qual is a vector qual (TesseraAgg, TesseraTopN):
+ *		the quals that skip row groups and their descriptions, and every
+ *		qual with its vector description.
+ */
+void
+TesseraDescribeVectorQuals(List *quals, Index relid, Relation rel, List **skip,
+						   List **skip_descs, List **vector, List **vector_descs)
+{
+	ListCell   *lc;
+
+	foreach(lc, quals)
+	{
+		Node	   *qual = lfirst(lc);
+		List	   *sdesc = TesseraSkipDescribe(qual, relid, rel);
+		List	   *vdesc = TesseraVecDescribe(qual, relid, rel);
+
+		if (sdesc != NIL)
+		{
+			*skip = lappend(*skip, qual);
+			*skip_descs = lappend(*skip_descs, sdesc);
+		}
+		if (vdesc == NIL)
+			elog(ERROR, "tessera: qual no longer a vector qual at plan time");
+		*vector = lappend(*vector, qual);
+		*vector_descs = lappend(*vector_descs, vdesc);
+	}
+}
+
 /* Do TesseraAgg's group keys and vector quals take values of this type as int64? */
 bool
 TesseraIntLikeType(Oid t)

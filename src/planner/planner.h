@@ -22,6 +22,8 @@ extern Var *TesseraScanVar(Node *node, Index relid);
 extern bool TesseraIntLikeType(Oid t);
 extern List *TesseraSkipDescribe(Node *qual, Index relid, Relation rel);
 extern List *TesseraVecDescribe(Node *qual, Index relid, Relation rel);
+extern void TesseraDescribeVectorQuals(List *quals, Index relid, Relation rel, List **skip,
+									   List **skip_descs, List **vector, List **vector_descs);
 extern List *TesseraAggDescribe(Aggref *agg, Index relid, Relation rel, List **computed);
 extern List *TesseraKeyDescribe(Node *expr, int attidx);
 extern bool TesseraComputable(Node *expr, Index relid);

@@ -217,24 +217,9 @@ topn_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *
 			   *skip_descs = NIL,
 			   *vector = NIL,
 			   *vector_descs = NIL;
-	ListCell   *lc;
 
-	foreach(lc, extract_actual_clauses(input_rel->baserestrictinfo, false))
-	{
-		Node	   *qual = lfirst(lc);
-		List	   *sdesc = TesseraSkipDescribe(qual, relid, relation);
-		List	   *vdesc = TesseraVecDescribe(qual, relid, relation);
-
-		if (sdesc != NIL)
-		{
-			skip = lappend(skip, qual);
-			skip_descs = lappend(skip_descs, sdesc);
-		}
-		if (vdesc == NIL)
-			elog(ERROR, "TesseraTopN: qual no longer supported");
-		vector = lappend(vector, qual);
-		vector_descs = lappend(vector_descs, vdesc);
-	}
+	TesseraDescribeVectorQuals(extract_actual_clauses(input_rel->baserestrictinfo, false),
+							   relid, relation, &skip, &skip_descs, &vector, &vector_descs);
 	table_close(relation, NoLock);
 
 	cscan->scan.plan.targetlist = tlist;

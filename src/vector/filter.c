@@ -290,12 +290,13 @@ string_passes(VecQual *vq, Datum v)
 }
 
 /*
- * A VEC_STRING qual over a batch: once per dictionary entry when the chunk
- * is dictionary-encoded and has fewer entries than rows to look at, else
- * row by row.
+ * A qual on a string column over a batch, passes() deciding a non-NULL
+ * value: once per dictionary entry when the chunk is dictionary-encoded and
+ * has fewer entries than rows to look at, else row by row.
  */
 static void
-string_filter(VecQual *vq, TesseraBatch *b, bool *sel, int n, const int *idx, int nidx)
+string_column_filter(VecQual *vq, TesseraBatch *b, bool *sel, int n, const int *idx, int nidx,
+					 bool (*passes) (VecQual *vq, Datum value))
 {
 	int64	   *codes;
 	Datum	   *entries;
@@ -310,7 +311,7 @@ string_filter(VecQual *vq, TesseraBatch *b, bool *sel, int n, const int *idx, in
 
 		pass[-1] = false;
 		for (int e = 0; e < ndict; e++)
-			pass[e] = string_passes(vq, entries[e]);
+			pass[e] = passes(vq, entries[e]);
 		if (idx == NULL)
 			for (int i = 0; i < n; i++)
 				sel[i] &= pass[codes[i]];
@@ -329,10 +330,16 @@ string_filter(VecQual *vq, TesseraBatch *b, bool *sel, int n, const int *idx, in
 			int			i = idx ? idx[j] : j;
 
 			if (sel[i])
-				sel[i] = !isnull[i] && string_passes(vq, values[i]);
+				sel[i] = !isnull[i] && passes(vq, values[i]);
 		}
 	}
 	MemoryContextSwitchTo(old);
+}
+
+static void
+string_filter(VecQual *vq, TesseraBatch *b, bool *sel, int n, const int *idx, int nidx)
+{
+	string_column_filter(vq, b, sel, n, idx, nidx, string_passes);
 }
 
 static int
@@ -450,10 +457,6 @@ in_filter(VecQual *vq, TesseraBatch *b, bool *sel, int n, const int *idx, int ni
 {
 	Datum	   *values;
 	bool	   *isnull;
-	MemoryContext old;
-	int64	   *codes;
-	Datum	   *entries;
-	int			ndict;
 	bool		in = vq->strategy == 1;
 
 	if (TupleDescAttr(b->reader->tupdesc, vq->attidx)->attbyval)
@@ -469,34 +472,7 @@ in_filter(VecQual *vq, TesseraBatch *b, bool *sel, int n, const int *idx, int ni
 			VEC_CMP_LOOP(!in_int_member(vq, TesseraIntDatum(values[i], typlen)));
 		return;
 	}
-	old = MemoryContextSwitchTo(b->reader->batch_cxt);
-	if (TesseraBatchDict(b, vq->attidx, &codes, &entries, &ndict) &&
-		ndict < (idx ? nidx : n))
-	{
-		bool	   *pass = (bool *) palloc(ndict + 1) + 1;
-
-		pass[-1] = false;
-		for (int e = 0; e < ndict; e++)
-			pass[e] = in_string_passes(vq, entries[e]);
-		if (idx == NULL)
-			for (int i = 0; i < n; i++)
-				sel[i] &= pass[codes[i]];
-		else
-			for (int j = 0; j < nidx; j++)
-				sel[idx[j]] = pass[codes[idx[j]]];
-	}
-	else
-	{
-		TesseraBatchColumn(b, vq->attidx, &values, &isnull);
-		for (int j = 0; j < (idx ? nidx : n); j++)
-		{
-			int			i = idx ? idx[j] : j;
-
-			if (sel[i])
-				sel[i] = !isnull[i] && in_string_passes(vq, values[i]);
-		}
-	}
-	MemoryContextSwitchTo(old);
+	string_column_filter(vq, b, sel, n, idx, nidx, in_string_passes);
 }
 
 /* The value of a vector qual for this (re)scan, in the current memory context. */
