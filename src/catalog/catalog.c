@@ -305,7 +305,21 @@ TesseraInsertDeltaBytes(const TesseraStripe *stripe, const char *data, Size len)
  * snapshot reports the running inserter or deleter of what it saw in its
  * xmin and xmax, which callers read as the state of the table row they
  * asked about, and a running compaction must not show as the inserter of
- * rows it only moves.  Every scan of either catalog goes through these.
+ * rows it only moves.
+ *
+ * Nor is a dirty snapshot applied by the index scan itself: a compaction
+ * or fold that commits between the scan's reading of an index page and
+ * its fetching of the rows there deletes the old stripes' rows (invisible
+ * to a dirty snapshot once committed) after the scan passed the place
+ * where their replacement's entry went, and the scan sees neither: the
+ * moved rows are missing from a dirty table scan (logical replication's
+ * REPLICA IDENTITY FULL apply lost updates so).  So a dirty snapshot reads
+ * the catalog as a fresh MVCC snapshot sees it -- one consistent set of
+ * stripes, each existing before the scan began -- plus what the dirty
+ * snapshot sees beyond it from transactions that are not rewrites
+ * (running writers' stripes and placeholders, stripes committed since).
+ * A rewrite's new rows are only ever seen together with the deletion of
+ * the rows they replace.  Every scan of either catalog goes through these.
  */
 typedef struct CatalogScan
 {
@@ -313,6 +327,9 @@ typedef struct CatalogScan
 	Relation	index;			/* ordered scans only */
 	SysScanDesc scan;
 	Snapshot	mvcc;			/* applied row by row, or NULL */
+	bool		dirty_mode;		/* mvcc is a registered fresh snapshot,
+								 * extended by dirty */
+	bool		stripes;		/* scanning the stripe catalog */
 	SnapshotData dirty;
 } CatalogScan;
 
@@ -356,6 +373,8 @@ catalog_scan_begin(CatalogScan *cs, Relation rel, CatalogIndex which, bool order
 	}
 	cs->mvcc = NULL;
 	cs->index = NULL;
+	cs->dirty_mode = false;
+	cs->stripes = which == STRIPE_BY_FIRST_ROW;
 	if (snapshot != NULL && IsMVCCSnapshot(snapshot))
 	{
 		cs->mvcc = snapshot;
@@ -365,6 +384,14 @@ catalog_scan_begin(CatalogScan *cs, Relation rel, CatalogIndex which, bool order
 	{
 		InitDirtySnapshot(cs->dirty);
 		scan_snapshot = &cs->dirty;
+		/* no fresh snapshot can be taken in parallel mode (nor is one needed: no writes) */
+		if (!IsInParallelMode())
+		{
+			/* registered: rows it sees cannot be pruned away under the scan */
+			cs->mvcc = RegisterSnapshot(GetLatestSnapshot());
+			cs->dirty_mode = true;
+			scan_snapshot = SnapshotAny;
+		}
 	}
 	if (ordered)
 	{
@@ -373,6 +400,27 @@ catalog_scan_begin(CatalogScan *cs, Relation rel, CatalogIndex which, bool order
 	}
 	else
 		cs->scan = systable_beginscan(rel, indexid, true, scan_snapshot, nkeys, cs->key);
+}
+
+/*
+ * Is a catalog row the fresh snapshot does not see a stripe written by
+ * another transaction's rewrite (compaction, fold, move)?  Those are
+ * frozen; so is a COPY FREEZE's stripe, which no other transaction can
+ * reach before it commits.
+ */
+static bool
+catalog_row_is_rewrite(CatalogScan *cs, HeapTuple tup)
+{
+	TupleDesc	desc;
+	bool		isnull;
+	Datum		flags;
+
+	if (!cs->stripes ||
+		TransactionIdIsCurrentTransactionId(HeapTupleHeaderGetXmin(tup->t_data)))
+		return false;
+	desc = RelationGetDescr(cs->scan->heap_rel);
+	flags = heap_getattr(tup, Anum_stripe_flags, desc, &isnull);
+	return !isnull && (DatumGetInt32(flags) & TESSERA_STRIPE_FROZEN) != 0;
 }
 
 static HeapTuple
@@ -390,6 +438,9 @@ catalog_scan_next(CatalogScan *cs, ScanDirection dir)
 		buf = ((BufferHeapTupleTableSlot *) cs->scan->slot)->buffer;
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		visible = HeapTupleSatisfiesVisibility(tup, cs->mvcc, buf);
+		if (!visible && cs->dirty_mode)
+			visible = HeapTupleSatisfiesVisibility(tup, &cs->dirty, buf) &&
+				!catalog_row_is_rewrite(cs, tup);
 		LockBuffer(buf, BUFFER_LOCK_UNLOCK);
 		if (visible)
 			return tup;
@@ -399,6 +450,8 @@ catalog_scan_next(CatalogScan *cs, ScanDirection dir)
 static void
 catalog_scan_end(CatalogScan *cs)
 {
+	if (cs->dirty_mode)
+		UnregisterSnapshot(cs->mvcc);
 	if (cs->index)
 	{
 		systable_endscan_ordered(cs->scan);
@@ -546,12 +599,12 @@ TesseraListStripes(uint64 storage_id, Snapshot snapshot)
 	ListCell   *lc;
 
 	/*
-	 * A snapshot that sees changes of running transactions (dirty) sees
-	 * the stripes a running compaction or VACUUM fold is replacing and the
-	 * stripe replacing them, which hold the same rows: keep the old ones
-	 * (the new one starts where the first of them does, and a list sorted
-	 * by row number may hold it before or after that one).  MVCC snapshots
-	 * see one or the other, never both.
+	 * A dirty snapshot read in parallel mode (no fresh snapshot there: see
+	 * CatalogScan) sees the stripes a running compaction or VACUUM fold is
+	 * replacing and the stripe replacing them, which hold the same rows:
+	 * keep the old ones (the new one starts where the first of them does,
+	 * and a list sorted by row number may hold it before or after that
+	 * one).  Other snapshots see one or the other, never both.
 	 */
 	foreach(lc, rows)
 	{
