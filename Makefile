@@ -44,12 +44,14 @@ OBJS = \
 	src/executor/scan_node.o \
 	src/executor/agg_node.o \
 	src/executor/computed.o \
+	src/executor/star.o \
 	src/executor/topn_node.o \
 	src/planner/classify.o \
 	src/planner/cost.o \
 	src/planner/scan_path.o \
 	src/planner/agg_path.o \
 	src/planner/topn_path.o \
+	src/planner/star_path.o \
 	src/utility/hooks.o \
 	src/debug/inspect.o \
 	src/debug/verify.o \

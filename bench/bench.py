@@ -2,7 +2,7 @@
 """tessera benchmark: each workload on a heap table and a tessera table in
 the same run, answers compared, report + JSON + charts written.
 
-  bench.py run [--workload seed,realistic,tpch,clickbench,small,oltp,dml|all] [--query NAME] [--rows N] [--sf X] ...
+  bench.py run [--workload seed,realistic,tpch,ssb,clickbench,small,oltp,dml|all] [--query NAME] [--rows N] [--sf X] ...
   bench.py compare old.json new.json
 
 speedup = heap time / tessera time (> 1: tessera faster); sizes: tessera / heap.
@@ -23,7 +23,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import psycopg  # noqa: E402
 
 from tessera_bench import (WORKLOADS, clickbench_queries, dml, machine, oltp, realistic, seed, small,  # noqa: E402
-                           tpch_queries)
+                           ssb_queries, tpch_queries)
 from tessera_bench.charts import write_charts  # noqa: E402
 from tessera_bench.common import Config, ensure_extension  # noqa: E402
 from tessera_bench.compare import compare  # noqa: E402
@@ -46,6 +46,8 @@ def selectable_names(workload: str, rows: int) -> list:
         return [q[0] for q in realistic.queries(rows)] + ["point_lookup"]
     if workload == "tpch":
         return list(tpch_queries.QUERIES)
+    if workload == "ssb":
+        return list(ssb_queries.QUERIES)
     if workload == "clickbench":
         return list(clickbench_queries.QUERIES)
     if workload == "small":
@@ -166,11 +168,12 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--dsn", default=default_dsn(),
                    help="libpq connection string (env TESSERA_BENCH_DSN, else the README's cluster)")
     r.add_argument("--workload", default="seed",
-                   help="comma list of seed,realistic,tpch,clickbench,small,oltp,dml, or all")
-    r.add_argument("--query", help="run only this query / operation / pgbench script (e.g. count_c1, q06, update)")
+                   help="comma list of seed,realistic,tpch,ssb,clickbench,small,oltp,dml, or all")
+    r.add_argument("--query",
+                   help="run only this query / operation / pgbench script (e.g. count_c1, q06, q2.1, update)")
     r.add_argument("--rows", type=int, default=10_000_000,
                    help="rows of the seed, realistic and ClickBench tables (seed, realistic, clickbench, oltp, dml)")
-    r.add_argument("--sf", type=float, default=1.0, help="TPC-H scale factor")
+    r.add_argument("--sf", type=float, default=1.0, help="TPC-H and SSB scale factor")
     r.add_argument("--runs", type=int, default=3,
                    help="timed runs per query after the warm-up run (clickbench: runs in all, the first cold)")
     r.add_argument("--timeout", type=float, default=600, help="statement_timeout per query, seconds")
@@ -186,7 +189,7 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--pgbench-seconds", type=int, default=20, help="pgbench -T per test")
     r.add_argument("--pgbench-clients", help="only these client counts, e.g. 1 or 1,4 (default 1,2,4 / 1,4)")
     r.add_argument("--small-txns", type=int, default=10_000, help="small-commit transactions of 10 rows")
-    r.add_argument("--data-dir", default=os.path.join(REPO, "bench", ".data"), help="cache of generated data (TPC-H, realistic, clickbench)")
+    r.add_argument("--data-dir", default=os.path.join(REPO, "bench", ".data"), help="cache of generated data (TPC-H, SSB, realistic, clickbench)")
     r.add_argument("--keep", action="store_true", help="keep the benchmark schemas instead of dropping them")
     r.set_defaults(fn=cmd_run)
     c = sub.add_parser("compare", help="compare two results.json files figure by figure")

@@ -159,6 +159,12 @@ _PG_init(void)
 							 &tessera_enable_topn, true, PGC_USERSET, 0,
 							 NULL, NULL, NULL);
 
+	DefineCustomBoolVariable("tessera.enable_star_join",
+							 "Lets TesseraAgg join dimension tables to a tessera table itself.",
+							 "An aggregation over inner joins of one tessera table with relations joined on their unique integer or date keys probes the dimensions' rows from column vectors.",
+							 &tessera_enable_star_join, true, PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+
 	TesseraInstallHooks();
 	TesseraRegisterScanNode();
 	TesseraRegisterAggNode();

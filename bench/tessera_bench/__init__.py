@@ -1,15 +1,16 @@
 """tessera's benchmark suite: heap and tessera side by side in one run.
 
 Workloads (each a function (Pg, Config) -> result dict, see common.py):
-seed, realistic, tpch, clickbench, small, oltp, dml.
+seed, realistic, tpch, ssb, clickbench, small, oltp, dml.
 """
 
-from . import clickbench, dml, oltp, realistic, seed, small, tpch
+from . import clickbench, dml, oltp, realistic, seed, small, ssb, tpch
 
 WORKLOADS = {
     "seed": seed.run,
     "realistic": realistic.run,
     "tpch": tpch.run,
+    "ssb": ssb.run,
     "clickbench": clickbench.run,
     "small": small.run,
     "oltp": oltp.run,

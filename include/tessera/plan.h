@@ -31,6 +31,7 @@
 extern bool tessera_enable_custom_scan;
 extern bool tessera_enable_custom_agg;
 extern bool tessera_enable_topn;
+extern bool tessera_enable_star_join;
 
 /* _PG_init: the planner's paths (planner/scan_path.c, planner/agg_path.c) */
 extern void TesseraInstallScanPaths(void);
@@ -240,8 +241,36 @@ typedef enum TaggPrivate
 	TAGG_PRIVATE_NDISTINCT,		/* 1: the last key is count(DISTINCT)'s column */
 	TAGG_PRIVATE_GROUPS,		/* the groups the planner expects (hash table size) */
 	TAGG_PRIVATE_COMPUTED,		/* expressions computed per row (group keys, arguments) */
+	TAGG_PRIVATE_STAR,			/* a star join: [dimensions, extra columns], or NIL */
+	TAGG_PRIVATE_STAR_CLAUSES,	/* its join clauses (for EXPLAIN) */
 	TAGG_PRIVATE_NFIELDS
 } TaggPrivate;
+
+/*
+ * A star join of TesseraAgg: dimension relations joined to the table by
+ * `table.fk = dim.key`, dim.key unique, each read by a plan of its own
+ * (custom_plans, in this order).  The dimension columns the aggregation
+ * reads are "extra columns" of the table's row, numbered after its own
+ * attributes in the computed expressions (executor/star.c).
+ */
+typedef enum StarDimField
+{
+	STAR_DIM_FACT_ATTIDX,		/* the table's key column */
+	STAR_DIM_FACT_TYPE,
+	STAR_DIM_KEY_POS,			/* the key's position in the dimension plan's rows */
+	STAR_DIM_KEY_TYPE,
+	STAR_DIM_NFIELDS
+} StarDimField;
+
+typedef enum StarExtField
+{
+	STAR_EXT_DIM,				/* the dimension it comes from */
+	STAR_EXT_POS,				/* its position in that dimension plan's rows */
+	STAR_EXT_TYPE,
+	STAR_EXT_TYPMOD,
+	STAR_EXT_COLLATION,
+	STAR_EXT_NFIELDS
+} StarExtField;
 
 /*
  * TesseraTopN: the top rows of one table by columns, read whole only for

@@ -197,9 +197,25 @@ tagg_begin(CustomScanState *node, EState *estate, int eflags)
 	as->distinct = intVal(list_nth(priv, TAGG_PRIVATE_NDISTINCT)) > 0;
 	as->est_groups = intVal(list_nth(priv, TAGG_PRIVATE_GROUPS));
 	if (as->mode != TAGG_FINAL)
+	{
+		TupleDesc	reldesc = RelationGetDescr(node->ss.ss_currentRelation);
+		TupleDesc	rowdesc = reldesc;
+		List	   *star = list_nth(priv, TAGG_PRIVATE_STAR);
+
+		/* a star join: the dimensions' plans, their columns after the table's */
+		if (star != NIL)
+		{
+			ListCell   *lc;
+
+			foreach(lc, cscan->custom_plans)
+				node->custom_ps = lappend(node->custom_ps,
+										  ExecInitNode(lfirst(lc), estate, eflags));
+			rowdesc = TesseraStarInit(&as->star, star, node->custom_ps, reldesc);
+		}
 		TesseraComputedInit(&as->comp, list_nth(priv, TAGG_PRIVATE_COMPUTED),
 							intVal(list_nth(priv, TAGG_PRIVATE_RELID)), &node->ss.ps,
-							node->ss.ss_currentRelation, estate);
+							rowdesc, reldesc->natts, estate);
+	}
 	{
 		/* groups of count(DISTINCT)s alone need no states: the roll-up counts them */
 		int			nstates = 0;
@@ -230,9 +246,12 @@ tagg_shutdown(CustomScanState *node)
 static void
 tagg_end(CustomScanState *node)
 {
+	ListCell   *lc;
+
 	TesseraSpillEnd(&((TesseraAggState *) node)->spill);
-	if (((TesseraAggState *) node)->mode == TAGG_FINAL)
-		ExecEndNode(linitial(node->custom_ps));
+	/* the final node's Gather, or a star join's dimensions */
+	foreach(lc, node->custom_ps)
+		ExecEndNode(lfirst(lc));
 	TesseraScanEnd(node);
 }
 
@@ -698,7 +717,7 @@ static bool
 tagg_count_only(TesseraAggState *as)
 {
 	if (as->groups.nkeys > 0 || as->ts.skip != NIL || as->ts.nvquals > 0 ||
-		as->ts.css.ss.ps.qual != NULL)
+		as->ts.css.ss.ps.qual != NULL || as->star.ndims > 0)
 		return false;
 	for (int k = 0; k < as->nspecs; k++)
 		if (as->specs[k].kind != TAGG_COUNT_STAR || as->specs[k].nfq > 0)
@@ -706,14 +725,17 @@ tagg_count_only(TesseraAggState *as)
 	return as->nspecs > 0;
 }
 
-/* The rows of the batch to count: the filter's selection, less deleted rows (NULL: all). */
+/*
+ * The rows of the batch to count: the filter's selection, less deleted
+ * rows (NULL: all), less those a star join finds no match for.
+ */
 static const bool *
 tagg_counted_rows(TesseraAggState *as, TesseraBatch *b, const bool *sel)
 {
 	int			n = b->nrows;
 	bool	   *mask;
 
-	if (b->deleted == NULL)
+	if (b->deleted == NULL && as->star.ndims == 0)
 		return sel;
 	if (as->ok_cap < n || as->ok == NULL)
 	{
@@ -721,12 +743,21 @@ tagg_counted_rows(TesseraAggState *as, TesseraBatch *b, const bool *sel)
 		as->ok = MemoryContextAlloc(as->buf_cxt, as->ok_cap);
 	}
 	mask = as->ok;
-	if (sel == NULL)
+	if (b->deleted == NULL)
+	{
+		if (sel == NULL)
+			memset(mask, true, n);
+		else
+			memcpy(mask, sel, n);
+	}
+	else if (sel == NULL)
 		for (int i = 0; i < n; i++)
 			mask[i] = !b->deleted[i];
 	else
 		for (int i = 0; i < n; i++)
 			mask[i] = sel[i] & !b->deleted[i];
+	if (as->star.ndims > 0)
+		TesseraStarProbe(&as->star, b, mask, n, &as->comp, as->buf_cxt);
 	return mask;
 }
 
@@ -954,6 +985,8 @@ tagg_rescan(CustomScanState *node)
 		table_rescan(node->ss.ss_currentScanDesc, NULL);
 	if (as->mode == TAGG_FINAL && ((PlanState *) linitial(node->custom_ps))->chgParam == NULL)
 		ExecReScan(linitial(node->custom_ps));
+	if (as->star.ndims > 0)
+		TesseraStarRescan(&as->star);
 	as->computed = false;
 	as->next = 0;
 	TesseraSpillEnd(&as->spill);
@@ -992,6 +1025,16 @@ tagg_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	}
 	if (keys != NIL)
 		ExplainPropertyList("Group Key", keys, es);
+	if (list_nth(cscan->custom_private, TAGG_PRIVATE_STAR_CLAUSES) != NIL)
+	{
+		/* planned with the query's own range table indexes, as the quals */
+		List	   *clauses = copyObject(list_nth(cscan->custom_private,
+												  TAGG_PRIVATE_STAR_CLAUSES));
+
+		OffsetVarNodes((Node *) clauses, (int) cscan->scan.scanrelid - (int) plan_relid, 0);
+		ExplainPropertyText("Star Join", deparse_expression((Node *) make_ands_explicit(clauses),
+															context, true, false), es);
+	}
 	if (aggs != NIL)
 		ExplainPropertyList("Aggregates", aggs, es);
 	if (as->mode != TAGG_SERIAL)
@@ -1026,6 +1069,8 @@ tagg_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		}
 		TesseraExplainFilterCounts(&node->ss.ps, as->ts.skip_exprs != NIL,
 								   as->ts.vector_exprs != NIL, es);
+		if (as->star.ndims > 0 && as->mode == TAGG_SERIAL)
+			ExplainPropertyUInteger("Rows Removed by Star Join", NULL, as->star.rows_removed, es);
 		if (as->mode != TAGG_FINAL)
 			TesseraScanExplainBytes(&as->ts, es);
 	}

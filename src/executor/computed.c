@@ -82,15 +82,31 @@ memo_equal(struct varlena *a, struct varlena *b)
 /* How expression j is computed */
 #define COMP_PROJECTED	0		/* in the projection, row by row */
 #define COMP_ONE_STRING	1		/* of one string column: per value */
+#define COMP_EXTRA		2		/* an extra column itself: its array */
+
+/* A column of the row over the batch: the relation's, or an extra one. */
+static inline void
+comp_column(TesseraComputed *c, TesseraBatch *b, int att, Datum **values, bool **isnull)
+{
+	if (att >= c->natts_rel)
+	{
+		*values = c->ext_values[att - c->natts_rel];
+		*isnull = c->ext_nulls[att - c->natts_rel];
+	}
+	else
+		TesseraBatchColumn(b, att, values, isnull);
+}
 
 /*
  * TesseraComputedInit
  *		Set up the expressions (Vars of range table entry relid) to be
- *		computed over rows of rel, under ps.
+ *		computed over rows of rowdesc, under ps: the relation's natts_rel
+ *		columns, then extra columns filled by the caller per batch
+ *		(ext_values, ext_nulls).
  */
 void
 TesseraComputedInit(TesseraComputed *c, List *exprs, Index relid, PlanState *ps,
-					Relation rel, EState *estate)
+					TupleDesc rowdesc, int natts_rel, EState *estate)
 {
 	List	   *tlist = NIL;
 	Bitmapset  *proj_atts = NULL;
@@ -99,6 +115,12 @@ TesseraComputedInit(TesseraComputed *c, List *exprs, Index relid, PlanState *ps,
 				m;
 
 	memset(c, 0, sizeof(TesseraComputed));
+	c->natts_rel = natts_rel;
+	if (rowdesc->natts > natts_rel)
+	{
+		c->ext_values = palloc0(sizeof(Datum *) * (rowdesc->natts - natts_rel));
+		c->ext_nulls = palloc0(sizeof(bool *) * (rowdesc->natts - natts_rel));
+	}
 	c->n = list_length(exprs);
 	if (c->n == 0)
 		return;
@@ -126,8 +148,11 @@ TesseraComputedInit(TesseraComputed *c, List *exprs, Index relid, PlanState *ps,
 			c->atts[j][m++] = a + FirstLowInvalidHeapAttributeNumber - 1;
 		c->atts[j][m] = -1;
 		/* of one varlena column (text, bytea, numeric, arrays, …): per value */
-		c->mode[j] = m == 1 && TupleDescAttr(RelationGetDescr(rel), c->atts[j][0])->attlen == -1 ?
+		c->mode[j] = m == 1 && TupleDescAttr(rowdesc, c->atts[j][0])->attlen == -1 ?
 			COMP_ONE_STRING : COMP_PROJECTED;
+		/* an extra column as it is: its array */
+		if (IsA(lfirst(lc), Var) && m == 1 && c->atts[j][0] >= natts_rel)
+			c->mode[j] = COMP_EXTRA;
 		c->proj_col[j] = -1;
 		if (c->mode[j] == COMP_PROJECTED)
 		{
@@ -138,7 +163,7 @@ TesseraComputedInit(TesseraComputed *c, List *exprs, Index relid, PlanState *ps,
 				proj_atts = bms_add_member(proj_atts, c->atts[j][k]);
 		}
 	}
-	c->slot = ExecInitExtraTupleSlot(estate, RelationGetDescr(rel), &TTSOpsVirtual);
+	c->slot = ExecInitExtraTupleSlot(estate, rowdesc, &TTSOpsVirtual);
 	for (int i = 0; i < c->slot->tts_tupleDescriptor->natts; i++)
 		c->slot->tts_isnull[i] = true;
 	ExecStoreVirtualTuple(c->slot);
@@ -151,7 +176,7 @@ TesseraComputedInit(TesseraComputed *c, List *exprs, Index relid, PlanState *ps,
 		c->proj = ExecBuildProjectionInfo(tlist, c->econtext,
 										  ExecInitExtraTupleSlot(estate, ExecTypeFromTL(tlist),
 																 &TTSOpsVirtual),
-										  ps, RelationGetDescr(rel));
+										  ps, rowdesc);
 	}
 	c->proj_atts = palloc(sizeof(int) * (bms_num_members(proj_atts) + 1));
 	a = -1;
@@ -234,7 +259,7 @@ comp_one_string(TesseraComputed *c, int j, TesseraBatch *b, const bool *ok, int 
 	Datum		null_result = (Datum) 0;
 	bool		null_isnull = true;
 
-	if (TesseraBatchDict(b, att, &codes, &entries, &ndict) && ndict < n)
+	if (att < c->natts_rel && TesseraBatchDict(b, att, &codes, &entries, &ndict) && ndict < n)
 	{
 		Datum	   *ev = (Datum *) palloc(sizeof(Datum) * (ndict + 1)) + 1;
 		bool	   *en = (bool *) palloc(ndict + 1) + 1;
@@ -268,7 +293,7 @@ comp_one_string(TesseraComputed *c, int j, TesseraBatch *b, const bool *ok, int 
 		Datum	   *values;
 		bool	   *isnull;
 
-		TesseraBatchColumn(b, att, &values, &isnull);
+		comp_column(c, b, att, &values, &isnull);
 		for (int i = 0; i < n; i++)
 		{
 			if (ok && !ok[i])
@@ -308,7 +333,7 @@ comp_projected(TesseraComputed *c, TesseraBatch *b, const bool *ok, int n)
 	{
 		if (ncols >= (int) lengthof(cols))
 			elog(ERROR, "TesseraAgg: computed expressions read too many columns");
-		TesseraBatchColumn(b, atts[ncols], &cols[ncols], &colnulls[ncols]);
+		comp_column(c, b, atts[ncols], &cols[ncols], &colnulls[ncols]);
 	}
 	for (int i = 0; i < n; i++)
 	{
@@ -366,10 +391,19 @@ TesseraComputedBatch(TesseraComputed *c, TesseraBatch *b, const bool *ok, int n,
 		c->cap = Max(n, 1024);
 		for (int j = 0; j < c->n; j++)
 		{
+			if (c->mode[j] == COMP_EXTRA)
+				continue;
 			c->values[j] = MemoryContextAlloc(bufcxt, sizeof(Datum) * c->cap);
 			c->nulls[j] = MemoryContextAlloc(bufcxt, c->cap);
 		}
 	}
+	for (int j = 0; j < c->n; j++)
+		if (c->mode[j] == COMP_EXTRA)
+		{
+			/* (the caller cleared the rows not counted) */
+			c->values[j] = c->ext_values[c->atts[j][0] - c->natts_rel];
+			c->nulls[j] = c->ext_nulls[c->atts[j][0] - c->natts_rel];
+		}
 	c->econtext->ecxt_scantuple = c->slot;
 	old = MemoryContextSwitchTo(c->econtext->ecxt_per_tuple_memory);
 	for (int j = 0; j < c->n; j++)

@@ -100,6 +100,10 @@ typedef struct TesseraComputed
 	int			cap;
 	void	  **memos;			/* [j]: results of the values seen, or NULL */
 	TupleTableSlot *slot;		/* a row of the relation, as the expressions read it */
+	int			natts_rel;		/* the relation's columns; those after them are
+								 * extra columns (a star join's dimensions) */
+	Datum	  **ext_values;		/* [k][row]: extra column k for the current batch */
+	bool	  **ext_nulls;
 	int		   *proj_atts;		/* the columns the projection reads, -1 ended */
 	ProjectionInfo *proj;		/* the row-by-row ones at once, or NULL */
 	ExprContext *econtext;		/* where they run; its per-tuple memory holds
@@ -108,7 +112,46 @@ typedef struct TesseraComputed
 } TesseraComputed;
 
 extern void TesseraComputedInit(TesseraComputed *c, List *exprs, Index relid, PlanState *ps,
-								Relation rel, EState *estate);
+								TupleDesc rowdesc, int natts_rel, EState *estate);
+
+/* A star join's dimension at run time (star.c) */
+typedef struct TesseraStarDim
+{
+	PlanState  *child;			/* the dimension's plan */
+	int			fact_att;		/* the fact table's key column */
+	Oid			fact_type;
+	int			key_pos;		/* the key's column in the child's rows */
+	Oid			key_type;
+	int			ncols;			/* child columns gathered: */
+	int		   *cols;			/* their positions in the child's rows */
+	int		   *ext;			/* the extra columns they become */
+	/* the rows read, and the table of their keys */
+	int			nrows;
+	Datum	  **values;			/* [col][row] */
+	bool	  **nulls;
+	int64		min;
+	int64		max;
+	int32	   *direct;			/* [key - min] -> row or -1; or NULL */
+	struct starhash_hash *hash; /* else key -> row */
+} TesseraStarDim;
+
+typedef struct TesseraStar
+{
+	int			ndims;			/* 0: no star join */
+	TesseraStarDim *dims;
+	int			next;			/* extra columns */
+	int			natts;			/* the fact table's columns */
+	bool		built;
+	MemoryContext cxt;			/* the dimensions' rows and tables */
+	int32	   *match;			/* [dim * cap + row] matched dimension row */
+	int			cap;
+	uint64		rows_removed;	/* fact rows without a match */
+} TesseraStar;
+
+extern TupleDesc TesseraStarInit(TesseraStar *st, List *desc, List *children, TupleDesc reldesc);
+extern void TesseraStarProbe(TesseraStar *st, TesseraBatch *b, bool *ok, int n,
+							 TesseraComputed *c, MemoryContext bufcxt);
+extern void TesseraStarRescan(TesseraStar *st);
 extern void TesseraComputedBatch(TesseraComputed *c, TesseraBatch *b, const bool *ok, int n,
 								 MemoryContext bufcxt);
 
@@ -142,6 +185,7 @@ typedef struct TesseraAggState
 	bool		distinct;
 	int			est_groups;		/* the planner's estimate, to size the hash table */
 	TesseraComputed comp;		/* expressions computed per row (TAGG_COMPUTED_ATTIDX + j) */
+	TesseraStar star;			/* dimensions joined to the table, if any */
 	TesseraGroups outer;
 	MemoryContext outer_cxt;
 	/* output */

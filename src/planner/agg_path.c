@@ -59,6 +59,7 @@
 #include "planner.h"
 
 bool		tessera_enable_custom_agg = true;
+bool		tessera_enable_star_join = true;
 
 static create_upper_paths_hook_type prev_create_upper_paths = NULL;
 
@@ -70,7 +71,10 @@ typedef enum TaggPathPrivate
 	TAGG_PATH_GROUP_VARS,
 	TAGG_PATH_MODE,
 	TAGG_PATH_DISTINCT_VAR,		/* count(DISTINCT)'s column, or NULL */
-	TAGG_PATH_GROUPS			/* groups expected (with the DISTINCT column) */
+	TAGG_PATH_GROUPS,			/* groups expected (with the DISTINCT column) */
+	TAGG_PATH_STAR,				/* a star join: [description, clauses], or NIL */
+	TAGG_PATH_ROW_AGGS,			/* the aggregates and group keys as the row */
+	TAGG_PATH_ROW_GROUP_VARS	/* reads them (star joins rewritten) */
 } TaggPathPrivate;
 
 static Plan *tagg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
@@ -88,6 +92,9 @@ typedef struct TAggFindContext
 								 * may appear outside aggregates */
 	bool		ok;
 	Var		   *distinct_var;	/* the column of every count(DISTINCT), or NULL */
+	TesseraStarPlan *star;		/* a star join, or NULL */
+	List	   *row_aggs;		/* aggs and group_vars as the executor's row */
+	List	   *row_group_vars; /* reads them (TesseraStarRewrite) */
 } TAggFindContext;
 
 /* Collect the Aggrefs of the target; any other column is not ours. */
@@ -131,32 +138,35 @@ tagg_find(Node *node, TAggFindContext *cxt)
  * types' own equality.
  */
 static bool
-tagg_group_vars(PlannerInfo *root, Index relid, List **group_vars)
+tagg_group_vars(PlannerInfo *root, Index relid, TAggFindContext *cxt)
 {
 	Query	   *parse = root->parse;
 	ListCell   *lc;
 
-	*group_vars = NIL;
+	cxt->group_vars = NIL;
+	cxt->row_group_vars = NIL;
 	if (parse->groupingSets != NIL)
 		return false;
 	foreach(lc, parse->groupClause)
 	{
 		SortGroupClause *sgc = lfirst_node(SortGroupClause, lc);
 		Node	   *expr = get_sortgroupclause_expr(sgc, parse->targetList);
-		Var		   *var = (Var *) expr;
+		Node	   *row_expr = TesseraStarRewrite(cxt->star, expr);
+		Var		   *var = (Var *) row_expr;
 		TypeCacheEntry *tc;
 
-		if (list_length(*group_vars) >= INDEX_MAX_KEYS ||
+		if (row_expr == NULL || list_length(cxt->group_vars) >= INDEX_MAX_KEYS ||
 			TesseraKeyDescribe(expr, 0) == NIL)
 			return false;
-		if (IsA(expr, Var) ?
+		if (IsA(row_expr, Var) ?
 			(var->varno != relid || var->varlevelsup != 0 || var->varattno <= 0) :
-			!TesseraComputable(expr, relid))
+			!TesseraComputable(row_expr, relid))
 			return false;
 		tc = lookup_type_cache(getBaseType(exprType(expr)), TYPECACHE_EQ_OPR);
 		if (sgc->eqop != tc->eq_opr)
 			return false;
-		*group_vars = lappend(*group_vars, expr);
+		cxt->group_vars = lappend(cxt->group_vars, expr);
+		cxt->row_group_vars = lappend(cxt->row_group_vars, row_expr);
 	}
 	return true;
 }
@@ -181,22 +191,43 @@ tagg_has_computed_key(List *group_vars)
 	return false;
 }
 
-/* The descriptions of the group keys, computed ones added to *computed. */
+/*
+ * The descriptions of the group keys (as the row reads them), computed
+ * ones -- expressions and a star join's extra columns -- added to
+ * *computed.
+ */
 static List *
-tagg_describe_keys(List *group_vars, List **computed)
+tagg_describe_keys(List *row_group_vars, TesseraStarPlan *star, List **computed)
 {
 	List	   *descs = NIL;
 	ListCell   *lc;
 
-	foreach(lc, group_vars)
+	foreach(lc, row_group_vars)
 	{
 		Node	   *expr = lfirst(lc);
+		bool		column = IsA(expr, Var) &&
+			!TesseraStarExtra(star, ((Var *) expr)->varattno);
 
-		descs = lappend(descs, TesseraKeyDescribe(expr, IsA(expr, Var) ?
+		descs = lappend(descs, TesseraKeyDescribe(expr, column ?
 												  ((Var *) expr)->varattno - 1 :
 												  TesseraComputedColumn(computed, expr)));
 	}
 	return descs;
+}
+
+/* The relation's own columns of a pull_varattnos set (no extra columns). */
+static Bitmapset *
+tagg_own_columns(Bitmapset *attrs, TesseraStarPlan *star)
+{
+	Bitmapset  *own = NULL;
+	int			a = -1;
+
+	if (star == NULL)
+		return attrs;
+	while ((a = bms_next_member(attrs, a)) >= 0)
+		if (!TesseraStarExtra(star, a + FirstLowInvalidHeapAttributeNumber))
+			own = bms_add_member(own, a);
+	return own;
 }
 
 static bool
@@ -241,7 +272,7 @@ tagg_state_marker(List *aggs)
  */
 static void
 tagg_path_finish(CustomPath *cpath, Index relid, TAggFindContext *cxt, TAggMode mode,
-				 double groups)
+				 double groups, List *star)
 {
 	if (mode != TAGG_PARTIAL)
 	{
@@ -258,6 +289,9 @@ tagg_path_finish(CustomPath *cpath, Index relid, TAggFindContext *cxt, TAggMode 
 									   makeInteger(mode), cxt->distinct_var);
 	cpath->custom_private = lappend(cpath->custom_private,
 									makeInteger((int) Min(groups, (double) (PG_INT32_MAX / 2))));
+	cpath->custom_private = lappend(cpath->custom_private, star);
+	cpath->custom_private = lappend(cpath->custom_private, cxt->row_aggs);
+	cpath->custom_private = lappend(cpath->custom_private, cxt->row_group_vars);
 	cpath->methods = &tagg_path_methods;
 }
 
@@ -298,7 +332,7 @@ tagg_add_parallel_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *out
 	run = serial->path.startup_cost - seq_page_cost * pages_read;
 	partial->path.startup_cost = seq_page_cost * pages_read + run / divisor;
 	partial->path.total_cost = partial->path.startup_cost + cpu_tuple_cost * inner_groups;
-	tagg_path_finish(partial, input_rel->relid, cxt, TAGG_PARTIAL, inner_groups);
+	tagg_path_finish(partial, input_rel->relid, cxt, TAGG_PARTIAL, inner_groups, NIL);
 
 	gather = create_gather_path(root, output_rel, &partial->path, target, NULL, &partial_rows);
 
@@ -312,7 +346,7 @@ tagg_add_parallel_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *out
 		partial_rows * list_length(cxt->aggs) * cpu_operator_cost;
 	final->path.total_cost = final->path.startup_cost + cpu_tuple_cost * groups;
 	final->custom_paths = list_make1(gather);
-	tagg_path_finish(final, input_rel->relid, cxt, TAGG_FINAL, inner_groups);
+	tagg_path_finish(final, input_rel->relid, cxt, TAGG_FINAL, inner_groups, NIL);
 	add_path(output_rel, &final->path);
 }
 
@@ -328,14 +362,25 @@ tagg_check_aggs(TAggFindContext *cxt, RelOptInfo *input_rel, Relation relation,
 	double		work = 0;
 	ListCell   *lc;
 
+	cxt->row_aggs = NIL;
 	foreach(lc, cxt->aggs)
 	{
 		Aggref	   *agg = lfirst(lc);
-		List	   *desc = TesseraAggDescribe(agg, input_rel->relid, relation, computed);
+		Aggref	   *row_agg = (Aggref *) TesseraStarRewrite(cxt->star, (Node *) agg);
+		List	   *desc;
 		TAggKind	kind;
 		int			attidx;
 		Oid			argtype;
 
+		/* a FILTER is a vector qual on the table's own columns */
+		if (row_agg == NULL ||
+			!equal(row_agg->aggfilter, agg->aggfilter))
+		{
+			cxt->ok = false;
+			continue;
+		}
+		cxt->row_aggs = lappend(cxt->row_aggs, row_agg);
+		desc = TesseraAggDescribe(row_agg, input_rel->relid, relation, computed);
 		if (desc == NIL)
 		{
 			cxt->ok = false;
@@ -374,6 +419,7 @@ tagg_check_aggs(TAggFindContext *cxt, RelOptInfo *input_rel, Relation relation,
 		 */
 
 		if (input_rel->baserestrictinfo != NIL || cxt->group_vars != NIL ||
+			cxt->star != NULL ||
 			agg->aggfilter != NULL || kind == TAGG_SUM || kind == TAGG_AVG ||
 			argtype == FLOAT4OID || argtype == FLOAT8OID)
 		{
@@ -386,17 +432,74 @@ tagg_check_aggs(TAggFindContext *cxt, RelOptInfo *input_rel, Relation relation,
 	return work;
 }
 
+/*
+ * The relation TesseraAgg scans: input_rel itself, or the tessera table of
+ * a star join (*star filled), or NULL.
+ */
+static RelOptInfo *
+tagg_scanned_rel(PlannerInfo *root, RelOptInfo *input_rel, TesseraStarPlan *star,
+				 TesseraStarPlan **star_out)
+{
+	RangeTblEntry *rte;
+
+	*star_out = NULL;
+	if (input_rel->reloptkind == RELOPT_JOINREL)
+	{
+		if (!tessera_enable_star_join || !TesseraStarFind(root, input_rel, star))
+			return NULL;
+		*star_out = star;
+		return find_base_rel(root, star->fact);
+	}
+	if (input_rel->reloptkind != RELOPT_BASEREL || input_rel->lateral_relids != NULL)
+		return NULL;
+	rte = planner_rt_fetch(input_rel->relid, root);
+	if (rte->rtekind != RTE_RELATION || rte->relkind != RELKIND_RELATION ||
+		rte->tablesample != NULL || rte->inh)
+		return NULL;
+	return input_rel;
+}
+
+/*
+ * What a star join adds to the cost: reading each dimension, hashing its
+ * rows, one lookup per dimension for each fact row the quals keep, and
+ * gathering the dimension columns of the rows joined.  False if the
+ * dimensions' tables should not fit hash_mem.
+ */
+static bool
+tagg_star_cost(TesseraStarPlan *star, double probe_rows, double join_rows, Cost *cost)
+{
+	double		bytes = 0;
+	ListCell   *lc;
+
+	*cost = 0;
+	if (star == NULL)
+		return true;
+	foreach(lc, star->dims)
+	{
+		TesseraStarDimPlan *dim = lfirst(lc);
+
+		*cost += dim->path->total_cost + dim->path->rows * 2 * cpu_operator_cost +
+			probe_rows * cpu_operator_cost;
+		bytes += dim->path->rows * (32 + dim->rel->reltarget->width);
+	}
+	*cost += join_rows * list_length(star->ext) * 0.25 * cpu_operator_cost;
+	return bytes <= (double) get_hash_memory_limit();
+}
+
 static void
 tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_rel,
 						   RelOptInfo *output_rel, void *extra)
 {
 	Query	   *parse = root->parse;
+	RelOptInfo *rel;
+	TesseraStarPlan star_plan;
 	RangeTblEntry *rte;
 	Relation	relation;
-	TAggFindContext cxt = {NIL, NIL, true, NULL};
+	TAggFindContext cxt = {NIL, NIL, true, NULL, NULL, NIL, NIL};
 	ListCell   *lc;
 	CustomPath *cpath;
 	double		rows_read,
+				agg_rows,
 				groups = 1,
 				inner_groups = 1,
 				agg_work = 0;
@@ -404,8 +507,10 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 	bool		has_float_sum = false;
 	double		group_bytes;
 	List	   *computed = NIL;
+	List	   *star_info = NIL;
 	bool		only_distinct = true;
-	Cost		run_cost;
+	Cost		run_cost,
+				star_cost;
 	TscanEstimate est;
 	Bitmapset  *attrs = NULL;
 
@@ -413,16 +518,13 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 		prev_create_upper_paths(root, stage, input_rel, output_rel, extra);
 
 	if (stage != UPPERREL_GROUP_AGG || !tessera_enable_custom_agg || !tessera_enable_custom_scan ||
-		input_rel->reloptkind != RELOPT_BASEREL || input_rel->lateral_relids != NULL ||
 		(!parse->hasAggs && parse->groupClause == NIL) ||
-		parse->hasTargetSRFs ||
-		parse->rowMarks != NIL || !tagg_group_vars(root, input_rel->relid, &cxt.group_vars))
+		parse->hasTargetSRFs || parse->rowMarks != NIL)
 		return;
-	rte = planner_rt_fetch(input_rel->relid, root);
-	if (rte->rtekind != RTE_RELATION || rte->relkind != RELKIND_RELATION ||
-		rte->tablesample != NULL || rte->inh)
+	rel = tagg_scanned_rel(root, input_rel, &star_plan, &cxt.star);
+	if (rel == NULL || !tagg_group_vars(root, rel->relid, &cxt))
 		return;
-
+	rte = planner_rt_fetch(rel->relid, root);
 	relation = table_open(rte->relid, NoLock);
 	if (!IsTesseraRelation(relation))
 	{
@@ -431,24 +533,25 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 	}
 
 	/* every qual must be a vector qual; every output an aggregate of ours */
-	foreach(lc, input_rel->baserestrictinfo)
+	foreach(lc, rel->baserestrictinfo)
 	{
 		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
 
-		if (TesseraVecDescribe((Node *) rinfo->clause, input_rel->relid, relation) == NIL)
+		if (TesseraVecDescribe((Node *) rinfo->clause, rel->relid, relation) == NIL)
 			cxt.ok = false;
-		pull_varattnos((Node *) rinfo->clause, input_rel->relid, &attrs);
+		pull_varattnos((Node *) rinfo->clause, rel->relid, &attrs);
 	}
 	foreach(lc, output_rel->reltarget->exprs)
 		(void) tagg_find(lfirst(lc), &cxt);
 	/* HAVING: evaluated on each group's row, its aggregates computed too */
 	(void) tagg_find(parse->havingQual, &cxt);
-	pull_varattnos((Node *) cxt.group_vars, input_rel->relid, &attrs);
-	(void) tagg_describe_keys(cxt.group_vars, &computed);
-	agg_work = tagg_check_aggs(&cxt, input_rel, relation, &attrs, &has_float_sum,
+	pull_varattnos((Node *) cxt.group_vars, rel->relid, &attrs);
+	(void) tagg_describe_keys(cxt.row_group_vars, cxt.star, &computed);
+	agg_work = tagg_check_aggs(&cxt, rel, relation, &attrs, &has_float_sum,
 							   &only_distinct, &computed);
 	/* expressions computed per row: their columns, and what evaluating them costs */
-	pull_varattnos((Node *) computed, input_rel->relid, &attrs);
+	pull_varattnos((Node *) computed, rel->relid, &attrs);
+	attrs = tagg_own_columns(attrs, cxt.star);
 	foreach(lc, computed)
 	{
 		QualCost	qc;
@@ -476,16 +579,42 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 	 */
 	group_bytes = (only_distinct ? 0 : list_length(cxt.aggs)) * sizeof(TAggState) + 64;
 	if (inner_keys != NIL && inner_groups * group_bytes > (double) get_hash_memory_limit() &&
-		!tagg_has_computed_key(cxt.group_vars))
+		!tagg_has_computed_key(cxt.row_group_vars))
 		cxt.ok = false;
+	/* a star join: what the executor needs of each dimension's rows */
+	if (cxt.ok && cxt.star != NULL)
+	{
+		List	   *desc,
+				   *clauses;
+
+		if (!TesseraStarDescribe(cxt.star, &desc, &clauses))
+			cxt.ok = false;
+		star_info = list_make2(desc, clauses);
+	}
 	/* GROUP BY alone (distinct keys) is an aggregation with no aggregates */
 	if (!cxt.ok || (cxt.aggs == NIL && cxt.group_vars == NIL))
 	{
 		table_close(relation, NoLock);
 		return;
 	}
-	TesseraScanEstimate(root, input_rel, relation, attrs, &est);
+	TesseraScanEstimate(root, rel, relation, attrs, &est);
 	table_close(relation, NoLock);
+
+	/*
+	 * Decoding a value into a vector, a quarter of an operator (measured:
+	 * about 1 ns per integer); a vector qual, a tenth per row; the work per
+	 * row kept as above, and half an operator per group key.  A star join
+	 * keeps the rows that join.
+	 */
+	rows_read = rel->tuples * est.read_frac;
+	agg_rows = cxt.star != NULL ? input_rel->rows : rows_read * est.vec_sel;
+	if (!tagg_star_cost(cxt.star, rows_read * est.vec_sel, agg_rows, &star_cost))
+		return;
+	run_cost = rows_read * (est.decode_ops * 0.25 + est.nvec * 0.1) * cpu_operator_cost +
+		agg_rows * (agg_work + 0.5 * list_length(inner_keys)) * cpu_operator_cost + star_cost;
+	/* count(DISTINCT): each inner group is folded into its outer group */
+	if (cxt.distinct_var != NULL)
+		run_cost += inner_groups * list_length(cxt.aggs) * cpu_operator_cost;
 
 	cpath = makeNode(CustomPath);
 	cpath->path.pathtype = T_CustomScan;
@@ -495,21 +624,12 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 	cpath->path.parallel_aware = false;
 	cpath->path.parallel_safe = false;
 	cpath->path.rows = groups;
-	/*
-	 * Decoding a value into a vector, a quarter of an operator (measured:
-	 * about 1 ns per integer); a vector qual, a tenth per row; the work per
-	 * row kept as above, and half an operator per group key.
-	 */
-	rows_read = input_rel->tuples * est.read_frac;
-	run_cost = rows_read * (est.decode_ops * 0.25 + est.nvec * 0.1) * cpu_operator_cost +
-		rows_read * est.vec_sel * (agg_work + 0.5 * list_length(inner_keys)) *
-		cpu_operator_cost;
-	/* count(DISTINCT): each inner group is folded into its outer group */
-	if (cxt.distinct_var != NULL)
-		run_cost += inner_groups * list_length(cxt.aggs) * cpu_operator_cost;
 	cpath->path.startup_cost = seq_page_cost * est.phys_pages * est.read_frac + run_cost;
 	cpath->path.total_cost = cpath->path.startup_cost + cpu_tuple_cost * groups;
-	tagg_path_finish(cpath, input_rel->relid, &cxt, TAGG_SERIAL, inner_groups);
+	foreach(lc, cxt.star != NULL ? cxt.star->dims : NIL)
+		cpath->custom_paths = lappend(cpath->custom_paths,
+									  ((TesseraStarDimPlan *) lfirst(lc))->path);
+	tagg_path_finish(cpath, rel->relid, &cxt, TAGG_SERIAL, inner_groups, star_info);
 	add_path(output_rel, &cpath->path);
 
 	/*
@@ -518,19 +638,20 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 	 * parameters stay serial: they travel in custom_private, where the
 	 * parallel executor would not know to pass their values to workers.
 	 */
-	if (input_rel->consider_parallel && max_parallel_workers_per_gather > 0 &&
+	if (rel->consider_parallel && max_parallel_workers_per_gather > 0 &&
+		cxt.star == NULL &&
 		cxt.aggs != NIL &&		/* the partial states ride in an Aggref */
-		!tagg_has_exec_param(input_rel->baserestrictinfo) &&
+		!tagg_has_exec_param(rel->baserestrictinfo) &&
 		!tagg_exec_param_walker((Node *) cxt.aggs, NULL) &&
 		!tagg_exec_param_walker((Node *) cxt.group_vars, NULL) &&
 		run_cost > 10 * parallel_setup_cost)
 	{
-		int			workers = compute_parallel_worker(input_rel, input_rel->pages, -1,
+		int			workers = compute_parallel_worker(rel, rel->pages, -1,
 													  max_parallel_workers_per_gather);
 
 		if (workers > 0)
-			tagg_add_parallel_path(root, input_rel, output_rel, cpath, &cxt, workers, groups,
-								   inner_groups, est.read_frac * input_rel->tuples,
+			tagg_add_parallel_path(root, rel, output_rel, cpath, &cxt, workers, groups,
+								   inner_groups, est.read_frac * rel->tuples,
 								   est.phys_pages * est.read_frac);
 	}
 }
@@ -612,6 +733,10 @@ tagg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *
 	List	   *group_vars = list_nth(best_path->custom_private, TAGG_PATH_GROUP_VARS);
 	TAggMode	mode = intVal(list_nth(best_path->custom_private, TAGG_PATH_MODE));
 	Var		   *distinct_var = list_nth(best_path->custom_private, TAGG_PATH_DISTINCT_VAR);
+	List	   *star = list_nth(best_path->custom_private, TAGG_PATH_STAR);
+	List	   *row_aggs = list_nth(best_path->custom_private, TAGG_PATH_ROW_AGGS);
+	List	   *row_group_vars = list_nth(best_path->custom_private, TAGG_PATH_ROW_GROUP_VARS);
+	TesseraStarPlan star_plan;
 	RelOptInfo *input_rel = find_base_rel(root, relid);
 	RangeTblEntry *rte = planner_rt_fetch(relid, root);
 	Relation	relation = table_open(rte->relid, NoLock);
@@ -631,9 +756,14 @@ tagg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *
 		TesseraDescribeVectorQuals(extract_actual_clauses(input_rel->baserestrictinfo, false),
 								   relid, relation, &skip, &skip_descs, &vector, &vector_descs);
 	}
-	/* computed columns: the group keys' first, then the aggregates' */
-	key_descs = tagg_describe_keys(group_vars, &computed);
-	specs = tagg_describe_aggs(aggs, relid, relation, &computed);
+	/*
+	 * computed columns: the group keys' first, then the aggregates', as the
+	 * row reads them (a star join's dimension columns are its extra ones)
+	 */
+	memset(&star_plan, 0, sizeof(star_plan));
+	star_plan.natts = RelationGetNumberOfAttributes(relation);
+	key_descs = tagg_describe_keys(row_group_vars, star != NIL ? &star_plan : NULL, &computed);
+	specs = tagg_describe_aggs(row_aggs, relid, relation, &computed);
 	table_close(relation, NoLock);
 
 	/* the scan tuple: the group keys, then the aggregates (or their states) */
@@ -671,7 +801,7 @@ tagg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *
 	cscan->custom_scan_tlist = scan_tlist;
 	cscan->custom_plans = custom_plans;
 	cscan->custom_exprs = NIL;
-	(void) tagg_collect_params((Node *) list_make3(vector, aggs, computed),
+	(void) tagg_collect_params((Node *) list_make3(vector, row_aggs, computed),
 							   &cscan->custom_exprs);
 
 	cscan->custom_private = NIL;
@@ -681,7 +811,7 @@ tagg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *
 	cscan->custom_private = lappend(cscan->custom_private, skip_descs);
 	cscan->custom_private = lappend(cscan->custom_private, vector);
 	cscan->custom_private = lappend(cscan->custom_private, vector_descs);
-	cscan->custom_private = lappend(cscan->custom_private, copyObject(aggs));
+	cscan->custom_private = lappend(cscan->custom_private, copyObject(row_aggs));
 	cscan->custom_private = lappend(cscan->custom_private, specs);
 	cscan->custom_private = lappend(cscan->custom_private, key_descs);
 	cscan->custom_private = lappend(cscan->custom_private,
@@ -690,6 +820,10 @@ tagg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *
 									copyObject(list_nth(best_path->custom_private,
 														TAGG_PATH_GROUPS)));
 	cscan->custom_private = lappend(cscan->custom_private, copyObject(computed));
+	cscan->custom_private = lappend(cscan->custom_private,
+									star != NIL ? copyObject(linitial(star)) : NIL);
+	cscan->custom_private = lappend(cscan->custom_private,
+									star != NIL ? copyObject(lsecond(star)) : NIL);
 	Assert(list_length(cscan->custom_private) == TAGG_PRIVATE_NFIELDS);
 	return &cscan->scan.plan;
 }

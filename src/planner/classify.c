@@ -589,6 +589,7 @@ vx_describe(Node *expr, Index relid, Relation rel)
 		Var		   *var = (Var *) expr;
 
 		if (var->varno != relid || var->varlevelsup != 0 || var->varattno <= 0 ||
+			var->varattno > RelationGetNumberOfAttributes(rel) ||
 			getBaseType(var->vartype) != NUMERICOID ||
 			TupleDescAttr(RelationGetDescr(rel), var->varattno - 1)->attisdropped)
 			return NIL;
@@ -693,6 +694,7 @@ count_distinct_describe(Aggref *agg, Index relid, Relation rel, List *filter)
 		return NIL;
 	var = (Var *) ((TargetEntry *) linitial(agg->args))->expr;
 	if (!IsA(var, Var) || var->varno != relid || var->varlevelsup != 0 || var->varattno <= 0 ||
+		var->varattno > RelationGetNumberOfAttributes(rel) ||
 		TupleDescAttr(RelationGetDescr(rel), var->varattno - 1)->attisdropped ||
 		TesseraKeyDescribe((Node *) var, var->varattno - 1) == NIL)
 		return NIL;
@@ -769,6 +771,15 @@ TesseraAggDescribe(Aggref *agg, Index relid, Relation rel, List **computed)
 			return NIL;
 		attidx = TesseraComputedColumn(computed, (Node *) var);
 		t = getBaseType(exprType((Node *) var));
+	}
+	else if (var->varno == relid && var->varlevelsup == 0 &&
+			 var->varattno > RelationGetNumberOfAttributes(rel))
+	{
+		/* an extra column of the row (a star join's dimension): computed */
+		if (computed == NULL || filter != NIL)
+			return NIL;
+		attidx = TesseraComputedColumn(computed, (Node *) var);
+		t = getBaseType(var->vartype);
 	}
 	else
 	{

@@ -29,6 +29,29 @@ extern List *TesseraKeyDescribe(Node *expr, int attidx);
 extern bool TesseraComputable(Node *expr, Index relid);
 extern int	TesseraComputedColumn(List **computed, Node *expr);
 
+/* star_path.c: a star join TesseraAgg probes itself */
+typedef struct TesseraStarDimPlan
+{
+	RelOptInfo *rel;
+	EquivalenceClass *ec;		/* the class joining it to the fact table */
+	Var		   *fact_key;
+	Var		   *dim_key;		/* unique in rel */
+	Path	   *path;			/* how it is read */
+} TesseraStarDimPlan;
+
+typedef struct TesseraStarPlan
+{
+	Index		fact;			/* the tessera table */
+	int			natts;			/* its attributes; extra columns follow */
+	List	   *dims;			/* TesseraStarDimPlan */
+	List	   *ext;			/* the dimension Vars read, in extra column order */
+} TesseraStarPlan;
+
+extern bool TesseraStarFind(PlannerInfo *root, RelOptInfo *joinrel, TesseraStarPlan *star);
+extern Node *TesseraStarRewrite(TesseraStarPlan *star, Node *expr);
+extern bool TesseraStarExtra(TesseraStarPlan *star, AttrNumber attno);
+extern bool TesseraStarDescribe(TesseraStarPlan *star, List **desc, List **clauses);
+
 /* cost.c: what a scan of the relation costs, apart from parallelism */
 typedef struct TscanEstimate
 {

@@ -1,0 +1,358 @@
+/*-------------------------------------------------------------------------
+ *
+ * star.c
+ *	  Star joins inside TesseraAgg: the dimensions' rows hashed on their
+ *	  unique keys, probed with the fact table's key column vectors, their
+ *	  columns gathered beside the batch as extra columns of the row.
+ *
+ * NOTES
+ *	  The planner (planner/star_path.c) hands a TesseraAgg over a join of
+ *	  one tessera table F with dimension relations D1..Dn, each joined to F
+ *	  alone by F.fk = D.key with D.key unique in D, as a plan over F whose
+ *	  custom_plans are the dimensions' own plans (their quals included).
+ *	  Here every dimension's rows are read once into a table keyed on the
+ *	  join key (a direct array for a dense key range, else a hash table),
+ *	  and each batch of F is joined by looking its key column up: a row
+ *	  without a match in any dimension is no longer counted (inner join;
+ *	  a NULL key matches nothing), and for the others the dimension
+ *	  columns the aggregation reads are gathered into arrays that the
+ *	  computed expressions read as the columns after F's own
+ *	  (TesseraComputed's extra columns).  Since each key is unique, a fact
+ *	  row matches at most one row of each dimension: the join never
+ *	  multiplies rows, so every aggregate counts exactly the rows the
+ *	  join would produce.
+ *
+ *	  Join keys are integers (int2, int4, int8, compared as values, as
+ *	  the integer btree family's cross-type equality does) or dates.
+ *
+ * IDENTIFICATION
+ *	  src/executor/star.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "common/hashfn.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "utils/datum.h"
+#include "utils/date.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+
+#include "tessera/tableam.h"
+#include "nodes.h"
+
+/* A dimension's key and the row holding it. */
+typedef struct StarEntry
+{
+	int64		key;
+	int32		row;
+	char		status;
+} StarEntry;
+
+#define SH_PREFIX starhash
+#define SH_ELEMENT_TYPE StarEntry
+#define SH_KEY_TYPE int64
+#define SH_KEY key
+#define SH_HASH_KEY(tb, key) ((uint32) (((uint64) (key) * UINT64CONST(0x9E3779B97F4A7C15)) >> 32))
+#define SH_EQUAL(tb, a, b) ((a) == (b))
+#define SH_SCOPE static inline
+#define SH_DECLARE
+#define SH_DEFINE
+#include "lib/simplehash.h"
+
+/* a direct table when the keys span at most this many slots per row (and 1M) */
+#define STAR_DIRECT_SPREAD	4
+#define STAR_DIRECT_MIN		(1 << 20)
+
+/* An integer-like join key's value. */
+static inline int64
+star_key(Datum d, Oid type)
+{
+	switch (type)
+	{
+		case INT2OID:
+			return DatumGetInt16(d);
+		case INT4OID:
+			return DatumGetInt32(d);
+		case DATEOID:
+			return DatumGetDateADT(d);
+		default:
+			return DatumGetInt64(d);
+	}
+}
+
+/*
+ * TesseraStarInit
+ *		Set up the star join described by desc (TAGG_PRIVATE_STAR) over the
+ *		plans children; returns the row type the computed expressions read:
+ *		the relation's columns, then the gathered dimension columns.
+ */
+TupleDesc
+TesseraStarInit(TesseraStar *st, List *desc, List *children, TupleDesc reldesc)
+{
+	List	   *dims = linitial(desc);
+	List	   *ext = lsecond(desc);
+	TupleDesc	td;
+	ListCell   *lc;
+
+	memset(st, 0, sizeof(TesseraStar));
+	st->ndims = list_length(dims);
+	st->dims = palloc0(sizeof(TesseraStarDim) * st->ndims);
+	st->next = list_length(ext);
+	st->natts = reldesc->natts;
+	st->cxt = AllocSetContextCreate(CurrentMemoryContext, "TesseraAgg star join",
+									ALLOCSET_DEFAULT_SIZES);
+	foreach(lc, dims)
+	{
+		List	   *d = lfirst(lc);
+		TesseraStarDim *dim = &st->dims[foreach_current_index(lc)];
+
+		dim->child = list_nth(children, foreach_current_index(lc));
+		dim->fact_att = desc_int(d, STAR_DIM_FACT_ATTIDX);
+		dim->fact_type = (Oid) desc_int(d, STAR_DIM_FACT_TYPE);
+		dim->key_pos = desc_int(d, STAR_DIM_KEY_POS);
+		dim->key_type = (Oid) desc_int(d, STAR_DIM_KEY_TYPE);
+		dim->cols = palloc(sizeof(int) * (st->next + 1));
+		dim->ext = palloc(sizeof(int) * (st->next + 1));
+	}
+
+	/* the row the expressions read: the relation's, then the extra columns */
+	td = CreateTemplateTupleDesc(reldesc->natts + st->next);
+	for (int i = 0; i < reldesc->natts; i++)
+		TupleDescCopyEntry(td, i + 1, reldesc, i + 1);
+	foreach(lc, ext)
+	{
+		List	   *e = lfirst(lc);
+		int			k = foreach_current_index(lc);
+		TesseraStarDim *dim = &st->dims[desc_int(e, STAR_EXT_DIM)];
+
+		dim->cols[dim->ncols] = desc_int(e, STAR_EXT_POS);
+		dim->ext[dim->ncols++] = k;
+		TupleDescInitEntry(td, reldesc->natts + k + 1, NULL, (Oid) desc_int(e, STAR_EXT_TYPE),
+						   desc_int(e, STAR_EXT_TYPMOD), 0);
+		TupleDescInitEntryCollation(td, reldesc->natts + k + 1,
+									(Oid) desc_int(e, STAR_EXT_COLLATION));
+	}
+	return td;
+}
+
+/* Read a dimension's rows into its table. */
+static void
+star_build_dim(TesseraStar *st, TesseraStarDim *dim)
+{
+	MemoryContext old = MemoryContextSwitchTo(st->cxt);
+	int			cap = 1024;
+	int64	   *keys = palloc(sizeof(int64) * cap);
+	int64		min = PG_INT64_MAX,
+				max = PG_INT64_MIN;
+	TupleDesc	cdesc = NULL;
+
+	dim->nrows = 0;
+	dim->values = palloc(sizeof(Datum *) * Max(dim->ncols, 1));
+	dim->nulls = palloc(sizeof(bool *) * Max(dim->ncols, 1));
+	for (int c = 0; c < dim->ncols; c++)
+	{
+		dim->values[c] = palloc(sizeof(Datum) * cap);
+		dim->nulls[c] = palloc(sizeof(bool) * cap);
+	}
+	MemoryContextSwitchTo(old);
+
+	for (;;)
+	{
+		TupleTableSlot *slot;
+		int64		key;
+
+		CHECK_FOR_INTERRUPTS();
+		slot = ExecProcNode(dim->child);
+		if (TupIsNull(slot))
+			break;
+		slot_getallattrs(slot);
+		/* a NULL key joins nothing */
+		if (slot->tts_isnull[dim->key_pos])
+			continue;
+		cdesc = slot->tts_tupleDescriptor;
+		key = star_key(slot->tts_values[dim->key_pos], dim->key_type);
+		old = MemoryContextSwitchTo(st->cxt);
+		if (dim->nrows == cap)
+		{
+			cap *= 2;
+			keys = repalloc_huge(keys, sizeof(int64) * cap);
+			for (int c = 0; c < dim->ncols; c++)
+			{
+				dim->values[c] = repalloc_huge(dim->values[c], sizeof(Datum) * cap);
+				dim->nulls[c] = repalloc_huge(dim->nulls[c], sizeof(bool) * cap);
+			}
+		}
+		keys[dim->nrows] = key;
+		for (int c = 0; c < dim->ncols; c++)
+		{
+			Form_pg_attribute att = TupleDescAttr(cdesc, dim->cols[c]);
+			bool		isnull = slot->tts_isnull[dim->cols[c]];
+
+			dim->nulls[c][dim->nrows] = isnull;
+			dim->values[c][dim->nrows] = isnull ? (Datum) 0 :
+				datumCopy(slot->tts_values[dim->cols[c]], att->attbyval, att->attlen);
+		}
+		MemoryContextSwitchTo(old);
+		min = Min(min, key);
+		max = Max(max, key);
+		dim->nrows++;
+	}
+
+	/* the table: direct for a dense range of keys, else hashed */
+	old = MemoryContextSwitchTo(st->cxt);
+	dim->direct = NULL;
+	dim->hash = NULL;
+	dim->min = min;
+	dim->max = max;
+	if (dim->nrows > 0 && (uint64) max - (uint64) min <
+		(uint64) Max((int64) dim->nrows * STAR_DIRECT_SPREAD, STAR_DIRECT_MIN))
+	{
+		Size		span = (Size) ((uint64) max - (uint64) min) + 1;
+
+		dim->direct = palloc_extended(sizeof(int32) * span, MCXT_ALLOC_HUGE);
+		memset(dim->direct, 0xff, sizeof(int32) * span);
+		for (int r = 0; r < dim->nrows; r++)
+		{
+			Size		slot = (Size) ((uint64) keys[r] - (uint64) min);
+
+			if (dim->direct[slot] >= 0)
+				elog(ERROR, "TesseraAgg: a dimension's join key is not unique");
+			dim->direct[slot] = r;
+		}
+	}
+	else if (dim->nrows > 0)
+	{
+		dim->hash = starhash_create(st->cxt, dim->nrows, NULL);
+		for (int r = 0; r < dim->nrows; r++)
+		{
+			bool		found;
+			StarEntry  *e = starhash_insert(dim->hash, keys[r], &found);
+
+			if (found)
+				elog(ERROR, "TesseraAgg: a dimension's join key is not unique");
+			e->row = r;
+		}
+	}
+	pfree(keys);
+	MemoryContextSwitchTo(old);
+}
+
+/* Read every dimension, once per scan. */
+static void
+star_build(TesseraStar *st)
+{
+	MemoryContextReset(st->cxt);
+	for (int d = 0; d < st->ndims; d++)
+		star_build_dim(st, &st->dims[d]);
+	st->built = true;
+}
+
+/* The row of dimension dim holding key, or -1. */
+static inline int32
+star_lookup(TesseraStarDim *dim, int64 key)
+{
+	if (dim->direct != NULL)
+		return key < dim->min || key > dim->max ? -1 :
+			dim->direct[(uint64) key - (uint64) dim->min];
+	if (dim->hash != NULL)
+	{
+		StarEntry  *e = starhash_lookup(dim->hash, key);
+
+		return e ? e->row : -1;
+	}
+	return -1;
+}
+
+/*
+ * TesseraStarProbe
+ *		Join the batch's counted rows (ok, n of them; updated in place) with
+ *		every dimension, and gather the dimension columns of the rows still
+ *		counted into c's extra columns.
+ */
+void
+TesseraStarProbe(TesseraStar *st, TesseraBatch *b, bool *ok, int n, TesseraComputed *c,
+				 MemoryContext bufcxt)
+{
+	uint64		before = 0,
+				after = 0;
+
+	if (!st->built)
+		star_build(st);
+	if (st->cap < n)
+	{
+		st->cap = Max(n, 1024);
+		st->match = MemoryContextAlloc(bufcxt, sizeof(int32) * st->cap * Max(st->ndims, 1));
+		for (int k = 0; k < st->next; k++)
+		{
+			c->ext_values[k] = MemoryContextAlloc(bufcxt, sizeof(Datum) * st->cap);
+			c->ext_nulls[k] = MemoryContextAlloc(bufcxt, sizeof(bool) * st->cap);
+		}
+	}
+	for (int i = 0; i < n; i++)
+		before += ok[i];
+
+	for (int d = 0; d < st->ndims; d++)
+	{
+		TesseraStarDim *dim = &st->dims[d];
+		int32	   *match = st->match + (Size) d * st->cap;
+		Datum	   *keys;
+		bool	   *keynull;
+
+		TesseraBatchColumn(b, dim->fact_att, &keys, &keynull);
+		for (int i = 0; i < n; i++)
+		{
+			int32		row = -1;
+
+			if (ok[i] && !keynull[i])
+				row = star_lookup(dim, star_key(keys[i], dim->fact_type));
+			match[i] = row;
+			ok[i] = row >= 0;
+		}
+	}
+	for (int d = 0; d < st->ndims; d++)
+	{
+		TesseraStarDim *dim = &st->dims[d];
+		int32	   *match = st->match + (Size) d * st->cap;
+
+		for (int k = 0; k < dim->ncols; k++)
+		{
+			Datum	   *src = dim->values[k];
+			bool	   *srcnull = dim->nulls[k];
+			Datum	   *out = c->ext_values[dim->ext[k]];
+			bool	   *outnull = c->ext_nulls[dim->ext[k]];
+
+			for (int i = 0; i < n; i++)
+			{
+				if (ok[i])
+				{
+					out[i] = src[match[i]];
+					outnull[i] = srcnull[match[i]];
+				}
+				else
+				{
+					out[i] = (Datum) 0;
+					outnull[i] = true;
+				}
+			}
+		}
+	}
+	for (int i = 0; i < n; i++)
+		after += ok[i];
+	st->rows_removed += before - after;
+	/* few rows joined: their other columns are read value by value */
+	if (after * 32 < (uint64) n)
+		b->sparse = true;
+}
+
+/* TesseraStarRescan: read the dimensions again (their parameters may have changed). */
+void
+TesseraStarRescan(TesseraStar *st)
+{
+	for (int d = 0; d < st->ndims; d++)
+		ExecReScan(st->dims[d].child);
+	st->built = false;
+}

@@ -1,0 +1,416 @@
+/*-------------------------------------------------------------------------
+ *
+ * star_path.c
+ *	  Star joins for TesseraAgg: recognizing an aggregation over a join of
+ *	  one tessera table with dimension relations it can probe itself, and
+ *	  rewriting the dimensions' columns as extra columns of the table's row.
+ *
+ * NOTES
+ *	  Taken: inner joins only (no SpecialJoinInfo at all), of base
+ *	  relations, where the tessera table F joins each other relation D by
+ *	  exactly one equivalence class holding a column of F and a column of
+ *	  D, of integer or date type (the executor compares the keys as
+ *	  64-bit values), the D column being the single key of a unique,
+ *	  immediate, non-partial index of D: each F row then matches at most
+ *	  one D row, so the join only drops rows, never multiplies them.  No
+ *	  equivalence class may join two dimensions except through F, and no
+ *	  other join clause may exist (joininfo empty): then joining every D to
+ *	  F on its key is the whole join.  Each D is read by its own cheapest
+ *	  plan, with its own quals.  Everything else stays PostgreSQL's plan.
+ *
+ *	  The aggregation's group keys and arguments may read D's columns:
+ *	  they are rewritten into Vars of F numbered after F's attributes
+ *	  ("extra columns"), which the classifier takes as computed
+ *	  expressions and the executor fills from the matched dimension rows
+ *	  (executor/star.c).
+ *
+ * IDENTIFICATION
+ *	  src/planner/star_path.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/table.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_opfamily.h"
+#include "catalog/pg_type.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/pathnode.h"
+#include "parser/parsetree.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/typcache.h"
+
+#include "tessera/catalog.h"
+#include "tessera/plan.h"
+#include "tessera/tessera.h"
+#include "planner.h"
+
+/* A plain column of a base relation of the join, or NULL. */
+static Var *
+star_member_var(EquivalenceMember *em)
+{
+	Var		   *var = (Var *) em->em_expr;
+
+	if (!IsA(var, Var) || var->varlevelsup != 0 || var->varattno <= 0)
+		return NULL;
+	return var;
+}
+
+/* The btree family whose equality the executor's comparison of keys of type is, or 0. */
+static Oid
+star_key_family(Oid type)
+{
+	if (type == INT2OID || type == INT4OID || type == INT8OID)
+		return INTEGER_BTREE_FAM_OID;
+	if (type == DATEOID)
+		return lookup_type_cache(DATEOID, TYPECACHE_BTREE_OPFAMILY)->btree_opf;
+	return InvalidOid;
+}
+
+/* Is a key of this type compared by the executor as the class's equality does? */
+static bool
+star_key_type_ok(Oid type, List *opfamilies)
+{
+	Oid			family = star_key_family(type);
+
+	return OidIsValid(family) && list_member_oid(opfamilies, family);
+}
+
+/* Is var (of dim) the only key column of a unique index of dim? */
+static bool
+star_unique_key(RelOptInfo *dim, Var *var, List *opfamilies)
+{
+	ListCell   *lc;
+
+	foreach(lc, dim->indexlist)
+	{
+		IndexOptInfo *index = lfirst(lc);
+
+		if (index->unique && index->immediate && index->nkeycolumns == 1 &&
+			(index->indpred == NIL || index->predOK) &&
+			index->indexkeys[0] == var->varattno &&
+			list_member_oid(opfamilies, index->opfamily[0]))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Find the dimensions of fact in the join: for each other relation, the
+ * one equivalence class joining it to fact.  False if the join is not a
+ * star around fact.
+ */
+static bool
+star_dimensions(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *fact, TesseraStarPlan *star)
+{
+	ListCell   *lc;
+	int			rti;
+
+	star->dims = NIL;
+	foreach(lc, root->eq_classes)
+	{
+		EquivalenceClass *ec = lfirst(lc);
+		Var		   *fvar = NULL;
+		Bitmapset  *rels = NULL;
+		ListCell   *mc;
+		int			nmembers = 0;
+
+		/* (a sort or group key's class has one member: no join) */
+		if (ec->ec_has_const || list_length(ec->ec_members) < 2)
+			continue;
+		if (ec->ec_broken)
+			return false;
+		foreach(mc, ec->ec_members)
+		{
+			EquivalenceMember *em = lfirst(mc);
+
+			/* (members of child relations do not concern the join) */
+			if (!bms_is_subset(em->em_relids, joinrel->relids) || em->em_is_const)
+				continue;
+			nmembers++;
+			rels = bms_add_members(rels, em->em_relids);
+		}
+		if (nmembers < 2)
+			continue;
+		foreach(mc, ec->ec_members)
+		{
+			EquivalenceMember *em = lfirst(mc);
+
+			if (!bms_is_subset(em->em_relids, joinrel->relids) || em->em_is_const)
+				continue;
+			/* an expression of two relations' columns, or volatile: a join of its own */
+			if (bms_num_members(em->em_relids) != 1 || ec->ec_has_volatile)
+				return false;
+			if (fvar == NULL && bms_is_member(fact->relid, em->em_relids))
+				fvar = star_member_var(em);
+		}
+		if (bms_num_members(rels) < 2)
+			continue;
+		/* a join class: it must go through a plain column of fact */
+		if (fvar == NULL || fvar->varno != fact->relid ||
+			!star_key_type_ok(fvar->vartype, ec->ec_opfamilies))
+			return false;
+		foreach(mc, ec->ec_members)
+		{
+			EquivalenceMember *em = lfirst(mc);
+			Var		   *dvar;
+			TesseraStarDimPlan *dim;
+			ListCell   *dc;
+			bool		seen = false;
+
+			if (!bms_is_subset(em->em_relids, joinrel->relids) || em->em_is_const ||
+				bms_is_member(fact->relid, em->em_relids))
+				continue;
+			dvar = star_member_var(em);
+			if (dvar == NULL || !star_key_type_ok(dvar->vartype, ec->ec_opfamilies))
+				return false;
+			foreach(dc, star->dims)
+			{
+				dim = lfirst(dc);
+				if (dim->rel->relid != dvar->varno)
+					continue;
+				/* one key per dimension (two classes: a composite key) */
+				if (dim->ec != ec)
+					return false;
+				seen = true;
+			}
+			if (seen)
+				continue;
+			dim = palloc0(sizeof(TesseraStarDimPlan));
+			dim->rel = find_base_rel(root, dvar->varno);
+			dim->ec = ec;
+			dim->fact_key = fvar;
+			dim->dim_key = dvar;
+			if (!star_unique_key(dim->rel, dvar, ec->ec_opfamilies))
+				return false;
+			star->dims = lappend(star->dims, dim);
+		}
+	}
+
+	/* every other relation is a dimension, with a plan of its own */
+	rti = -1;
+	while ((rti = bms_next_member(joinrel->relids, rti)) >= 0)
+	{
+		bool		found = rti == (int) fact->relid;
+
+		foreach(lc, star->dims)
+			found |= ((TesseraStarDimPlan *) lfirst(lc))->rel->relid == (Index) rti;
+		if (!found)
+			return false;
+	}
+	foreach(lc, star->dims)
+	{
+		TesseraStarDimPlan *dim = lfirst(lc);
+		Path	   *path = dim->rel->cheapest_total_path;
+
+		if (path == NULL || path->param_info != NULL || dim->rel->joininfo != NIL)
+			return false;
+		dim->path = path;
+	}
+	return star->dims != NIL;
+}
+
+/*
+ * TesseraStarFind
+ *		Is joinrel a star join around a tessera table TesseraAgg can probe
+ *		itself?  Fills star (the fact table's relid and its dimensions).
+ */
+bool
+TesseraStarFind(PlannerInfo *root, RelOptInfo *joinrel, TesseraStarPlan *star)
+{
+	int			rti = -1;
+	RelOptInfo *best = NULL;
+
+	memset(star, 0, sizeof(TesseraStarPlan));
+	if (joinrel->reloptkind != RELOPT_JOINREL || root->join_info_list != NIL ||
+		root->placeholder_list != NIL || joinrel->lateral_relids != NULL ||
+		root->hasLateralRTEs)
+		return false;
+	/* base relations of this query level only; the fact table: the largest tessera table */
+	while ((rti = bms_next_member(joinrel->relids, rti)) >= 0)
+	{
+		RelOptInfo *rel = rti < root->simple_rel_array_size ? root->simple_rel_array[rti] : NULL;
+		RangeTblEntry *rte;
+		Relation	relation;
+
+		if (rel == NULL || rel->reloptkind != RELOPT_BASEREL || rel->lateral_relids != NULL)
+			return false;
+		rte = planner_rt_fetch(rti, root);
+		if (rte->rtekind != RTE_RELATION || rte->relkind != RELKIND_RELATION ||
+			rte->tablesample != NULL || rte->inh)
+			continue;
+		relation = table_open(rte->relid, NoLock);
+		if (IsTesseraRelation(relation) && rel->joininfo == NIL &&
+			(best == NULL || rel->tuples > best->tuples))
+			best = rel;
+		table_close(relation, NoLock);
+	}
+	if (best == NULL)
+		return false;
+	star->fact = best->relid;
+	{
+		RangeTblEntry *rte = planner_rt_fetch(best->relid, root);
+		Relation	relation = table_open(rte->relid, NoLock);
+
+		star->natts = RelationGetNumberOfAttributes(relation);
+		table_close(relation, NoLock);
+	}
+	return star_dimensions(root, joinrel, best, star);
+}
+
+typedef struct StarRewriteContext
+{
+	TesseraStarPlan *star;
+	bool		ok;
+} StarRewriteContext;
+
+static Node *
+star_rewrite_mutator(Node *node, StarRewriteContext *cxt)
+{
+	if (node == NULL)
+		return NULL;
+	if (IsA(node, Var) && ((Var *) node)->varlevelsup == 0 &&
+		((Var *) node)->varno != cxt->star->fact)
+	{
+		Var		   *var = (Var *) node;
+		ListCell   *lc;
+		int			k = -1;
+
+		if (var->varattno <= 0)
+		{
+			/* a dimension's whole row or system column: not gathered */
+			cxt->ok = false;
+			return node;
+		}
+		foreach(lc, cxt->star->ext)
+		{
+			Var		   *e = lfirst(lc);
+
+			if (e->varno == var->varno && e->varattno == var->varattno)
+				k = foreach_current_index(lc);
+		}
+		if (k < 0)
+		{
+			k = list_length(cxt->star->ext);
+			cxt->star->ext = lappend(cxt->star->ext, var);
+		}
+		return (Node *) makeVar(cxt->star->fact, cxt->star->natts + k + 1, var->vartype,
+								var->vartypmod, var->varcollid, 0);
+	}
+	if (IsA(node, PlaceHolderVar))
+	{
+		cxt->ok = false;
+		return node;
+	}
+	return expression_tree_mutator(node, star_rewrite_mutator, cxt);
+}
+
+/*
+ * TesseraStarRewrite
+ *		A copy of expr with the dimensions' columns as extra columns of the
+ *		fact table's row; NULL if it reads something of a dimension that
+ *		cannot be gathered.  Without a star join, expr itself.
+ */
+Node *
+TesseraStarRewrite(TesseraStarPlan *star, Node *expr)
+{
+	StarRewriteContext cxt = {star, true};
+	Node	   *result;
+
+	if (star == NULL || expr == NULL)
+		return expr;
+	result = star_rewrite_mutator(expr, &cxt);
+	return cxt.ok ? result : NULL;
+}
+
+/* Is an attribute number one of the star's extra columns? */
+bool
+TesseraStarExtra(TesseraStarPlan *star, AttrNumber attno)
+{
+	return star != NULL && attno > star->natts;
+}
+
+/* The position of dimension column var in its plan's rows, or -1. */
+static int
+star_target_pos(RelOptInfo *rel, Var *var)
+{
+	ListCell   *lc;
+
+	foreach(lc, rel->reltarget->exprs)
+	{
+		Var		   *t = lfirst(lc);
+
+		if (IsA(t, Var) && t->varno == var->varno && t->varattno == var->varattno &&
+			t->varlevelsup == 0)
+			return foreach_current_index(lc);
+	}
+	return -1;
+}
+
+/*
+ * TesseraStarDescribe
+ *		The executor's description of the star join (TAGG_PRIVATE_STAR) and
+ *		its join clauses for EXPLAIN; false if a column the executor needs
+ *		is missing from a dimension plan's rows.
+ */
+bool
+TesseraStarDescribe(TesseraStarPlan *star, List **desc, List **clauses)
+{
+	List	   *dims = NIL,
+			   *ext = NIL;
+	ListCell   *lc;
+
+	*clauses = NIL;
+	foreach(lc, star->dims)
+	{
+		TesseraStarDimPlan *dim = lfirst(lc);
+		int			pos = star_target_pos(dim->rel, dim->dim_key);
+		Oid			eqop;
+
+		if (pos < 0)
+			return false;
+		dims = lappend(dims, list_make4(makeInteger(dim->fact_key->varattno - 1),
+										makeInteger((int) dim->fact_key->vartype),
+										makeInteger(pos),
+										makeInteger((int) dim->dim_key->vartype)));
+		eqop = get_opfamily_member(star_key_family(dim->dim_key->vartype),
+								   dim->fact_key->vartype, dim->dim_key->vartype,
+								   BTEqualStrategyNumber);
+		if (!OidIsValid(eqop))
+			return false;
+		*clauses = lappend(*clauses, make_opclause(eqop, BOOLOID, false,
+												   (Expr *) copyObject(dim->fact_key),
+												   (Expr *) copyObject(dim->dim_key),
+												   InvalidOid, InvalidOid));
+		set_opfuncid((OpExpr *) llast(*clauses));
+	}
+	foreach(lc, star->ext)
+	{
+		Var		   *var = lfirst(lc);
+		ListCell   *dc;
+		int			d = -1;
+		int			pos = -1;
+
+		foreach(dc, star->dims)
+		{
+			TesseraStarDimPlan *dim = lfirst(dc);
+
+			if (dim->rel->relid == var->varno)
+			{
+				d = foreach_current_index(dc);
+				pos = star_target_pos(dim->rel, var);
+			}
+		}
+		if (d < 0 || pos < 0)
+			return false;
+		ext = lappend(ext, list_make5(makeInteger(d), makeInteger(pos),
+									  makeInteger((int) var->vartype), makeInteger(var->vartypmod),
+									  makeInteger((int) var->varcollid)));
+	}
+	*desc = list_make2(dims, ext);
+	return true;
+}

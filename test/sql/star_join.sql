@@ -1,0 +1,118 @@
+-- TesseraAgg joins dimension relations to a tessera table itself (a star
+-- join: inner joins on a unique integer or date key of each dimension),
+-- with the same answers as heap: NULL keys, keys without a match, deleted
+-- rows, dimension columns in group keys, aggregates and expressions,
+-- HAVING, count(DISTINCT), spilled groups, rescans with new parameters.
+-- Joins that are not such a star stay PostgreSQL's.
+CREATE TABLE sf_h (id int, k1 int, k2 bigint, k3 smallint, dk date, v numeric(10,2), x int, s text);
+INSERT INTO sf_h SELECT i,
+    CASE WHEN i % 53 = 0 THEN NULL ELSE i % 120 END,
+    (i % 37) + 1,
+    (i % 9)::smallint,
+    date '2024-01-01' + (i % 400),
+    (i % 1000) / 10.0,
+    i % 7,
+    CASE WHEN i % 11 = 0 THEN NULL ELSE 's' || (i % 13) END
+FROM generate_series(1, 30000) i;
+CREATE TABLE sf_t (LIKE sf_h) USING tessera
+    WITH (tessera_row_group_row_limit = 2000, tessera_stripe_row_limit = 8000);
+INSERT INTO sf_t SELECT * FROM sf_h;
+DELETE FROM sf_h WHERE id % 97 = 0;
+DELETE FROM sf_t WHERE id % 97 = 0;
+-- dimensions: heap and tessera, unique keys of several integer types, NULL keys
+CREATE TABLE sd1 (k int PRIMARY KEY, name text, grp int, w numeric(6,1));
+INSERT INTO sd1 SELECT i, CASE WHEN i % 17 = 0 THEN NULL ELSE 'n' || (i % 10) END, i % 3, i / 4.0
+FROM generate_series(0, 99) i;
+CREATE TABLE sd2 (k bigint, cat varchar(10), w int) USING tessera;
+CREATE UNIQUE INDEX sd2_k ON sd2 (k);
+INSERT INTO sd2 SELECT i, 'c' || (i % 5), i FROM generate_series(1, 30) i;
+INSERT INTO sd2 VALUES (NULL, 'nullkey', 0), (NULL, 'nullkey2', 0);
+CREATE TABLE sd3 (k int2 PRIMARY KEY, label char(3));
+INSERT INTO sd3 SELECT i, 'L' || i FROM generate_series(0, 7) i;
+CREATE TABLE sdd (d date PRIMARY KEY, month int, yr int);
+INSERT INTO sdd SELECT d, extract(month FROM d), extract(year FROM d)
+FROM generate_series(date '2024-01-01', date '2024-12-31', interval '1 day') d;
+ANALYZE sf_h, sf_t, sd1, sd2, sd3, sdd;
+
+-- the plan: one TesseraAgg reading the dimensions' own plans
+EXPLAIN (COSTS OFF)
+SELECT sd1.name, sd2.cat, count(*), sum(f.v)
+FROM sf_t f JOIN sd1 ON f.k1 = sd1.k JOIN sd2 ON f.k2 = sd2.k
+WHERE sd1.grp = 1 AND f.x < 5 GROUP BY 1, 2;
+
+CREATE TEMP TABLE star_q AS SELECT * FROM (VALUES
+    ('SELECT sd1.name, sd2.cat, count(*), sum(f.v), max(sd2.w), avg(f.x) FROM {t} f JOIN sd1 ON f.k1 = sd1.k JOIN sd2 ON f.k2 = sd2.k WHERE sd1.grp = 1 AND f.x < 5 GROUP BY 1, 2'),
+    ('SELECT count(*), sum(f.v), min(sd1.name), max(sd1.w), count(sd1.name) FROM {t} f JOIN sd1 ON f.k1 = sd1.k'),
+    ('SELECT f.x, count(*) FROM {t} f, sd1 WHERE f.k1 = sd1.k AND sd1.name = ''n3'' GROUP BY f.x'),
+    ('SELECT sd1.grp, sum(f.v * sd1.w), sum(sd1.w), avg(sd1.w) FROM {t} f JOIN sd1 ON sd1.k = f.k1 GROUP BY 1'),
+    ('SELECT sd1.name || f.s, count(*) FROM {t} f JOIN sd1 ON f.k1 = sd1.k GROUP BY 1'),
+    ('SELECT sd3.label, sd2.cat, sd1.grp, count(*), sum(f.id) FROM {t} f JOIN sd3 ON f.k3 = sd3.k JOIN sd2 ON f.k2 = sd2.k JOIN sd1 ON f.k1 = sd1.k GROUP BY 1, 2, 3'),
+    ('SELECT sdd.month, count(*), sum(f.v) FROM {t} f JOIN sdd ON f.dk = sdd.d WHERE sdd.month BETWEEN 3 AND 5 GROUP BY 1'),
+    ('SELECT sd2.cat, count(DISTINCT f.s), count(*) FROM {t} f JOIN sd2 ON f.k2 = sd2.k GROUP BY 1'),
+    ('SELECT sd1.name, count(*) FROM {t} f JOIN sd1 ON f.k1 = sd1.k GROUP BY 1 HAVING sum(f.v) > 10000'),
+    ('SELECT sd2.cat, count(*) FROM {t} f JOIN sd2 ON f.k2 = sd2.k WHERE sd2.w > 1000 GROUP BY 1'),
+    ('SELECT count(*) FROM {t} f JOIN sd2 ON f.k2 = sd2.k WHERE sd2.cat = ''nullkey'''),
+    ('SELECT a.name, b.name, count(*) FROM {t} f JOIN sd1 a ON f.k1 = a.k JOIN sd1 b ON f.x = b.k GROUP BY 1, 2'),
+    ('SELECT f.k1, sd1.name, count(*) FROM {t} f JOIN sd1 ON f.k1 = sd1.k GROUP BY 1, 2'),
+    ('SELECT sd1.name, sum(f.v) FILTER (WHERE f.x > 2), count(*) FROM {t} f JOIN sd1 ON f.k1 = sd1.k GROUP BY 1')
+) v(q);
+SELECT q, tt.cmp(q, 'sf_h', 'sf_t') FROM star_q;
+-- each of them a star join of TesseraAgg (none listed)
+SELECT q FROM star_q
+WHERE NOT EXISTS (SELECT FROM tt.explain(replace(q, '{t}', 'sf_t')) p WHERE p LIKE '%Star Join%');
+
+-- spilled groups past hash_mem
+SET work_mem = '64kB';
+SELECT tt.cmp('SELECT f.id % 5000, sd1.name, count(*), sum(f.v) FROM {t} f JOIN sd1 ON f.k1 = sd1.k GROUP BY 1, 2',
+              'sf_h', 'sf_t');
+RESET work_mem;
+
+-- rescans: a dimension's qual takes a new outer value each time
+SELECT g, (SELECT count(*) FROM sf_t f JOIN sd1 ON f.k1 = sd1.k WHERE sd1.grp = o.g) AS t,
+          (SELECT count(*) FROM sf_h f JOIN sd1 ON f.k1 = sd1.k WHERE sd1.grp = o.g) AS h
+FROM (VALUES (0), (1), (2), (3)) o(g);
+PREPARE star(int, int) AS
+    SELECT sd1.name, count(*), sum(f.v) FROM sf_t f JOIN sd1 ON f.k1 = sd1.k
+    WHERE sd1.grp = $1 AND f.x < $2 GROUP BY 1 ORDER BY 1;
+EXECUTE star(1, 3);
+SELECT sd1.name, count(*), sum(f.v) FROM sf_h f JOIN sd1 ON f.k1 = sd1.k
+WHERE sd1.grp = 1 AND f.x < 3 GROUP BY 1 ORDER BY 1;
+DEALLOCATE star;
+
+-- not a star join: PostgreSQL's plan (and the same answers)
+CREATE TABLE sd_dup (k int, name text);
+INSERT INTO sd_dup SELECT i % 50, 'd' || i FROM generate_series(1, 100) i;
+CREATE INDEX ON sd_dup (k);
+ANALYZE sd_dup;
+SELECT count(*) FILTER (WHERE p LIKE '%TesseraAgg%') AS tessera_agg_nodes FROM (VALUES
+    ('SELECT sd_dup.name, count(*) FROM sf_t f JOIN sd_dup ON f.k1 = sd_dup.k GROUP BY 1'),
+    ('SELECT sd1.name, count(*) FROM sf_t f LEFT JOIN sd1 ON f.k1 = sd1.k GROUP BY 1'),
+    ('SELECT sd1.name, count(*) FROM sf_t f JOIN sd1 ON f.k1 = sd1.k + 1 GROUP BY 1'),
+    ('SELECT sd1.name, count(*) FROM sf_t f JOIN sd1 ON f.k1 = sd1.k AND f.x < sd1.grp GROUP BY 1'),
+    ('SELECT sd1.name, count(*) FROM sf_t f JOIN sd1 ON f.k1 = sd1.k JOIN sd2 ON sd1.grp = sd2.k GROUP BY 1'),
+    ('SELECT sd1.name, count(*) FROM sf_t f JOIN sd1 ON f.s = sd1.name GROUP BY 1'),
+    ('SELECT sd1.name, sum(f.v) FILTER (WHERE sd1.grp = 1) FROM sf_t f JOIN sd1 ON f.k1 = sd1.k GROUP BY 1')
+) v(q), LATERAL tt.explain(q) p;
+SELECT q, tt.cmp(q, 'sf_h', 'sf_t') FROM (VALUES
+    ('SELECT sd_dup.name, count(*) FROM {t} f JOIN sd_dup ON f.k1 = sd_dup.k GROUP BY 1'),
+    ('SELECT sd1.name, count(*) FROM {t} f LEFT JOIN sd1 ON f.k1 = sd1.k GROUP BY 1'),
+    ('SELECT sd1.name, count(*) FROM {t} f JOIN sd1 ON f.k1 = sd1.k JOIN sd2 ON sd1.grp = sd2.k GROUP BY 1')
+) v(q);
+
+-- off: PostgreSQL's join
+SET tessera.enable_star_join = off;
+SELECT count(*) FILTER (WHERE p LIKE '%TesseraAgg%') AS tessera_agg_nodes
+FROM tt.explain('SELECT sd1.name, count(*) FROM sf_t f JOIN sd1 ON f.k1 = sd1.k GROUP BY 1') p;
+RESET tessera.enable_star_join;
+
+-- the dimension changes within the transaction: read as the statement sees it
+BEGIN;
+UPDATE sd1 SET name = 'changed' WHERE k < 30;
+SELECT tt.cmp('SELECT sd1.name, count(*), sum(f.v) FROM {t} f JOIN sd1 ON f.k1 = sd1.k GROUP BY 1',
+              'sf_h', 'sf_t');
+ROLLBACK;
+
+-- EXPLAIN ANALYZE counts the fact rows without a match
+SELECT p FROM tt.explain_analyze('SELECT count(*) FROM sf_t f JOIN sd2 ON f.k2 = sd2.k WHERE sd2.w <= 10') p
+WHERE p ~ 'Star|Removed by Star';
+DROP TABLE sf_h, sf_t, sd1, sd2, sd3, sdd, sd_dup;
