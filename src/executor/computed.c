@@ -333,7 +333,11 @@ comp_projected(TesseraComputed *c, TesseraBatch *b, const bool *ok, int n)
 	{
 		if (ncols >= (int) lengthof(cols))
 			elog(ERROR, "TesseraAgg: computed expressions read too many columns");
-		comp_column(c, b, atts[ncols], &cols[ncols], &colnulls[ncols]);
+		/* few rows counted: the table's columns are read value by value */
+		if (b->sparse && atts[ncols] < c->natts_rel)
+			cols[ncols] = NULL;
+		else
+			comp_column(c, b, atts[ncols], &cols[ncols], &colnulls[ncols]);
 	}
 	for (int i = 0; i < n; i++)
 	{
@@ -351,8 +355,14 @@ comp_projected(TesseraComputed *c, TesseraBatch *b, const bool *ok, int n)
 		}
 		for (int k = 0; k < ncols; k++)
 		{
-			slot->tts_values[atts[k]] = cols[k][i];
-			slot->tts_isnull[atts[k]] = colnulls[k][i];
+			if (cols[k] == NULL)
+				slot->tts_values[atts[k]] = TesseraBatchValue(b, atts[k], i,
+															  &slot->tts_isnull[atts[k]]);
+			else
+			{
+				slot->tts_values[atts[k]] = cols[k][i];
+				slot->tts_isnull[atts[k]] = colnulls[k][i];
+			}
 		}
 		res = ExecProject(c->proj);
 		for (int j = 0; j < c->n; j++)

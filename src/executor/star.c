@@ -302,6 +302,26 @@ TesseraStarProbe(TesseraStar *st, TesseraBatch *b, bool *ok, int n, TesseraCompu
 		Datum	   *keys;
 		bool	   *keynull;
 
+		if (b->sparse)
+		{
+			/* few rows counted: their keys are read value by value */
+			for (int i = 0; i < n; i++)
+			{
+				int32		row = -1;
+				bool		isnull;
+				Datum		key;
+
+				if (ok[i])
+				{
+					key = TesseraBatchValue(b, dim->fact_att, i, &isnull);
+					if (!isnull)
+						row = star_lookup(dim, star_key(key, dim->fact_type));
+				}
+				match[i] = row;
+				ok[i] = row >= 0;
+			}
+			continue;
+		}
 		TesseraBatchColumn(b, dim->fact_att, &keys, &keynull);
 		for (int i = 0; i < n; i++)
 		{
