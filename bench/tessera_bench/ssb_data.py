@@ -11,8 +11,8 @@ Sizes at scale factor SF:
 - customer SF x 30,000; supplier SF x 2,000 (at least 1 each);
 - part 200,000 x floor(1 + log2 SF) for SF >= 1 (the specification's
   formula), 200,000 x SF below 1, where the formula has no meaning;
-- date: every day of 1992-01-01 .. 1998-12-31, 2,557 rows (the
-  specification counts 7 x 365 = 2,556; its range has 2,557 days).
+- date: every day of 1992-01-01 .. 1998-12-31, 2,557 rows (often given
+  as 2,556; the range has 2,557 days, 1992 and 1996 being leap years).
 
 Values (every draw uniform, from numpy's PCG64 raw bits, seeded):
 

@@ -14,7 +14,8 @@ specification's 8: 'Wednesday' has nine letters.
 The queries are the specification's four flights (section 3), in its SQL,
 without trailing semicolons: flight 1 (q1.1..q1.3) joins lineorder with
 date only and returns one sum; flights 2 to 4 join lineorder with part,
-supplier, customer and date, group and order as the specification says.
+supplier, customer and date, group and order as the specification says
+(q2.3's brand is revision 3's 'MFGR#2221'; some kits carry 'MFGR#2239').
 One change, as the TPC-H workload makes for its queries: the ORDER BY of
 flight 3 (d_year asc, revenue desc) can tie on revenue within a year, so it
 ends with the grouping columns (c_nation, s_nation or c_city, s_city), which
