@@ -1018,14 +1018,15 @@ tagg_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		/* the scan tuple holds their states: show the aggregates themselves */
 		List	   *plan_aggs = copyObject(list_nth(cscan->custom_private, TAGG_PRIVATE_AGGS));
 
-		ChangeVarNodes((Node *) plan_aggs, plan_relid, cscan->scan.scanrelid, 0);
+		OffsetVarNodes((Node *) plan_aggs, (int) cscan->scan.scanrelid - (int) plan_relid, 0);
 		aggs = NIL;
 		foreach(lc, plan_aggs)
 			aggs = lappend(aggs, deparse_expression(lfirst(lc), context, es->verbose, false));
 	}
 	if (keys != NIL)
 		ExplainPropertyList("Group Key", keys, es);
-	if (list_nth(cscan->custom_private, TAGG_PRIVATE_STAR_CLAUSES) != NIL)
+	if (as->mode != TAGG_FINAL &&
+		list_nth(cscan->custom_private, TAGG_PRIVATE_STAR_CLAUSES) != NIL)
 	{
 		/* planned with the query's own range table indexes, as the quals */
 		List	   *clauses = copyObject(list_nth(cscan->custom_private,
@@ -1069,7 +1070,8 @@ tagg_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		}
 		TesseraExplainFilterCounts(&node->ss.ps, as->ts.skip_exprs != NIL,
 								   as->ts.vector_exprs != NIL, es);
-		if (as->star.ndims > 0 && as->mode == TAGG_SERIAL)
+		/* (a partial node's: the leader's share only) */
+		if (as->star.ndims > 0)
 			ExplainPropertyUInteger("Rows Removed by Star Join", NULL, as->star.rows_removed, es);
 		if (as->mode != TAGG_FINAL)
 			TesseraScanExplainBytes(&as->ts, es);

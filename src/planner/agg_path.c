@@ -302,7 +302,8 @@ tagg_path_finish(CustomPath *cpath, Index relid, TAggFindContext *cxt, TAggMode 
 static void
 tagg_add_parallel_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 					   CustomPath *serial, TAggFindContext *cxt, int workers, double groups,
-					   double inner_groups, double rows_read, double pages_read)
+					   double inner_groups, double rows_read, double pages_read, List *star,
+					   List *dim_paths)
 {
 	PathTarget *target = create_empty_pathtarget();
 	CustomPath *partial = makeNode(CustomPath);
@@ -332,7 +333,9 @@ tagg_add_parallel_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *out
 	run = serial->path.startup_cost - seq_page_cost * pages_read;
 	partial->path.startup_cost = seq_page_cost * pages_read + run / divisor;
 	partial->path.total_cost = partial->path.startup_cost + cpu_tuple_cost * inner_groups;
-	tagg_path_finish(partial, input_rel->relid, cxt, TAGG_PARTIAL, inner_groups, NIL);
+	/* a star join: every process reads the dimensions into tables of its own */
+	partial->custom_paths = dim_paths;
+	tagg_path_finish(partial, input_rel->relid, cxt, TAGG_PARTIAL, inner_groups, star);
 
 	gather = create_gather_path(root, output_rel, &partial->path, target, NULL, &partial_rows);
 
@@ -346,7 +349,7 @@ tagg_add_parallel_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *out
 		partial_rows * list_length(cxt->aggs) * cpu_operator_cost;
 	final->path.total_cost = final->path.startup_cost + cpu_tuple_cost * groups;
 	final->custom_paths = list_make1(gather);
-	tagg_path_finish(final, input_rel->relid, cxt, TAGG_FINAL, inner_groups, NIL);
+	tagg_path_finish(final, input_rel->relid, cxt, TAGG_FINAL, inner_groups, star);
 	add_path(output_rel, &final->path);
 }
 
@@ -486,6 +489,39 @@ tagg_star_cost(TesseraStarPlan *star, double probe_rows, double join_rows, Cost 
 	return bytes <= (double) get_hash_memory_limit();
 }
 
+/*
+ * Can every process of a parallel plan read the star join's dimensions
+ * itself?  *paths: the cheapest parallel-safe plain path of each.
+ */
+static bool
+tagg_star_parallel_safe(TesseraStarPlan *star, List **paths)
+{
+	ListCell   *lc;
+
+	*paths = NIL;
+	foreach(lc, star != NULL ? star->dims : NIL)
+	{
+		TesseraStarDimPlan *dim = lfirst(lc);
+		Path	   *best = NULL;
+		ListCell   *pc;
+
+		if (!dim->rel->consider_parallel)
+			return false;
+		foreach(pc, dim->rel->pathlist)
+		{
+			Path	   *path = lfirst(pc);
+
+			if (path->parallel_safe && path->param_info == NULL &&
+				(best == NULL || path->total_cost < best->total_cost))
+				best = path;
+		}
+		if (best == NULL)
+			return false;
+		*paths = lappend(*paths, best);
+	}
+	return true;
+}
+
 static void
 tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_rel,
 						   RelOptInfo *output_rel, void *extra)
@@ -511,6 +547,7 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 	bool		only_distinct = true;
 	Cost		run_cost,
 				star_cost;
+	List	   *dim_paths = NIL;
 	TscanEstimate est;
 	Bitmapset  *attrs = NULL;
 
@@ -639,7 +676,7 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 	 * parallel executor would not know to pass their values to workers.
 	 */
 	if (rel->consider_parallel && max_parallel_workers_per_gather > 0 &&
-		cxt.star == NULL &&
+		tagg_star_parallel_safe(cxt.star, &dim_paths) &&
 		cxt.aggs != NIL &&		/* the partial states ride in an Aggref */
 		!tagg_has_exec_param(rel->baserestrictinfo) &&
 		!tagg_exec_param_walker((Node *) cxt.aggs, NULL) &&
@@ -652,7 +689,7 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 		if (workers > 0)
 			tagg_add_parallel_path(root, rel, output_rel, cpath, &cxt, workers, groups,
 								   inner_groups, est.read_frac * rel->tuples,
-								   est.phys_pages * est.read_frac);
+								   est.phys_pages * est.read_frac, star_info, dim_paths);
 	}
 }
 
@@ -811,7 +848,8 @@ tagg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *
 	cscan->custom_private = lappend(cscan->custom_private, skip_descs);
 	cscan->custom_private = lappend(cscan->custom_private, vector);
 	cscan->custom_private = lappend(cscan->custom_private, vector_descs);
-	cscan->custom_private = lappend(cscan->custom_private, copyObject(row_aggs));
+	/* (as written: a FILTER reads the table's own columns only) */
+	cscan->custom_private = lappend(cscan->custom_private, copyObject(aggs));
 	cscan->custom_private = lappend(cscan->custom_private, specs);
 	cscan->custom_private = lappend(cscan->custom_private, key_descs);
 	cscan->custom_private = lappend(cscan->custom_private,

@@ -61,6 +61,17 @@ SELECT q, tt.cmp(q, 'sf_h', 'sf_t') FROM star_q;
 SELECT q FROM star_q
 WHERE NOT EXISTS (SELECT FROM tt.explain(replace(q, '{t}', 'sf_t')) p WHERE p LIKE '%Star Join%');
 
+-- parallel: every process reads the dimensions itself, the final node merges
+SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0;
+SELECT tt.plan('SELECT sd1.name, count(*), sum(f.v) FROM sf_t f JOIN sd1 ON f.k1 = sd1.k GROUP BY 1');
+SELECT q, tt.cmp(q, 'sf_h', 'sf_t') FROM star_q;
+SELECT count(*) AS parallel_star_plans FROM star_q
+WHERE EXISTS (SELECT FROM tt.explain(replace(q, '{t}', 'sf_t')) p WHERE p LIKE '%Phase: Partial%')
+  AND EXISTS (SELECT FROM tt.explain(replace(q, '{t}', 'sf_t')) p WHERE p LIKE '%Star Join%');
+RESET max_parallel_workers_per_gather; RESET parallel_setup_cost;
+RESET parallel_tuple_cost; RESET min_parallel_table_scan_size;
+
 -- spilled groups past hash_mem
 SET work_mem = '64kB';
 SELECT tt.cmp('SELECT f.id % 5000, sd1.name, count(*), sum(f.v) FROM {t} f JOIN sd1 ON f.k1 = sd1.k GROUP BY 1, 2',
