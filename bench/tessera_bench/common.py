@@ -17,6 +17,7 @@ An outcome is pg.outcome(): {"status": ok|timeout|unsupported|error|skipped,
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from dataclasses import dataclass
@@ -25,7 +26,7 @@ from typing import Optional
 import psycopg
 
 from .answers import answer_difference, normalize_rows, ordered_query
-from .pg import ERROR, OK, TIMEOUT, Pg, outcome, progress, time_query
+from .pg import ERROR, OK, TIMEOUT, Pg, failure, outcome, progress, time_query
 
 SIDES = ("heap", "tessera")
 
@@ -180,3 +181,42 @@ def time_duckdb(con, sql: str, runs: int, timeout: float) -> dict:
         status = TIMEOUT if "interrupt" in msg.lower() else ERROR
         return outcome(status, error=msg)
     return outcome(OK, times, rows=nrows)
+
+
+def load_tables(pg: Pg, cfg: Config, side: str, schema: str, tables: dict, keys: dict,
+                data: str) -> tuple:
+    """Create and COPY every table of a benchmark schema from data/<table>.csv
+    (with a header), then add the primary keys and VACUUM ANALYZE; returns
+    (load outcome, index outcome)."""
+    am = access_method(cfg, side)
+    per_table = {}
+    pg.checkpoint()
+    with pg.no_timeout():
+        lsn = pg.wal_lsn()
+        start = time.perf_counter()
+        for table, cols in tables.items():
+            pg.execute(f"CREATE TABLE {schema}.{table} ({cols}) USING {am}")
+            t0 = time.perf_counter()
+            pg.copy_in(f"{schema}.{table}", os.path.join(data, f"{table}.csv"), "FORMAT csv, HEADER")
+            per_table[table] = round(time.perf_counter() - t0, 6)
+        seconds = time.perf_counter() - start
+        wal = pg.wal_since(lsn)
+    loaded = outcome(OK, [seconds], wal_bytes=wal, tables=per_table)
+
+    # the primary keys, after the load
+    try:
+        with pg.no_timeout():
+            lsn = pg.wal_lsn()
+            start = time.perf_counter()
+            for table, key in keys.items():
+                pg.execute(f"ALTER TABLE {schema}.{table} ADD PRIMARY KEY ({key})")
+            key_outcome = outcome(OK, [time.perf_counter() - start], wal_bytes=pg.wal_since(lsn))
+    except psycopg.Error as e:
+        pg.recover()
+        key_outcome = failure(e)
+    with pg.no_timeout():
+        start = time.perf_counter()
+        for table in tables:
+            pg.execute(f"VACUUM ANALYZE {schema}.{table}")
+        loaded["vacuum_analyze_seconds"] = round(time.perf_counter() - start, 6)
+    return loaded, key_outcome

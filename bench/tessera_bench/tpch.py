@@ -9,12 +9,10 @@ import shutil
 import subprocess
 import time
 
-import psycopg
-
 from . import tpch_queries
-from .common import (SIDES, Config, access_method, compare_query, drop_schemas, duckdb_connect,
-                     ensure_extension, group, reset_schemas, storage_facts, wanted)
-from .pg import OK, Pg, failure, outcome, progress
+from .common import (SIDES, Config, compare_query, drop_schemas, duckdb_connect,
+                     ensure_extension, group, load_tables, reset_schemas, storage_facts, wanted)
+from .pg import OK, Pg, outcome, progress
 
 SCHEMAS = {"heap": "tpch_heap", "tessera": "tpch_tessera"}
 
@@ -39,38 +37,9 @@ def data_dir(cfg: Config) -> str:
 
 
 def load(pg: Pg, cfg: Config, side: str, data: str) -> tuple:
-    """Create and COPY every table; returns (load outcome, index outcome)."""
-    s = SCHEMAS[side]
-    am = access_method(cfg, side)
-    per_table = {}
-    pg.checkpoint()
-    with pg.no_timeout():
-        lsn = pg.wal_lsn()
-        start = time.perf_counter()
-        for table, cols in tpch_queries.TABLES.items():
-            pg.execute(f"CREATE TABLE {s}.{table} ({cols}) USING {am}")
-            t0 = time.perf_counter()
-            pg.copy_in(f"{s}.{table}", os.path.join(data, f"{table}.csv"), "FORMAT csv, HEADER")
-            per_table[table] = round(time.perf_counter() - t0, 6)
-        seconds = time.perf_counter() - start
-        wal = pg.wal_since(lsn)
-    loaded = outcome(OK, [seconds], wal_bytes=wal, tables=per_table)
-
-    # the standard primary keys, after the load
-    try:
-        with pg.no_timeout():
-            lsn = pg.wal_lsn()
-            start = time.perf_counter()
-            for table, key in tpch_queries.PRIMARY_KEYS.items():
-                pg.execute(f"ALTER TABLE {s}.{table} ADD PRIMARY KEY ({key})")
-            keys = outcome(OK, [time.perf_counter() - start], wal_bytes=pg.wal_since(lsn))
-    except psycopg.Error as e:
-        pg.recover()
-        keys = failure(e)
-    with pg.no_timeout():
-        for table in tpch_queries.TABLES:
-            pg.execute(f"VACUUM ANALYZE {s}.{table}")
-    return loaded, keys
+    """Create and COPY every table, the standard primary keys after the load;
+    returns (load outcome, index outcome)."""
+    return load_tables(pg, cfg, side, SCHEMAS[side], tpch_queries.TABLES, tpch_queries.PRIMARY_KEYS, data)
 
 
 def run(pg: Pg, cfg: Config) -> dict:
