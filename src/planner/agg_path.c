@@ -522,6 +522,35 @@ tagg_star_parallel_safe(TesseraStarPlan *star, List **paths)
 	return true;
 }
 
+/*
+ * In parallel: a partial TesseraAgg in every process of a parallel scan,
+ * gathered, merged by a final one.  Quals referring to executor parameters
+ * stay serial: they travel in custom_private, where the parallel executor
+ * would not know to pass their values to workers.
+ */
+static void
+tagg_try_parallel(PlannerInfo *root, RelOptInfo *rel, RelOptInfo *output_rel, CustomPath *cpath,
+				  TAggFindContext *cxt, double groups, double inner_groups, TscanEstimate *est,
+				  Cost run_cost, List *star_info)
+{
+	List	   *dim_paths = NIL;
+	int			workers;
+
+	if (!rel->consider_parallel || max_parallel_workers_per_gather <= 0 ||
+		!tagg_star_parallel_safe(cxt->star, &dim_paths) ||
+		cxt->aggs == NIL ||		/* the partial states ride in an Aggref */
+		tagg_has_exec_param(rel->baserestrictinfo) ||
+		tagg_exec_param_walker((Node *) cxt->aggs, NULL) ||
+		tagg_exec_param_walker((Node *) cxt->group_vars, NULL) ||
+		run_cost <= 10 * parallel_setup_cost)
+		return;
+	workers = compute_parallel_worker(rel, rel->pages, -1, max_parallel_workers_per_gather);
+	if (workers > 0)
+		tagg_add_parallel_path(root, rel, output_rel, cpath, cxt, workers, groups, inner_groups,
+							   est->read_frac * rel->tuples, est->phys_pages * est->read_frac,
+							   star_info, dim_paths);
+}
+
 static void
 tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_rel,
 						   RelOptInfo *output_rel, void *extra)
@@ -547,7 +576,6 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 	bool		only_distinct = true;
 	Cost		run_cost,
 				star_cost;
-	List	   *dim_paths = NIL;
 	TscanEstimate est;
 	Bitmapset  *attrs = NULL;
 
@@ -669,28 +697,8 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 	tagg_path_finish(cpath, rel->relid, &cxt, TAGG_SERIAL, inner_groups, star_info);
 	add_path(output_rel, &cpath->path);
 
-	/*
-	 * In parallel: a partial TesseraAgg in every process of a parallel scan,
-	 * gathered, merged by a final one.  Quals referring to executor
-	 * parameters stay serial: they travel in custom_private, where the
-	 * parallel executor would not know to pass their values to workers.
-	 */
-	if (rel->consider_parallel && max_parallel_workers_per_gather > 0 &&
-		tagg_star_parallel_safe(cxt.star, &dim_paths) &&
-		cxt.aggs != NIL &&		/* the partial states ride in an Aggref */
-		!tagg_has_exec_param(rel->baserestrictinfo) &&
-		!tagg_exec_param_walker((Node *) cxt.aggs, NULL) &&
-		!tagg_exec_param_walker((Node *) cxt.group_vars, NULL) &&
-		run_cost > 10 * parallel_setup_cost)
-	{
-		int			workers = compute_parallel_worker(rel, rel->pages, -1,
-													  max_parallel_workers_per_gather);
-
-		if (workers > 0)
-			tagg_add_parallel_path(root, rel, output_rel, cpath, &cxt, workers, groups,
-								   inner_groups, est.read_frac * rel->tuples,
-								   est.phys_pages * est.read_frac, star_info, dim_paths);
-	}
+	tagg_try_parallel(root, rel, output_rel, cpath, &cxt, groups, inner_groups, &est, run_cost,
+					  star_info);
 }
 
 static bool
