@@ -132,6 +132,7 @@ typedef struct TesseraStarDim
 	int64		min;
 	int64		max;
 	int32	   *direct;			/* [key - min] -> row or -1; or NULL */
+	uint64	   *present;		/* with direct: a bit per key that has a row */
 	struct starhash_hash *hash; /* else key -> row */
 } TesseraStarDim;
 

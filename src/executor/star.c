@@ -205,6 +205,7 @@ star_build_dim(TesseraStar *st, TesseraStarDim *dim)
 	/* the table: direct for a dense range of keys, else hashed */
 	old = MemoryContextSwitchTo(st->cxt);
 	dim->direct = NULL;
+	dim->present = NULL;
 	dim->hash = NULL;
 	dim->min = min;
 	dim->max = max;
@@ -215,6 +216,9 @@ star_build_dim(TesseraStar *st, TesseraStarDim *dim)
 
 		dim->direct = palloc_extended(sizeof(int32) * span, MCXT_ALLOC_HUGE);
 		memset(dim->direct, 0xff, sizeof(int32) * span);
+		/* a bit per key of the range: most misses never touch the larger array */
+		dim->present = palloc_extended(sizeof(uint64) * (span / 64 + 1),
+									   MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 		for (int r = 0; r < dim->nrows; r++)
 		{
 			Size		slot = (Size) ((uint64) keys[r] - (uint64) min);
@@ -222,6 +226,7 @@ star_build_dim(TesseraStar *st, TesseraStarDim *dim)
 			if (dim->direct[slot] >= 0)
 				elog(ERROR, "TesseraAgg: a dimension's join key is not unique");
 			dim->direct[slot] = r;
+			dim->present[slot / 64] |= UINT64CONST(1) << (slot % 64);
 		}
 	}
 	else if (dim->nrows > 0)
@@ -256,8 +261,14 @@ static inline int32
 star_lookup(TesseraStarDim *dim, int64 key)
 {
 	if (dim->direct != NULL)
-		return key < dim->min || key > dim->max ? -1 :
-			dim->direct[(uint64) key - (uint64) dim->min];
+	{
+		uint64		slot = (uint64) key - (uint64) dim->min;
+
+		if (key < dim->min || key > dim->max ||
+			!(dim->present[slot / 64] & (UINT64CONST(1) << (slot % 64))))
+			return -1;
+		return dim->direct[slot];
+	}
 	if (dim->hash != NULL)
 	{
 		StarEntry  *e = starhash_lookup(dim->hash, key);

@@ -99,6 +99,22 @@ star_unique_key(RelOptInfo *dim, Var *var, List *opfamilies)
 	return false;
 }
 
+/* The share of a dimension's rows its quals keep (what its probe keeps of the table's). */
+static double
+star_dim_kept(const TesseraStarDimPlan *dim)
+{
+	return dim->rel->tuples > 0 ? dim->rel->rows / dim->rel->tuples : 1.0;
+}
+
+static int
+star_dim_cmp(const ListCell *a, const ListCell *b)
+{
+	double		ka = star_dim_kept(lfirst(a));
+	double		kb = star_dim_kept(lfirst(b));
+
+	return ka < kb ? -1 : ka > kb ? 1 : 0;
+}
+
 /*
  * Find the dimensions of fact in the join: for each other relation, the
  * one equivalence class joining it to fact.  False if the join is not a
@@ -211,6 +227,8 @@ star_dimensions(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *fact, Tesser
 			return false;
 		dim->path = path;
 	}
+	/* probed in this order: the dimension whose quals keep the fewest of its rows first */
+	list_sort(star->dims, star_dim_cmp);
 	return star->dims != NIL;
 }
 
