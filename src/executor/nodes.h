@@ -145,6 +145,7 @@ typedef struct TesseraStar
 	bool		built;
 	MemoryContext cxt;			/* the dimensions' rows and tables */
 	int32	   *match;			/* [dim * cap + row] matched dimension row */
+	int		   *rows;			/* the rows still counted, once few are */
 	int			cap;
 	uint64		rows_removed;	/* fact rows without a match */
 } TesseraStar;

@@ -278,18 +278,43 @@ star_lookup(TesseraStarDim *dim, int64 key)
 	return -1;
 }
 
+/* A key of the table's column att for row i: from the decoded column, or read singly. */
+static inline bool
+star_fact_key(TesseraBatch *b, TesseraStarDim *dim, Datum *keys, bool *keynull, int i, int64 *key)
+{
+	Datum		d;
+	bool		isnull;
+
+	if (keys != NULL)
+	{
+		if (keynull[i])
+			return false;
+		d = keys[i];
+	}
+	else
+	{
+		d = TesseraBatchValue(b, dim->fact_att, i, &isnull);
+		if (isnull)
+			return false;
+	}
+	*key = star_key(d, dim->fact_type);
+	return true;
+}
+
 /*
  * TesseraStarProbe
  *		Join the batch's counted rows (ok, n of them; updated in place) with
  *		every dimension, and gather the dimension columns of the rows still
- *		counted into c's extra columns.
+ *		counted into c's extra columns.  Once few rows are left, only they
+ *		are visited (a list of them), and once very few, their keys are read
+ *		singly instead of decoding the key columns.
  */
 void
 TesseraStarProbe(TesseraStar *st, TesseraBatch *b, bool *ok, int n, TesseraComputed *c,
 				 MemoryContext bufcxt)
 {
-	uint64		before = 0,
-				after = 0;
+	int			m;				/* rows still counted */
+	bool		listed = false; /* ...and they are st->rows[0..m) */
 
 	if (!st->built)
 		star_build(st);
@@ -297,53 +322,66 @@ TesseraStarProbe(TesseraStar *st, TesseraBatch *b, bool *ok, int n, TesseraCompu
 	{
 		st->cap = Max(n, 1024);
 		st->match = MemoryContextAlloc(bufcxt, sizeof(int32) * st->cap * Max(st->ndims, 1));
+		st->rows = MemoryContextAlloc(bufcxt, sizeof(int) * st->cap);
 		for (int k = 0; k < st->next; k++)
 		{
 			c->ext_values[k] = MemoryContextAlloc(bufcxt, sizeof(Datum) * st->cap);
 			c->ext_nulls[k] = MemoryContextAlloc(bufcxt, sizeof(bool) * st->cap);
 		}
 	}
-	for (int i = 0; i < n; i++)
-		before += ok[i];
+	m = (int) TesseraSelCount(ok, n);
+	st->rows_removed += m;
 
-	for (int d = 0; d < st->ndims; d++)
+	for (int d = 0; d < st->ndims && m > 0; d++)
 	{
 		TesseraStarDim *dim = &st->dims[d];
 		int32	   *match = st->match + (Size) d * st->cap;
-		Datum	   *keys;
-		bool	   *keynull;
+		Datum	   *keys = NULL;
+		bool	   *keynull = NULL;
+		int64		key;
 
-		if (b->sparse)
+		if (!b->sparse && (Size) m * 32 >= (Size) n)
+			TesseraBatchColumn(b, dim->fact_att, &keys, &keynull);
+		if (!listed)
 		{
-			/* few rows counted: their keys are read value by value */
 			for (int i = 0; i < n; i++)
 			{
 				int32		row = -1;
-				bool		isnull;
-				Datum		key;
 
-				if (ok[i])
-				{
-					key = TesseraBatchValue(b, dim->fact_att, i, &isnull);
-					if (!isnull)
-						row = star_lookup(dim, star_key(key, dim->fact_type));
-				}
+				if (ok[i] && star_fact_key(b, dim, keys, keynull, i, &key))
+					row = star_lookup(dim, key);
 				match[i] = row;
 				ok[i] = row >= 0;
 			}
-			continue;
+			m = (int) TesseraSelCount(ok, n);
+			/* few rows left: visit only them from now on */
+			if ((Size) m * 8 < (Size) n)
+			{
+				m = TesseraSelRows(ok, n, st->rows);
+				listed = true;
+			}
 		}
-		TesseraBatchColumn(b, dim->fact_att, &keys, &keynull);
-		for (int i = 0; i < n; i++)
+		else
 		{
-			int32		row = -1;
+			int			kept = 0;
 
-			if (ok[i] && !keynull[i])
-				row = star_lookup(dim, star_key(keys[i], dim->fact_type));
-			match[i] = row;
-			ok[i] = row >= 0;
+			for (int j = 0; j < m; j++)
+			{
+				int			i = st->rows[j];
+				int32		row = -1;
+
+				if (star_fact_key(b, dim, keys, keynull, i, &key))
+					row = star_lookup(dim, key);
+				match[i] = row;
+				ok[i] = row >= 0;
+				st->rows[kept] = i;
+				kept += row >= 0;
+			}
+			m = kept;
 		}
 	}
+	st->rows_removed -= m;
+
 	for (int d = 0; d < st->ndims; d++)
 	{
 		TesseraStarDim *dim = &st->dims[d];
@@ -356,6 +394,19 @@ TesseraStarProbe(TesseraStar *st, TesseraBatch *b, bool *ok, int n, TesseraCompu
 			Datum	   *out = c->ext_values[dim->ext[k]];
 			bool	   *outnull = c->ext_nulls[dim->ext[k]];
 
+			/* (rows not counted read as NULLs) */
+			if (listed || m == 0)
+			{
+				memset(outnull, true, n);
+				for (int j = 0; j < m; j++)
+				{
+					int			i = st->rows[j];
+
+					out[i] = src[match[i]];
+					outnull[i] = srcnull[match[i]];
+				}
+				continue;
+			}
 			for (int i = 0; i < n; i++)
 			{
 				if (ok[i])
@@ -371,11 +422,8 @@ TesseraStarProbe(TesseraStar *st, TesseraBatch *b, bool *ok, int n, TesseraCompu
 			}
 		}
 	}
-	for (int i = 0; i < n; i++)
-		after += ok[i];
-	st->rows_removed += before - after;
 	/* few rows joined: their other columns are read value by value */
-	if (after * 32 < (uint64) n)
+	if ((Size) m * 32 < (Size) n)
 		b->sparse = true;
 }
 

@@ -54,7 +54,8 @@ CREATE TEMP TABLE star_q AS SELECT * FROM (VALUES
     ('SELECT count(*) FROM {t} f JOIN sd2 ON f.k2 = sd2.k WHERE sd2.cat = ''nullkey'''),
     ('SELECT a.name, b.name, count(*) FROM {t} f JOIN sd1 a ON f.k1 = a.k JOIN sd1 b ON f.x = b.k GROUP BY 1, 2'),
     ('SELECT f.k1, sd1.name, count(*) FROM {t} f JOIN sd1 ON f.k1 = sd1.k GROUP BY 1, 2'),
-    ('SELECT sd1.name, sum(f.v) FILTER (WHERE f.x > 2), count(*) FROM {t} f JOIN sd1 ON f.k1 = sd1.k GROUP BY 1')
+    ('SELECT sd1.name, sum(f.v) FILTER (WHERE f.x > 2), count(*) FROM {t} f JOIN sd1 ON f.k1 = sd1.k GROUP BY 1'),
+    ('SELECT sd1.name, sd2.cat, sd3.label, count(*), sum(f.v), min(f.s) FROM {t} f JOIN sd1 ON f.k1 = sd1.k JOIN sd2 ON f.k2 = sd2.k JOIN sd3 ON f.k3 = sd3.k WHERE sd1.name = ''n3'' AND sd2.w < 8 AND sd3.k > 2 GROUP BY 1, 2, 3')
 ) v(q);
 SELECT q, tt.cmp(q, 'sf_h', 'sf_t') FROM star_q;
 -- each of them a star join of TesseraAgg (none listed)
