@@ -259,8 +259,21 @@ typedef enum StarDimField
 	STAR_DIM_FACT_TYPE,
 	STAR_DIM_KEY_POS,			/* the key's position in the dimension plan's rows */
 	STAR_DIM_KEY_TYPE,
+	STAR_DIM_KIND,				/* StarDimKind */
 	STAR_DIM_NFIELDS
 } StarDimField;
+
+/*
+ * How a dimension joins: an inner join on its unique key, or a semi or
+ * anti join (EXISTS, NOT EXISTS) on any key, whose rows are only a set of
+ * keys.
+ */
+typedef enum StarDimKind
+{
+	STAR_INNER,
+	STAR_SEMI,
+	STAR_ANTI
+} StarDimKind;
 
 typedef enum StarExtField
 {

@@ -1029,12 +1029,19 @@ tagg_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		list_nth(cscan->custom_private, TAGG_PRIVATE_STAR_CLAUSES) != NIL)
 	{
 		/* planned with the query's own range table indexes, as the quals */
-		List	   *clauses = copyObject(list_nth(cscan->custom_private,
-												  TAGG_PRIVATE_STAR_CLAUSES));
+		List	   *kinds = copyObject(list_nth(cscan->custom_private,
+												TAGG_PRIVATE_STAR_CLAUSES));
+		static const char *const labels[] = {"Star Join", "Semi Join", "Anti Join"};
 
-		OffsetVarNodes((Node *) clauses, (int) cscan->scan.scanrelid - (int) plan_relid, 0);
-		ExplainPropertyText("Star Join", deparse_expression((Node *) make_ands_explicit(clauses),
-															context, true, false), es);
+		OffsetVarNodes((Node *) kinds, (int) cscan->scan.scanrelid - (int) plan_relid, 0);
+		foreach(lc, kinds)
+		{
+			if (lfirst(lc) == NIL)
+				continue;
+			ExplainPropertyText(labels[foreach_current_index(lc)],
+								deparse_expression((Node *) make_ands_explicit(lfirst(lc)),
+												   context, true, false), es);
+		}
 	}
 	if (aggs != NIL)
 		ExplainPropertyList("Aggregates", aggs, es);

@@ -118,6 +118,7 @@ extern void TesseraComputedInit(TesseraComputed *c, List *exprs, Index relid, Pl
 typedef struct TesseraStarDim
 {
 	PlanState  *child;			/* the dimension's plan */
+	int			kind;			/* StarDimKind */
 	int			fact_att;		/* the fact table's key column */
 	Oid			fact_type;
 	int			key_pos;		/* the key's column in the child's rows */

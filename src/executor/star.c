@@ -25,6 +25,12 @@
  *	  Join keys are integers (int2, int4, int8, compared as values, as
  *	  the integer btree family's cross-type equality does) or dates.
  *
+ *	  A semi or anti join (EXISTS, NOT EXISTS) of a relation is a
+ *	  dimension whose rows are just a set of keys, duplicates and all: a
+ *	  row is kept when its key is in the set (semi) or is not (anti; a
+ *	  NULL key is never in it, so NOT EXISTS keeps that row, as
+ *	  PostgreSQL's anti join does).
+ *
  * IDENTIFICATION
  *	  src/executor/star.c
  *
@@ -115,6 +121,7 @@ TesseraStarInit(TesseraStar *st, List *desc, List *children, TupleDesc reldesc)
 		dim->fact_type = (Oid) desc_int(d, STAR_DIM_FACT_TYPE);
 		dim->key_pos = desc_int(d, STAR_DIM_KEY_POS);
 		dim->key_type = (Oid) desc_int(d, STAR_DIM_KEY_TYPE);
+		dim->kind = desc_int(d, STAR_DIM_KIND);
 		dim->cols = palloc(sizeof(int) * (st->next + 1));
 		dim->ext = palloc(sizeof(int) * (st->next + 1));
 	}
@@ -214,8 +221,12 @@ star_build_dim(TesseraStar *st, TesseraStarDim *dim)
 	{
 		Size		span = (Size) ((uint64) max - (uint64) min) + 1;
 
-		dim->direct = palloc_extended(sizeof(int32) * span, MCXT_ALLOC_HUGE);
-		memset(dim->direct, 0xff, sizeof(int32) * span);
+		/* (a semi or anti join's set of keys is the bits alone) */
+		if (dim->kind == STAR_INNER)
+		{
+			dim->direct = palloc_extended(sizeof(int32) * span, MCXT_ALLOC_HUGE);
+			memset(dim->direct, 0xff, sizeof(int32) * span);
+		}
 		/* a bit per key of the range: most misses never touch the larger array */
 		dim->present = palloc_extended(sizeof(uint64) * (span / 64 + 1),
 									   MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
@@ -223,10 +234,12 @@ star_build_dim(TesseraStar *st, TesseraStarDim *dim)
 		{
 			Size		slot = (Size) ((uint64) keys[r] - (uint64) min);
 
+			dim->present[slot / 64] |= UINT64CONST(1) << (slot % 64);
+			if (dim->direct == NULL)
+				continue;
 			if (dim->direct[slot] >= 0)
 				elog(ERROR, "TesseraAgg: a dimension's join key is not unique");
 			dim->direct[slot] = r;
-			dim->present[slot / 64] |= UINT64CONST(1) << (slot % 64);
 		}
 	}
 	else if (dim->nrows > 0)
@@ -237,9 +250,9 @@ star_build_dim(TesseraStar *st, TesseraStarDim *dim)
 			bool		found;
 			StarEntry  *e = starhash_insert(dim->hash, keys[r], &found);
 
-			if (found)
+			if (found && dim->kind == STAR_INNER)
 				elog(ERROR, "TesseraAgg: a dimension's join key is not unique");
-			e->row = r;
+			e->row = dim->kind == STAR_INNER ? r : 0;
 		}
 	}
 	pfree(keys);
@@ -260,14 +273,14 @@ star_build(TesseraStar *st)
 static inline int32
 star_lookup(TesseraStarDim *dim, int64 key)
 {
-	if (dim->direct != NULL)
+	if (dim->present != NULL)
 	{
 		uint64		slot = (uint64) key - (uint64) dim->min;
 
 		if (key < dim->min || key > dim->max ||
 			!(dim->present[slot / 64] & (UINT64CONST(1) << (slot % 64))))
 			return -1;
-		return dim->direct[slot];
+		return dim->direct != NULL ? dim->direct[slot] : 0;
 	}
 	if (dim->hash != NULL)
 	{
@@ -339,6 +352,7 @@ TesseraStarProbe(TesseraStar *st, TesseraBatch *b, bool *ok, int n, TesseraCompu
 		Datum	   *keys = NULL;
 		bool	   *keynull = NULL;
 		int64		key;
+		bool		anti = dim->kind == STAR_ANTI;	/* keeps rows without a match */
 
 		if (!b->sparse && (Size) m * 32 >= (Size) n)
 			TesseraBatchColumn(b, dim->fact_att, &keys, &keynull);
@@ -351,7 +365,7 @@ TesseraStarProbe(TesseraStar *st, TesseraBatch *b, bool *ok, int n, TesseraCompu
 				if (ok[i] && star_fact_key(b, dim, keys, keynull, i, &key))
 					row = star_lookup(dim, key);
 				match[i] = row;
-				ok[i] = row >= 0;
+				ok[i] = ok[i] && (row >= 0) != anti;
 			}
 			m = (int) TesseraSelCount(ok, n);
 			/* few rows left: visit only them from now on */
@@ -373,9 +387,9 @@ TesseraStarProbe(TesseraStar *st, TesseraBatch *b, bool *ok, int n, TesseraCompu
 				if (star_fact_key(b, dim, keys, keynull, i, &key))
 					row = star_lookup(dim, key);
 				match[i] = row;
-				ok[i] = row >= 0;
+				ok[i] = (row >= 0) != anti;
 				st->rows[kept] = i;
-				kept += row >= 0;
+				kept += ok[i];
 			}
 			m = kept;
 		}

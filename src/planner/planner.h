@@ -32,6 +32,7 @@ extern int	TesseraComputedColumn(List **computed, Node *expr);
 /* star_path.c: a star join TesseraAgg probes itself */
 typedef struct TesseraStarDimPlan
 {
+	int			kind;			/* StarDimKind */
 	RelOptInfo *rel;
 	EquivalenceClass *ec;		/* the class joining it to the fact table */
 	Var		   *fact_key;
@@ -45,6 +46,8 @@ typedef struct TesseraStarPlan
 	int			natts;			/* its attributes; extra columns follow */
 	List	   *dims;			/* TesseraStarDimPlan */
 	List	   *ext;			/* the dimension Vars read, in extra column order */
+	Relids		semi;			/* right-hand relations of semi joins */
+	Relids		anti;			/* ... and of anti joins */
 } TesseraStarPlan;
 
 extern bool TesseraStarFind(PlannerInfo *root, RelOptInfo *joinrel, TesseraStarPlan *star);

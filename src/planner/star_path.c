@@ -103,6 +103,9 @@ star_unique_key(RelOptInfo *dim, Var *var, List *opfamilies)
 static double
 star_dim_kept(const TesseraStarDimPlan *dim)
 {
+	/* (what an anti join keeps is not known: last) */
+	if (dim->kind == STAR_ANTI)
+		return 2.0;
 	return dim->rel->tuples > 0 ? dim->rel->rows / dim->rel->tuples : 1.0;
 }
 
@@ -113,6 +116,93 @@ star_dim_cmp(const ListCell *a, const ListCell *b)
 	double		kb = star_dim_kept(lfirst(b));
 
 	return ka < kb ? -1 : ka > kb ? 1 : 0;
+}
+
+/*
+ * Is clause `fact.col = rel.col` with an integer or date equality?  Fills
+ * *fvar and *dvar.
+ */
+static bool
+star_key_clause(RestrictInfo *rinfo, Index fact, Index rel, Var **fvar, Var **dvar)
+{
+	OpExpr	   *op = (OpExpr *) rinfo->clause;
+	Var		   *l,
+			   *r;
+	Oid			family;
+
+	if (!IsA(op, OpExpr) || list_length(op->args) != 2 || rinfo->pseudoconstant)
+		return false;
+	l = linitial(op->args);
+	r = lsecond(op->args);
+	if (!IsA(l, Var) || !IsA(r, Var) || l->varlevelsup != 0 || r->varlevelsup != 0 ||
+		l->varattno <= 0 || r->varattno <= 0)
+		return false;
+	if (l->varno == rel && r->varno == fact)
+	{
+		Var		   *t = l;
+
+		l = r;
+		r = t;
+	}
+	if (l->varno != fact || r->varno != rel)
+		return false;
+	family = star_key_family(l->vartype);
+	if (!OidIsValid(family) || family != star_key_family(r->vartype) ||
+		get_op_opfamily_strategy(op->opno, family) != BTEqualStrategyNumber)
+		return false;
+	*fvar = l;
+	*dvar = r;
+	return true;
+}
+
+/*
+ * The semi and anti joins' dimensions whose join clause is a join clause
+ * of its own (joininfo) rather than in an equivalence class: exactly one
+ * `fact.col = rel.col` for each, and every clause in fact's joininfo is
+ * one of them.
+ */
+static bool
+star_special_dims(PlannerInfo *root, RelOptInfo *fact, TesseraStarPlan *star)
+{
+	Relids		special = bms_union(star->semi, star->anti);
+	List	   *consumed = NIL;
+	ListCell   *lc;
+	int			rti = -1;
+
+	while ((rti = bms_next_member(special, rti)) >= 0)
+	{
+		RelOptInfo *rel = find_base_rel(root, rti);
+		TesseraStarDimPlan *dim;
+		Var		   *fvar,
+				   *dvar;
+		bool		seen = false;
+
+		foreach(lc, star->dims)
+			seen |= ((TesseraStarDimPlan *) lfirst(lc))->rel == rel;
+		if (rel->joininfo == NIL)
+		{
+			/* a semi join through a class, found already */
+			if (!seen)
+				return false;
+			continue;
+		}
+		if (seen || list_length(rel->joininfo) != 1 ||
+			!star_key_clause(linitial(rel->joininfo), fact->relid, rti, &fvar, &dvar))
+			return false;
+		consumed = lappend(consumed, linitial(rel->joininfo));
+		dim = palloc0(sizeof(TesseraStarDimPlan));
+		dim->kind = bms_is_member(rti, star->anti) ? STAR_ANTI : STAR_SEMI;
+		dim->rel = rel;
+		dim->fact_key = fvar;
+		dim->dim_key = dvar;
+		star->dims = lappend(star->dims, dim);
+	}
+	foreach(lc, fact->joininfo)
+	{
+		if (!list_member_ptr(consumed, lfirst(lc)))
+			return false;
+	}
+	return true;
 }
 
 /*
@@ -196,16 +286,24 @@ star_dimensions(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *fact, Tesser
 			}
 			if (seen)
 				continue;
+			if (bms_is_member(dvar->varno, star->anti))
+				return false;
 			dim = palloc0(sizeof(TesseraStarDimPlan));
 			dim->rel = find_base_rel(root, dvar->varno);
 			dim->ec = ec;
 			dim->fact_key = fvar;
 			dim->dim_key = dvar;
-			if (!star_unique_key(dim->rel, dvar, ec->ec_opfamilies))
+			/* a semi join's keys are a set: an inner join's must be unique */
+			dim->kind = bms_is_member(dvar->varno, star->semi) ? STAR_SEMI : STAR_INNER;
+			if (dim->kind == STAR_INNER && !star_unique_key(dim->rel, dvar, ec->ec_opfamilies))
 				return false;
 			star->dims = lappend(star->dims, dim);
 		}
 	}
+
+	/* semi and anti joins whose clause is not in a class (anti joins' never are) */
+	if (!star_special_dims(root, fact, star))
+		return false;
 
 	/* every other relation is a dimension, with a plan of its own */
 	rti = -1;
@@ -223,7 +321,8 @@ star_dimensions(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *fact, Tesser
 		TesseraStarDimPlan *dim = lfirst(lc);
 		Path	   *path = dim->rel->cheapest_total_path;
 
-		if (path == NULL || path->param_info != NULL || dim->rel->joininfo != NIL)
+		if (path == NULL || path->param_info != NULL ||
+			(dim->kind == STAR_INNER && dim->rel->joininfo != NIL))
 			return false;
 		dim->path = path;
 	}
@@ -243,11 +342,27 @@ TesseraStarFind(PlannerInfo *root, RelOptInfo *joinrel, TesseraStarPlan *star)
 	int			rti = -1;
 	RelOptInfo *best = NULL;
 
+	ListCell   *lc;
+
 	memset(star, 0, sizeof(TesseraStarPlan));
-	if (joinrel->reloptkind != RELOPT_JOINREL || root->join_info_list != NIL ||
+	if (joinrel->reloptkind != RELOPT_JOINREL ||
 		root->placeholder_list != NIL || joinrel->lateral_relids != NULL ||
 		root->hasLateralRTEs)
 		return false;
+	/* no outer joins; semi and anti joins (EXISTS) of one relation */
+	foreach(lc, root->join_info_list)
+	{
+		SpecialJoinInfo *sjinfo = lfirst(lc);
+
+		if ((sjinfo->jointype != JOIN_SEMI && sjinfo->jointype != JOIN_ANTI) ||
+			bms_membership(sjinfo->min_righthand) != BMS_SINGLETON ||
+			!bms_equal(sjinfo->min_righthand, sjinfo->syn_righthand))
+			return false;
+		if (sjinfo->jointype == JOIN_SEMI)
+			star->semi = bms_add_members(star->semi, sjinfo->min_righthand);
+		else
+			star->anti = bms_add_members(star->anti, sjinfo->min_righthand);
+	}
 	/* base relations of this query level only; the fact table: the largest tessera table */
 	while ((rti = bms_next_member(joinrel->relids, rti)) >= 0)
 	{
@@ -261,14 +376,23 @@ TesseraStarFind(PlannerInfo *root, RelOptInfo *joinrel, TesseraStarPlan *star)
 		if (rte->rtekind != RTE_RELATION || rte->relkind != RELKIND_RELATION ||
 			rte->tablesample != NULL || rte->inh)
 			continue;
+		if (bms_is_member(rti, star->semi) || bms_is_member(rti, star->anti))
+			continue;
 		relation = table_open(rte->relid, NoLock);
-		if (IsTesseraRelation(relation) && rel->joininfo == NIL &&
-			(best == NULL || rel->tuples > best->tuples))
+		if (IsTesseraRelation(relation) && (best == NULL || rel->tuples > best->tuples))
 			best = rel;
 		table_close(relation, NoLock);
 	}
 	if (best == NULL)
 		return false;
+	/* every semi or anti join's left-hand side is the table alone */
+	foreach(lc, root->join_info_list)
+	{
+		SpecialJoinInfo *sjinfo = lfirst(lc);
+
+		if (!bms_equal(sjinfo->min_lefthand, best->relids))
+			return false;
+	}
 	star->fact = best->relid;
 	{
 		RangeTblEntry *rte = planner_rt_fetch(best->relid, root);
@@ -298,9 +422,10 @@ star_rewrite_mutator(Node *node, StarRewriteContext *cxt)
 		ListCell   *lc;
 		int			k = -1;
 
-		if (var->varattno <= 0)
+		/* a whole row, a system column, or a semi or anti join's: not gathered */
+		if (var->varattno <= 0 || bms_is_member(var->varno, cxt->star->semi) ||
+			bms_is_member(var->varno, cxt->star->anti))
 		{
-			/* a dimension's whole row or system column: not gathered */
 			cxt->ok = false;
 			return node;
 		}
@@ -372,17 +497,18 @@ star_target_pos(RelOptInfo *rel, Var *var)
 /*
  * TesseraStarDescribe
  *		The executor's description of the star join (TAGG_PRIVATE_STAR) and
- *		its join clauses for EXPLAIN; false if a column the executor needs
+ *		its join clauses for EXPLAIN (inner, semi and anti joins' lists);
+ *		false if a column the executor needs
  *		is missing from a dimension plan's rows.
  */
 bool
 TesseraStarDescribe(TesseraStarPlan *star, List **desc, List **clauses)
 {
 	List	   *dims = NIL,
-			   *ext = NIL;
+			   *ext = NIL,
+			   *by_kind[3] = {NIL, NIL, NIL};
 	ListCell   *lc;
 
-	*clauses = NIL;
 	foreach(lc, star->dims)
 	{
 		TesseraStarDimPlan *dim = lfirst(lc);
@@ -391,20 +517,26 @@ TesseraStarDescribe(TesseraStarPlan *star, List **desc, List **clauses)
 
 		if (pos < 0)
 			return false;
-		dims = lappend(dims, list_make4(makeInteger(dim->fact_key->varattno - 1),
+		dims = lappend(dims, list_make5(makeInteger(dim->fact_key->varattno - 1),
 										makeInteger((int) dim->fact_key->vartype),
 										makeInteger(pos),
-										makeInteger((int) dim->dim_key->vartype)));
+										makeInteger((int) dim->dim_key->vartype),
+										makeInteger(dim->kind)));
 		eqop = get_opfamily_member(star_key_family(dim->dim_key->vartype),
 								   dim->fact_key->vartype, dim->dim_key->vartype,
 								   BTEqualStrategyNumber);
 		if (!OidIsValid(eqop))
 			return false;
-		*clauses = lappend(*clauses, make_opclause(eqop, BOOLOID, false,
-												   (Expr *) copyObject(dim->fact_key),
-												   (Expr *) copyObject(dim->dim_key),
-												   InvalidOid, InvalidOid));
-		set_opfuncid((OpExpr *) llast(*clauses));
+		{
+			Expr	   *clause = make_opclause(eqop, BOOLOID, false,
+											   (Expr *) copyObject(dim->fact_key),
+											   (Expr *) copyObject(dim->dim_key),
+											   InvalidOid, InvalidOid);
+
+			set_opfuncid((OpExpr *) clause);
+			/* EXPLAIN shows the inner, semi and anti joins' apart */
+			by_kind[dim->kind] = lappend(by_kind[dim->kind], clause);
+		}
 	}
 	foreach(lc, star->ext)
 	{
@@ -430,5 +562,6 @@ TesseraStarDescribe(TesseraStarPlan *star, List **desc, List **clauses)
 									  makeInteger((int) var->varcollid)));
 	}
 	*desc = list_make2(dims, ext);
+	*clauses = list_make3(by_kind[STAR_INNER], by_kind[STAR_SEMI], by_kind[STAR_ANTI]);
 	return true;
 }

@@ -91,6 +91,32 @@ SELECT sd1.name, count(*), sum(f.v) FROM sf_h f JOIN sd1 ON f.k1 = sd1.k
 WHERE sd1.grp = 1 AND f.x < 3 GROUP BY 1 ORDER BY 1;
 DEALLOCATE star;
 
+-- semi and anti joins (EXISTS, IN, NOT EXISTS) of any relation: a set of
+-- keys, duplicates and NULLs too; NOT EXISTS keeps rows with a NULL key
+CREATE TABLE sd_many (k int, tag text);
+INSERT INTO sd_many SELECT CASE WHEN i % 19 = 0 THEN NULL ELSE i % 60 END, 't' || (i % 4)
+FROM generate_series(1, 600) i;
+ANALYZE sd_many;
+CREATE TEMP TABLE semi_q AS SELECT * FROM (VALUES
+    ('SELECT f.x, count(*), sum(f.v) FROM {t} f WHERE EXISTS (SELECT 1 FROM sd_many m WHERE m.k = f.k1 AND m.tag = ''t1'') GROUP BY 1'),
+    ('SELECT f.x, count(*), sum(f.v) FROM {t} f WHERE NOT EXISTS (SELECT 1 FROM sd_many m WHERE m.k = f.k1 AND m.tag = ''t1'') GROUP BY 1'),
+    ('SELECT count(*), count(f.k1) FROM {t} f WHERE NOT EXISTS (SELECT 1 FROM sd_many m WHERE m.k = f.k1)'),
+    ('SELECT count(*) FROM {t} f WHERE f.k1 IN (SELECT k FROM sd_many WHERE tag <> ''t0'')'),
+    ('SELECT sd1.name, count(*) FROM {t} f JOIN sd1 ON f.k1 = sd1.k WHERE EXISTS (SELECT 1 FROM sd_many m WHERE m.k = f.x) GROUP BY 1'),
+    ('SELECT sd1.name, count(*) FROM {t} f JOIN sd1 ON f.k1 = sd1.k WHERE NOT EXISTS (SELECT 1 FROM sd_many m WHERE m.k = f.k3 AND m.tag = ''t2'') AND EXISTS (SELECT 1 FROM sd_many m2 WHERE m2.k = f.x) GROUP BY 1'),
+    ('SELECT f.s, count(*) FROM {t} f WHERE NOT EXISTS (SELECT 1 FROM sd2 WHERE sd2.k = f.k2 AND sd2.w < 10) GROUP BY 1')
+) v(q);
+SELECT q, tt.cmp(q, 'sf_h', 'sf_t') FROM semi_q;
+SELECT string_agg(DISTINCT substring(p FROM '(Star|Semi|Anti) Join'), ', ') AS joins, q
+FROM semi_q, LATERAL tt.explain(replace(q, '{t}', 'sf_t')) p
+WHERE p ~ '(Star|Semi|Anti) Join:' GROUP BY q ORDER BY q;
+-- not taken: a further condition, NOT IN (a subplan), an outer join
+SELECT q, tt.cmp(q, 'sf_h', 'sf_t') FROM (VALUES
+    ('SELECT count(*) FROM {t} f WHERE EXISTS (SELECT 1 FROM sd_many m WHERE m.k = f.k1 AND m.tag < f.s)'),
+    ('SELECT count(*) FROM {t} f WHERE f.k1 NOT IN (SELECT k FROM sd_many WHERE k IS NOT NULL)'),
+    ('SELECT sd1.name, count(*) FROM {t} f LEFT JOIN sd1 ON f.k1 = sd1.k WHERE NOT EXISTS (SELECT 1 FROM sd_many m WHERE m.k = f.k3 AND m.tag = ''t2'') GROUP BY 1')
+) v(q);
+
 -- not a star join: PostgreSQL's plan (and the same answers)
 CREATE TABLE sd_dup (k int, name text);
 INSERT INTO sd_dup SELECT i % 50, 'd' || i FROM generate_series(1, 100) i;
@@ -127,4 +153,4 @@ ROLLBACK;
 -- EXPLAIN ANALYZE counts the fact rows without a match
 SELECT p FROM tt.explain_analyze('SELECT count(*) FROM sf_t f JOIN sd2 ON f.k2 = sd2.k WHERE sd2.w <= 10') p
 WHERE p ~ 'Star|Removed by Star';
-DROP TABLE sf_h, sf_t, sd1, sd2, sd3, sdd, sd_dup;
+DROP TABLE sf_h, sf_t, sd1, sd2, sd3, sdd, sd_dup, sd_many;
