@@ -126,6 +126,8 @@ typedef struct TesseraStarDim
 	int			ncols;			/* child columns gathered: */
 	int		   *cols;			/* their positions in the child's rows */
 	int		   *ext;			/* the extra columns they become */
+	int16	   *collen;			/* their types' lengths */
+	bool	   *colbyval;
 	/* the rows read, and the table of their keys */
 	int			nrows;
 	Datum	  **values;			/* [col][row] */
@@ -215,5 +217,7 @@ extern void TesseraScanInitWorker(CustomScanState *node, shm_toc *toc, void *coo
 extern void TesseraScanShutdown(CustomScanState *node);
 extern void TesseraScanEnd(CustomScanState *node);
 extern void TesseraScanExplainBytes(TesseraScanState *ts, ExplainState *es);
+extern TesseraScanState *TesseraScanVectorSource(PlanState *ps);
+extern bool TesseraScanNodeBatch(TesseraScanState *ts, TesseraBatch **b, const bool **sel);
 
 #endif							/* TESSERA_EXECUTOR_NODES_H */

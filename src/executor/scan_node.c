@@ -226,6 +226,35 @@ tscan_exec_fast(TesseraScanState *ts)
 	return ExecStoreVirtualTuple(out);
 }
 
+/*
+ * TesseraScanVectorSource
+ *		A TesseraScan node whose rows a consumer may read as column vectors
+ *		instead (a star join reading a dimension): one with no plan qual,
+ *		returning plain columns (proj_att), outside EvalPlanQual; or NULL.
+ */
+TesseraScanState *
+TesseraScanVectorSource(PlanState *ps)
+{
+	TesseraScanState *ts = (TesseraScanState *) ps;
+
+	if (!IsA(ps, CustomScanState) ||
+		((CustomScan *) ps->plan)->methods != &TesseraScanPlanMethods ||
+		!ts->fast || ps->state->es_epq_active != NULL)
+		return NULL;
+	return ts;
+}
+
+/*
+ * TesseraScanNodeBatch
+ *		The next batch of such a node and the rows its vector quals keep
+ *		(sel, NULL: all; deleted rows are the caller's to leave out).
+ */
+bool
+TesseraScanNodeBatch(TesseraScanState *ts, TesseraBatch **b, const bool **sel)
+{
+	return TesseraScanNextBatch(tscan_start(ts), b, sel);
+}
+
 static TupleTableSlot *
 tscan_exec(CustomScanState *node)
 {

@@ -41,6 +41,7 @@
 #include "catalog/pg_type.h"
 #include "common/hashfn.h"
 #include "executor/executor.h"
+#include "executor/instrument.h"
 #include "miscadmin.h"
 #include "utils/datum.h"
 #include "utils/date.h"
@@ -124,6 +125,8 @@ TesseraStarInit(TesseraStar *st, List *desc, List *children, TupleDesc reldesc)
 		dim->kind = desc_int(d, STAR_DIM_KIND);
 		dim->cols = palloc(sizeof(int) * (st->next + 1));
 		dim->ext = palloc(sizeof(int) * (st->next + 1));
+		dim->collen = palloc(sizeof(int16) * (st->next + 1));
+		dim->colbyval = palloc(sizeof(bool) * (st->next + 1));
 	}
 
 	/* the row the expressions read: the relation's, then the extra columns */
@@ -137,6 +140,8 @@ TesseraStarInit(TesseraStar *st, List *desc, List *children, TupleDesc reldesc)
 		TesseraStarDim *dim = &st->dims[desc_int(e, STAR_EXT_DIM)];
 
 		dim->cols[dim->ncols] = desc_int(e, STAR_EXT_POS);
+		get_typlenbyval((Oid) desc_int(e, STAR_EXT_TYPE), &dim->collen[dim->ncols],
+						&dim->colbyval[dim->ncols]);
 		dim->ext[dim->ncols++] = k;
 		TupleDescInitEntry(td, reldesc->natts + k + 1, NULL, (Oid) desc_int(e, STAR_EXT_TYPE),
 						   desc_int(e, STAR_EXT_TYPMOD), 0);
@@ -146,68 +151,158 @@ TesseraStarInit(TesseraStar *st, List *desc, List *children, TupleDesc reldesc)
 	return td;
 }
 
+/* The rows of a dimension being read: their keys, growing. */
+typedef struct StarRows
+{
+	int64	   *keys;
+	int			cap;
+	int64		min;
+	int64		max;
+} StarRows;
+
+/* Add a row (its key, and its gathered columns' values) to a dimension. */
+static void
+star_append(TesseraStar *st, TesseraStarDim *dim, StarRows *rows, int64 key,
+			const Datum *values, const bool *nulls)
+{
+	MemoryContext old = MemoryContextSwitchTo(st->cxt);
+
+	if (dim->nrows == rows->cap)
+	{
+		rows->cap *= 2;
+		rows->keys = repalloc_huge(rows->keys, sizeof(int64) * rows->cap);
+		for (int c = 0; c < dim->ncols; c++)
+		{
+			dim->values[c] = repalloc_huge(dim->values[c], sizeof(Datum) * rows->cap);
+			dim->nulls[c] = repalloc_huge(dim->nulls[c], sizeof(bool) * rows->cap);
+		}
+	}
+	rows->keys[dim->nrows] = key;
+	for (int c = 0; c < dim->ncols; c++)
+	{
+		dim->nulls[c][dim->nrows] = nulls[c];
+		dim->values[c][dim->nrows] = nulls[c] ? (Datum) 0 :
+			datumCopy(values[c], dim->colbyval[c], dim->collen[c]);
+	}
+	MemoryContextSwitchTo(old);
+	rows->min = Min(rows->min, key);
+	rows->max = Max(rows->max, key);
+	dim->nrows++;
+}
+
+/*
+ * Read a dimension's rows from a TesseraScan as column vectors (no row is
+ * formed); false if its plan is not one that can be read so.
+ */
+static bool
+star_read_vectors(TesseraStar *st, TesseraStarDim *dim, StarRows *rows)
+{
+	TesseraScanState *ts = TesseraScanVectorSource(dim->child);
+	Instrumentation *instr = dim->child->instrument;
+	TesseraBatch *b;
+	const bool *sel;
+	int			katt;
+	int		   *catt;
+	Datum	   *cv[TAGG_COMPUTED_MAX_COLUMNS];
+	bool	   *cn[TAGG_COMPUTED_MAX_COLUMNS];
+	Datum	   *values;
+	bool	   *nulls;
+	double		emitted = 0;
+
+	if (ts == NULL || dim->ncols > TAGG_COMPUTED_MAX_COLUMNS)
+		return false;
+	catt = MemoryContextAlloc(st->cxt, sizeof(int) * (dim->ncols + 1));
+	values = MemoryContextAlloc(st->cxt, sizeof(Datum) * (dim->ncols + 1));
+	nulls = MemoryContextAlloc(st->cxt, sizeof(bool) * (dim->ncols + 1));
+	katt = ts->proj_att[dim->key_pos];
+	for (int c = 0; c < dim->ncols; c++)
+		catt[c] = ts->proj_att[dim->cols[c]];
+	/* (what EXPLAIN ANALYZE shows of the child: the rows it gave) */
+	if (instr)
+		InstrStartNode(instr);
+	while (TesseraScanNodeBatch(ts, &b, &sel))
+	{
+		Datum	   *kv;
+		bool	   *kn;
+
+		CHECK_FOR_INTERRUPTS();
+		TesseraBatchColumn(b, katt, &kv, &kn);
+		for (int c = 0; c < dim->ncols; c++)
+			TesseraBatchColumn(b, catt[c], &cv[c], &cn[c]);
+		for (int i = 0; i < b->nrows; i++)
+		{
+			if ((sel != NULL && !sel[i]) || (b->deleted != NULL && b->deleted[i]))
+				continue;
+			emitted++;
+			/* a NULL key joins nothing */
+			if (kn[i])
+				continue;
+			for (int c = 0; c < dim->ncols; c++)
+			{
+				values[c] = cv[c][i];
+				nulls[c] = cn[c][i];
+			}
+			star_append(st, dim, rows, star_key(kv[i], dim->key_type), values, nulls);
+		}
+	}
+	if (instr)
+		InstrStopNode(instr, emitted);
+	return true;
+}
+
 /* Read a dimension's rows into its table. */
 static void
 star_build_dim(TesseraStar *st, TesseraStarDim *dim)
 {
 	MemoryContext old = MemoryContextSwitchTo(st->cxt);
-	int			cap = 1024;
-	int64	   *keys = palloc(sizeof(int64) * cap);
-	int64		min = PG_INT64_MAX,
-				max = PG_INT64_MIN;
-	TupleDesc	cdesc = NULL;
+	StarRows	rows;
+	int64		min,
+				max;
+	int64	   *keys;
+	Datum	   *values = palloc(sizeof(Datum) * (dim->ncols + 1));
+	bool	   *nulls = palloc(sizeof(bool) * (dim->ncols + 1));
 
+	rows.cap = 1024;
+	rows.keys = palloc(sizeof(int64) * rows.cap);
+	rows.min = PG_INT64_MAX;
+	rows.max = PG_INT64_MIN;
 	dim->nrows = 0;
 	dim->values = palloc(sizeof(Datum *) * Max(dim->ncols, 1));
 	dim->nulls = palloc(sizeof(bool *) * Max(dim->ncols, 1));
 	for (int c = 0; c < dim->ncols; c++)
 	{
-		dim->values[c] = palloc(sizeof(Datum) * cap);
-		dim->nulls[c] = palloc(sizeof(bool) * cap);
+		dim->values[c] = palloc(sizeof(Datum) * rows.cap);
+		dim->nulls[c] = palloc(sizeof(bool) * rows.cap);
 	}
 	MemoryContextSwitchTo(old);
 
-	for (;;)
+	/* a TesseraScan's column vectors, else its rows */
+	if (!star_read_vectors(st, dim, &rows))
 	{
-		TupleTableSlot *slot;
-		int64		key;
-
-		CHECK_FOR_INTERRUPTS();
-		slot = ExecProcNode(dim->child);
-		if (TupIsNull(slot))
-			break;
-		slot_getallattrs(slot);
-		/* a NULL key joins nothing */
-		if (slot->tts_isnull[dim->key_pos])
-			continue;
-		cdesc = slot->tts_tupleDescriptor;
-		key = star_key(slot->tts_values[dim->key_pos], dim->key_type);
-		old = MemoryContextSwitchTo(st->cxt);
-		if (dim->nrows == cap)
+		for (;;)
 		{
-			cap *= 2;
-			keys = repalloc_huge(keys, sizeof(int64) * cap);
+			TupleTableSlot *slot;
+
+			CHECK_FOR_INTERRUPTS();
+			slot = ExecProcNode(dim->child);
+			if (TupIsNull(slot))
+				break;
+			slot_getallattrs(slot);
+			/* a NULL key joins nothing */
+			if (slot->tts_isnull[dim->key_pos])
+				continue;
 			for (int c = 0; c < dim->ncols; c++)
 			{
-				dim->values[c] = repalloc_huge(dim->values[c], sizeof(Datum) * cap);
-				dim->nulls[c] = repalloc_huge(dim->nulls[c], sizeof(bool) * cap);
+				values[c] = slot->tts_values[dim->cols[c]];
+				nulls[c] = slot->tts_isnull[dim->cols[c]];
 			}
+			star_append(st, dim, &rows, star_key(slot->tts_values[dim->key_pos], dim->key_type),
+						values, nulls);
 		}
-		keys[dim->nrows] = key;
-		for (int c = 0; c < dim->ncols; c++)
-		{
-			Form_pg_attribute att = TupleDescAttr(cdesc, dim->cols[c]);
-			bool		isnull = slot->tts_isnull[dim->cols[c]];
-
-			dim->nulls[c][dim->nrows] = isnull;
-			dim->values[c][dim->nrows] = isnull ? (Datum) 0 :
-				datumCopy(slot->tts_values[dim->cols[c]], att->attbyval, att->attlen);
-		}
-		MemoryContextSwitchTo(old);
-		min = Min(min, key);
-		max = Max(max, key);
-		dim->nrows++;
 	}
+	keys = rows.keys;
+	min = rows.min;
+	max = rows.max;
 
 	/* the table: direct for a dense range of keys, else hashed */
 	old = MemoryContextSwitchTo(st->cxt);

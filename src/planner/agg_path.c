@@ -79,6 +79,7 @@ typedef enum TaggPathPrivate
 
 static Plan *tagg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 							List *tlist, List *clauses, List *custom_plans);
+static Cost tagg_dim_build_cost(PlannerInfo *root, Path *path, int kind);
 
 static const CustomPathMethods tagg_path_methods = {
 	.CustomName = "TesseraAgg",
@@ -302,8 +303,8 @@ tagg_path_finish(CustomPath *cpath, Index relid, TAggFindContext *cxt, TAggMode 
 static void
 tagg_add_parallel_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 					   CustomPath *serial, TAggFindContext *cxt, int workers, double groups,
-					   double inner_groups, double rows_read, double pages_read, List *star,
-					   List *dim_paths)
+					   double inner_groups, double rows_read, double pages_read,
+					   Cost build_cost, List *star, List *dim_paths)
 {
 	PathTarget *target = create_empty_pathtarget();
 	CustomPath *partial = makeNode(CustomPath);
@@ -330,8 +331,14 @@ tagg_add_parallel_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *out
 	partial->path.parallel_workers = workers;
 	partial->path.rows = partial_rows;
 	/* the serial cost, less the disk, shared among the processes */
-	run = serial->path.startup_cost - seq_page_cost * pages_read;
-	partial->path.startup_cost = seq_page_cost * pages_read + run / divisor;
+	run = serial->path.startup_cost - seq_page_cost * pages_read - build_cost;
+	/* (every process reads a star join's dimensions whole, by their own paths) */
+	build_cost = 0;
+	foreach(lc, dim_paths)
+		build_cost += tagg_dim_build_cost(root, lfirst(lc),
+										  ((TesseraStarDimPlan *) list_nth(cxt->star->dims,
+																		   foreach_current_index(lc)))->kind);
+	partial->path.startup_cost = seq_page_cost * pages_read + run / divisor + build_cost;
 	partial->path.total_cost = partial->path.startup_cost + cpu_tuple_cost * inner_groups;
 	/* a star join: every process reads the dimensions into tables of its own */
 	partial->custom_paths = dim_paths;
@@ -468,23 +475,40 @@ tagg_scanned_rel(PlannerInfo *root, RelOptInfo *input_rel, TesseraStarPlan *star
  * gathering the dimension columns of the rows joined.  False if the
  * dimensions' tables should not fit hash_mem.
  */
+static Cost
+tagg_dim_build_cost(PlannerInfo *root, Path *path, int kind)
+{
+	/* a key set's row sets a bit; an inner dimension's stores its columns too */
+	Cost		cost = path->total_cost +
+		path->rows * (kind == STAR_INNER ? 2 : 1) * cpu_operator_cost;
+
+	/* a TesseraScan read as column vectors forms no row */
+	if (TesseraScanPathVectors(root, path))
+		cost -= path->rows * cpu_tuple_cost;
+	return cost;
+}
+
 static bool
-tagg_star_cost(TesseraStarPlan *star, double probe_rows, double join_rows, Cost *cost)
+tagg_star_cost(PlannerInfo *root, TesseraStarPlan *star, double probe_rows, double join_rows,
+			   Cost *cost, Cost *build_cost)
 {
 	double		bytes = 0;
 	ListCell   *lc;
 
 	*cost = 0;
+	*build_cost = 0;
 	if (star == NULL)
 		return true;
 	foreach(lc, star->dims)
 	{
 		TesseraStarDimPlan *dim = lfirst(lc);
 
-		*cost += dim->path->total_cost + dim->path->rows * 2 * cpu_operator_cost +
-			probe_rows * cpu_operator_cost;
-		bytes += dim->path->rows * (32 + dim->rel->reltarget->width);
+		*build_cost += tagg_dim_build_cost(root, dim->path, dim->kind);
+		*cost += probe_rows * cpu_operator_cost;
+		bytes += dim->path->rows * (dim->kind == STAR_INNER ?
+									32 + dim->rel->reltarget->width : 16);
 	}
+	*cost += *build_cost;
 	*cost += join_rows * list_length(star->ext) * 0.25 * cpu_operator_cost;
 	return bytes <= (double) get_hash_memory_limit();
 }
@@ -531,7 +555,7 @@ tagg_star_parallel_safe(TesseraStarPlan *star, List **paths)
 static void
 tagg_try_parallel(PlannerInfo *root, RelOptInfo *rel, RelOptInfo *output_rel, CustomPath *cpath,
 				  TAggFindContext *cxt, double groups, double inner_groups, TscanEstimate *est,
-				  Cost run_cost, List *star_info)
+				  Cost run_cost, Cost build_cost, List *star_info)
 {
 	List	   *dim_paths = NIL;
 	int			workers;
@@ -548,7 +572,7 @@ tagg_try_parallel(PlannerInfo *root, RelOptInfo *rel, RelOptInfo *output_rel, Cu
 	if (workers > 0)
 		tagg_add_parallel_path(root, rel, output_rel, cpath, cxt, workers, groups, inner_groups,
 							   est->read_frac * rel->tuples, est->phys_pages * est->read_frac,
-							   star_info, dim_paths);
+							   build_cost, star_info, dim_paths);
 }
 
 static void
@@ -575,7 +599,8 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 	List	   *star_info = NIL;
 	bool		only_distinct = true;
 	Cost		run_cost,
-				star_cost;
+				star_cost,
+				build_cost;
 	TscanEstimate est;
 	Bitmapset  *attrs = NULL;
 
@@ -673,7 +698,8 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 	 */
 	rows_read = rel->tuples * est.read_frac;
 	agg_rows = cxt.star != NULL ? input_rel->rows : rows_read * est.vec_sel;
-	if (!tagg_star_cost(cxt.star, rows_read * est.vec_sel, agg_rows, &star_cost))
+	if (!tagg_star_cost(root, cxt.star, rows_read * est.vec_sel, agg_rows, &star_cost,
+						&build_cost))
 		return;
 	run_cost = rows_read * (est.decode_ops * 0.25 + est.nvec * 0.1) * cpu_operator_cost +
 		agg_rows * (agg_work + 0.5 * list_length(inner_keys)) * cpu_operator_cost + star_cost;
@@ -695,10 +721,10 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 		cpath->custom_paths = lappend(cpath->custom_paths,
 									  ((TesseraStarDimPlan *) lfirst(lc))->path);
 	tagg_path_finish(cpath, rel->relid, &cxt, TAGG_SERIAL, inner_groups, star_info);
-	add_path(output_rel, &cpath->path);
-
+	/* (before add_path, which frees a path it finds dominated) */
 	tagg_try_parallel(root, rel, output_rel, cpath, &cxt, groups, inner_groups, &est, run_cost,
-					  star_info);
+					  build_cost, star_info);
+	add_path(output_rel, &cpath->path);
 }
 
 static bool

@@ -29,6 +29,9 @@ extern List *TesseraKeyDescribe(Node *expr, int attidx);
 extern bool TesseraComputable(Node *expr, Index relid);
 extern int	TesseraComputedColumn(List **computed, Node *expr);
 
+/* scan_path.c */
+extern bool TesseraScanPathVectors(PlannerInfo *root, Path *path);
+
 /* star_path.c: a star join TesseraAgg probes itself */
 typedef struct TesseraStarDimPlan
 {

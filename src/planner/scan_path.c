@@ -63,6 +63,31 @@ static const CustomPathMethods tscan_path_methods = {
 	.PlanCustomPath = tscan_plan_path,
 };
 
+/*
+ * TesseraScanPathVectors
+ *		Is path a serial TesseraScan whose quals are all vector quals, so that
+ *		a consumer can read its column vectors without any row being formed
+ *		(executor/star.c)?
+ */
+bool
+TesseraScanPathVectors(PlannerInfo *root, Path *path)
+{
+	RelOptInfo *rel = path->parent;
+	Relation	relation;
+	ListCell   *lc;
+	bool		ok = true;
+
+	if (!IsA(path, CustomPath) || ((CustomPath *) path)->methods != &tscan_path_methods ||
+		path->parallel_aware || path->param_info != NULL)
+		return false;
+	relation = table_open(planner_rt_fetch(rel->relid, root)->relid, NoLock);
+	foreach(lc, rel->baserestrictinfo)
+		ok &= TesseraVecDescribe((Node *) lfirst_node(RestrictInfo, lc)->clause, rel->relid,
+								 relation) != NIL;
+	table_close(relation, NoLock);
+	return ok;
+}
+
 static CustomPath *
 tscan_make_path(PlannerInfo *root, RelOptInfo *rel, const TscanEstimate *est,
 				Bitmapset *attrs, int parallel_workers, Relids required_outer)
