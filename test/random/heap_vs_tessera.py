@@ -62,6 +62,22 @@ def setup():
     rg = random.choice([100, 1000, 10000]); st = rg * random.choice([1,3,10])
     tessera_opts = f"tessera_row_group_row_limit={rg}, tessera_stripe_row_limit={st}"
     cur.execute(f"create table ft (like fh) using tessera with ({tessera_opts})")
+    # dimension tables for star, semi and anti joins (heap, shared by both sides):
+    # du unique on k (NULL keys too), dm with duplicate keys, dd keyed by date
+    cur.execute("drop table if exists du, dm, dd")
+    cur.execute("create table du (k int, name text, grp int)")
+    cur.execute("create unique index on du (k)")
+    cur.execute("insert into du select k, case when random() < 0.1 then null else 'n' || (k % 7) end, k % 3 "
+                f"from generate_series({random.randint(-1000, 0)}, {random.randint(0, 1000)}) k "
+                f"where random() < {random.choice([0.2, 0.9])}")
+    cur.execute("insert into du values (null, 'nullkey', 0)")
+    cur.execute("create table dm (k int, tag text)")
+    cur.execute("insert into dm select case when random() < 0.05 then null else (random() * 600 - 300)::int end, "
+                "'t' || (i % 4) from generate_series(1, 800) i")
+    cur.execute("create table dd (dk date primary key, wk int)")
+    cur.execute("insert into dd select d, extract(week from d) from generate_series(date '2020-01-01', "
+                f"date '2020-01-{random.randint(2, 28):02d}', interval '1 day') d")
+    cur.execute("analyze du, dm, dd")
     n = random.choice([0, 1, 500, 5000, 20000])
     rows = [gen(i) for i in range(n)]
     # sorted-ish on a for skipping
@@ -152,10 +168,36 @@ def join_query():
                        f" where x.a between {k} and {k + 3} and y.h is not null"])
     c = random.choice(["count(*)", "count(y.b), sum(x.a)", "min(y.g), max(x.d)"])
     return f"select {c} from {{t}} x join {{t}} y on {j}{w}"
+def star_query():
+    # aggregates over joins with unique-keyed dimensions, EXISTS and NOT EXISTS:
+    # TesseraAgg's star, semi and anti joins on tessera, PostgreSQL's joins on heap
+    joins, groups = [], ["x.c", "x.h", "x.f"]
+    if random.random() < 0.8:
+        joins.append(f"join du on {random.choice(['x.a', 'x.c', 'x.b'])} = du.k")
+        groups += ["du.name", "du.grp", "du.name, x.c"]
+    if random.random() < 0.4:
+        joins.append("join dd on x.f = dd.dk")
+        groups += ["dd.wk", "dd.dk"]
+    conds = [q for q in [random.choice(["", "", "du.grp = 1", "du.name <> 'n3'"]) if "du" in " ".join(joins) else "",
+                         random.choice(["", "dd.wk > 1"]) if "dd" in " ".join(joins) else ""] if q]
+    if random.random() < 0.5:
+        conds.append(f"{random.choice(['', 'not '])}exists (select 1 from dm where dm.k = x.{random.choice(['a', 'c'])}"
+                     f"{random.choice(['', ' and dm.tag = ' + repr('t%d' % random.randint(0, 3))])})")
+    if random.random() < 0.3:
+        conds.append(qual())
+    g = random.choice(groups)
+    a = ", ".join(random.sample(aggs[:21] + ["sum(du.grp)" if "du" in " ".join(joins) else "count(*)"],
+                                random.randint(1, 3)))
+    w = (" where " + " and ".join(conds)) if conds else ""
+    if random.random() < 0.3:
+        return f"select {a} from {{t}} x {' '.join(joins)}{w}"
+    return f"select {g}, {a} from {{t}} x {' '.join(joins)}{w} group by {g}"
 def query():
     w = where()
     k = random.random()
-    if k < 0.15:
+    if k < 0.1:
+        return star_query()
+    if k < 0.2:
         return join_query()
     if k < 0.4:
         a = ", ".join(random.sample(aggs, random.randint(1,4)))
@@ -196,6 +238,6 @@ for it in range(args.rounds):
         bad += phases.ddl_phase(cur, random, cols, tessera_opts)
         bad += phases.cursor_phase(cur, random)
         bad += phases.concurrency_phase(args.dsn, cur, random)
-cur.execute("drop table if exists fh, ft")
+cur.execute("drop table if exists fh, ft, du, dm, dd")
 print(f"seed {args.seed}: {args.rounds} rounds x {args.queries} queries, {bad} differences")
 sys.exit(1 if bad else 0)
