@@ -31,12 +31,14 @@
 
 #include "access/sysattr.h"
 #include "common/hashfn.h"
+#include "common/int.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
 #include "utils/datum.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
@@ -83,6 +85,116 @@ memo_equal(struct varlena *a, struct varlena *b)
 #define COMP_PROJECTED	0		/* in the projection, row by row */
 #define COMP_ONE_STRING	1		/* of one string column: per value */
 #define COMP_EXTRA		2		/* an extra column itself: its array */
+#define COMP_INT_ARITH	3		/* + - * of integer columns and constants: vectors */
+
+/*
+ * Integer arithmetic (+, -, * of smallint, integer and bigint columns and
+ * constants) computed a column at a time: every node over every counted
+ * row, as PostgreSQL evaluates every argument of a strict function before
+ * looking for NULLs, with the operators' own overflow errors.
+ */
+typedef enum IntArithKind
+{
+	IA_VAR,
+	IA_CONST,
+	IA_ADD,
+	IA_SUB,
+	IA_MUL
+} IntArithKind;
+
+typedef struct IntArith
+{
+	IntArithKind kind;
+	Oid			type;			/* INT2OID, INT4OID or INT8OID: the result's */
+	int			att;			/* IA_VAR */
+	int64		value;			/* IA_CONST */
+	struct IntArith *l;
+	struct IntArith *r;
+	int64	   *v;				/* per row, for the current batch */
+	bool	   *isnull;
+	int			cap_rows;
+} IntArith;
+
+/* The operator functions taken: integer +, -, * of any two widths. */
+static const struct
+{
+	Oid			funcid;
+	IntArithKind kind;
+}			int_arith_ops[] = {
+	{F_INT2PL, IA_ADD}, {F_INT2MI, IA_SUB}, {F_INT2MUL, IA_MUL},
+	{F_INT4PL, IA_ADD}, {F_INT4MI, IA_SUB}, {F_INT4MUL, IA_MUL},
+	{F_INT8PL, IA_ADD}, {F_INT8MI, IA_SUB}, {F_INT8MUL, IA_MUL},
+	{F_INT24PL, IA_ADD}, {F_INT24MI, IA_SUB}, {F_INT24MUL, IA_MUL},
+	{F_INT42PL, IA_ADD}, {F_INT42MI, IA_SUB}, {F_INT42MUL, IA_MUL},
+	{F_INT48PL, IA_ADD}, {F_INT48MI, IA_SUB}, {F_INT48MUL, IA_MUL},
+	{F_INT84PL, IA_ADD}, {F_INT84MI, IA_SUB}, {F_INT84MUL, IA_MUL},
+	{F_INT28PL, IA_ADD}, {F_INT28MI, IA_SUB}, {F_INT28MUL, IA_MUL},
+	{F_INT82PL, IA_ADD}, {F_INT82MI, IA_SUB}, {F_INT82MUL, IA_MUL},
+};
+
+static bool
+int_arith_type(Oid type)
+{
+	return type == INT2OID || type == INT4OID || type == INT8OID;
+}
+
+/* The vector form of expr over rows of rowdesc, or NULL. */
+static IntArith *
+int_arith_build(Node *expr, TupleDesc rowdesc)
+{
+	IntArith   *ia;
+
+	if (!int_arith_type(exprType(expr)))
+		return NULL;
+	ia = palloc0(sizeof(IntArith));
+	ia->type = exprType(expr);
+	if (IsA(expr, Var))
+	{
+		Var		   *var = (Var *) expr;
+
+		if (var->varattno <= 0 || var->varattno > rowdesc->natts ||
+			TupleDescAttr(rowdesc, var->varattno - 1)->atttypid != var->vartype)
+			return NULL;
+		ia->kind = IA_VAR;
+		ia->att = var->varattno - 1;
+		return ia;
+	}
+	if (IsA(expr, Const))
+	{
+		Const	   *c = (Const *) expr;
+
+		if (c->constisnull)
+			return NULL;
+		ia->kind = IA_CONST;
+		ia->value = c->consttype == INT2OID ? DatumGetInt16(c->constvalue) :
+			c->consttype == INT4OID ? DatumGetInt32(c->constvalue) :
+			DatumGetInt64(c->constvalue);
+		return ia;
+	}
+	if (IsA(expr, OpExpr) && list_length(((OpExpr *) expr)->args) == 2)
+	{
+		OpExpr	   *op = (OpExpr *) expr;
+
+		for (int i = 0; i < (int) lengthof(int_arith_ops); i++)
+			if (int_arith_ops[i].funcid == op->opfuncid)
+			{
+				ia->kind = int_arith_ops[i].kind;
+				ia->l = int_arith_build(linitial(op->args), rowdesc);
+				ia->r = int_arith_build(lsecond(op->args), rowdesc);
+				return ia->l && ia->r ? ia : NULL;
+			}
+	}
+	return NULL;
+}
+
+static pg_noinline void
+int_arith_overflow(Oid type)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+			 errmsg(type == INT2OID ? "smallint out of range" :
+					type == INT4OID ? "integer out of range" : "bigint out of range")));
+}
 
 /* A column of the row over the batch: the relation's, or an extra one. */
 static inline void
@@ -133,6 +245,7 @@ TesseraComputedInit(TesseraComputed *c, List *exprs, Index relid, PlanState *ps,
 	c->values = palloc0(sizeof(Datum *) * c->n);
 	c->nulls = palloc0(sizeof(bool *) * c->n);
 	c->memos = palloc0(sizeof(void *) * c->n);
+	c->int_arith = palloc0(sizeof(void *) * c->n);
 	foreach(lc, exprs)
 	{
 		int			j = foreach_current_index(lc);
@@ -153,7 +266,12 @@ TesseraComputedInit(TesseraComputed *c, List *exprs, Index relid, PlanState *ps,
 		/* an extra column as it is: its array */
 		if (IsA(lfirst(lc), Var) && m == 1 && c->atts[j][0] >= natts_rel)
 			c->mode[j] = COMP_EXTRA;
+		/* integer arithmetic: a column at a time */
+		else if (!IsA(lfirst(lc), Var) &&
+				 (c->int_arith[j] = int_arith_build(lfirst(lc), rowdesc)) != NULL)
+			c->mode[j] = COMP_INT_ARITH;
 		c->proj_col[j] = -1;
+		c->any_int_arith |= c->mode[j] == COMP_INT_ARITH;
 		if (c->mode[j] == COMP_PROJECTED)
 		{
 			c->proj_col[j] = list_length(tlist);
@@ -376,6 +494,121 @@ comp_projected(TesseraComputed *c, TesseraBatch *b, const bool *ok, int n)
 		slot->tts_isnull[atts[k]] = true;
 }
 
+/* Node ia over rows (the counted ones, m of them) of the batch, into ia->v / ia->isnull. */
+static void
+int_arith_eval(TesseraComputed *c, IntArith *ia, TesseraBatch *b, const int *rows, int m,
+			   MemoryContext bufcxt)
+{
+	if (ia->v == NULL || c->cap > ia->cap_rows)
+	{
+		ia->v = MemoryContextAlloc(bufcxt, sizeof(int64) * c->cap);
+		ia->isnull = MemoryContextAlloc(bufcxt, c->cap);
+		ia->cap_rows = c->cap;
+	}
+	switch (ia->kind)
+	{
+		case IA_CONST:
+			for (int j = 0; j < m; j++)
+			{
+				ia->v[rows[j]] = ia->value;
+				ia->isnull[rows[j]] = false;
+			}
+			return;
+		case IA_VAR:
+			{
+				Datum	   *values = NULL;
+				bool	   *isnull = NULL;
+
+				if (!b->sparse || ia->att >= c->natts_rel)
+					comp_column(c, b, ia->att, &values, &isnull);
+				for (int j = 0; j < m; j++)
+				{
+					int			i = rows[j];
+					Datum		d;
+					bool		n;
+
+					if (values != NULL)
+					{
+						d = values[i];
+						n = isnull[i];
+					}
+					else
+						d = TesseraBatchValue(b, ia->att, i, &n);
+					ia->isnull[i] = n;
+					ia->v[i] = n ? 0 : ia->type == INT2OID ? DatumGetInt16(d) :
+						ia->type == INT4OID ? DatumGetInt32(d) : DatumGetInt64(d);
+				}
+				return;
+			}
+		default:
+			break;
+	}
+	int_arith_eval(c, ia->l, b, rows, m, bufcxt);
+	int_arith_eval(c, ia->r, b, rows, m, bufcxt);
+	{
+		int64		lo = ia->type == INT2OID ? PG_INT16_MIN : ia->type == INT4OID ? PG_INT32_MIN :
+			PG_INT64_MIN;
+		int64		hi = ia->type == INT2OID ? PG_INT16_MAX : ia->type == INT4OID ? PG_INT32_MAX :
+			PG_INT64_MAX;
+		bool		overflow = false;
+
+		for (int j = 0; j < m; j++)
+		{
+			int			i = rows[j];
+			int64		x = ia->l->v[i],
+						y = ia->r->v[i],
+						z;
+			bool		o;
+
+			ia->isnull[i] = ia->l->isnull[i] | ia->r->isnull[i];
+			if (ia->isnull[i])
+			{
+				ia->v[i] = 0;
+				continue;
+			}
+			o = ia->kind == IA_ADD ? pg_add_s64_overflow(x, y, &z) :
+				ia->kind == IA_SUB ? pg_sub_s64_overflow(x, y, &z) :
+				pg_mul_s64_overflow(x, y, &z);
+			overflow |= o | (z < lo) | (z > hi);
+			ia->v[i] = z;
+		}
+		if (overflow)
+			int_arith_overflow(ia->type);
+	}
+}
+
+/* The integer arithmetic expressions over the batch's counted rows. */
+static void
+comp_int_arith(TesseraComputed *c, TesseraBatch *b, const bool *ok, int n, MemoryContext bufcxt)
+{
+	int		   *rows = c->rows;
+	int			m = 0;
+
+	if (ok == NULL)
+		for (int i = 0; i < n; i++)
+			rows[m++] = i;
+	else
+		m = TesseraSelRows(ok, n, rows);
+	for (int j = 0; j < c->n; j++)
+	{
+		IntArith   *ia = c->int_arith[j];
+
+		if (c->mode[j] != COMP_INT_ARITH)
+			continue;
+		int_arith_eval(c, ia, b, rows, m, bufcxt);
+		/* the rows not counted read as NULLs */
+		memset(c->nulls[j], true, n);
+		for (int k = 0; k < m; k++)
+		{
+			int			i = rows[k];
+
+			c->nulls[j][i] = ia->isnull[i];
+			c->values[j][i] = ia->type == INT2OID ? Int16GetDatum((int16) ia->v[i]) :
+				ia->type == INT4OID ? Int32GetDatum((int32) ia->v[i]) : Int64GetDatum(ia->v[i]);
+		}
+	}
+}
+
 /*
  * TesseraComputedBatch
  *		Every expression over the batch's counted rows (ok; NULL: all n),
@@ -406,6 +639,7 @@ TesseraComputedBatch(TesseraComputed *c, TesseraBatch *b, const bool *ok, int n,
 			c->values[j] = MemoryContextAlloc(bufcxt, sizeof(Datum) * c->cap);
 			c->nulls[j] = MemoryContextAlloc(bufcxt, c->cap);
 		}
+		c->rows = MemoryContextAlloc(bufcxt, sizeof(int) * c->cap);
 	}
 	for (int j = 0; j < c->n; j++)
 		if (c->mode[j] == COMP_EXTRA)
@@ -419,6 +653,8 @@ TesseraComputedBatch(TesseraComputed *c, TesseraBatch *b, const bool *ok, int n,
 	for (int j = 0; j < c->n; j++)
 		if (c->mode[j] == COMP_ONE_STRING)
 			comp_one_string(c, j, b, ok, n);
+	if (c->any_int_arith)
+		comp_int_arith(c, b, ok, n, bufcxt);
 	if (c->proj != NULL)
 		comp_projected(c, b, ok, n);
 	MemoryContextSwitchTo(old);

@@ -99,6 +99,9 @@ typedef struct TesseraComputed
 	bool	  **nulls;
 	int			cap;
 	void	  **memos;			/* [j]: results of the values seen, or NULL */
+	struct IntArith **int_arith;	/* [j]: integer arithmetic computed as vectors */
+	bool		any_int_arith;
+	int		   *rows;			/* [cap]: the counted rows of the batch */
 	TupleTableSlot *slot;		/* a row of the relation, as the expressions read it */
 	int			natts_rel;		/* the relation's columns; those after them are
 								 * extra columns (a star join's dimensions) */

@@ -98,6 +98,33 @@ SELECT count(*) AS spilled FROM tt.explain('(ANALYZE, COSTS OFF, TIMING OFF, SUM
 SELECT tt.cmp('SELECT id + 0, count(*), sum(g) FROM {t} GROUP BY 1', 'eh', 'et');
 RESET work_mem;
 
+-- integer +, -, * computed a column at a time: the same sums, NULLs and
+-- overflow errors, raised only when a counted row overflows
+CREATE TABLE ih (a int, b bigint, c smallint, big int);
+INSERT INTO ih SELECT CASE WHEN i % 13 = 0 THEN NULL ELSE i END, i::bigint * 1000003000, (i % 300)::smallint,
+    CASE WHEN i = 777 THEN 2000000000 ELSE i END
+FROM generate_series(1, 20000) i;
+CREATE TABLE it (LIKE ih) USING tessera WITH (tessera_row_group_row_limit = 3000);
+INSERT INTO it SELECT * FROM ih;
+SELECT q, tt.cmp(q, 'ih', 'it') FROM (VALUES
+    ('SELECT sum(a * c), sum(b - a), avg(c + 2), min(a * 2 - c), max(b * c) FROM {t}'),
+    ('SELECT c % 5, sum(a * 3 + b), count(a - c) FROM {t} GROUP BY 1'),
+    ('SELECT sum(c::int * c), sum(c::int + a) FROM {t} WHERE a > 100'),
+    ('SELECT sum(big * 2) FROM {t} WHERE big < 1000000'),
+    ('SELECT sum(b * 3), sum(a::bigint * b) FROM {t} WHERE a < 5000')
+) v(q);
+SELECT count(*) AS tessera_agg_nodes
+FROM tt.explain('(COSTS OFF) SELECT c % 5, sum(a * 3 + b), sum(b * c) FROM it GROUP BY 1') l
+WHERE l LIKE '%TesseraAgg%';
+-- the overflowing row is counted: PostgreSQL's error
+SELECT sum(big * 2) FROM ih;
+SELECT sum(big * 2) FROM it;
+SELECT sum(c * c) FROM ih;
+SELECT sum(c * c) FROM it;
+SELECT sum(b * b) FROM ih WHERE a > 10;
+SELECT sum(b * b) FROM it WHERE a > 10;
+DROP TABLE ih, it;
+
 -- not ours: volatile expressions, a whole-row reference, a key of a
 -- nondeterministic collation
 CREATE COLLATION ae_ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
