@@ -158,6 +158,8 @@ typedef struct StarRows
 	int			cap;
 	int64		min;
 	int64		max;
+	char	   *arena;			/* where by-reference values are copied to */
+	Size		free;
 } StarRows;
 
 /* Add a row (its key, and its gathered columns' values) to a dimension. */
@@ -181,8 +183,28 @@ star_append(TesseraStar *st, TesseraStarDim *dim, StarRows *rows, int64 key,
 	for (int c = 0; c < dim->ncols; c++)
 	{
 		dim->nulls[c][dim->nrows] = nulls[c];
-		dim->values[c][dim->nrows] = nulls[c] ? (Datum) 0 :
-			datumCopy(values[c], dim->colbyval[c], dim->collen[c]);
+		if (nulls[c] || dim->colbyval[c])
+			dim->values[c][dim->nrows] = nulls[c] ? (Datum) 0 : values[c];
+		else
+		{
+			/* by reference: copied into blocks of the table's memory, not palloc'd one by one */
+			Size		len = MAXALIGN(datumGetSize(values[c], false, dim->collen[c]));
+			char	   *copy;
+
+			if (len > rows->free)
+			{
+				Size		block = Max(len, (Size) 256 * 1024);
+
+				rows->arena = palloc_extended(block, MCXT_ALLOC_HUGE);
+				rows->free = block;
+			}
+			copy = rows->arena;
+			memcpy(copy, DatumGetPointer(values[c]),
+				   datumGetSize(values[c], false, dim->collen[c]));
+			rows->arena += len;
+			rows->free -= len;
+			dim->values[c][dim->nrows] = PointerGetDatum(copy);
+		}
 	}
 	MemoryContextSwitchTo(old);
 	rows->min = Min(rows->min, key);
@@ -264,6 +286,8 @@ star_build_dim(TesseraStar *st, TesseraStarDim *dim)
 
 	rows.cap = 1024;
 	rows.keys = palloc(sizeof(int64) * rows.cap);
+	rows.arena = NULL;
+	rows.free = 0;
 	rows.min = PG_INT64_MAX;
 	rows.max = PG_INT64_MIN;
 	dim->nrows = 0;

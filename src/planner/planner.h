@@ -30,7 +30,7 @@ extern bool TesseraComputable(Node *expr, Index relid);
 extern int	TesseraComputedColumn(List **computed, Node *expr);
 
 /* scan_path.c */
-extern bool TesseraScanPathVectors(PlannerInfo *root, Path *path);
+extern Cost TesseraScanPathVectors(PlannerInfo *root, Path *path);
 
 /* star_path.c: a star join TesseraAgg probes itself */
 typedef struct TesseraStarDimPlan

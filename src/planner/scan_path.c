@@ -65,27 +65,39 @@ static const CustomPathMethods tscan_path_methods = {
 
 /*
  * TesseraScanPathVectors
- *		Is path a serial TesseraScan whose quals are all vector quals, so that
- *		a consumer can read its column vectors without any row being formed
- *		(executor/star.c)?
+ *		If path is a serial TesseraScan whose quals are all vector quals, so
+ *		that a consumer can read its column vectors without any row being
+ *		formed (executor/star.c): what that reading costs, charged as
+ *		TesseraAgg charges its own scan (a quarter of an operator per value
+ *		decoded).  Else -1.
  */
-bool
+Cost
 TesseraScanPathVectors(PlannerInfo *root, Path *path)
 {
 	RelOptInfo *rel = path->parent;
 	Relation	relation;
 	ListCell   *lc;
 	bool		ok = true;
+	TscanEstimate est;
+	Cost		cost = -1;
 
 	if (!IsA(path, CustomPath) || ((CustomPath *) path)->methods != &tscan_path_methods ||
 		path->parallel_aware || path->param_info != NULL)
-		return false;
+		return -1;
 	relation = table_open(planner_rt_fetch(rel->relid, root)->relid, NoLock);
 	foreach(lc, rel->baserestrictinfo)
 		ok &= TesseraVecDescribe((Node *) lfirst_node(RestrictInfo, lc)->clause, rel->relid,
 								 relation) != NIL;
+	if (ok)
+	{
+		TesseraScanEstimate(root, rel, relation, linitial(((CustomPath *) path)->custom_private),
+							&est);
+		cost = seq_page_cost * est.phys_pages * est.read_frac +
+			rel->tuples * est.read_frac * (est.decode_ops * 0.25 + est.nvec * 0.1) *
+			cpu_operator_cost;
+	}
 	table_close(relation, NoLock);
-	return ok;
+	return cost;
 }
 
 static CustomPath *
