@@ -220,3 +220,42 @@ def load_tables(pg: Pg, cfg: Config, side: str, schema: str, tables: dict, keys:
             pg.execute(f"VACUUM ANALYZE {schema}.{table}")
         loaded["vacuum_analyze_seconds"] = round(time.perf_counter() - start, 6)
     return loaded, key_outcome
+
+
+def run_tables_workload(pg: Pg, cfg: Config, res: dict, label: str, schemas: dict, tables: dict,
+                        keys: dict, keys_sql: str, queries: dict, data: str) -> dict:
+    """A workload of several tables loaded from CSV (TPC-H, SSB): load and
+    index each side, sizes, DuckDB on the same files, then every wanted
+    query compared with heap; the schemas are dropped at the end."""
+    reset_schemas(pg, schemas)
+    try:
+        key_op = {"name": "primary_keys", "sql": keys_sql}
+        for side in SIDES:
+            progress(f"  loading {label} into {side}")
+            res["load"][side], key_op[side] = load_tables(pg, cfg, side, schemas[side], tables, keys,
+                                                          data)
+            if key_op[side]["status"] != OK:
+                progress(f"    primary keys on {side}: {key_op[side]['status']}: {key_op[side].get('error')}")
+            names = [f"{schemas[side]}.{t}" for t in tables]
+            res["sizes"][side] = dict(pg.sizes(names), **storage_facts(pg, cfg, side, names))
+        res["groups"].append(group("index build", "write", [key_op]))
+
+        duck = duckdb_connect(cfg)
+        if duck is not None:
+            progress("  loading duckdb")
+            start = time.perf_counter()
+            for table, cols in tables.items():
+                duck.execute(f"CREATE TABLE {table} ({cols})")
+                duck.execute(f"COPY {table} FROM '{os.path.join(data, table + '.csv')}' (FORMAT csv, HEADER)")
+            res["load"]["duckdb"] = outcome(OK, [time.perf_counter() - start])
+
+        items = []
+        for name, sql in queries.items():
+            if wanted(cfg, name):
+                items.append(compare_query(pg, cfg, name, sql, schemas, duck=duck))
+        res["groups"].append(group("queries", "query", items))
+        if duck is not None:
+            duck.close()
+    finally:
+        drop_schemas(pg, cfg, schemas)
+    return res

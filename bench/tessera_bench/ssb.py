@@ -8,12 +8,10 @@ timed runs, best and median reported."""
 from __future__ import annotations
 
 import os
-import time
 
 from . import ssb_data, ssb_queries
-from .common import (SIDES, Config, compare_query, drop_schemas, duckdb_connect, ensure_extension,
-                     group, load_tables, reset_schemas, storage_facts, wanted)
-from .pg import OK, Pg, outcome, progress
+from .common import Config, ensure_extension, load_tables, run_tables_workload
+from .pg import Pg, progress
 
 SCHEMAS = {"heap": "ssb_heap", "tessera": "ssb_tessera"}
 
@@ -46,34 +44,6 @@ def run(pg: Pg, cfg: Config) -> dict:
            "load": {}, "sizes": {}, "groups": []}
     if gen:
         res["data"] = dict(gen, path=data)
-    reset_schemas(pg, SCHEMAS)
-    try:
-        keys = {"name": "primary_keys", "sql": "ALTER TABLE ... ADD PRIMARY KEY (each table's key)"}
-        for side in SIDES:
-            progress(f"  loading SSB SF {cfg.sf:g} into {side}")
-            res["load"][side], keys[side] = load(pg, cfg, side, data)
-            if keys[side]["status"] != OK:
-                progress(f"    primary keys on {side}: {keys[side]['status']}: {keys[side].get('error')}")
-            tables = [f"{SCHEMAS[side]}.{t}" for t in ssb_queries.TABLES]
-            res["sizes"][side] = dict(pg.sizes(tables), **storage_facts(pg, cfg, side, tables))
-        res["groups"].append(group("index build", "write", [keys]))
-
-        duck = duckdb_connect(cfg)
-        if duck is not None:
-            progress("  loading duckdb")
-            start = time.perf_counter()
-            for table, cols in ssb_queries.TABLES.items():
-                duck.execute(f"CREATE TABLE {table} ({cols})")
-                duck.execute(f"COPY {table} FROM '{os.path.join(data, table + '.csv')}' (FORMAT csv, HEADER)")
-            res["load"]["duckdb"] = outcome(OK, [time.perf_counter() - start])
-
-        items = []
-        for name, sql in ssb_queries.queries().items():
-            if wanted(cfg, name):
-                items.append(compare_query(pg, cfg, name, sql, SCHEMAS, duck=duck))
-        res["groups"].append(group("queries", "query", items))
-        if duck is not None:
-            duck.close()
-    finally:
-        drop_schemas(pg, cfg, SCHEMAS)
-    return res
+    return run_tables_workload(pg, cfg, res, f"SSB SF {cfg.sf:g}", SCHEMAS, ssb_queries.TABLES,
+                               ssb_queries.PRIMARY_KEYS, "ALTER TABLE ... ADD PRIMARY KEY (each table's key)",
+                               ssb_queries.queries(), data)

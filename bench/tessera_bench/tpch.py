@@ -7,12 +7,10 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import time
 
 from . import tpch_queries
-from .common import (SIDES, Config, compare_query, drop_schemas, duckdb_connect,
-                     ensure_extension, group, load_tables, reset_schemas, storage_facts, wanted)
-from .pg import OK, Pg, outcome, progress
+from .common import Config, ensure_extension, load_tables, run_tables_workload
+from .pg import Pg, progress
 
 SCHEMAS = {"heap": "tpch_heap", "tessera": "tpch_tessera"}
 
@@ -51,34 +49,6 @@ def run(pg: Pg, cfg: Config) -> dict:
                      "Queries use the specification's validation parameters; answers are compared "
                      "in order where the query has ORDER BY, else as multisets."],
            "load": {}, "sizes": {}, "groups": []}
-    reset_schemas(pg, SCHEMAS)
-    try:
-        keys = {"name": "primary_keys", "sql": "ALTER TABLE ... ADD PRIMARY KEY (standard keys)"}
-        for side in SIDES:
-            progress(f"  loading TPC-H SF {cfg.sf:g} into {side}")
-            res["load"][side], keys[side] = load(pg, cfg, side, data)
-            if keys[side]["status"] != OK:
-                progress(f"    primary keys on {side}: {keys[side]['status']}: {keys[side].get('error')}")
-            tables = [f"{SCHEMAS[side]}.{t}" for t in tpch_queries.TABLES]
-            res["sizes"][side] = dict(pg.sizes(tables), **storage_facts(pg, cfg, side, tables))
-        res["groups"].append(group("index build", "write", [keys]))
-
-        duck = duckdb_connect(cfg)
-        if duck is not None:
-            progress("  loading duckdb")
-            start = time.perf_counter()
-            for table, cols in tpch_queries.TABLES.items():
-                duck.execute(f"CREATE TABLE {table} ({cols})")
-                duck.execute(f"COPY {table} FROM '{os.path.join(data, table + '.csv')}' (FORMAT csv, HEADER)")
-            res["load"]["duckdb"] = outcome(OK, [time.perf_counter() - start])
-
-        items = []
-        for name, sql in tpch_queries.queries(cfg.sf).items():
-            if wanted(cfg, name):
-                items.append(compare_query(pg, cfg, name, sql, SCHEMAS, duck=duck))
-        res["groups"].append(group("queries", "query", items))
-        if duck is not None:
-            duck.close()
-    finally:
-        drop_schemas(pg, cfg, SCHEMAS)
-    return res
+    return run_tables_workload(pg, cfg, res, f"TPC-H SF {cfg.sf:g}", SCHEMAS, tpch_queries.TABLES,
+                               tpch_queries.PRIMARY_KEYS, "ALTER TABLE ... ADD PRIMARY KEY (standard keys)",
+                               tpch_queries.queries(cfg.sf), data)
