@@ -478,4 +478,14 @@ TesseraTbmOffsets(TBMIterateResult *tbmres, OffsetNumber *offsets, int max)
 #endif
 }
 
+/*
+ * The range table index an outer, semi or anti join has in join relations'
+ * relids (16 gave anti joins and outer joins one; 0 for none).
+ */
+#if PG_VERSION_NUM >= 160000
+#define TesseraSpecialJoinRelid(sjinfo) ((sjinfo)->ojrelid)
+#else
+#define TesseraSpecialJoinRelid(sjinfo) ((Index) 0)
+#endif
+
 #endif							/* TESSERA_COMPAT_H */

@@ -51,6 +51,7 @@ typedef struct TesseraStarPlan
 	List	   *ext;			/* the dimension Vars read, in extra column order */
 	Relids		semi;			/* right-hand relations of semi joins */
 	Relids		anti;			/* ... and of anti joins */
+	Relids		joins;			/* those joins' own indexes in relids (16+) */
 } TesseraStarPlan;
 
 extern bool TesseraStarFind(PlannerInfo *root, RelOptInfo *joinrel, TesseraStarPlan *star);

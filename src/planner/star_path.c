@@ -45,6 +45,7 @@
 #include "utils/typcache.h"
 
 #include "tessera/catalog.h"
+#include "tessera/compat.h"
 #include "tessera/plan.h"
 #include "tessera/tessera.h"
 #include "planner.h"
@@ -309,7 +310,7 @@ star_dimensions(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *fact, Tesser
 	rti = -1;
 	while ((rti = bms_next_member(joinrel->relids, rti)) >= 0)
 	{
-		bool		found = rti == (int) fact->relid;
+		bool		found = rti == (int) fact->relid || bms_is_member(rti, star->joins);
 
 		foreach(lc, star->dims)
 			found |= ((TesseraStarDimPlan *) lfirst(lc))->rel->relid == (Index) rti;
@@ -362,6 +363,9 @@ TesseraStarFind(PlannerInfo *root, RelOptInfo *joinrel, TesseraStarPlan *star)
 			star->semi = bms_add_members(star->semi, sjinfo->min_righthand);
 		else
 			star->anti = bms_add_members(star->anti, sjinfo->min_righthand);
+		/* (16 and later: the join's own index among the join's relids) */
+		if (TesseraSpecialJoinRelid(sjinfo) != 0)
+			star->joins = bms_add_member(star->joins, TesseraSpecialJoinRelid(sjinfo));
 	}
 	/* base relations of this query level only; the fact table: the largest tessera table */
 	while ((rti = bms_next_member(joinrel->relids, rti)) >= 0)
@@ -370,6 +374,8 @@ TesseraStarFind(PlannerInfo *root, RelOptInfo *joinrel, TesseraStarPlan *star)
 		RangeTblEntry *rte;
 		Relation	relation;
 
+		if (bms_is_member(rti, star->joins))
+			continue;
 		if (rel == NULL || rel->reloptkind != RELOPT_BASEREL || rel->lateral_relids != NULL)
 			return false;
 		rte = planner_rt_fetch(rti, root);
