@@ -27,6 +27,8 @@ typedef struct TesseraCachedStripe
 	uint64		span;			/* row numbers it covers (reserved ones if aborted) */
 	TesseraStripeDir *dir;		/* loaded on first use */
 	bool	  **folded;			/* per row group: its folded rows, decoded on use */
+	void	  **chunks;			/* per row group and column: its payload in the fetch
+								 * cache (cache.c), or NULL */
 } TesseraCachedStripe;
 
 extern int	tessera_fetch_cache_size;

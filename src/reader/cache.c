@@ -21,7 +21,8 @@
  *	  shared cache on (shared_cache.c), compressed frames and small
  *	  compressed unframed payloads are looked up there before they are
  *	  read and decompressed, and put there after; such frames are not also
- *	  kept here.
+ *	  kept here.  Frames stored raw are never kept: they are read from
+ *	  shared buffers into place each time.
  *
  * IDENTIFICATION
  *	  src/reader/cache.c
@@ -56,14 +57,6 @@ typedef struct StorageCache
 	TesseraCachedStripe *stripes;	/* sorted by first_rownum */
 } StorageCache;
 
-typedef struct ChunkKey
-{
-	uint64		storage_id;
-	uint64		stripe_id;
-	uint32		rg;
-	uint32		att;
-} ChunkKey;
-
 /*
  * A cached chunk.  Unframed: its whole payload.  Framed: its frame table and
  * the frames read so far, decompressed, one allocation each; a read copies
@@ -71,7 +64,7 @@ typedef struct ChunkKey
  */
 typedef struct ChunkEntry
 {
-	ChunkKey	key;
+	struct ChunkEntry **home;	/* its slot in the stripe's array of entries */
 	TesseraChunkView view;
 	TesseraValueIndex *index;	/* unframed: built on the first single-value read */
 	Size		size;			/* bytes counted against the budget */
@@ -105,7 +98,6 @@ typedef struct FrameSlot
 static MemoryContext cache_cxt = NULL;	/* stripes and directories */
 static MemoryContext chunk_cxt = NULL;	/* payloads */
 static HTAB *storages = NULL;
-static HTAB *chunks = NULL;
 static dlist_head chunk_lru = DLIST_STATIC_INIT(chunk_lru);
 static dlist_head frame_lru = DLIST_STATIC_INIT(frame_lru);
 static Size chunk_bytes = 0;
@@ -143,11 +135,6 @@ init_caches(void)
 	ctl.entrysize = sizeof(StorageCache);
 	ctl.hcxt = cache_cxt;
 	storages = hash_create("tessera stripe cache", 64, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	memset(&ctl, 0, sizeof(ctl));
-	ctl.keysize = sizeof(ChunkKey);
-	ctl.entrysize = sizeof(ChunkEntry);
-	ctl.hcxt = chunk_cxt;
-	chunks = hash_create("tessera chunk cache", 1024, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	dlist_init(&chunk_lru);
 	dlist_init(&frame_lru);
 	chunk_bytes = 0;
@@ -163,7 +150,6 @@ TesseraResetFetchCache(void)
 		MemoryContextReset(chunk_cxt);
 	}
 	storages = NULL;
-	chunks = NULL;
 	dlist_init(&chunk_lru);
 	dlist_init(&frame_lru);
 	chunk_bytes = 0;
@@ -538,7 +524,8 @@ evict(ChunkEntry *keep)
 		dlist_delete(&victim->lru);
 		free_entry(victim);
 		chunk_bytes -= victim->size;
-		hash_search(chunks, &victim->key, HASH_REMOVE, NULL);
+		*victim->home = NULL;
+		pfree(victim);
 	}
 }
 
@@ -570,8 +557,24 @@ load_frame(void *arg, uint32 k, char *frame, uint32 off, uint32 count)
 	from = k == 0 ? 0 : ft->ends[k - 1];
 	len = ft->ends[k] - from;
 
+	/*
+	 * A frame stored raw is read straight into place, checked, and not
+	 * kept: a copy out of shared buffers costs what a copy out of our own
+	 * memory does, while keeping it pushed out decompressed frames and
+	 * cost an eviction (a walk over cold memory) per read of a table larger
+	 * than the budget.
+	 */
+	if (len == raw_len)
+	{
+		if (!TesseraReadStripeBytes(e->rel, e->stripe, e->chunk_offset + ft->table_bytes + from,
+									len, frame, NULL))
+			e->corrupt(e->corrupt_arg, "chunk pages are invalid");
+		TesseraFrameDecode(e->view.chunk, ft, k, frame, len, frame, e->corrupt, e->corrupt_arg);
+		return true;
+	}
+
 	/* a compressed frame: the shared cache's, if it has it */
-	shared = len < raw_len && TesseraSharedCacheEnabled();
+	shared = TesseraSharedCacheEnabled();
 	if (shared)
 	{
 		TesseraSharedKeyInit(&key, e->stripe->storage_id, e->stripe->stripe_id,
@@ -737,28 +740,29 @@ TesseraCacheChunkView(Relation rel, TesseraCachedStripe *cs, int rg, int att,
 {
 	TesseraStripeDir *dir = TesseraCacheDir(rel, cs);
 	TesseraChunkDisk *cd = &dir->chunks[rg * dir->hdr.natts + att];
-	ChunkKey	key;
+	ChunkEntry **home;
 	ChunkEntry *e;
-	bool		found;
 
 	init_caches();
-	memset(&key, 0, sizeof(key));
-	key.storage_id = cs->s.storage_id;
-	key.stripe_id = cs->s.stripe_id;
-	key.rg = rg;
-	key.att = att;
-	e = hash_search(chunks, &key, HASH_ENTER, &found);
 	*index_cxt = chunk_cxt;
-	if (found)
+
+	/*
+	 * Entries hang off the stripe (an array per row group and column, in
+	 * the stripes' context: both go at a reset), so a lookup is one step
+	 * from the directory the caller just used, not a hash probe into cold
+	 * memory.
+	 */
+	if (cs->chunks == NULL)
+		cs->chunks = MemoryContextAllocZero(cache_cxt, sizeof(ChunkEntry *) *
+											dir->hdr.n_row_groups * dir->hdr.natts);
+	home = (ChunkEntry **) &cs->chunks[rg * dir->hdr.natts + att];
+	e = *home;
+	if (e != NULL)
 		e->used = true;
 	else
 	{
-		memset(&e->view, 0, sizeof(e->view));
-		e->table = NULL;
-		e->frames = NULL;
-		e->index = NULL;
-		e->size = 0;
-		e->used = false;
+		e = MemoryContextAllocZero(chunk_cxt, sizeof(ChunkEntry));
+		e->home = home;
 		dlist_push_head(&chunk_lru, &e->lru);
 		PG_TRY();
 		{
@@ -768,10 +772,11 @@ TesseraCacheChunkView(Relation rel, TesseraCachedStripe *cs, int rg, int att,
 		{
 			dlist_delete(&e->lru);
 			free_entry(e);
-			hash_search(chunks, &key, HASH_REMOVE, NULL);
+			pfree(e);
 			PG_RE_THROW();
 		}
 		PG_END_TRY();
+		*home = e;
 
 		/* stay within budget, never evicting what we just made */
 		chunk_bytes += e->size;
