@@ -177,6 +177,9 @@ typedef enum AggDescField
 	AGG_DESC_SAME_AS,			/* an earlier sum/avg whose state this one shares, or -1 */
 	AGG_DESC_VX,				/* argument arithmetic's description, or NIL */
 	AGG_DESC_FILTER,			/* FILTER: a vector description per conjunct */
+	AGG_DESC_OFFSET,			/* sum/avg(x + c): c as an int8 Const (the state is
+								 * x's, the result adds c * count), or NULL */
+	AGG_DESC_OFFSET_TYPE,		/* and the type of x + c (its overflow bounds) */
 	AGG_DESC_NFIELDS
 } AggDescField;
 

@@ -151,6 +151,14 @@ typedef struct TAggSpec
 	bool		typbyval;
 	int			same_as;		/* an earlier sum/avg of the same argument whose
 								 * state this one reads, or -1 */
+	/* sum/avg(x + offset): the state is x's, the result adds offset * count */
+	bool		has_offset;
+	int64		offset;
+	bool		offset_check;	/* x + offset may overflow its type: counted x
+								 * must lie in [offset_lo, offset_hi] */
+	int64		offset_lo;
+	int64		offset_hi;
+	Oid			offset_type;	/* the type of x + offset */
 } TAggSpec;
 
 /* One aggregate's state in one group. */

@@ -97,6 +97,39 @@ tagg_create_state(CustomScan *cscan)
 	return (Node *) state;
 }
 
+/* The range of an integer type. */
+static void
+tagg_int_range(Oid type, int64 *lo, int64 *hi)
+{
+	*lo = type == INT2OID ? PG_INT16_MIN : type == INT4OID ? PG_INT32_MIN : PG_INT64_MIN;
+	*hi = type == INT2OID ? PG_INT16_MAX : type == INT4OID ? PG_INT32_MAX : PG_INT64_MAX;
+}
+
+/*
+ * sum/avg(x + c) (classify.c, offset_describe): the values of x for which
+ * x + c lies in the range of its type, and whether x's own type has others.
+ */
+static void
+tagg_init_offset(TAggSpec *sp, Const *c, Oid type)
+{
+	int64		lo,
+				hi,
+				xlo,
+				xhi;
+
+	sp->has_offset = true;
+	sp->offset = DatumGetInt64(c->constvalue);
+	sp->offset_type = type;
+	tagg_int_range(type, &lo, &hi);
+	tagg_int_range(sp->argtype, &xlo, &xhi);
+	/* x + c in [lo, hi]: x in [lo - c, hi - c], saturated (beyond means none) */
+	if (pg_sub_s64_overflow(lo, sp->offset, &sp->offset_lo))
+		sp->offset_lo = PG_INT64_MIN;
+	if (pg_sub_s64_overflow(hi, sp->offset, &sp->offset_hi))
+		sp->offset_hi = PG_INT64_MAX;
+	sp->offset_check = xlo < sp->offset_lo || xhi > sp->offset_hi;
+}
+
 /* An aggregate from its description. */
 static void
 tagg_init_spec(TesseraAggState *as, TAggSpec *sp, List *desc, Aggref *agg)
@@ -110,6 +143,9 @@ tagg_init_spec(TesseraAggState *as, TAggSpec *sp, List *desc, Aggref *agg)
 	sp->restype = (Oid) desc_int(desc, AGG_DESC_RESTYPE);
 	sp->generic = desc_int(desc, AGG_DESC_GENERIC);
 	sp->same_as = desc_int(desc, AGG_DESC_SAME_AS);
+	if (list_nth(desc, AGG_DESC_OFFSET) != NULL)
+		tagg_init_offset(sp, (Const *) list_nth(desc, AGG_DESC_OFFSET),
+						 (Oid) desc_int(desc, AGG_DESC_OFFSET_TYPE));
 	if (sp->generic)
 	{
 		fmgr_info(lookup_type_cache(sp->argtype, TYPECACHE_CMP_PROC)->cmp_proc, &sp->cmp);
@@ -185,7 +221,10 @@ tagg_begin(CustomScanState *node, EState *estate, int eflags)
 					   list_nth(priv, TAGG_PRIVATE_VECTOR));
 	as->specs = palloc0(sizeof(TAggSpec) * Max(list_length(specs), 1));
 	for (int k = 0; k < list_length(specs); k++)
-		tagg_init_spec(as, &as->specs[as->nspecs++], list_nth(specs, k), list_nth(aggs, k));
+	{
+		tagg_init_spec(as, &as->specs[as->nspecs], list_nth(specs, k), list_nth(aggs, k));
+		as->offset_checks |= as->specs[as->nspecs++].offset_check;
+	}
 
 	as->cxt = AllocSetContextCreate(estate->es_query_cxt, "TesseraAgg groups",
 									ALLOCSET_DEFAULT_SIZES);
@@ -642,6 +681,58 @@ tagg_fold_spec(TesseraAggState *as, int k, TesseraBatch *b, const bool *ok, cons
 		tagg_minmax_batch(as, k, b, ok, gidx, n);
 }
 
+/*
+ * sum/avg(x + c) whose x + c may overflow (tagg_init_offset): PostgreSQL
+ * raises the error at the first counted row that overflows; here the
+ * batch's extremes of the counted values of x are checked against each
+ * aggregate's bounds (computed once for a run of aggregates of one column).
+ */
+static void
+tagg_check_offsets(TesseraAggState *as, TesseraBatch *b, const bool *ok, const int32 *gidx,
+				   int n)
+{
+	int			att = -1;
+	int64		lo = PG_INT64_MAX;
+	int64		hi = PG_INT64_MIN;
+
+	for (int k = 0; k < as->nspecs; k++)
+	{
+		TAggSpec   *sp = &as->specs[k];
+
+		if (!sp->offset_check)
+			continue;
+		if (sp->attidx != att)
+		{
+			int16		typlen = tagg_typlen(as, b, sp->attidx);
+			Datum	   *values;
+			bool	   *isnull;
+
+			tagg_column(as, b, sp->attidx, &values, &isnull);
+			lo = PG_INT64_MAX;
+			hi = PG_INT64_MIN;
+			for (int i = 0; i < n; i++)
+			{
+				int64		x;
+
+				if ((isnull && isnull[i]) || (gidx ? gidx[i] < 0 : ok && !ok[i]))
+					continue;
+				x = typlen == 2 ? DatumGetInt16(values[i]) :
+					typlen == 4 ? DatumGetInt32(values[i]) : DatumGetInt64(values[i]);
+				lo = Min(lo, x);
+				hi = Max(hi, x);
+			}
+			att = sp->attidx;
+		}
+		/* (no counted value: lo > hi, and neither test holds) */
+		if (lo < sp->offset_lo || hi > sp->offset_hi)
+			ereport(ERROR,
+					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+					 errmsg("%s out of range",
+							sp->offset_type == INT2OID ? "smallint" :
+							sp->offset_type == INT4OID ? "integer" : "bigint")));
+	}
+}
+
 /* Fold one batch into every aggregate.  ok: rows to count (NULL: all n). */
 static void
 tagg_batch(TesseraAggState *as, TesseraBatch *b, const bool *ok, int n)
@@ -656,6 +747,8 @@ tagg_batch(TesseraAggState *as, TesseraBatch *b, const bool *ok, int n)
 	}
 	if (as->groups.nkeys > 0)
 		gidx = TesseraGroupsAssign(&as->groups, b, ok, n);
+	if (as->offset_checks)
+		tagg_check_offsets(as, b, ok, gidx, n);
 
 	/*
 	 * With one group and every stored row of the row group counted, counts

@@ -169,6 +169,7 @@ typedef struct TesseraAggState
 	TAggMode	mode;
 	TAggSpec   *specs;
 	int			nspecs;
+	bool		offset_checks;	/* some sum(x + c) may overflow (agg_node.c) */
 	TesseraGroups groups;
 	MemoryContext cxt;			/* the groups */
 	MemoryContext vx_cxt;		/* numerics of the fallback, reset per batch */

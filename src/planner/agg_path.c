@@ -749,10 +749,25 @@ tagg_collect_params(Node *node, List **params)
 }
 
 /*
+ * Do two sum/avg descriptions sum the same column of the relation (one of
+ * them, or both, with an offset: sum(x + c))?
+ */
+static bool
+tagg_same_column(List *a, List *b)
+{
+	int			ax = desc_int(a, AGG_DESC_ATTIDX);
+
+	return ax >= 0 && ax < TAGG_COMPUTED_ATTIDX && ax == desc_int(b, AGG_DESC_ATTIDX) &&
+		list_nth(a, AGG_DESC_VX) == NIL && list_nth(b, AGG_DESC_VX) == NIL &&
+		(list_nth(a, AGG_DESC_OFFSET) != NULL || list_nth(b, AGG_DESC_OFFSET) != NULL);
+}
+
+/*
  * The descriptions of the aggregates, for the executor: an earlier sum or
  * avg of the same argument (with no FILTER) shares its state, as PostgreSQL
  * shares transition states (TPC-H Q1 has two such pairs); float states
- * differ between sum and avg.
+ * differ between sum and avg.  Sums of a column plus constants share the
+ * column's state (offset_describe in classify.c).
  */
 static List *
 tagg_describe_aggs(List *aggs, Index relid, Relation rel, List **computed)
@@ -790,7 +805,7 @@ tagg_describe_aggs(List *aggs, Index relid, Relation rel, List **computed)
 				if ((pkind == TAGG_SUM || pkind == TAGG_AVG) &&
 					desc_int(pdesc, AGG_DESC_SAME_AS) < 0 && prev->aggfilter == NULL &&
 					(Oid) desc_int(pdesc, AGG_DESC_ARGTYPE) == argtype &&
-					equal(prev->args, agg->args))
+					(equal(prev->args, agg->args) || tagg_same_column(pdesc, desc)))
 				{
 					intVal(list_nth(desc, AGG_DESC_SAME_AS)) = j;
 					break;

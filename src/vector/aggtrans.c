@@ -506,7 +506,16 @@ numeric_state_sum(TAggState *st, TAggSpec *sp)
 Datum
 TesseraAggResult(TAggSpec *sp, TAggState *st, bool *isnull)
 {
+	TAggState	shifted;
+
 	*isnull = false;
+	if (sp->has_offset && st->count > 0)
+	{
+		/* sum(x + c) = sum(x) + c * count(x), in the 128-bit sum */
+		shifted = *st;
+		shifted.sum += (int128) sp->offset * st->count;
+		st = &shifted;
+	}
 	switch (sp->kind)
 	{
 		case TAGG_COUNT_STAR:

@@ -123,6 +123,41 @@ SELECT sum(c * c) FROM ih;
 SELECT sum(c * c) FROM it;
 SELECT sum(b * b) FROM ih WHERE a > 10;
 SELECT sum(b * b) FROM it WHERE a > 10;
+
+-- sum/avg of a column plus or minus a constant: summed as sum(x) + c *
+-- count(x) from the column's one state, with PostgreSQL's results, NULLs
+-- and overflow errors (only when a counted row overflows)
+SELECT q, tt.cmp(q, 'ih', 'it') FROM (VALUES
+    ('SELECT sum(c), sum(c + 1), sum(c + 89), sum(2 + c), sum(c - 7), avg(c + 3), avg(c - 1000), sum(c - (-5)) FROM {t}'),
+    ('SELECT sum(a + 1), sum(a - 2), avg(a + 10), sum(b + 5), avg(b - 1), sum(a + 5000000000) FROM {t} WHERE big < 1000000'),
+    ('SELECT c % 7, sum(a + 3), sum(a), avg(a - 3), count(a), sum(c + 1::smallint) FROM {t} WHERE big < 1000000 GROUP BY 1'),
+    ('SELECT sum(a + 1), avg(a + 1) FROM {t} WHERE a IS NULL'),
+    ('SELECT sum(big + 1) FROM {t} WHERE big < 2000000000'),
+    ('SELECT sum(big + 147483647) FROM {t} WHERE big < 2000000000'),
+    ('SELECT sum(c + 32767::smallint) FROM {t} WHERE c <= 0')
+) v(q);
+-- x + c overflows on a counted row: PostgreSQL's error on both
+SELECT sum(big + 147483648) FROM ih;
+SELECT sum(big + 147483648) FROM it;
+SELECT sum(c + 32767::smallint) FROM ih WHERE c > 0;
+SELECT sum(c + 32767::smallint) FROM it WHERE c > 0;
+SELECT avg(b - 9223372036854775807) FROM ih WHERE b < 0 OR a = 1;
+SELECT avg(b - 9223372036854775807) FROM it WHERE b < 0 OR a = 1;
+SELECT avg(b + 9223372036854775807) FROM ih WHERE a = 1;
+SELECT avg(b + 9223372036854775807) FROM it WHERE a = 1;
+SELECT c % 3, sum(big + 200000000) FROM ih GROUP BY 1;
+SELECT c % 3, sum(big + 200000000) FROM it GROUP BY 1;
+-- in parallel: the workers check, the leader adds
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+SELECT tt.cmp('SELECT sum(c + 1), avg(a - 4), sum(a + 7) FROM {t} WHERE big < 1000000', 'ih', 'it');
+SELECT sum(big + 147483648) FROM it;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;
 DROP TABLE ih, it;
 
 -- not ours: volatile expressions, a whole-row reference, a key of a
