@@ -161,27 +161,52 @@ typedef struct TAggSpec
 	Oid			offset_type;	/* the type of x + offset */
 } TAggSpec;
 
-/* One aggregate's state in one group. */
+/*
+ * One aggregate's state in one group.  Each kind of aggregate uses one
+ * member of the union (64 bytes in all: a group of many aggregates, and
+ * the states a parallel worker ships, stay small).
+ */
 typedef struct TAggState
 {
-	int64		count;
-	int128		sum;			/* numeric: scaled by 10^scale */
-	int			scale;
-	int			dscale;			/* numeric: largest display scale added to sum */
-	bool		have;
-	int64		ibest;
-	float8		fbest;
-	int64		nan;			/* numeric specials */
-	int64		pinf;
-	int64		ninf;
-	Numeric		extra;			/* numeric values that did not fit in sum */
-	Datum		dbest;			/* min/max of other types: a copy in the groups' memory */
-	/* floats: sum(float4) in float4, sum(float8); avg as float8_accum's Sx, Sxx */
-	float4		f4sum;
-	float8		fsx;
-	float8		fsxx;
-	Interval	isum;			/* sum/avg of intervals: interval_pl's sum */
+	int64		count;			/* counts; sum/avg: the values added */
+	int32		scale;			/* numeric sums: sum is scaled by 10^scale */
+	int32		dscale;			/* numeric: largest display scale added to sum */
+	union
+	{
+		/* sum/avg of integers and numerics */
+		struct
+		{
+			int128		sum;
+			Numeric		extra;	/* numeric values that did not fit in sum */
+			int64		nan;	/* numeric specials */
+			int64		pinf;
+			int64		ninf;
+		};
+		/* sum/avg of floats: sum(float4) in float4; float8_accum's Sx, Sxx */
+		struct
+		{
+			float8		fsx;
+			float8		fsxx;
+			float4		f4sum;
+		};
+		/* sum/avg of intervals: interval_pl's sum */
+		Interval	isum;
+		/* min/max */
+		struct
+		{
+			int64		ibest;
+			float8		fbest;
+			Datum		dbest;	/* other types: a copy in the groups' memory */
+			bool		have;
+		};
+	};
 } TAggState;
+
+/* Does an aggregate's state use the numeric sum (and its extra numeric)? */
+#define TAggStateHasSum(sp) \
+	(((sp)->kind == TAGG_SUM || (sp)->kind == TAGG_AVG) && \
+	 (sp)->argtype != FLOAT4OID && (sp)->argtype != FLOAT8OID && \
+	 (sp)->argtype != INTERVALOID)
 
 /* Per-group partial sums of a batch, reused batch after batch. */
 typedef struct TesseraPartials

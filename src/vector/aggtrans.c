@@ -649,7 +649,7 @@ TesseraAggSerialize(TAggSpec *specs, int nspecs, TAggState *states)
 	for (int k = 0; k < nspecs; k++)
 	{
 		TAggState  *st = &states[k];
-		int32		len = st->extra ? VARSIZE(st->extra) : 0;
+		int32		len = TAggStateHasSum(&specs[k]) && st->extra ? VARSIZE(st->extra) : 0;
 
 		appendBinaryStringInfo(&buf, (char *) st, sizeof(TAggState));
 		appendBinaryStringInfo(&buf, (char *) &len, sizeof(int32));
@@ -743,6 +743,7 @@ TesseraAggCombine(TAggSpec *specs, int nspecs, TAggState *dst, const TAggState *
 				TesseraAggGenericAccum(&specs[k], &dst[k], src[k].dbest, cxt);
 		}
 		else
-			merge_state(&specs[k], &dst[k], &src[k], src[k].extra, cxt);
+			merge_state(&specs[k], &dst[k], &src[k],
+						TAggStateHasSum(&specs[k]) ? src[k].extra : NULL, cxt);
 	}
 }
