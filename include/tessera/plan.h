@@ -196,6 +196,9 @@ typedef enum AggDescField
 typedef enum TAggKeyKind
 {
 	TAGG_KEY_INT,				/* integers, dates, timestamps: as int64 */
+	TAGG_KEY_NUMINT,			/* numerics that are always integers (extract's
+								 * integer fields): as int64, infinities at its
+								 * ends */
 	TAGG_KEY_TEXT,				/* text, varchar: interned bytes */
 	TAGG_KEY_BPCHAR				/* char(n): interned without trailing blanks */
 } TAggKeyKind;

@@ -956,6 +956,7 @@ tagg_rollup(TesseraAggState *as)
 	bool		isnull[INDEX_MAX_KEYS + 1];
 	int			group;
 	uint64		n = 0;
+	MemoryContext old;
 
 	TesseraGroupsReset(out, nouter > 0 ? 256 : 1);
 	for (;;)
@@ -972,8 +973,12 @@ tagg_rollup(TesseraAggState *as)
 			break;
 		else
 			group = as->next++;
+		/* (a numeric key's Datum is made for the lookup: per-tuple memory) */
+		ResetExprContext(as->ts.css.ss.ps.ps_ExprContext);
+		old = MemoryContextSwitchTo(as->ts.css.ss.ps.ps_ExprContext->ecxt_per_tuple_memory);
 		TesseraGroupsKeyDatums(in, group, values, isnull);
 		og = TesseraGroupsLookupDatums(out, values, isnull);
+		MemoryContextSwitchTo(old);
 		TesseraAggCombine(as->specs, as->nspecs, TesseraGroupState(out, og, 0),
 						  TesseraGroupState(in, group, 0), !isnull[nouter], out->cxt);
 		if ((++n & 1023) == 0)
@@ -990,8 +995,8 @@ tagg_group_tuple(TesseraAggState *as, TesseraGroups *g, int group, TupleTableSlo
 	MemoryContext old;
 
 	ExecClearTuple(slot);
-	TesseraGroupsKeyDatums(g, group, slot->tts_values, slot->tts_isnull);
 	old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
+	TesseraGroupsKeyDatums(g, group, slot->tts_values, slot->tts_isnull);
 	if (as->mode == TAGG_PARTIAL)
 	{
 		slot->tts_values[g->nkeys] = TesseraAggSerialize(as->specs, g->nspecs,

@@ -43,6 +43,7 @@
 #include "nodes/nodeFuncs.h"
 #include "optimizer/clauses.h"
 #include "optimizer/optimizer.h"
+#include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
@@ -951,6 +952,36 @@ TesseraAggDescribe(Aggref *agg, Index relid, Relation rel, List **computed)
 }
 
 /*
+ * Is expr extract(field FROM a date or timestamp) of a field whose values
+ * are integers (numerics of display scale 0, or an infinity for an
+ * infinite timestamp)?  Such a key is grouped as an int64.
+ */
+static bool
+integral_extract(Node *expr)
+{
+	static const char *const fields[] = {
+		"year", "month", "day", "hour", "minute", "quarter", "week", "dow", "isodow", "doy",
+		"decade", "century", "millennium", "isoyear"
+	};
+	FuncExpr   *f = (FuncExpr *) expr;
+	Const	   *c;
+	char	   *field;
+
+	if (!IsA(expr, FuncExpr) || list_length(f->args) != 2 ||
+		(f->funcid != F_EXTRACT_TEXT_DATE && f->funcid != F_EXTRACT_TEXT_TIMESTAMP &&
+		 f->funcid != F_EXTRACT_TEXT_TIMESTAMPTZ))
+		return false;
+	c = (Const *) linitial(f->args);
+	if (!IsA(c, Const) || c->consttype != TEXTOID || c->constisnull)
+		return false;
+	field = TextDatumGetCString(c->constvalue);
+	for (int i = 0; i < lengthof(fields); i++)
+		if (strcmp(field, fields[i]) == 0)
+			return true;
+	return false;
+}
+
+/*
  * TesseraKeyDescribe
  *		The description of a group key on an expression (a column, attidx
  *		its index, or a computed expression, attidx its computed column), or
@@ -971,10 +1002,12 @@ TesseraKeyDescribe(Node *expr, int attidx)
 		kind = TAGG_KEY_TEXT;
 	else if (t == BPCHAROID)
 		kind = TAGG_KEY_BPCHAR;
+	else if (t == NUMERICOID && integral_extract(expr))
+		kind = TAGG_KEY_NUMINT;
 	else
 		return NIL;
 	/* strings are grouped by their bytes: equality must be byte equality */
-	if (kind != TAGG_KEY_INT &&
+	if ((kind == TAGG_KEY_TEXT || kind == TAGG_KEY_BPCHAR) &&
 		(!OidIsValid(collation) || !get_collation_isdeterministic(collation)))
 		return NIL;
 	desc = list_make4(makeInteger(attidx), makeInteger((int) t),

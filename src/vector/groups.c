@@ -28,7 +28,9 @@
 #include "postgres.h"
 
 #include "common/hashfn.h"
+#include "utils/builtins.h"
 #include "utils/memutils.h"
+#include "utils/numeric.h"
 
 #include "tessera/vector.h"
 
@@ -322,6 +324,49 @@ intern_string(TesseraGroups *gt, TAggKey *key, Datum d)
 	return key->nstrs++;
 }
 
+/*
+ * The id of a TAGG_KEY_NUMINT key's value: the integer, or the ends of the
+ * int64 range for the infinities (extract's integer fields reach neither).
+ */
+static int64
+numint_id(Datum d)
+{
+	Numeric		num = DatumGetNumeric(d);
+	int128		v;
+	int			scale;
+
+	if (TesseraNumericScaled(d, &v, &scale) && scale == 0 &&
+		v > PG_INT64_MIN && v < PG_INT64_MAX)
+		return (int64) v;
+	if (numeric_is_inf(num))
+		return DatumGetBool(DirectFunctionCall2(numeric_gt, d,
+												NumericGetDatum(int64_to_numeric(0)))) ?
+			PG_INT64_MAX : PG_INT64_MIN;
+	elog(ERROR, "TesseraAgg: group key value is not an integer");
+	return 0;					/* keep compiler quiet */
+}
+
+/* A TAGG_KEY_NUMINT key's value from its id. */
+static Datum
+numint_datum(int64 v)
+{
+	if (v == PG_INT64_MAX || v == PG_INT64_MIN)
+		return DirectFunctionCall3(numeric_in, CStringGetDatum(v > 0 ? "Infinity" : "-Infinity"),
+								   ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
+	return NumericGetDatum(int64_to_numeric(v));
+}
+
+/* The id of one value of key column key. */
+static int64
+key_id(TesseraGroups *gt, TAggKey *key, Datum d)
+{
+	if (key->kind == TAGG_KEY_INT)
+		return TesseraIntDatum(d, key->typlen);
+	if (key->kind == TAGG_KEY_NUMINT)
+		return numint_id(d);
+	return intern_string(gt, key, d);
+}
+
 /* Each row's id for key column j of the batch: values or string ids. */
 static void
 key_ids(TesseraGroups *gt, TAggKey *key, TesseraBatch *b, const bool *ok, int n)
@@ -335,7 +380,7 @@ key_ids(TesseraGroups *gt, TAggKey *key, TesseraBatch *b, const bool *ok, int n)
 		values = key->cvalues;
 		isnull = key->cnulls;
 	}
-	else if (key->kind != TAGG_KEY_INT)
+	else if (key->kind == TAGG_KEY_TEXT || key->kind == TAGG_KEY_BPCHAR)
 	{
 		int64	   *codes;
 		Datum	   *entries;
@@ -384,6 +429,13 @@ key_ids(TesseraGroups *gt, TAggKey *key, TesseraBatch *b, const bool *ok, int n)
 	if (key->attidx < TAGG_COMPUTED_ATTIDX)
 		TesseraBatchColumn(b, key->attidx, &values, &isnull);
 	key->nulls = isnull;
+	if (key->kind == TAGG_KEY_NUMINT)
+	{
+		/* (a computed key: rows that do not count have no value) */
+		for (int i = 0; i < n; i++)
+			key->ids[i] = isnull[i] || (ok && !ok[i]) ? 0 : numint_id(values[i]);
+		return;
+	}
 	if (key->kind == TAGG_KEY_INT)
 	{
 		int64	   *ids = key->ids;
@@ -618,9 +670,7 @@ TesseraGroupsKeysOf(TesseraGroups *gt, TupleTableSlot *slot, int64 *keys, bool *
 		TAggKey    *key = &gt->gkeys[j];
 
 		nulls[j] = slot->tts_isnull[j];
-		keys[j] = nulls[j] ? 0 :
-			key->kind == TAGG_KEY_INT ? TesseraIntDatum(slot->tts_values[j], key->typlen) :
-			intern_string(gt, key, slot->tts_values[j]);
+		keys[j] = nulls[j] ? 0 : key_id(gt, key, slot->tts_values[j]);
 	}
 }
 
@@ -637,9 +687,7 @@ TesseraGroupsLookupDatums(TesseraGroups *gt, const Datum *values, const bool *is
 		TAggKey    *key = &gt->gkeys[j];
 
 		nulls[j] = isnull[j];
-		keys[j] = nulls[j] ? 0 :
-			key->kind == TAGG_KEY_INT ? TesseraIntDatum(values[j], key->typlen) :
-			intern_string(gt, key, values[j]);
+		keys[j] = nulls[j] ? 0 : key_id(gt, key, values[j]);
 	}
 	return TesseraGroupsLookup(gt, keys, nulls);
 }
@@ -656,6 +704,8 @@ TesseraGroupsKeyDatums(TesseraGroups *gt, int g, Datum *values, bool *isnull)
 		isnull[j] = gt->keynull[(Size) g * gt->nkeys + j];
 		if (isnull[j])
 			values[j] = (Datum) 0;
+		else if (key->kind == TAGG_KEY_NUMINT)
+			values[j] = numint_datum(v);	/* in the caller's memory */
 		else if (key->kind != TAGG_KEY_INT)
 			values[j] = key->strs[v];
 		else

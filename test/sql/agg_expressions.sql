@@ -160,6 +160,52 @@ RESET min_parallel_table_scan_size;
 RESET max_parallel_workers_per_gather;
 DROP TABLE ih, it;
 
+-- extract() of an integer field is a numeric key grouped as an integer
+-- (infinite timestamps: infinite keys); other fields stay PostgreSQL's
+CREATE TABLE xh (id int, ts timestamptz, t timestamp, d date, v int);
+INSERT INTO xh SELECT i, CASE WHEN i % 97 = 0 THEN NULL
+                              WHEN i % 89 = 0 THEN 'infinity'
+                              WHEN i % 83 = 0 THEN '-infinity'
+                              ELSE timestamptz '2023-12-30 22:00+00' + i * interval '7 minutes 3 seconds' END,
+    timestamp '1999-12-31 23:59' + i * interval '11 hours', date '2020-02-27' + i % 900, i % 11
+FROM generate_series(1, 30000) i;
+CREATE TABLE xt (LIKE xh) USING tessera WITH (tessera_row_group_row_limit = 4000);
+INSERT INTO xt SELECT * FROM xh;
+ANALYZE xh;
+ANALYZE xt;
+SELECT q, tt.cmp(q, 'xh', 'xt') FROM (VALUES
+    ('SELECT extract(year FROM ts), extract(month FROM ts), count(*), sum(v) FROM {t} GROUP BY 1, 2'),
+    ('SELECT extract(hour FROM ts) h, extract(minute FROM t) m, count(*) FROM {t} GROUP BY h, m'),
+    ('SELECT extract(dow FROM d), extract(isodow FROM t), extract(doy FROM d), count(*) FROM {t} GROUP BY 1, 2, 3'),
+    ('SELECT extract(quarter FROM d), extract(week FROM ts), extract(isoyear FROM t), max(id) FROM {t} GROUP BY 1, 2, 3'),
+    ('SELECT extract(century FROM ts), extract(decade FROM t), extract(millennium FROM d), extract(day FROM ts), count(*) FROM {t} GROUP BY 1, 2, 3, 4'),
+    ('SELECT extract(year FROM ts), count(DISTINCT v), count(*) FROM {t} GROUP BY 1'),
+    ('SELECT extract(minute FROM ts), v, count(*) FROM {t} WHERE v > 3 GROUP BY 1, 2 HAVING count(*) > 5'),
+    ('SELECT extract(second FROM ts), count(*) FROM {t} GROUP BY 1'),
+    ('SELECT extract(epoch FROM d), count(*) FROM {t} GROUP BY 1')
+) v(q);
+SELECT q, (SELECT count(*) FROM tt.explain('(COSTS OFF) ' || replace(q, '{t}', 'xt')) l
+           WHERE l LIKE '%TesseraAgg%') AS tessera_agg_nodes
+FROM (VALUES
+    ('SELECT extract(year FROM ts), count(*) FROM {t} GROUP BY 1'),
+    ('SELECT extract(second FROM ts), count(*) FROM {t} GROUP BY 1'),
+    ('SELECT extract(epoch FROM d), count(*) FROM {t} GROUP BY 1')
+) v(q);
+SELECT extract(year FROM ts) y, count(*) FROM xt WHERE extract(year FROM ts) IS NULL OR ts IN ('infinity', '-infinity') GROUP BY 1 ORDER BY 1;
+SET work_mem = '64kB';
+SELECT tt.cmp('SELECT extract(minute FROM ts), extract(hour FROM t), id % 50, count(*) FROM {t} GROUP BY 1, 2, 3', 'xh', 'xt');
+RESET work_mem;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+SELECT tt.cmp('SELECT extract(year FROM ts), extract(month FROM t), count(*), sum(v) FROM {t} GROUP BY 1, 2', 'xh', 'xt');
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;
+DROP TABLE xh, xt;
+
 -- not ours: volatile expressions, a whole-row reference, a key of a
 -- nondeterministic collation
 CREATE COLLATION ae_ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
