@@ -212,6 +212,13 @@ ALTER TABLE kt ADD COLUMN f float8, ADD COLUMN d date;
 UPDATE kh SET f = CASE WHEN id % 1000 = 7 THEN 'NaN' ELSE id / 3.0 END, d = date '2000-01-01' + id WHERE id % 3 = 0;
 UPDATE kt SET f = CASE WHEN id % 1000 = 7 THEN 'NaN' ELSE id / 3.0 END, d = date '2000-01-01' + id WHERE id % 3 = 0;
 SELECT tt.par_cmp('SELECT b, min(f), max(f), min(d), max(d), count(f) FROM {t} GROUP BY b');
+-- sums of a column plus a constant (x's one state, shipped by the workers)
+-- and extract() keys (int64 keys, numerics out)
+EXPLAIN (COSTS OFF) SELECT b, extract(year FROM d), sum(i + 1), avg(id - 7) FROM kt GROUP BY 1, 2;
+SELECT tt.par_cmp('SELECT b, extract(year FROM d), extract(month FROM d), sum(i + 1), avg(id - 7), sum(3 + id), sum(i) FROM {t} GROUP BY 1, 2, 3');
+\set SHOW_CONTEXT never
+SELECT b, sum(id + 2147470000) FROM kt GROUP BY b;
+\set SHOW_CONTEXT errors
 -- values from init plans, in quals and in FILTER, keep TesseraAgg serial
 SELECT tt.par_cmp('SELECT a, count(*) FILTER (WHERE id > (SELECT max(id) / 2 FROM kh)) FROM {t} GROUP BY a');
 SELECT tt.par_cmp('SELECT a, sum(p) FROM {t} WHERE id > (SELECT max(id) / 3 FROM kh) GROUP BY a');
