@@ -4,9 +4,8 @@
  *	  Groups past memory: written to a sort by key, merged back at the end.
  *
  * NOTES
- *	  TesseraAgg is planned only when the planner expects its groups to fit
- *	  work_mem, so this is the path for estimates that were wrong: once the
- *	  groups take more than hash_mem, each is written as a row (its keys,
+ *	  Once the groups take more than hash_mem (planned so, or an estimate
+ *	  that was wrong), each is written as a row (its keys,
  *	  then its states serialized as for the parallel merge) into a
  *	  tuplesort ordered by the keys' default btree order, whose equality is
  *	  the grouping's, and the table starts empty.  After the input, the

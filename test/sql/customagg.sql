@@ -299,6 +299,22 @@ SELECT q, tt.cmp(q, 'sh', 'st') FROM (VALUES
     ('SELECT b, count(*) FROM {t} GROUP BY b'),
     ('SELECT g, count(*) FROM {t} WHERE v < 3 GROUP BY g')) v(q);
 SELECT tt.cmp_ordered('SELECT s, count(*) FROM {t} GROUP BY s ORDER BY s', 'sh', 'st');
+-- planned past work_mem (the estimate is right): still TesseraAgg, spilling
+ANALYZE st;
+ANALYZE sh;
+SELECT tt.spills('SELECT g, count(*), sum(v), avg(n) FROM st GROUP BY g');
+SELECT tt.spills('SELECT g, s, count(*) FROM st GROUP BY g, s');
+SELECT q, tt.cmp(q, 'sh', 'st') FROM (VALUES
+    ('SELECT g, count(*), sum(v), avg(n), max(s) FROM {t} GROUP BY g'),
+    ('SELECT g, s, count(*) FROM {t} GROUP BY g, s HAVING count(*) = 1'),
+    ('SELECT v, count(DISTINCT g), count(*) FROM {t} GROUP BY v')) v(q);
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SELECT tt.cmp('SELECT g, count(*), sum(v), avg(n) FROM {t} GROUP BY g', 'sh', 'st');
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
 RESET work_mem;
 DROP FUNCTION tt.spills(text);
 DROP TABLE sh, st;
