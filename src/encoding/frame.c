@@ -243,8 +243,7 @@ TesseraFrameRawBytes(const TesseraChunkDisk *chunk, const TesseraFrameTable *ft,
 /*
  * TesseraFrameDecode
  *		Decode frame k's stored bytes (len of them at src, checksummed here)
- *		into dst, which has room for its raw bytes (dst may be src for a
- *		frame stored raw).
+ *		into dst, which has room for its raw bytes.
  */
 void
 TesseraFrameDecode(const TesseraChunkDisk *chunk, const TesseraFrameTable *ft, uint32 k,
@@ -255,10 +254,7 @@ TesseraFrameDecode(const TesseraChunkDisk *chunk, const TesseraFrameTable *ft, u
 	if (TesseraChunkChecksum(TESSERA_DIR_VERSION_FRAMES, src, len) != ft->sums[k])
 		corrupt(arg, "chunk frame checksum mismatch");
 	if (len == raw_len)
-	{
-		if (dst != src)
-			memcpy(dst, src, len);
-	}
+		memcpy(dst, src, len);
 	else if (chunk->codec == TESSERA_CODEC_NONE ||
 			 !TesseraDecompress(chunk->codec, src, len, dst, raw_len))
 		corrupt(arg, "chunk frame decompression failed");

@@ -21,8 +21,7 @@
  *	  shared cache on (shared_cache.c), compressed frames and small
  *	  compressed unframed payloads are looked up there before they are
  *	  read and decompressed, and put there after; such frames are not also
- *	  kept here.  Frames stored raw are never kept: they are read from
- *	  shared buffers into place each time.
+ *	  kept here.
  *
  * IDENTIFICATION
  *	  src/reader/cache.c
@@ -557,24 +556,8 @@ load_frame(void *arg, uint32 k, char *frame, uint32 off, uint32 count)
 	from = k == 0 ? 0 : ft->ends[k - 1];
 	len = ft->ends[k] - from;
 
-	/*
-	 * A frame stored raw is read straight into place, checked, and not
-	 * kept: a copy out of shared buffers costs what a copy out of our own
-	 * memory does, while keeping it pushed out decompressed frames and
-	 * cost an eviction (a walk over cold memory) per read of a table larger
-	 * than the budget.
-	 */
-	if (len == raw_len)
-	{
-		if (!TesseraReadStripeBytes(e->rel, e->stripe, e->chunk_offset + ft->table_bytes + from,
-									len, frame, NULL))
-			e->corrupt(e->corrupt_arg, "chunk pages are invalid");
-		TesseraFrameDecode(e->view.chunk, ft, k, frame, len, frame, e->corrupt, e->corrupt_arg);
-		return true;
-	}
-
 	/* a compressed frame: the shared cache's, if it has it */
-	shared = TesseraSharedCacheEnabled();
+	shared = len < raw_len && TesseraSharedCacheEnabled();
 	if (shared)
 	{
 		TesseraSharedKeyInit(&key, e->stripe->storage_id, e->stripe->stripe_id,
