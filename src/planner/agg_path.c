@@ -368,6 +368,29 @@ tagg_add_parallel_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *out
 }
 
 /*
+ * Groups past hash_mem, as the executor counts it (count(DISTINCT)s alone
+ * keep no states), spill (vector/spill.c): each group is written once to a
+ * sort with its states and merged back.  Charged as sorting the groups and
+ * writing and reading their bytes.  That beats PostgreSQL's own plans for
+ * the same grouping (TPC-H SF1 lineitem, work_mem 64 MB: 1.5M groups of
+ * l_orderkey 2.0 s vs a GroupAggregate over the primary key 5.4 s; 2M
+ * one-row groups 3.9 s vs a HashAggregate of 21 batches 4.7 s), so it is
+ * not refused.  PostgreSQL estimates an expression key's groups as its
+ * column's values: no spill is charged for one.
+ */
+static Cost
+tagg_spill_cost(TAggFindContext *cxt, List *inner_keys, double inner_groups, bool only_distinct)
+{
+	double		group_bytes = (only_distinct ? 0 : list_length(cxt->aggs)) * sizeof(TAggState) + 64;
+
+	if (inner_keys == NIL || inner_groups * group_bytes <= (double) get_hash_memory_limit() ||
+		tagg_has_computed_key(cxt->row_group_vars))
+		return 0;
+	return 2 * seq_page_cost * (inner_groups * group_bytes / BLCKSZ) +
+		inner_groups * (2 * cpu_operator_cost * log2(Max(inner_groups, 2)) + cpu_tuple_cost);
+}
+
+/*
  * Check the aggregates of cxt (cxt->ok false if one is not ours), note
  * count(DISTINCT)'s column and the columns to decode; the work per row kept,
  * in operators.
@@ -603,7 +626,6 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 				agg_work = 0;
 	List	   *inner_keys;
 	bool		has_float_sum = false;
-	double		group_bytes;
 	List	   *computed = NIL;
 	List	   *star_info = NIL;
 	bool		only_distinct = true;
@@ -672,23 +694,7 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 		if (list_length(inner_keys) > INDEX_MAX_KEYS)
 			cxt.ok = false;
 	}
-	/*
-	 * Groups past hash_mem, as the executor counts it (count(DISTINCT)s alone
-	 * keep no states), spill (vector/spill.c): each group is written once
-	 * to a sort with its states and merged back.  Charged as sorting the
-	 * groups and writing and reading their bytes.  That beats PostgreSQL's
-	 * own plans for the same grouping (TPC-H SF1 lineitem, work_mem 64 MB:
-	 * 1.5M groups of l_orderkey 2.0 s vs a GroupAggregate over the primary
-	 * key 5.4 s; 2M one-row groups 3.9 s vs a HashAggregate of 21 batches
-	 * 4.7 s), so it is not refused.  PostgreSQL estimates an expression
-	 * key's groups as its column's values: no spill is charged for one.
-	 */
-	group_bytes = (only_distinct ? 0 : list_length(cxt.aggs)) * sizeof(TAggState) + 64;
-	spill_cost = 0;
-	if (inner_keys != NIL && inner_groups * group_bytes > (double) get_hash_memory_limit() &&
-		!tagg_has_computed_key(cxt.row_group_vars))
-		spill_cost = 2 * seq_page_cost * (inner_groups * group_bytes / BLCKSZ) +
-			inner_groups * (2 * cpu_operator_cost * log2(Max(inner_groups, 2)) + cpu_tuple_cost);
+	spill_cost = tagg_spill_cost(&cxt, inner_keys, inner_groups, only_distinct);
 	/* a star join: what the executor needs of each dimension's rows */
 	if (cxt.ok && cxt.star != NULL)
 	{
