@@ -160,8 +160,8 @@ $publisher->safe_psql('postgres', q{
 	DELETE FROM f WHERE a % 3 = 0;
 });
 # VACUUM once those are applied (VACUUM running while rows are applied is
-# step 4; a run of this step that did not wait once lost a DELETE of f --
-# the race is open, see README Limits)
+# step 4; a run of this step that did not wait once lost a DELETE of f,
+# before dirty catalog scans read one consistent set of stripes: catalog.c)
 wait_applied('second round', $_) foreach ('s', 'f');
 $subscriber->safe_psql('postgres', 'VACUUM s; VACUUM f');
 $publisher->safe_psql('postgres', q{
