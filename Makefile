@@ -29,6 +29,7 @@ OBJS = \
 	src/tableam/slot.o \
 	src/tableam/scan.o \
 	src/tableam/fetch.o \
+	src/tableam/logical.o \
 	src/tableam/modify.o \
 	src/tableam/speculative.o \
 	src/tableam/ddl.o \
@@ -69,7 +70,7 @@ PROVE_TESTS = test/t/*.pl
 TEST_MODULES = $(wildcard $(srcdir)/test/modules/*/)
 
 EXTENSION = tessera
-DATA = sql/tessera--0.1.sql sql/tessera--0.2.sql sql/tessera--0.1--0.2.sql
+DATA = sql/tessera--0.1.sql sql/tessera--0.2.sql sql/tessera--0.3.sql sql/tessera--0.1--0.2.sql sql/tessera--0.2--0.3.sql
 PGFILEDESC = "tessera - columnar table access method"
 
 PG_CPPFLAGS = -I$(srcdir)/include

@@ -172,7 +172,7 @@ _PG_init(void)
 	TesseraInstallScanPaths();
 	TesseraInstallAggPaths();
 	TesseraInstallTopNPaths();
-	TesseraRegisterRmgr();
+	TesseraRegisterRmgr(TesseraLogicalDecode);
 	TesseraSharedCacheDefineGuc();
 
 	/* after every setting is defined: a placeholder left now is a typo */

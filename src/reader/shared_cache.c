@@ -211,7 +211,12 @@ cache_shmem_startup(void)
 	LWLockRelease(AddinShmemInitLock);
 }
 
-/* _PG_init: the setting (it can only be set at server start) */
+/*
+ * _PG_init: the setting (it can only be set at server start).  Loaded
+ * later than that (no shared_preload_libraries) there is no cache, and a
+ * PGC_POSTMASTER setting may not be defined then (that is FATAL): it is
+ * defined as read-only.
+ */
 void
 TesseraSharedCacheDefineGuc(void)
 {
@@ -221,7 +226,9 @@ TesseraSharedCacheDefineGuc(void)
 							"instead of decompressing them. 0 turns the cache off; "
 							"it needs tessera in shared_preload_libraries.",
 							&tessera_shared_cache_size, 0, 0, 64 * 1024,
-							PGC_POSTMASTER, GUC_UNIT_MB, NULL, NULL, NULL);
+							process_shared_preload_libraries_in_progress ?
+							PGC_POSTMASTER : PGC_INTERNAL,
+							GUC_UNIT_MB, NULL, NULL, NULL);
 }
 
 /* _PG_init, when loaded through shared_preload_libraries */

@@ -17,6 +17,10 @@
  *		every backend caches of a relation's layout, without waiting for
  *		commit.  Redo sends the relcache invalidation on the standby.
  *
+ *	  - INSERT, UPDATE, DELETE: the rows a change writes, for logical
+ *		decoding only (tableam/logical.c writes and decodes them); redo
+ *		has nothing to do for them.
+ *
  *	  A custom resource manager must be loaded through
  *	  shared_preload_libraries (id TESSERA_RMGR_ID, format.h); without that
  *	  no record is written, standbys get no conflicts, and the layout
@@ -44,9 +48,6 @@
 #include "tessera/compat.h"
 #include "tessera/format.h"
 #include "tessera/xlog.h"
-
-#define XLOG_TESSERA_CONFLICT 0x00
-#define XLOG_TESSERA_FORGET		0x10	/* drop cached layouts of a relation */
 
 typedef struct xl_tessera_forget
 {
@@ -88,6 +89,9 @@ tessera_rm_redo(XLogReaderState *record)
 			send_forget(xlrec->dbid, xlrec->relid);
 		return;
 	}
+	if (info == XLOG_TESSERA_INSERT || info == XLOG_TESSERA_UPDATE ||
+		info == XLOG_TESSERA_DELETE)
+		return;
 	if (info != XLOG_TESSERA_CONFLICT)
 		elog(PANIC, "tessera redo: unknown record type %u", info);
 	if (InHotStandby)
@@ -101,7 +105,21 @@ tessera_rm_redo(XLogReaderState *record)
 static void
 tessera_rm_desc(StringInfo buf, XLogReaderState *record)
 {
-	if ((XLogRecGetInfo(record) & ~XLR_INFO_MASK) == XLOG_TESSERA_FORGET)
+	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
+
+	if (info == XLOG_TESSERA_INSERT || info == XLOG_TESSERA_UPDATE ||
+		info == XLOG_TESSERA_DELETE)
+	{
+		xl_tessera_rows xlrec;
+
+		memcpy(&xlrec, XLogRecGetData(record), SizeOfTesseraRows);
+		appendStringInfo(buf, "rel %u/%u/%u; rows %u; bytes %u, codec %d%s%s",
+						 TesseraLocatorSpc(xlrec.node), TesseraLocatorDb(xlrec.node),
+						 TesseraLocatorRel(xlrec.node), xlrec.nrows, xlrec.rawlen, xlrec.codec,
+						 (xlrec.flags & XLTS_HAS_OLD) ? ", old" : "",
+						 (xlrec.flags & XLTS_HAS_NEW) ? ", new" : "");
+	}
+	else if (info == XLOG_TESSERA_FORGET)
 	{
 		xl_tessera_forget *xlrec = (xl_tessera_forget *) XLogRecGetData(record);
 
@@ -126,6 +144,12 @@ tessera_rm_identify(uint8 info)
 			return "CONFLICT";
 		case XLOG_TESSERA_FORGET:
 			return "FORGET";
+		case XLOG_TESSERA_INSERT:
+			return "INSERT";
+		case XLOG_TESSERA_UPDATE:
+			return "UPDATE";
+		case XLOG_TESSERA_DELETE:
+			return "DELETE";
 	}
 	return NULL;
 }
@@ -137,13 +161,25 @@ static RmgrData tessera_rmgr = {
 	.rm_identify = tessera_rm_identify,
 };
 
+/*
+ * Register the resource manager (from shared_preload_libraries only);
+ * decode is its rm_decode (tableam/logical.c, passed in from above).
+ */
 void
-TesseraRegisterRmgr(void)
+TesseraRegisterRmgr(TesseraDecodeFn decode)
 {
 	if (!process_shared_preload_libraries_in_progress)
 		return;
+	tessera_rmgr.rm_decode = decode;
 	RegisterCustomRmgr(TESSERA_RMGR_ID, &tessera_rmgr);
 	tessera_rmgr_registered = true;
+}
+
+/* Are tessera's records written (is the resource manager there)? */
+bool
+TesseraRmgrRegistered(void)
+{
+	return tessera_rmgr_registered;
 }
 
 void

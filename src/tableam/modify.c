@@ -60,6 +60,7 @@
 #include "tessera/tableam.h"
 #include "tessera/tessera.h"
 #include "tessera/writer.h"
+#include "tessera/xlog.h"
 
 #define NEW_ROWNUM_PENDING	UINT64CONST(0xFFFFFFFFFFFF)
 
@@ -728,13 +729,21 @@ write_row(Relation rel, TupleTableSlot *slot, CommandId cid)
 	TesseraSlotSetXmin(slot, GetCurrentTransactionId());
 }
 
-void
-tessera_tuple_insert(Relation rel, TupleTableSlot *slot, CommandId cid, int options,
-					 struct BulkInsertStateData *bistate)
+static void
+insert_row(Relation rel, TupleTableSlot *slot, CommandId cid)
 {
 	CheckForSerializableConflictIn(rel, NULL, InvalidBlockNumber);
 	write_row(rel, slot, cid);
 	pgstat_count_heap_insert(rel, 1);
+}
+
+void
+tessera_tuple_insert(Relation rel, TupleTableSlot *slot, CommandId cid, int options,
+					 struct BulkInsertStateData *bistate)
+{
+	insert_row(rel, slot, cid);
+	if (TesseraLogicalWanted(rel, options))
+		TesseraLogicalInsert(rel, &slot, 1);
 }
 
 void
@@ -745,13 +754,16 @@ tessera_multi_insert(Relation rel, TupleTableSlot **slots, int nslots, CommandId
 	for (int i = 0; i < nslots; i++)
 		write_row(rel, slots[i], cid);
 	pgstat_count_heap_insert(rel, nslots);
+	if (TesseraLogicalWanted(rel, options))
+		TesseraLogicalInsert(rel, slots, nslots);
 }
 
 /*
  * INSERT ... ON CONFLICT: the row is inserted as usual, and its token
  * published (speculative.c): others' unique checks see an in-progress
  * insert (through the stripe placeholder) and wait for the token, as for
- * heap's speculative tuples.
+ * heap's speculative tuples.  Logical decoding hears of the row only once
+ * it is confirmed.
  */
 void
 tessera_tuple_insert_speculative(Relation rel, TupleTableSlot *slot, CommandId cid,
@@ -760,7 +772,7 @@ tessera_tuple_insert_speculative(Relation rel, TupleTableSlot *slot, CommandId c
 {
 	uint64		rownum;
 
-	tessera_tuple_insert(rel, slot, cid, options, bistate);
+	insert_row(rel, slot, cid);
 	if (TesseraTidToRownum(&slot->tts_tid, &rownum))
 		TesseraSpeculativePublish(rel, rownum, specToken);
 }
@@ -782,6 +794,8 @@ tessera_tuple_complete_speculative(Relation rel, TupleTableSlot *slot, uint32 sp
 			elog(ERROR, "invalid tessera TID in speculative insertion");
 		TesseraBuryRow(rel, rownum);
 	}
+	else if (TesseraLogicalWanted(rel, 0))
+		TesseraLogicalInsert(rel, &slot, 1);
 	/* before the executor releases the token: waiters then see the outcome */
 	TesseraSpeculativeClear();
 }
@@ -795,7 +809,11 @@ tessera_tuple_delete(Relation rel, ItemPointer tid, CommandId cid, Snapshot snap
 	result = modify_row(rel, tid, cid, crosscheck, OP_DELETE, LockTupleExclusive,
 						wait ? LockWaitBlock : LockWaitError, changingPart, tmfd, NULL);
 	if (result == TM_Ok)
+	{
 		pgstat_count_heap_delete(rel);
+		if (TesseraLogicalWanted(rel, 0))
+			TesseraLogicalDelete(rel, tid);
+	}
 	return result;
 }
 
@@ -833,6 +851,8 @@ tessera_tuple_update(Relation rel, ItemPointer otid, TupleTableSlot *slot, Comma
 	if (!TransactionIdIsValid(xmax) && own_locked)
 		xmax = GetCurrentTransactionId();
 	TesseraSlotSetXmax(slot, xmax);
+	if (TesseraLogicalWanted(rel, 0))
+		TesseraLogicalUpdate(rel, otid, slot);
 
 	/* the new version has a new TID: every index needs an entry for it */
 	*update_indexes = TESSERA_UPDATE_ALL_INDEXES;

@@ -23,13 +23,18 @@
  *	  buffered rows, and nothing may be written once parallel mode starts,
  *	  so buffered rows are written out first.
  *
- *	  Publications: logical decoding does not see rows in stripe pages, so a
- *	  publication that would contain a tessera table would silently drop its
- *	  changes.  After every statement that can put a table into a
- *	  publication (CREATE/ALTER PUBLICATION, CREATE TABLE, ALTER TABLE,
- *	  ALTER ... SET SCHEMA) the tessera tables are checked and the statement
- *	  fails if one of them is published; so are tessera's own catalog tables
- *	  (tessera_internal), which only make sense on this server.
+ *	  Publications: a tessera table is decodable where tessera's resource
+ *	  manager logs its rows (tableam/logical.c), which needs
+ *	  shared_preload_libraries; without it, after every statement that can
+ *	  put a table into a publication (CREATE/ALTER PUBLICATION, CREATE
+ *	  TABLE, ALTER TABLE, ALTER ... SET SCHEMA) the tessera tables are
+ *	  checked and the statement fails if one of them is published.
+ *	  tessera's own catalog tables (tessera_internal) describe this server's
+ *	  storage only: naming them or their schema in a publication fails, and
+ *	  FOR ALL TABLES, which PostgreSQL cannot make leave them out, takes
+ *	  them without their contents -- decoding skips their changes (they are
+ *	  marked as rewrite targets) and the initial copy a subscriber's table
+ *	  sync asks a walsender for is empty (copy_internal_table_empty).
  *
  *	  Every hook calls the previous one.
  *
@@ -56,6 +61,9 @@
 #include "catalog/pg_database.h"
 #include "catalog/pg_extension.h"
 #include "catalog/pg_publication.h"
+#include "parser/parser.h"
+#include "replication/walsender.h"
+#include "utils/builtins.h"
 #include "commands/defrem.h"
 #include "commands/extension.h"
 #include "commands/tablecmds.h"
@@ -80,6 +88,7 @@
 #include "tessera/tableam.h"
 #include "tessera/tessera.h"
 #include "tessera/writer.h"
+#include "tessera/xlog.h"
 
 static ProcessUtility_hook_type prev_ProcessUtility = NULL;
 static object_access_hook_type prev_object_access = NULL;
@@ -226,7 +235,7 @@ check_no_published_tessera_tables(void)
 	if (!any_pub)
 		return;
 
-	all_tables_pubs = GetAllTablesPublications();
+	all_tables_pubs = TesseraRmgrRegistered() ? NIL : GetAllTablesPublications();
 	internal_nsp = get_namespace_oid(TESSERA_INTERNAL_SCHEMA, true);
 	classrel = table_open(RelationRelationId, AccessShareLock);
 	scan = table_beginscan_catalog(classrel, 0, NULL);
@@ -243,9 +252,9 @@ check_no_published_tessera_tables(void)
 		 * tessera's own catalog (heap tables) describes this server's
 		 * storage: applied on a subscriber its rows would name that
 		 * server's storage ids, and they carry small writes' rows
-		 * compressed.  PostgreSQL has no way to leave tables out of FOR ALL
-		 * TABLES, so such a publication is refused while tessera is
-		 * installed (also when the extension comes second).
+		 * compressed.  Named, or its schema named, it is refused; FOR ALL
+		 * TABLES takes it, empty (see above), where the resource manager
+		 * is loaded, and is refused otherwise.
 		 */
 		if (OidIsValid(internal_nsp) && form->relnamespace == internal_nsp)
 		{
@@ -262,7 +271,7 @@ check_no_published_tessera_tables(void)
 						 errhint("Leave the schema \"%s\" out of the publication.", TESSERA_INTERNAL_SCHEMA)));
 			continue;
 		}
-		if (!IsTesseraAmOid(form->relam))
+		if (!IsTesseraAmOid(form->relam) || TesseraRmgrRegistered())
 			continue;
 		pubid = publication_of(form->oid, form->relnamespace, all_tables_pubs);
 		if (OidIsValid(pubid))
@@ -270,9 +279,9 @@ check_no_published_tessera_tables(void)
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("tessera table \"%s\" cannot be published",
 							NameStr(form->relname)),
-					 errdetail("Publication \"%s\" would include it, and logical decoding does not see changes to tessera tables.",
+					 errdetail("Publication \"%s\" would include it, and tessera logs rows for logical decoding only when it is loaded through shared_preload_libraries.",
 							   get_publication_name(pubid, false)),
-					 errhint("Leave the table out of the publication, or publish a heap table instead.")));
+					 errhint("Add tessera to shared_preload_libraries and restart the server, or leave the table out of the publication.")));
 	}
 	table_endscan(scan);
 	table_close(classrel, AccessShareLock);
@@ -467,6 +476,50 @@ reclaim_after_vacuum(VacuumStmt *stmt)
 	TesseraReclaimAfterVacuum(elevel);
 }
 
+/*
+ * A subscriber's table sync asks a walsender to COPY each table of its
+ * publications to it, tessera's catalog tables too where the publication
+ * is FOR ALL TABLES: those it gets empty (same columns, no rows).  Returns
+ * the statement to run in place of pstmt.
+ */
+static PlannedStmt *
+copy_internal_table_empty(PlannedStmt *pstmt)
+{
+	CopyStmt   *stmt = (CopyStmt *) pstmt->utilityStmt;
+	Oid			internal_nsp;
+	Oid			relid;
+	StringInfoData sql;
+	ListCell   *lc;
+	List	   *raw;
+
+	if (stmt->is_from || stmt->relation == NULL || stmt->filename != NULL)
+		return pstmt;
+	internal_nsp = get_namespace_oid(TESSERA_INTERNAL_SCHEMA, true);
+	if (!OidIsValid(internal_nsp))
+		return pstmt;
+	relid = RangeVarGetRelid(stmt->relation, AccessShareLock, true);
+	if (!OidIsValid(relid) || get_rel_namespace(relid) != internal_nsp)
+		return pstmt;
+
+	initStringInfo(&sql);
+	appendStringInfoString(&sql, "SELECT ");
+	foreach(lc, stmt->attlist)
+		appendStringInfo(&sql, "%s%s", foreach_current_index(lc) > 0 ? ", " : "",
+						 quote_identifier(strVal(lfirst(lc))));
+	if (stmt->attlist == NIL)
+		appendStringInfoChar(&sql, '*');
+	appendStringInfo(&sql, " FROM %s LIMIT 0",
+					 quote_qualified_identifier(TESSERA_INTERNAL_SCHEMA, get_rel_name(relid)));
+	raw = raw_parser(sql.data, RAW_PARSE_DEFAULT);
+
+	pstmt = copyObject(pstmt);
+	stmt = (CopyStmt *) pstmt->utilityStmt;
+	stmt->query = linitial_node(RawStmt, raw)->stmt;
+	stmt->relation = NULL;
+	stmt->attlist = NIL;
+	return pstmt;
+}
+
 static void
 tessera_ProcessUtility(PlannedStmt *pstmt, const char *queryString, bool readOnlyTree,
 					   ProcessUtilityContext context, ParamListInfo params,
@@ -501,6 +554,17 @@ tessera_ProcessUtility(PlannedStmt *pstmt, const char *queryString, bool readOnl
 
 	if (IsA(parsetree, VacuumStmt))
 		TesseraForgetVacuumed();
+	if (am_walsender && IsA(parsetree, CopyStmt))
+	{
+		PlannedStmt *replaced = copy_internal_table_empty(pstmt);
+
+		if (replaced != pstmt)
+		{
+			pstmt = replaced;
+			parsetree = pstmt->utilityStmt;
+			readOnlyTree = false;
+		}
+	}
 
 	created_relids = NIL;
 	tracking_created = uo.is_create;

@@ -28,7 +28,7 @@ my $objects = q{
 			 FROM pg_proc p WHERE p.oid = d.objid)
 		WHEN d.classid = 'pg_class'::regclass THEN
 			(SELECT c.relkind::text || ' ' || coalesce(pg_get_viewdef(c.oid), '') || ' ' ||
-				coalesce(c.relacl::text, '') || ' ' ||
+				coalesce(c.relacl::text, '') || ' ' || (c.relrewrite = c.oid)::text || ' ' ||
 				(SELECT string_agg(attname || ':' || format_type(atttypid, atttypmod), ',' ORDER BY attnum)
 				 FROM pg_attribute WHERE attrelid = c.oid AND attnum > 0 AND NOT attisdropped)
 			 FROM pg_class c WHERE c.oid = d.objid)
