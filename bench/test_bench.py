@@ -949,7 +949,7 @@ class EndToEndTests(unittest.TestCase):
             with open(os.path.join(d, "results.json")) as f:
                 res = json.load(f)
             w = res["workloads"]
-            for name in ("seed", "realistic", "tpch", "ssb", "clickbench", "small", "oltp", "dml"):
+            for name in ("seed", "realistic", "tpch", "ssb", "clickbench", "small", "oltp", "dml", "logical"):
                 self.assertNotIn("error", w[name], name)
                 self.assertTrue(os.path.exists(os.path.join(d, f"{name}.png")), name)
             for f in ("report.md", "sizes.png"):
@@ -983,6 +983,16 @@ class EndToEndTests(unittest.TestCase):
                 statuses = {it["heap"]["status"], it["tessera"]["status"]}
                 self.assertIn(it["match"], (True, None) if statuses != {"ok"} else (True,), it["name"])
             self.assertTrue(items("small", "writes")[0]["match"])
+            # logical decoding (the test cluster runs at wal_level = logical)
+            loads = items("logical", "loads at wal_level = logical")
+            self.assertEqual([it["name"] for it in loads], ["load_seed", "load_realistic"])
+            for it in loads:
+                self.assertGreater(it["tessera"]["wal_bytes"], 0, it)
+            decoded = items("logical", "test_decoding")
+            self.assertEqual(len(decoded), 6)
+            for it in decoded:
+                self.assertTrue(it["match"], it)
+                self.assertGreater(it["heap"]["rowcount"], 1000 if "load" in it["name"] else 100, it)
             self.assertEqual(len(items("oltp", "pgbench")), 4)
             for it in items("oltp", "pgbench"):
                 self.assertEqual(it["heap"]["status"], "ok", it["heap"])

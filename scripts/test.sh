@@ -96,6 +96,10 @@ fi
 
 log "starting a test cluster on port $PORT"
 init_cluster "$CLUSTER" "$PORT"
+# logical: every test also writes the rows tessera logs for logical
+# decoding (tableam/logical.c), and the bench's logical workload measures
+grep -q '^wal_level' "$CLUSTER/data/postgresql.conf" ||
+	echo "wal_level = logical" >>"$CLUSTER/data/postgresql.conf"
 start_cluster "$CLUSTER"
 
 if want regress; then

@@ -1,10 +1,10 @@
 """tessera's benchmark suite: heap and tessera side by side in one run.
 
 Workloads (each a function (Pg, Config) -> result dict, see common.py):
-seed, realistic, tpch, ssb, clickbench, small, oltp, dml.
+seed, realistic, tpch, ssb, clickbench, small, oltp, dml, logical.
 """
 
-from . import clickbench, dml, oltp, realistic, seed, small, ssb, tpch
+from . import clickbench, dml, logical, oltp, realistic, seed, small, ssb, tpch
 
 WORKLOADS = {
     "seed": seed.run,
@@ -15,4 +15,5 @@ WORKLOADS = {
     "small": small.run,
     "oltp": oltp.run,
     "dml": dml.run,
+    "logical": logical.run,
 }

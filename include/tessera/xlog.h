@@ -23,6 +23,7 @@
 #define XLOG_TESSERA_INSERT		0x20	/* rows inserted (logical decoding) */
 #define XLOG_TESSERA_UPDATE		0x30	/* a row updated (logical decoding) */
 #define XLOG_TESSERA_DELETE		0x40	/* a row deleted (logical decoding) */
+#define XLOG_TESSERA_INSERT_ONE	0x50	/* one small row inserted (logical decoding) */
 
 /*
  * The rows of an INSERT, UPDATE or DELETE record (tableam/logical.c):
@@ -40,6 +41,13 @@ typedef struct xl_tessera_rows
 } xl_tessera_rows;
 
 #define SizeOfTesseraRows	(offsetof(xl_tessera_rows, flags) + sizeof(uint8))
+
+/*
+ * INSERT_ONE, for a single row too small to compress (an INSERT ... SELECT
+ * logs one per row, as heap does): the relation, then the row's header
+ * fields (infomask2, infomask, hoff) and its bytes to the record's end.
+ */
+#define SizeOfTesseraOne	sizeof(RelFileLocator)
 #define XLTS_HAS_OLD		0x01
 #define XLTS_HAS_NEW		0x02
 

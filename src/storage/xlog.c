@@ -90,7 +90,7 @@ tessera_rm_redo(XLogReaderState *record)
 		return;
 	}
 	if (info == XLOG_TESSERA_INSERT || info == XLOG_TESSERA_UPDATE ||
-		info == XLOG_TESSERA_DELETE)
+		info == XLOG_TESSERA_DELETE || info == XLOG_TESSERA_INSERT_ONE)
 		return;
 	if (info != XLOG_TESSERA_CONFLICT)
 		elog(PANIC, "tessera redo: unknown record type %u", info);
@@ -107,7 +107,16 @@ tessera_rm_desc(StringInfo buf, XLogReaderState *record)
 {
 	uint8		info = XLogRecGetInfo(record) & ~XLR_INFO_MASK;
 
-	if (info == XLOG_TESSERA_INSERT || info == XLOG_TESSERA_UPDATE ||
+	if (info == XLOG_TESSERA_INSERT_ONE)
+	{
+		RelFileLocator node;
+
+		memcpy(&node, XLogRecGetData(record), SizeOfTesseraOne);
+		appendStringInfo(buf, "rel %u/%u/%u; one row of %u bytes", TesseraLocatorSpc(node),
+						 TesseraLocatorDb(node), TesseraLocatorRel(node),
+						 (uint32) XLogRecGetDataLen(record));
+	}
+	else if (info == XLOG_TESSERA_INSERT || info == XLOG_TESSERA_UPDATE ||
 		info == XLOG_TESSERA_DELETE)
 	{
 		xl_tessera_rows xlrec;
@@ -150,6 +159,8 @@ tessera_rm_identify(uint8 info)
 			return "UPDATE";
 		case XLOG_TESSERA_DELETE:
 			return "DELETE";
+		case XLOG_TESSERA_INSERT_ONE:
+			return "INSERT_ONE";
 	}
 	return NULL;
 }

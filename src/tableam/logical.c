@@ -14,7 +14,8 @@
  *	  rows themselves, in heap tuple format (what output plugins read), when
  *	  the change happens:
  *
- *	  - INSERT: one record per row (tuple_insert), or per batch of COPY's
+ *	  - INSERT: one record per row (tuple_insert; INSERT_ONE, a few bytes
+ *		shorter than heap's record for the same row), or per batch of COPY's
  *		rows (multi_insert, up to ROWS_PER_RECORD rows or BATCH_BYTES),
  *		whose rows are compressed together when that pays: a load at
  *		logical level writes its stripes plus the compressed rows, which is
@@ -99,6 +100,7 @@ typedef struct xl_tessera_row
 } xl_tessera_row;
 
 #define SizeOfTesseraRow	(offsetof(xl_tessera_row, hoff) + sizeof(uint8))
+#define SizeOfTesseraRowHead	(SizeOfTesseraRow - offsetof(xl_tessera_row, infomask2))
 
 /* what logging a change allocates; reset after each */
 static MemoryContext logical_cxt = NULL;
@@ -221,6 +223,25 @@ batch_log(Relation rel, RowBatch *batch, uint8 info, uint8 flags)
 	batch->nrows = 0;
 }
 
+/* Log one small new row as an INSERT_ONE record. */
+static void
+log_one(Relation rel, HeapTuple tuple)
+{
+	RelFileLocator node = TesseraRelLocator(rel);
+	xl_tessera_row row;
+
+	row.infomask2 = tuple->t_data->t_infomask2;
+	row.infomask = tuple->t_data->t_infomask;
+	row.hoff = tuple->t_data->t_hoff;
+	XLogBeginInsert();
+	XLogSetRecordFlags(XLOG_INCLUDE_ORIGIN);
+	XLogRegisterData((char *) &node, SizeOfTesseraOne);
+	XLogRegisterData((char *) &row.infomask2, SizeOfTesseraRowHead);
+	XLogRegisterData((char *) tuple->t_data + SizeofHeapTupleHeader,
+					 tuple->t_len - SizeofHeapTupleHeader);
+	(void) XLogInsert(TESSERA_RMGR_ID, XLOG_TESSERA_INSERT_ONE);
+}
+
 /*
  * TesseraLogicalInsert
  *		Log nslots new rows of rel for logical decoding (the caller checked
@@ -234,6 +255,18 @@ TesseraLogicalInsert(Relation rel, TupleTableSlot **slots, int nslots)
 
 	/* the transaction's xid must be in the record */
 	(void) GetCurrentTransactionId();
+	if (nslots == 1)
+	{
+		HeapTuple	tuple = form_row(rel, slots[0], NULL);
+
+		if (tuple->t_len < COMPRESS_MIN_BYTES)
+		{
+			log_one(rel, tuple);
+			MemoryContextSwitchTo(old);
+			MemoryContextReset(logical_cxt);
+			return;
+		}
+	}
 	TesseraBufInit(&batch.raw, 1024);
 	batch.nrows = 0;
 	for (int i = 0; i < nslots; i++)
@@ -405,13 +438,30 @@ malformed(XLogRecordBuffer *buf)
 					LSN_FORMAT_ARGS(buf->origptr))));
 }
 
+/* A reorder buffer tuple of a row's header fields and bytes. */
+static DecodedTuple
+make_tuple(ReorderBuffer *rb, const xl_tessera_row *row, const char *data)
+{
+	DecodedTuple tuple = AllocDecodedTuple(rb, row->datalen);
+	HeapTuple	htup = DecodedHeapTuple(tuple);
+
+	htup->t_len = row->datalen + SizeofHeapTupleHeader;
+	ItemPointerSetInvalid(&htup->t_self);
+	htup->t_tableOid = InvalidOid;
+	memset(htup->t_data, 0, SizeofHeapTupleHeader);
+	memcpy((char *) htup->t_data + SizeofHeapTupleHeader, data, row->datalen);
+	htup->t_data->t_infomask = row->infomask;
+	htup->t_data->t_infomask2 = row->infomask2;
+	htup->t_data->t_hoff = row->hoff;
+	return tuple;
+}
+
 /* The next row of a record's row data as a reorder buffer tuple. */
 static DecodedTuple
 next_row(ReorderBuffer *rb, XLogRecordBuffer *buf, const char **p, const char *end)
 {
 	xl_tessera_row row;
 	DecodedTuple tuple;
-	HeapTuple	htup;
 
 	if (end - *p < (ptrdiff_t) SizeOfTesseraRow)
 		malformed(buf);
@@ -419,32 +469,55 @@ next_row(ReorderBuffer *rb, XLogRecordBuffer *buf, const char **p, const char *e
 	*p += SizeOfTesseraRow;
 	if ((Size) (end - *p) < row.datalen)
 		malformed(buf);
-
-	tuple = AllocDecodedTuple(rb, row.datalen);
-	htup = DecodedHeapTuple(tuple);
-	htup->t_len = row.datalen + SizeofHeapTupleHeader;
-	ItemPointerSetInvalid(&htup->t_self);
-	htup->t_tableOid = InvalidOid;
-	memset(htup->t_data, 0, SizeofHeapTupleHeader);
-	memcpy((char *) htup->t_data + SizeofHeapTupleHeader, *p, row.datalen);
-	htup->t_data->t_infomask = row.infomask;
-	htup->t_data->t_infomask2 = row.infomask2;
-	htup->t_data->t_hoff = row.hoff;
+	tuple = make_tuple(rb, &row, *p);
 	*p += row.datalen;
 	return tuple;
 }
 
 static ReorderBufferChange *
-new_change(LogicalDecodingContext *ctx, XLogRecordBuffer *buf, const xl_tessera_rows *xlrec,
+new_change(LogicalDecodingContext *ctx, XLogRecordBuffer *buf, const RelFileLocator *node,
 		   ReorderBufferChangeType action)
 {
 	ReorderBufferChange *change = AllocChange(ctx->reorder);
 
 	change->action = action;
 	change->origin_id = XLogRecGetOrigin(buf->record);
-	memcpy(&ChangeLocator(change), &xlrec->node, sizeof(xlrec->node));
+	memcpy(&ChangeLocator(change), node, sizeof(RelFileLocator));
 	change->data.tp.clear_toast_afterwards = true;
 	return change;
+}
+
+/* Is a change to node to be decoded here (our database, a wanted origin)? */
+static bool
+wanted_here(LogicalDecodingContext *ctx, XLogRecordBuffer *buf, const RelFileLocator *node)
+{
+	if (TesseraLocatorDb(*node) != ctx->slot->data.database)
+		return false;
+	return !(ctx->callbacks.filter_by_origin_cb &&
+			 filter_by_origin_cb_wrapper(ctx, XLogRecGetOrigin(buf->record)));
+}
+
+static void
+decode_one(LogicalDecodingContext *ctx, XLogRecordBuffer *buf)
+{
+	XLogReaderState *r = buf->record;
+	const char *data = XLogRecGetData(r);
+	Size		len = XLogRecGetDataLen(r);
+	RelFileLocator node;
+	xl_tessera_row row;
+	ReorderBufferChange *change;
+
+	if (len < SizeOfTesseraOne + SizeOfTesseraRowHead)
+		malformed(buf);
+	memcpy(&node, data, SizeOfTesseraOne);
+	if (!wanted_here(ctx, buf, &node))
+		return;
+	memcpy(&row.infomask2, data + SizeOfTesseraOne, SizeOfTesseraRowHead);
+	row.datalen = len - SizeOfTesseraOne - SizeOfTesseraRowHead;
+	change = new_change(ctx, buf, &node, REORDER_BUFFER_CHANGE_INSERT);
+	change->data.tp.newtuple = make_tuple(ctx->reorder, &row,
+										  data + SizeOfTesseraOne + SizeOfTesseraRowHead);
+	ReorderBufferQueueChange(ctx->reorder, XLogRecGetXid(r), buf->origptr, change, false);
 }
 
 static void
@@ -462,10 +535,7 @@ decode_rows(LogicalDecodingContext *ctx, XLogRecordBuffer *buf, uint8 info)
 	if (len < SizeOfTesseraRows)
 		malformed(buf);
 	memcpy(&xlrec, data, SizeOfTesseraRows);
-	if (TesseraLocatorDb(xlrec.node) != ctx->slot->data.database)
-		return;
-	if (ctx->callbacks.filter_by_origin_cb &&
-		filter_by_origin_cb_wrapper(ctx, XLogRecGetOrigin(r)))
+	if (!wanted_here(ctx, buf, &xlrec.node))
 		return;
 
 	data += SizeOfTesseraRows;
@@ -490,7 +560,7 @@ decode_rows(LogicalDecodingContext *ctx, XLogRecordBuffer *buf, uint8 info)
 	{
 		for (uint32 i = 0; i < xlrec.nrows; i++)
 		{
-			ReorderBufferChange *change = new_change(ctx, buf, &xlrec,
+			ReorderBufferChange *change = new_change(ctx, buf, &xlrec.node,
 													 REORDER_BUFFER_CHANGE_INSERT);
 
 			change->data.tp.newtuple = next_row(ctx->reorder, buf, &p, end);
@@ -500,7 +570,7 @@ decode_rows(LogicalDecodingContext *ctx, XLogRecordBuffer *buf, uint8 info)
 	else
 	{
 		ReorderBufferChange *change =
-			new_change(ctx, buf, &xlrec, info == XLOG_TESSERA_UPDATE ?
+			new_change(ctx, buf, &xlrec.node, info == XLOG_TESSERA_UPDATE ?
 					   REORDER_BUFFER_CHANGE_UPDATE : REORDER_BUFFER_CHANGE_DELETE);
 
 		if (xlrec.flags & XLTS_HAS_OLD)
@@ -529,7 +599,7 @@ TesseraLogicalDecode(LogicalDecodingContext *ctx, XLogRecordBuffer *buf)
 
 	ReorderBufferProcessXid(ctx->reorder, xid, buf->origptr);
 	if (info != XLOG_TESSERA_INSERT && info != XLOG_TESSERA_UPDATE &&
-		info != XLOG_TESSERA_DELETE)
+		info != XLOG_TESSERA_DELETE && info != XLOG_TESSERA_INSERT_ONE)
 		return;
 
 	/* no snapshot yet, or only fast-forwarding: nothing to decode */
@@ -537,5 +607,8 @@ TesseraLogicalDecode(LogicalDecodingContext *ctx, XLogRecordBuffer *buf)
 		return;
 	if (!SnapBuildProcessChange(ctx->snapshot_builder, xid, buf->origptr) || ctx->fast_forward)
 		return;
-	decode_rows(ctx, buf, info);
+	if (info == XLOG_TESSERA_INSERT_ONE)
+		decode_one(ctx, buf);
+	else
+		decode_rows(ctx, buf, info);
 }
