@@ -128,6 +128,8 @@ CLUSTER="$WORK/cluster"
 init_cluster "$CLUSTER" "$PORT"
 cat >>"$CLUSTER/data/postgresql.conf" <<CONF
 max_connections = 40
+# every change to a tessera table also logs its rows for logical decoding
+wal_level = logical
 # the shared frame cache on, small enough to evict: every suite runs through it
 tessera.shared_cache_size = 16MB
 include_if_exists = 'access_method.conf'
