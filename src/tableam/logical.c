@@ -255,24 +255,17 @@ TesseraLogicalInsert(Relation rel, TupleTableSlot **slots, int nslots)
 
 	/* the transaction's xid must be in the record */
 	(void) GetCurrentTransactionId();
-	if (nslots == 1)
-	{
-		HeapTuple	tuple = form_row(rel, slots[0], NULL);
-
-		if (tuple->t_len < COMPRESS_MIN_BYTES)
-		{
-			log_one(rel, tuple);
-			MemoryContextSwitchTo(old);
-			MemoryContextReset(logical_cxt);
-			return;
-		}
-	}
 	TesseraBufInit(&batch.raw, 1024);
 	batch.nrows = 0;
 	for (int i = 0; i < nslots; i++)
 	{
 		HeapTuple	tuple = form_row(rel, slots[i], NULL);
 
+		if (nslots == 1 && tuple->t_len < COMPRESS_MIN_BYTES)
+		{
+			log_one(rel, tuple);
+			break;
+		}
 		batch_add(&batch, tuple);
 		heap_freetuple(tuple);
 		if (batch.nrows >= ROWS_PER_RECORD || batch.raw.len >= BATCH_BYTES)
