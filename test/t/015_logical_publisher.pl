@@ -23,6 +23,7 @@ use lib $FindBin::RealBin;
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
+use File::Spec;
 use Time::HiRes qw(usleep);
 use TesseraNode;
 
@@ -74,7 +75,8 @@ foreach my $db ('sub_heap', 'sub_tess')
 	$sub->safe_psql($db, "CREATE SUBSCRIPTION s_$db CONNECTION '$conn' PUBLICATION pub_t WITH ($with)");
 }
 
-my $copy_file = $pub->basedir . '/rows.csv';
+# absolute: the server reads it (basedir is relative on some versions)
+my $copy_file = File::Spec->rel2abs($pub->basedir) . '/rows.csv';
 
 # One random workload on the tables with suffix SFX, as SQL text; the same
 # seed gives the same statements for both suffixes.
