@@ -83,6 +83,9 @@
 #define ROWS_PER_RECORD		1000
 #define BATCH_BYTES			(256 * 1024)
 
+/* the most row bytes one record carries (a WAL reader allocates it whole) */
+#define MAX_RECORD_ROWS		(900 * 1024 * 1024)
+
 /* rows of a record are compressed together from this many bytes on */
 #define COMPRESS_MIN_BYTES	512
 
@@ -202,6 +205,14 @@ batch_log(Relation rel, RowBatch *batch, uint8 info, uint8 flags)
 	if (batch->raw.len >= COMPRESS_MIN_BYTES)
 		codec = TesseraCompressIfPays(TESSERA_CODEC_ZSTD, 1, &batch->raw, &comp);
 
+	/* heap would have moved such values to TOAST, logged piecewise */
+	if ((codec != TESSERA_CODEC_NONE ? comp.len : batch->raw.len) > MAX_RECORD_ROWS)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("rows of %zu bytes are too large to log for logical decoding",
+						(Size) batch->raw.len),
+				 errdetail("At wal_level = logical tessera logs a change's rows whole in one WAL record, of at most %d bytes after compression.",
+						   MAX_RECORD_ROWS)));
 	xlrec.node = TesseraRelLocator(rel);
 	xlrec.nrows = batch->nrows;
 	xlrec.rawlen = batch->raw.len;
