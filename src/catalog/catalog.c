@@ -45,9 +45,11 @@
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "access/xact.h"
+#include "access/xlog.h"
 #include "catalog/index.h"
 #include "catalog/indexing.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_class.h"
 #include "executor/tuptable.h"
 #include "commands/sequence.h"
 #include "miscadmin.h"
@@ -181,6 +183,59 @@ deform_stripe_tuple(Relation rel, HeapTuple tup, TesseraStripe *s)
 }
 
 /*
+ * Mark relid as a rewrite target (pg_class.relrewrite = relid), in place,
+ * as VACUUM updates relpages: logical decoding leaves out changes to such
+ * relations (see tableam/logical.c).
+ */
+static void
+mark_skipped_by_decoding(Oid relid)
+{
+	Relation	pg_class = table_open(RelationRelationId, RowExclusiveLock);
+	ScanKeyData key;
+	HeapTuple	tup;
+	void	   *state;
+
+	ScanKeyInit(&key, Anum_pg_class_oid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(relid));
+	systable_inplace_update_begin(pg_class, ClassOidIndexId, true, NULL, 1, &key, &tup, &state);
+	if (HeapTupleIsValid(tup))
+	{
+		Form_pg_class form = (Form_pg_class) GETSTRUCT(tup);
+
+		if (form->relrewrite != relid)
+		{
+			form->relrewrite = relid;
+			systable_inplace_update_finish(state, tup);
+		}
+		else
+			systable_inplace_update_cancel(state);
+		heap_freetuple(tup);
+	}
+	table_close(pg_class, RowExclusiveLock);
+}
+
+/*
+ * Open catalog table name to write rows into it.  The extension script
+ * marks tessera's catalog tables (and their TOAST tables) for logical
+ * decoding to skip; pg_upgrade recreates them unmarked, so the first write
+ * at wal_level = logical marks them again.
+ */
+static Relation
+open_for_insert(const char *name)
+{
+	Relation	rel = table_open(TesseraInternalRelid(name, false), RowExclusiveLock);
+
+	if (XLogLogicalInfoActive() && !OidIsValid(rel->rd_rel->relrewrite) &&
+		!IsInParallelMode() && !RecoveryInProgress())
+	{
+		mark_skipped_by_decoding(RelationGetRelid(rel));
+		if (OidIsValid(rel->rd_rel->reltoastrelid))
+			mark_skipped_by_decoding(rel->rd_rel->reltoastrelid);
+	}
+	return rel;
+}
+
+/*
  * TesseraInsertStripe
  *		Insert a stripe row (a placeholder or, in parallel mode, a complete
  *		one) in the current subtransaction; fills catalog_tid.
@@ -188,7 +243,7 @@ deform_stripe_tuple(Relation rel, HeapTuple tup, TesseraStripe *s)
 void
 TesseraInsertStripe(TesseraStripe *stripe)
 {
-	Relation	rel = table_open(TesseraInternalRelid("stripe", false), RowExclusiveLock);
+	Relation	rel = open_for_insert("stripe");
 	HeapTuple	tup = form_stripe_tuple(rel, stripe);
 
 	if (stripe->flags & TESSERA_STRIPE_FROZEN)
@@ -272,7 +327,7 @@ TesseraCompleteStripe(TesseraStripe *stripe)
 void
 TesseraInsertDeltaBytes(const TesseraStripe *stripe, const char *data, Size len)
 {
-	Relation	rel = table_open(TesseraInternalRelid("delta", false), RowExclusiveLock);
+	Relation	rel = open_for_insert("delta");
 	bytea	   *bytes = palloc(VARHDRSZ + len);
 	Datum		values[Natts_delta];
 	bool		nulls[Natts_delta] = {false, false, false};
