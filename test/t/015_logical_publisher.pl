@@ -266,6 +266,10 @@ sub wait_subscribers
 	  or diag(join("\n", grep { /ERROR|FATAL|DETAIL/ } split /\n/, slurp_file($sub->logfile)));
 }
 
+# The subscribers hold the publisher's rows: polled until they do (60 s at
+# most), since after a crash the publisher may still list a dead
+# walsender's replay position, and a subscriber re-applies what its crash
+# lost (asynchronous commits) only after it has reconnected.
 sub compare_subscribers
 {
 	my ($phase) = @_;
@@ -275,7 +279,16 @@ sub compare_subscribers
 		my $want = $pub->safe_psql('postgres', $dump{$tab});
 		foreach my $db ('sub_heap', 'sub_tess')
 		{
-			is($sub->safe_psql($db, $dump{$tab}), $want, "$phase: ${tab}_t on $db matches the publisher");
+			my ($got, $polls) = ('', 0);
+			foreach (1 .. 600)
+			{
+				$polls++;
+				$got = $sub->safe_psql($db, $dump{$tab});
+				last if $got eq $want;
+				usleep(100_000);
+			}
+			note("$phase: ${tab}_t on $db equal after $polls polls") if $polls > 1;
+			is($got, $want, "$phase: ${tab}_t on $db matches the publisher");
 		}
 	}
 }
