@@ -18,16 +18,14 @@ D=$(mktemp -d /tmp/tessera-citus.XXXXXX)
 chown postgres "$D"
 nodes=(9701 9702 9703)
 cleanup() {
-	for p in "${nodes[@]}"; do as_postgres "$PGBIN/pg_ctl" -D "$D/$p" -m immediate stop >/dev/null 2>&1 || true; done
+	for p in "${nodes[@]}"; do stop_cluster "$D/$p"; done
 	rm -rf "$D"
 }
 trap cleanup EXIT
 for p in "${nodes[@]}"; do
-	as_postgres "$PGBIN/initdb" -D "$D/$p" -A trust -U postgres --no-sync >/dev/null
-	cat >>"$D/$p/postgresql.conf" <<CONF
-port = $p
-unix_socket_directories = '$D'
-listen_addresses = 'localhost'
+	# a throwaway cluster as the tests make them, with Citus loaded first
+	init_cluster "$D/$p" "$p"
+	cat >>"$D/$p/data/postgresql.conf" <<CONF
 shared_preload_libraries = 'citus,tessera'
 wal_level = logical
 max_replication_slots = 20
@@ -36,13 +34,14 @@ max_worker_processes = 32
 citus.node_conninfo = 'sslmode=disable'
 CONF
 	# (a setting some PostgreSQL builds have: which output plugins may be used)
-	if "$PGBIN/postgres" --describe-config 2>/dev/null | grep -q '^output_plugin_libraries'; then
-		echo "output_plugin_libraries = 'pgoutput, test_decoding, citus'" >>"$D/$p/postgresql.conf"
+	# (not piped into grep -q: with pipefail, postgres's SIGPIPE would fail the test)
+	if grep -q '^output_plugin_libraries' <<<"$("$PGBIN/postgres" --describe-config 2>/dev/null)"; then
+		echo "output_plugin_libraries = 'pgoutput, test_decoding, citus'" >>"$D/$p/data/postgresql.conf"
 	fi
-	as_postgres "$PGBIN/pg_ctl" -D "$D/$p" -l "$D/$p.log" -w start >/dev/null
-	psql -h "$D" -p "$p" -U postgres -Xq -c "CREATE EXTENSION citus" -c "CREATE EXTENSION tessera"
+	start_cluster "$D/$p"
+	psql -h "$D/$p" -p "$p" -U postgres -Xq -c "CREATE EXTENSION citus" -c "CREATE EXTENSION tessera"
 done
-q() { psql -h "$D" -p 9701 -U postgres -XAtq -v ON_ERROR_STOP=1 "$@"; }
+q() { psql -h "$D/9701" -p 9701 -U postgres -XAtq -v ON_ERROR_STOP=1 "$@"; }
 q <<'SQL'
 SELECT citus_set_coordinator_host('localhost', 9701);
 SELECT citus_add_node('localhost', 9702);
@@ -68,7 +67,7 @@ DELETE FROM h WHERE id = :u + 1 AND n > 100000;
 COMMIT;
 SQL
 chmod 644 "$D/writers.sql"
-"$PGBIN/pgbench" -n -c 2 -T 15 -f "$D/writers.sql" -h "$D" -p 9701 -U postgres postgres >"$D/writers.log" 2>&1 &
+"$PGBIN/pgbench" -n -c 2 -T 15 -f "$D/writers.sql" -h "$D/9701" -p 9701 -U postgres postgres >"$D/writers.log" 2>&1 &
 writers=$!
 sleep 1
 moving="SELECT shardid FROM pg_dist_shard_placement WHERE nodeport = 9702 AND shardid IN

@@ -65,7 +65,6 @@
 #include "replication/origin.h"
 #include "replication/reorderbuffer.h"
 #include "replication/snapbuild.h"
-#include "utils/datum.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/relcache.h"
@@ -318,32 +317,13 @@ static bool
 identity_changes(Relation rel, TupleTableSlot *old, TupleTableSlot *new)
 {
 	Bitmapset  *idattrs;
-	TupleDesc	desc = RelationGetDescr(rel);
-	bool		changed = false;
-	int			attr = -1;
+	bool		changed;
 
 	if (rel->rd_rel->relreplident != REPLICA_IDENTITY_DEFAULT &&
 		rel->rd_rel->relreplident != REPLICA_IDENTITY_INDEX)
 		return false;
 	idattrs = RelationGetIndexAttrBitmap(rel, INDEX_ATTR_BITMAP_IDENTITY_KEY);
-	while (!changed && (attr = bms_next_member(idattrs, attr)) >= 0)
-	{
-		int			attnum = attr + FirstLowInvalidHeapAttributeNumber;
-		Form_pg_attribute att;
-		bool		oldnull,
-					newnull;
-		Datum		oldval,
-					newval;
-
-		if (attnum <= 0)
-			continue;
-		att = TupleDescAttr(desc, attnum - 1);
-		oldval = slot_getattr(old, attnum, &oldnull);
-		newval = slot_getattr(new, attnum, &newnull);
-		if (oldnull != newnull ||
-			(!oldnull && !datumIsEqual(oldval, newval, att->attbyval, att->attlen)))
-			changed = true;
-	}
+	changed = TesseraSlotColumnsDiffer(old, new, idattrs);
 	bms_free(idattrs);
 	return changed;
 }

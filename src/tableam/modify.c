@@ -45,7 +45,6 @@
 #include "storage/predicate.h"
 #include "storage/proc.h"
 #include "storage/procarray.h"
-#include "utils/datum.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/relcache.h"
@@ -682,37 +681,14 @@ keys_change(Relation rel, ItemPointer otid, TupleTableSlot *newslot)
 {
 	Bitmapset  *keys = RelationGetIndexAttrBitmap(rel, INDEX_ATTR_BITMAP_KEY);
 	TupleTableSlot *old;
-	bool		changed = false;
-	int			attr = -1;
+	bool		changed;
 
 	if (bms_is_empty(keys))
 		return false;
 	old = MakeSingleTupleTableSlot(RelationGetDescr(rel), &TTSOpsTessera);
-	if (!TesseraFetchUnmaterialized(rel, otid, SnapshotAny, old))
-		changed = true;
-	else
-	{
-		/* only the key columns are decoded and compared */
-		while (!changed && (attr = bms_next_member(keys, attr)) >= 0)
-		{
-			int			attnum = attr + FirstLowInvalidHeapAttributeNumber;
-			Form_pg_attribute att;
-			bool		oldnull,
-						newnull;
-			Datum		oldval,
-						newval;
-
-			if (attnum <= 0)
-				continue;
-			att = TupleDescAttr(RelationGetDescr(rel), attnum - 1);
-			oldval = slot_getattr(old, attnum, &oldnull);
-			newval = slot_getattr(newslot, attnum, &newnull);
-			if (oldnull != newnull)
-				changed = true;
-			else if (!oldnull && !datumIsEqual(oldval, newval, att->attbyval, att->attlen))
-				changed = true;
-		}
-	}
+	/* only the key columns are decoded and compared */
+	changed = !TesseraFetchUnmaterialized(rel, otid, SnapshotAny, old) ||
+		TesseraSlotColumnsDiffer(old, newslot, keys);
 	ExecDropSingleTupleTableSlot(old);
 	bms_free(keys);
 	return changed;

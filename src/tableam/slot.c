@@ -30,6 +30,8 @@
 #include "access/sysattr.h"
 #include "access/xact.h"
 #include "executor/tuptable.h"
+#include "nodes/bitmapset.h"
+#include "utils/datum.h"
 #include "utils/expandeddatum.h"
 
 #include "tessera/compat.h"
@@ -457,4 +459,37 @@ TesseraSlotSetXmin(TupleTableSlot *slot, TransactionId xmin)
 {
 	if (slot->tts_ops == &TTSOpsTessera)
 		((TesseraTupleTableSlot *) slot)->xmin = xmin;
+}
+
+/*
+ * Does any of the columns in attrs (FirstLowInvalidHeapAttributeNumber
+ * offsets, as RelationGetIndexAttrBitmap gives them) differ between two
+ * versions of a row?  Only those columns are decoded; binary comparison,
+ * as heap decides which indexed columns an update changed.
+ */
+bool
+TesseraSlotColumnsDiffer(TupleTableSlot *a, TupleTableSlot *b, Bitmapset *attrs)
+{
+	TupleDesc	desc = a->tts_tupleDescriptor;
+	int			attr = -1;
+
+	while ((attr = bms_next_member(attrs, attr)) >= 0)
+	{
+		int			attnum = attr + FirstLowInvalidHeapAttributeNumber;
+		Form_pg_attribute att;
+		bool		anull,
+					bnull;
+		Datum		aval,
+					bval;
+
+		if (attnum <= 0)
+			continue;
+		att = TupleDescAttr(desc, attnum - 1);
+		aval = slot_getattr(a, attnum, &anull);
+		bval = slot_getattr(b, attnum, &bnull);
+		if (anull != bnull ||
+			(!anull && !datumIsEqual(aval, bval, att->attbyval, att->attlen)))
+			return true;
+	}
+	return false;
 }
