@@ -53,6 +53,8 @@ OBJS = \
 	src/planner/agg_path.o \
 	src/planner/topn_path.o \
 	src/planner/star_path.o \
+	src/files/parquet_types.o \
+	src/files/parquet_copy.o \
 	src/utility/hooks.o \
 	src/debug/inspect.o \
 	src/debug/verify.o \
@@ -80,17 +82,31 @@ VECTORIZE_CFLAGS = $(shell $(CC) -fvect-cost-model=dynamic -x c -c -o /dev/null 
 	>/dev/null 2>&1 && echo -fvect-cost-model=dynamic)
 PG_CFLAGS = -Wall -Wmissing-prototypes -Werror=implicit-function-declaration -MMD -MP \
 	$(VECTORIZE_CFLAGS)
-SHLIB_LINK = -lzstd -llz4
+# the Parquet file layer (rust/): a static library built by cargo, with
+# the system libraries Rust's standard library needs; its zstd is the
+# system's libzstd (ZSTD_SYS_USE_PKG_CONFIG), not a second copy
+PARQUET_LIB = rust/target/release/libtessera_parquet.a
+SHLIB_LINK = -Wl,--exclude-libs,ALL -Wl,--gc-sections $(PARQUET_LIB) -lzstd -llz4 -lgcc_s -lutil -lrt -lpthread -lm -ldl
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
+# cargo where it is installed; elsewhere (the Debian roots of other
+# PostgreSQL versions) the library scripts/common.sh built and copied in
+$(PARQUET_LIB): rust/Cargo.toml rust/Cargo.lock rust/src/lib.rs
+	@if command -v cargo >/dev/null 2>&1; then \
+		(cd rust && ZSTD_SYS_USE_PKG_CONFIG=1 cargo build --release --locked --quiet) && touch $@; \
+	elif [ -f $@ ]; then touch $@; \
+	else echo "cargo is needed to build $@ (https://rustup.rs)" >&2; exit 1; fi
+
+$(shlib): $(PARQUET_LIB)
+
 # rebuild objects when a header they include changes (in CFLAGS, not
 # CPPFLAGS: the JIT bitcode compile would overwrite the .d with its own
 # target, and the .o would then never be rebuilt)
 -include $(OBJS:.o=.d)
-EXTRA_CLEAN += $(OBJS:.o=.d)
+EXTRA_CLEAN += $(OBJS:.o=.d) rust/target
 
 # modules a TAP test loads (another extension's hooks beside ours); the
 # test skips itself when they are not installed

@@ -21,7 +21,7 @@ import sys
 
 # lowest first; src/tessera.c (module initialization) sits above them all
 LAYERS = ["catalog", "storage", "encoding", "reader", "writer", "maintenance",
-          "tableam", "vector", "executor", "planner", "utility", "debug", "."]
+          "tableam", "vector", "executor", "planner", "files", "utility", "debug", "."]
 MAX_FILE_LINES = 1500
 MAX_FUNCTION_LINES = 150
 

@@ -33,6 +33,9 @@ install_deps() {
 	[ -f /usr/include/zstd.h ] || need+=(libzstd-dev)
 	[ -f /usr/include/lz4.h ] || need+=(liblz4-dev)
 	[ -f /usr/include/xxhash.h ] || need+=(libxxhash-dev)
+	# the server's libpq headers include GSSAPI's where PostgreSQL was built with it
+	[ -f /usr/include/gssapi/gssapi.h ] || need+=(libkrb5-dev)
+	command -v pkg-config >/dev/null || need+=(pkg-config)
 	perl -MIPC::Run -e 1 2>/dev/null || need+=(libipc-run-perl)
 	command -v make >/dev/null || need+=(make)
 	command -v gcc >/dev/null || need+=(gcc)
@@ -51,7 +54,52 @@ install_deps() {
 	id postgres >/dev/null 2>&1 || { echo "no postgres user: install postgresql-$PGVER" >&2; exit 1; }
 }
 
+# Rust (cargo) for the Parquet file layer (rust/): the one in PATH or in
+# ~/.cargo, or a minimal toolchain installed with rustup (arrow and parquet
+# need Rust 1.85; Debian bookworm's cargo is 1.63).  Not in the roots of
+# other PostgreSQL versions: the library is built here and copied there.
+RUST_MIN=1.85
+ensure_cargo() {
+	local need=()
+	[ -d "$HOME/.cargo/bin" ] && export PATH="$PATH:$HOME/.cargo/bin"
+	# cargo links the system's libzstd, found by pkg-config
+	[ -f /usr/include/zstd.h ] || need+=(libzstd-dev)
+	command -v pkg-config >/dev/null || need+=(pkg-config)
+	if [ ${#need[@]} -gt 0 ]; then
+		log "installing ${need[*]}"
+		export DEBIAN_FRONTEND=noninteractive
+		apt-get install -y -q "${need[@]}" >/dev/null 2>&1 || {
+			apt-get update -q >/dev/null 2>&1
+			apt-get install -y -q "${need[@]}" >/dev/null
+		}
+	fi
+	if command -v cargo >/dev/null &&
+		[ "$(printf '%s\n' "$RUST_MIN" "$(cargo --version | awk '{print $2}')" | sort -V | head -1)" = "$RUST_MIN" ]; then
+		return 0
+	fi
+	log "installing Rust (rustup, minimal profile)"
+	local init
+	init=$(mktemp)
+	python3 -c 'import sys, urllib.request; urllib.request.urlretrieve(sys.argv[1], sys.argv[2])' \
+		https://static.rust-lang.org/rustup/dist/x86_64-unknown-linux-gnu/rustup-init "$init"
+	chmod +x "$init"
+	"$init" -y -q --profile minimal --default-toolchain stable --no-modify-path >/dev/null
+	rm -f "$init"
+	export PATH="$HOME/.cargo/bin:$PATH"
+}
+
+# the Parquet layer's static library, built here where cargo is (the
+# Makefile also rebuilds it when its sources change)
+build_parquet_lib() {
+	ensure_cargo
+	log "building the Parquet layer (rust/, cargo)"
+	(cd "$REPO/rust" && ZSTD_SYS_USE_PKG_CONFIG=1 cargo build --release --locked --quiet)
+}
+
 build_and_install() {
+	if [ -z "${TESSERA_IN_PG_ROOT:-}" ]; then
+		build_parquet_lib
+	fi
 	log "building tessera"
 	make -C "$REPO" -s -j"$(nproc)" PG_CONFIG="$PGBIN/pg_config" >/dev/null
 	log "installing tessera into $($PGBIN/pg_config --pkglibdir)"
@@ -164,6 +212,10 @@ run_in_pg_root() {
 			mv "$root/tessera-keep/${keep//\//_}" "$dest/$keep"
 		fi
 	done
+	# the Parquet layer's library: built here (no cargo in the root)
+	build_parquet_lib
+	mkdir -p "$dest/rust/target/release"
+	cp -p "$REPO/rust/target/release/libtessera_parquet.a" "$dest/rust/target/release/"
 	upgrade_from=$(install_old_pg_into_root "$root" "$ver")
 	exec chroot "$root" env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 		HOME=/root LANG=C.UTF-8 TESSERA_PG="$ver" TESSERA_IN_PG_ROOT=1 PIP_BREAK_SYSTEM_PACKAGES=1 \

@@ -37,7 +37,7 @@ mount_root() {
 }
 
 pkgs="postgresql-$ver postgresql-server-dev-$ver make gcc libc6-dev libzstd-dev liblz4-dev git
-	libxxhash-dev libipc-run-perl perl python3 python3-pip ca-certificates bzip2"
+	libxxhash-dev libkrb5-dev libipc-run-perl perl python3 python3-pip ca-certificates bzip2"
 
 # the stamp lists what was installed: a changed list installs again
 if [ -f "$root/.tessera-ready" ] && [ "$(cat "$root/.tessera-ready")" = "$(echo $pkgs)" ]; then

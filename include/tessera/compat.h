@@ -44,8 +44,9 @@
 #include "utils/rel.h"
 #include "utils/tuplesort.h"
 
-#if PG_VERSION_NUM >= 160000
+#include "executor/executor.h"
 #include "parser/parse_relation.h"
+#if PG_VERSION_NUM >= 160000
 #include "storage/relfilelocator.h"
 #else
 #include "storage/relfilenode.h"
@@ -487,5 +488,32 @@ TesseraTbmOffsets(TBMIterateResult *tbmres, OffsetNumber *offsets, int max)
 #else
 #define TesseraSpecialJoinRelid(sjinfo) ((Index) 0)
 #endif
+
+/* run a query to completion (18 dropped execute_once) */
+#if PG_VERSION_NUM >= 180000
+#define TesseraExecutorRunAll(qd)	ExecutorRun((qd), ForwardScanDirection, 0)
+#else
+#define TesseraExecutorRunAll(qd)	ExecutorRun((qd), ForwardScanDirection, 0, true)
+#endif
+
+/*
+ * Require INSERT on the columns cols (attribute numbers offset by
+ * FirstLowInvalidHeapAttributeNumber) of the relation of nsitem, the only
+ * one in pstate's range table (16 moved permissions out of the range
+ * table entry).
+ */
+static inline void
+TesseraCheckInsertPermission(ParseState *pstate, ParseNamespaceItem *nsitem, Bitmapset *cols)
+{
+#if PG_VERSION_NUM >= 160000
+	nsitem->p_perminfo->requiredPerms = ACL_INSERT;
+	nsitem->p_perminfo->insertedCols = cols;
+	ExecCheckPermissions(pstate->p_rtable, list_make1(nsitem->p_perminfo), true);
+#else
+	nsitem->p_rte->requiredPerms = ACL_INSERT;
+	nsitem->p_rte->insertedCols = cols;
+	ExecCheckRTPerms(pstate->p_rtable, true);
+#endif
+}
 
 #endif							/* TESSERA_COMPAT_H */

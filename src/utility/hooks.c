@@ -69,6 +69,7 @@
 #include "nodes/nodeFuncs.h"
 #include "nodes/parsenodes.h"
 #include "optimizer/optimizer.h"
+#include "parser/parse_node.h"
 #include "parser/parser.h"
 #include "replication/walsender.h"
 #include "tcop/utility.h"
@@ -79,6 +80,7 @@
 #include "utils/syscache.h"
 
 #include "tessera/catalog.h"
+#include "tessera/files.h"
 #include "tessera/hooks.h"
 #include "tessera/maintenance.h"
 #include "tessera/options.h"
@@ -531,6 +533,21 @@ tessera_ProcessUtility(PlannedStmt *pstmt, const char *queryString, bool readOnl
 	bool		outer_tracking = tracking_created;
 	MemoryContext outer_cxt = created_cxt;
 	List	   *created = NIL;
+
+	if (IsA(parsetree, CopyStmt) && TesseraCopyIsParquet((CopyStmt *) parsetree))
+	{
+		ParseState *pstate = make_parsestate(NULL);
+		uint64		processed;
+
+		pstate->p_sourcetext = queryString;
+		pstate->p_queryEnv = queryEnv;
+		TesseraParquetCopy(pstate, (CopyStmt *) parsetree, pstmt->stmt_location,
+						   pstmt->stmt_len, &processed);
+		free_parsestate(pstate);
+		if (qc)
+			SetQueryCompletion(qc, CMDTAG_COPY, processed);
+		return;
+	}
 
 	memset(&uo, 0, sizeof(uo));
 	if (IsA(parsetree, CreateStmt) || IsA(parsetree, CreateTableAsStmt) ||

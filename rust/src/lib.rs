@@ -1,0 +1,907 @@
+//! tessera's Parquet file layer: Apache Arrow's Rust Parquet reader and
+//! writer behind a C interface (include/tessera/parquet_ffi.h).
+//!
+//! The C side speaks in column vectors of a few canonical kinds (the
+//! `KIND_*` constants), close to PostgreSQL's own representations: fixed
+//! width values, i64 offsets into string bytes, one byte per row for NULL.
+//! Writing turns such vectors into Arrow arrays and hands them to
+//! `ArrowWriter`; reading casts whatever Arrow type a file has to the
+//! canonical kind nearest to it (`canonical_type`), and exposes the cast
+//! array's buffers to C until the next batch.
+//!
+//! Nothing here calls back into PostgreSQL: errors (and panics, caught at
+//! each entry point) are returned as a message that the C side reports with
+//! ereport, so no longjmp ever crosses Rust frames.
+
+use std::ffi::{c_char, c_int, c_void, CStr};
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{
+    Date32Type, Decimal128Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type,
+    IntervalMonthDayNanoType, Time64MicrosecondType, TimestampMicrosecondType,
+};
+use arrow_array::{
+    Array, ArrayRef, BooleanArray, Date32Array, Decimal128Array, FixedSizeBinaryArray,
+    Float32Array, Float64Array, GenericBinaryArray, GenericListArray, GenericStringArray,
+    Int16Array, Int32Array, Int64Array, RecordBatch, Time64MicrosecondArray,
+    TimestampMicrosecondArray,
+};
+use arrow_buffer::{Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
+use arrow_cast::cast::{can_cast_types, cast};
+use arrow_schema::{DataType, Field, FieldRef, IntervalUnit, Schema, SchemaRef, TimeUnit};
+use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
+use parquet::arrow::ArrowWriter;
+use parquet::basic::{Compression, GzipLevel, ZstdLevel};
+use parquet::file::properties::WriterProperties;
+
+pub const KIND_UNSUPPORTED: i32 = -1;
+pub const KIND_NULL: i32 = 0;
+pub const KIND_BOOL: i32 = 1;
+pub const KIND_INT16: i32 = 2;
+pub const KIND_INT32: i32 = 3;
+pub const KIND_INT64: i32 = 4;
+pub const KIND_FLOAT32: i32 = 5;
+pub const KIND_FLOAT64: i32 = 6;
+pub const KIND_DECIMAL: i32 = 7;
+pub const KIND_TEXT: i32 = 8;
+pub const KIND_BINARY: i32 = 9;
+pub const KIND_DATE: i32 = 10;
+pub const KIND_TIME: i32 = 11;
+pub const KIND_TIMESTAMP: i32 = 12;
+pub const KIND_TIMESTAMPTZ: i32 = 13;
+pub const KIND_UUID: i32 = 14;
+pub const KIND_JSON: i32 = 15;
+pub const KIND_INTERVAL: i32 = 16;
+pub const KIND_LIST: i32 = 17;
+
+pub const COMPRESSION_NONE: i32 = 0;
+pub const COMPRESSION_SNAPPY: i32 = 1;
+pub const COMPRESSION_ZSTD: i32 = 2;
+pub const COMPRESSION_LZ4: i32 = 3;
+pub const COMPRESSION_GZIP: i32 = 4;
+
+/// A column's type: its kind, a decimal's precision and scale, and for a
+/// list the same of its elements.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TpType {
+    pub kind: i32,
+    pub precision: i32,
+    pub scale: i32,
+    pub elem_kind: i32,
+    pub elem_precision: i32,
+    pub elem_scale: i32,
+}
+
+/// One column's values for a batch of rows.  `nulls`: one byte per row, 1
+/// for NULL (a null pointer: no NULLs).  Fixed-width kinds use `values`
+/// (bool: one byte per value; decimal: i128; uuid: 16 bytes; interval:
+/// i32 months, i32 days, i64 nanoseconds); text, json and binary use
+/// `offsets` (nrows + 1 of them) into `data`; a list uses `offsets` into
+/// the element vector `child`.
+#[repr(C)]
+pub struct TpVector {
+    pub nrows: i64,
+    pub nulls: *const u8,
+    pub values: *const c_void,
+    pub offsets: *const i64,
+    pub data: *const u8,
+    pub child: *const TpVector,
+}
+
+impl Default for TpVector {
+    fn default() -> Self {
+        TpVector {
+            nrows: 0,
+            nulls: std::ptr::null(),
+            values: std::ptr::null(),
+            offsets: std::ptr::null(),
+            data: std::ptr::null(),
+            child: std::ptr::null(),
+        }
+    }
+}
+
+type Res<T> = Result<T, String>;
+
+/// Copy `msg` into the caller's buffer as a NUL-terminated string.
+fn set_error(err: *mut c_char, errlen: usize, msg: &str) {
+    if err.is_null() || errlen == 0 {
+        return;
+    }
+    let bytes = msg.as_bytes();
+    let mut n = bytes.len().min(errlen - 1);
+    while n > 0 && !msg.is_char_boundary(n) {
+        n -= 1;
+    }
+    unsafe {
+        std::ptr::copy_nonoverlapping(bytes.as_ptr(), err as *mut u8, n);
+        *err.add(n) = 0;
+    }
+}
+
+/// Run `f`, turning an error or a panic into a message for C.
+fn guarded<T>(err: *mut c_char, errlen: usize, fail: T, f: impl FnOnce() -> Res<T>) -> T {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(Ok(v)) => v,
+        Ok(Err(msg)) => {
+            set_error(err, errlen, &msg);
+            fail
+        }
+        Err(panic) => {
+            let msg = if let Some(s) = panic.downcast_ref::<&str>() {
+                s.to_string()
+            } else if let Some(s) = panic.downcast_ref::<String>() {
+                s.clone()
+            } else {
+                "unknown panic".to_string()
+            };
+            set_error(err, errlen, &format!("internal error in the Parquet layer: {msg}"));
+            fail
+        }
+    }
+}
+
+fn c_str<'a>(p: *const c_char) -> Res<&'a str> {
+    if p.is_null() {
+        return Err("null string".into());
+    }
+    unsafe { CStr::from_ptr(p) }
+        .to_str()
+        .map_err(|_| "name is not valid UTF-8".to_string())
+}
+
+// ---------------------------------------------------------------------------
+// Writing
+// ---------------------------------------------------------------------------
+
+/// Where a writer's bytes go: a file, or memory that the C side drains
+/// (COPY ... TO STDOUT).
+enum Sink {
+    File(BufWriter<File>),
+    Memory(Vec<u8>),
+}
+
+impl Write for Sink {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Sink::File(f) => f.write(buf),
+            Sink::Memory(v) => {
+                v.extend_from_slice(buf);
+                Ok(buf.len())
+            }
+        }
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Sink::File(f) => f.flush(),
+            Sink::Memory(_) => Ok(()),
+        }
+    }
+}
+
+pub struct TpWriter {
+    writer: Option<ArrowWriter<Sink>>,
+    schema: SchemaRef,
+    types: Vec<TpType>,
+    /// handed to C by the last tp_writer_drain
+    drained: Vec<u8>,
+    /// what a closed in-memory writer produced last
+    tail: Vec<u8>,
+}
+
+fn scalar_type(kind: i32, precision: i32, scale: i32) -> Res<DataType> {
+    Ok(match kind {
+        KIND_BOOL => DataType::Boolean,
+        KIND_INT16 => DataType::Int16,
+        KIND_INT32 => DataType::Int32,
+        KIND_INT64 => DataType::Int64,
+        KIND_FLOAT32 => DataType::Float32,
+        KIND_FLOAT64 => DataType::Float64,
+        KIND_DECIMAL => {
+            if !(1..=38).contains(&precision) || scale < 0 || scale > precision {
+                return Err(format!("decimal({precision},{scale}) cannot be written"));
+            }
+            DataType::Decimal128(precision as u8, scale as i8)
+        }
+        KIND_TEXT | KIND_JSON => DataType::Utf8,
+        KIND_BINARY => DataType::Binary,
+        KIND_DATE => DataType::Date32,
+        KIND_TIME => DataType::Time64(TimeUnit::Microsecond),
+        KIND_TIMESTAMP => DataType::Timestamp(TimeUnit::Microsecond, None),
+        KIND_TIMESTAMPTZ => DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+        KIND_UUID => DataType::FixedSizeBinary(16),
+        _ => return Err(format!("kind {kind} cannot be written")),
+    })
+}
+
+fn scalar_field(name: &str, kind: i32, precision: i32, scale: i32) -> Res<Field> {
+    let field = Field::new(name, scalar_type(kind, precision, scale)?, true);
+    Ok(match kind {
+        KIND_UUID => field.with_extension_type(arrow_schema::extension::Uuid),
+        KIND_JSON => field.with_extension_type(arrow_schema::extension::Json::default()),
+        _ => field,
+    })
+}
+
+fn writer_field(name: &str, t: &TpType) -> Res<Field> {
+    if t.kind == KIND_LIST {
+        let elem = scalar_field("element", t.elem_kind, t.elem_precision, t.elem_scale)?;
+        Ok(Field::new(name, DataType::List(Arc::new(elem)), true))
+    } else {
+        scalar_field(name, t.kind, t.precision, t.scale)
+    }
+}
+
+fn null_buffer(v: &TpVector) -> Option<NullBuffer> {
+    if v.nulls.is_null() || v.nrows == 0 {
+        return None;
+    }
+    let nulls = unsafe { std::slice::from_raw_parts(v.nulls, v.nrows as usize) };
+    if nulls.iter().all(|&b| b == 0) {
+        return None;
+    }
+    Some(NullBuffer::from_iter(nulls.iter().map(|&b| b == 0)))
+}
+
+fn copy_values<T: Copy>(v: &TpVector) -> Res<Vec<T>> {
+    let n = v.nrows as usize;
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    if v.values.is_null() {
+        return Err("vector without values".into());
+    }
+    Ok(unsafe { std::slice::from_raw_parts(v.values as *const T, n) }.to_vec())
+}
+
+fn offsets_of(v: &TpVector) -> Res<&[i64]> {
+    if v.offsets.is_null() {
+        return Err("vector without offsets".into());
+    }
+    let offsets = unsafe { std::slice::from_raw_parts(v.offsets, v.nrows as usize + 1) };
+    if offsets.windows(2).any(|w| w[1] < w[0]) || offsets[0] < 0 {
+        return Err("offsets out of order".into());
+    }
+    Ok(offsets)
+}
+
+/// Offsets rebased to start at 0, as i32 when they fit (Arrow's ordinary
+/// string, binary and list arrays), else as i64.
+enum Offsets {
+    Small(OffsetBuffer<i32>),
+    Large(OffsetBuffer<i64>),
+}
+
+fn rebase(offsets: &[i64]) -> Offsets {
+    let base = offsets[0];
+    let last = offsets[offsets.len() - 1] - base;
+    if last <= i32::MAX as i64 {
+        let v: Vec<i32> = offsets.iter().map(|&o| (o - base) as i32).collect();
+        Offsets::Small(OffsetBuffer::new(ScalarBuffer::from(v)))
+    } else {
+        let v: Vec<i64> = offsets.iter().map(|&o| o - base).collect();
+        Offsets::Large(OffsetBuffer::new(ScalarBuffer::from(v)))
+    }
+}
+
+fn byte_array(v: &TpVector, text: bool) -> Res<ArrayRef> {
+    let offsets = offsets_of(v)?;
+    let (start, end) = (offsets[0] as usize, offsets[offsets.len() - 1] as usize);
+    let bytes = if end > start {
+        if v.data.is_null() {
+            return Err("vector without data".into());
+        }
+        unsafe { std::slice::from_raw_parts(v.data.add(start), end - start) }
+    } else {
+        &[]
+    };
+    let data = Buffer::from(bytes);
+    let nulls = null_buffer(v);
+    let e = |e: arrow_schema::ArrowError| e.to_string();
+    Ok(match (rebase(offsets), text) {
+        (Offsets::Small(o), true) => Arc::new(GenericStringArray::<i32>::try_new(o, data, nulls).map_err(e)?),
+        (Offsets::Large(o), true) => Arc::new(GenericStringArray::<i64>::try_new(o, data, nulls).map_err(e)?),
+        (Offsets::Small(o), false) => Arc::new(GenericBinaryArray::<i32>::try_new(o, data, nulls).map_err(e)?),
+        (Offsets::Large(o), false) => Arc::new(GenericBinaryArray::<i64>::try_new(o, data, nulls).map_err(e)?),
+    })
+}
+
+fn scalar_array(kind: i32, precision: i32, scale: i32, v: &TpVector) -> Res<ArrayRef> {
+    let nulls = null_buffer(v);
+    let e = |e: arrow_schema::ArrowError| e.to_string();
+    Ok(match kind {
+        KIND_BOOL => {
+            let vals: Vec<u8> = copy_values(v)?;
+            Arc::new(BooleanArray::new(vals.iter().map(|&b| b != 0).collect(), nulls))
+        }
+        KIND_INT16 => Arc::new(Int16Array::new(copy_values(v)?.into(), nulls)),
+        KIND_INT32 => Arc::new(Int32Array::new(copy_values(v)?.into(), nulls)),
+        KIND_INT64 => Arc::new(Int64Array::new(copy_values(v)?.into(), nulls)),
+        KIND_FLOAT32 => Arc::new(Float32Array::new(copy_values(v)?.into(), nulls)),
+        KIND_FLOAT64 => Arc::new(Float64Array::new(copy_values(v)?.into(), nulls)),
+        KIND_DECIMAL => Arc::new(
+            Decimal128Array::new(copy_values::<i128>(v)?.into(), nulls)
+                .with_precision_and_scale(precision as u8, scale as i8)
+                .map_err(e)?,
+        ),
+        KIND_TEXT | KIND_JSON => byte_array(v, true)?,
+        KIND_BINARY => byte_array(v, false)?,
+        KIND_DATE => Arc::new(Date32Array::new(copy_values(v)?.into(), nulls)),
+        KIND_TIME => Arc::new(Time64MicrosecondArray::new(copy_values(v)?.into(), nulls)),
+        KIND_TIMESTAMP => Arc::new(TimestampMicrosecondArray::new(copy_values(v)?.into(), nulls)),
+        KIND_TIMESTAMPTZ => Arc::new(
+            TimestampMicrosecondArray::new(copy_values(v)?.into(), nulls).with_timezone("UTC"),
+        ),
+        KIND_UUID => {
+            let n = v.nrows as usize;
+            let bytes: &[u8] = if n > 0 {
+                unsafe { std::slice::from_raw_parts(v.values as *const u8, n * 16) }
+            } else {
+                &[]
+            };
+            Arc::new(FixedSizeBinaryArray::try_new(16, Buffer::from(bytes), nulls).map_err(e)?)
+        }
+        _ => return Err(format!("kind {kind} cannot be written")),
+    })
+}
+
+fn column_array(field: &Field, t: &TpType, v: &TpVector) -> Res<ArrayRef> {
+    if t.kind != KIND_LIST {
+        return scalar_array(t.kind, t.precision, t.scale, v);
+    }
+    let offsets = offsets_of(v)?;
+    if v.child.is_null() {
+        return Err("list vector without elements".into());
+    }
+    let child = unsafe { &*v.child };
+    if child.nrows < offsets[offsets.len() - 1] {
+        return Err("list offsets beyond the elements".into());
+    }
+    let values = scalar_array(t.elem_kind, t.elem_precision, t.elem_scale, child)?;
+    let elem: FieldRef = match field.data_type() {
+        DataType::List(f) => f.clone(),
+        _ => return Err("list field expected".into()),
+    };
+    let (start, end) = (offsets[0] as usize, offsets[offsets.len() - 1] as usize);
+    let values = values.slice(start, end - start);
+    match rebase(offsets) {
+        Offsets::Small(o) => Ok(Arc::new(
+            GenericListArray::<i32>::try_new(elem, o, values, null_buffer(v)).map_err(|e| e.to_string())?,
+        )),
+        Offsets::Large(_) => Err("a batch's list elements exceed 2^31".into()),
+    }
+}
+
+/// Open a writer of a Parquet file at `path` (a null `path`: into memory,
+/// drained with tp_writer_drain).  Returns null on error.
+#[no_mangle]
+pub extern "C" fn tp_writer_open(
+    path: *const c_char,
+    ncols: c_int,
+    names: *const *const c_char,
+    types: *const TpType,
+    compression: c_int,
+    level: c_int,
+    row_group_rows: i64,
+    err: *mut c_char,
+    errlen: usize,
+) -> *mut TpWriter {
+    guarded(err, errlen, std::ptr::null_mut(), || {
+        let n = ncols as usize;
+        let names = unsafe { std::slice::from_raw_parts(names, n) };
+        let types = unsafe { std::slice::from_raw_parts(types, n) }.to_vec();
+        let mut fields = Vec::with_capacity(n);
+        for (name, t) in names.iter().zip(types.iter()) {
+            fields.push(writer_field(c_str(*name)?, t)?);
+        }
+        let schema = Arc::new(Schema::new(fields));
+        let codec = match compression {
+            COMPRESSION_NONE => Compression::UNCOMPRESSED,
+            COMPRESSION_SNAPPY => Compression::SNAPPY,
+            COMPRESSION_ZSTD => Compression::ZSTD(
+                ZstdLevel::try_new(if level > 0 { level } else { 3 }).map_err(|e| e.to_string())?,
+            ),
+            COMPRESSION_LZ4 => Compression::LZ4_RAW,
+            COMPRESSION_GZIP => Compression::GZIP(
+                GzipLevel::try_new(if level > 0 { level as u32 } else { 6 }).map_err(|e| e.to_string())?,
+            ),
+            _ => return Err(format!("unknown compression {compression}")),
+        };
+        let mut props = WriterProperties::builder().set_compression(codec);
+        if row_group_rows > 0 {
+            props = props.set_max_row_group_size(row_group_rows as usize);
+        }
+        let sink = if path.is_null() {
+            Sink::Memory(Vec::new())
+        } else {
+            let p = c_str(path)?;
+            let f = File::create(p).map_err(|e| format!("could not create file \"{p}\": {e}"))?;
+            Sink::File(BufWriter::with_capacity(1 << 20, f))
+        };
+        let writer =
+            ArrowWriter::try_new(sink, schema.clone(), Some(props.build())).map_err(|e| e.to_string())?;
+        Ok(Box::into_raw(Box::new(TpWriter { writer: Some(writer), schema, types, drained: Vec::new(), tail: Vec::new() })))
+    })
+}
+
+/// Append a batch of `nrows` rows, one vector per column.  0 on success.
+#[no_mangle]
+pub extern "C" fn tp_writer_write(
+    w: *mut TpWriter,
+    nrows: i64,
+    vectors: *const TpVector,
+    err: *mut c_char,
+    errlen: usize,
+) -> c_int {
+    guarded(err, errlen, -1, || {
+        let w = unsafe { w.as_mut() }.ok_or("no writer")?;
+        let n = w.types.len();
+        let vectors = unsafe { std::slice::from_raw_parts(vectors, n) };
+        let mut columns = Vec::with_capacity(n);
+        for i in 0..n {
+            if vectors[i].nrows != nrows {
+                return Err("vectors of different lengths".into());
+            }
+            columns.push(column_array(w.schema.field(i), &w.types[i], &vectors[i])?);
+        }
+        let batch = RecordBatch::try_new(w.schema.clone(), columns).map_err(|e| e.to_string())?;
+        w.writer.as_mut().ok_or("writer closed")?.write(&batch).map_err(|e| e.to_string())?;
+        Ok(0)
+    })
+}
+
+/// Write the footer (the file is complete).  0 on success.
+#[no_mangle]
+pub extern "C" fn tp_writer_close(w: *mut TpWriter, err: *mut c_char, errlen: usize) -> c_int {
+    guarded(err, errlen, -1, || {
+        let w = unsafe { w.as_mut() }.ok_or("no writer")?;
+        let writer = w.writer.take().ok_or("writer closed")?;
+        // writes the footer and gives the sink back
+        let sink = writer.into_inner().map_err(|e| e.to_string())?;
+        match sink {
+            Sink::File(mut f) => f.flush().map_err(|e| format!("could not write file: {e}"))?,
+            Sink::Memory(v) => w.tail = v,
+        }
+        Ok(0)
+    })
+}
+
+/// The bytes an in-memory writer produced since the last call, valid
+/// until the next call on `w`.
+#[no_mangle]
+pub extern "C" fn tp_writer_drain(w: *mut TpWriter, data: *mut *const u8, len: *mut usize) {
+    let w = match unsafe { w.as_mut() } {
+        Some(w) => w,
+        None => return,
+    };
+    w.drained = match w.writer.as_mut() {
+        Some(writer) => match writer.inner_mut() {
+            Sink::Memory(v) => std::mem::take(v),
+            Sink::File(_) => Vec::new(),
+        },
+        None => std::mem::take(&mut w.tail),
+    };
+    unsafe {
+        *data = w.drained.as_ptr();
+        *len = w.drained.len();
+    }
+}
+
+#[no_mangle]
+pub extern "C" fn tp_writer_free(w: *mut TpWriter) {
+    if !w.is_null() {
+        let _ = catch_unwind(AssertUnwindSafe(|| drop(unsafe { Box::from_raw(w) })));
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Reading
+// ---------------------------------------------------------------------------
+
+/// The canonical kind (and Arrow type to cast to) of a file column's type;
+/// None when tessera cannot read it.
+fn canonical_scalar(dt: &DataType) -> Option<(TpType, DataType)> {
+    let t = |kind| TpType { kind, ..Default::default() };
+    Some(match dt {
+        DataType::Null => (t(KIND_NULL), DataType::Null),
+        DataType::Boolean => (t(KIND_BOOL), DataType::Boolean),
+        DataType::Int8 | DataType::Int16 | DataType::UInt8 => (t(KIND_INT16), DataType::Int16),
+        DataType::Int32 | DataType::UInt16 => (t(KIND_INT32), DataType::Int32),
+        DataType::Int64 | DataType::UInt32 => (t(KIND_INT64), DataType::Int64),
+        DataType::UInt64 => (
+            TpType { kind: KIND_DECIMAL, precision: 20, scale: 0, ..Default::default() },
+            DataType::Decimal128(20, 0),
+        ),
+        DataType::Float16 | DataType::Float32 => (t(KIND_FLOAT32), DataType::Float32),
+        DataType::Float64 => (t(KIND_FLOAT64), DataType::Float64),
+        DataType::Decimal32(p, s) | DataType::Decimal64(p, s) | DataType::Decimal128(p, s) => (
+            TpType { kind: KIND_DECIMAL, precision: *p as i32, scale: *s as i32, ..Default::default() },
+            DataType::Decimal128(*p, *s),
+        ),
+        // wider than i128: as text, which numeric's input reads exactly
+        DataType::Decimal256(_, _) => (t(KIND_TEXT), DataType::LargeUtf8),
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => (t(KIND_TEXT), DataType::LargeUtf8),
+        DataType::Binary | DataType::LargeBinary | DataType::BinaryView => {
+            (t(KIND_BINARY), DataType::LargeBinary)
+        }
+        DataType::FixedSizeBinary(16) => (t(KIND_UUID), DataType::FixedSizeBinary(16)),
+        DataType::FixedSizeBinary(_) => (t(KIND_BINARY), DataType::LargeBinary),
+        DataType::Date32 | DataType::Date64 => (t(KIND_DATE), DataType::Date32),
+        DataType::Time32(_) | DataType::Time64(_) => (t(KIND_TIME), DataType::Time64(TimeUnit::Microsecond)),
+        DataType::Timestamp(_, None) => (t(KIND_TIMESTAMP), DataType::Timestamp(TimeUnit::Microsecond, None)),
+        DataType::Timestamp(_, Some(_)) => (
+            t(KIND_TIMESTAMPTZ),
+            DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+        ),
+        DataType::Interval(_) => (t(KIND_INTERVAL), DataType::Interval(IntervalUnit::MonthDayNano)),
+        DataType::Dictionary(_, value) => return canonical_scalar(value),
+        _ => return None,
+    })
+}
+
+fn canonical_type(field: &Field) -> Option<(TpType, DataType)> {
+    let json = field.extension_type_name() == Some("arrow.json");
+    match field.data_type() {
+        DataType::List(elem) | DataType::LargeList(elem) | DataType::FixedSizeList(elem, _) => {
+            let (et, edt) = canonical_scalar(elem.data_type())?;
+            if et.kind == KIND_NULL {
+                return None;
+            }
+            let ef = Arc::new(Field::new("element", edt, true));
+            Some((
+                TpType {
+                    kind: KIND_LIST,
+                    elem_kind: et.kind,
+                    elem_precision: et.precision,
+                    elem_scale: et.scale,
+                    ..Default::default()
+                },
+                DataType::LargeList(ef),
+            ))
+        }
+        dt => {
+            let (mut t, cdt) = canonical_scalar(dt)?;
+            if json && t.kind == KIND_TEXT {
+                t.kind = KIND_JSON;
+            }
+            Some((t, cdt))
+        }
+    }
+}
+
+/// A cast column of the current batch and the buffers C sees.
+struct ColumnOut {
+    array: ArrayRef,
+    nulls: Vec<u8>,
+    bools: Vec<u8>,
+    child_nulls: Vec<u8>,
+    child_bools: Vec<u8>,
+    child: Box<TpVector>,
+}
+
+pub struct TpReader {
+    names: Vec<std::ffi::CString>,
+    type_names: Vec<std::ffi::CString>,
+    types: Vec<Option<(TpType, DataType)>>,
+    num_rows: i64,
+    reader: Option<ParquetRecordBatchReader>,
+    builder: Option<ParquetRecordBatchReaderBuilder<ReadSource>>,
+    batch_rows: usize,
+    /// file column of each wanted vector, and its place in a read batch
+    wanted: Vec<usize>,
+    projection: Vec<usize>,
+    out: Vec<ColumnOut>,
+}
+
+/// A file or bytes received from the client (COPY ... FROM STDIN).
+enum ReadSource {
+    File(File),
+    Memory(bytes::Bytes),
+}
+
+impl parquet::file::reader::Length for ReadSource {
+    fn len(&self) -> u64 {
+        match self {
+            ReadSource::File(f) => parquet::file::reader::Length::len(f),
+            ReadSource::Memory(b) => b.len() as u64,
+        }
+    }
+}
+
+impl parquet::file::reader::ChunkReader for ReadSource {
+    type T = Box<dyn std::io::Read + Send>;
+    fn get_read(&self, start: u64) -> parquet::errors::Result<Self::T> {
+        Ok(match self {
+            ReadSource::File(f) => Box::new(f.get_read(start)?),
+            ReadSource::Memory(b) => Box::new(b.get_read(start)?),
+        })
+    }
+    fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<bytes::Bytes> {
+        match self {
+            ReadSource::File(f) => f.get_bytes(start, length),
+            ReadSource::Memory(b) => b.get_bytes(start, length),
+        }
+    }
+}
+
+fn open_reader(source: ReadSource, what: &str) -> Res<*mut TpReader> {
+    let builder = ParquetRecordBatchReaderBuilder::try_new(source)
+        .map_err(|e| format!("could not read Parquet file {what}: {e}"))?;
+    let schema = builder.schema().clone();
+    let num_rows = builder.metadata().file_metadata().num_rows();
+    let mut names = Vec::new();
+    let mut type_names = Vec::new();
+    let mut types = Vec::new();
+    for f in schema.fields() {
+        names.push(std::ffi::CString::new(f.name().replace('\0', "")).unwrap());
+        type_names.push(std::ffi::CString::new(format!("{}", f.data_type())).unwrap());
+        types.push(canonical_type(f));
+    }
+    Ok(Box::into_raw(Box::new(TpReader {
+        names,
+        type_names,
+        types,
+        num_rows,
+        reader: None,
+        builder: Some(builder),
+        batch_rows: 32768,
+        wanted: Vec::new(),
+        projection: Vec::new(),
+        out: Vec::new(),
+    })))
+}
+
+/// Open the Parquet file at `path`.  Returns null on error.
+#[no_mangle]
+pub extern "C" fn tp_reader_open(path: *const c_char, err: *mut c_char, errlen: usize) -> *mut TpReader {
+    guarded(err, errlen, std::ptr::null_mut(), || {
+        let p = c_str(path)?;
+        let f = File::open(p).map_err(|e| format!("could not open file \"{p}\" for reading: {e}"))?;
+        if f.metadata().map(|m| m.is_dir()).unwrap_or(false) {
+            return Err(format!("\"{p}\" is a directory"));
+        }
+        open_reader(ReadSource::File(f), &format!("\"{p}\""))
+    })
+}
+
+/// Open a Parquet file held in memory (copied).  Returns null on error.
+#[no_mangle]
+pub extern "C" fn tp_reader_open_memory(
+    data: *const u8,
+    len: usize,
+    err: *mut c_char,
+    errlen: usize,
+) -> *mut TpReader {
+    guarded(err, errlen, std::ptr::null_mut(), || {
+        let bytes = if len > 0 {
+            bytes::Bytes::copy_from_slice(unsafe { std::slice::from_raw_parts(data, len) })
+        } else {
+            bytes::Bytes::new()
+        };
+        open_reader(ReadSource::Memory(bytes), "from STDIN")
+    })
+}
+
+fn reader_ref<'a>(r: *mut TpReader) -> &'a mut TpReader {
+    unsafe { &mut *r }
+}
+
+#[no_mangle]
+pub extern "C" fn tp_reader_num_columns(r: *mut TpReader) -> c_int {
+    reader_ref(r).names.len() as c_int
+}
+
+#[no_mangle]
+pub extern "C" fn tp_reader_num_rows(r: *mut TpReader) -> i64 {
+    reader_ref(r).num_rows
+}
+
+#[no_mangle]
+pub extern "C" fn tp_reader_column_name(r: *mut TpReader, i: c_int) -> *const c_char {
+    reader_ref(r).names[i as usize].as_ptr()
+}
+
+/// The Arrow type of a file column, for messages.
+#[no_mangle]
+pub extern "C" fn tp_reader_column_type_name(r: *mut TpReader, i: c_int) -> *const c_char {
+    reader_ref(r).type_names[i as usize].as_ptr()
+}
+
+/// The canonical type of a file column; kind KIND_UNSUPPORTED when tessera
+/// cannot read its type.
+#[no_mangle]
+pub extern "C" fn tp_reader_column_type(r: *mut TpReader, i: c_int) -> TpType {
+    match &reader_ref(r).types[i as usize] {
+        Some((t, _)) => *t,
+        None => TpType { kind: KIND_UNSUPPORTED, ..Default::default() },
+    }
+}
+
+/// Read only the columns in `columns` (file column numbers, in the order
+/// their vectors are wanted), `batch_rows` rows at a time.  0 on success.
+#[no_mangle]
+pub extern "C" fn tp_reader_start(
+    r: *mut TpReader,
+    ncols: c_int,
+    columns: *const c_int,
+    batch_rows: i64,
+    err: *mut c_char,
+    errlen: usize,
+) -> c_int {
+    guarded(err, errlen, -1, || {
+        let r = reader_ref(r);
+        let cols = unsafe { std::slice::from_raw_parts(columns, ncols as usize) };
+        for &c in cols {
+            if c < 0 || c as usize >= r.types.len() || r.types[c as usize].is_none() {
+                return Err(format!("file column {c} cannot be read"));
+            }
+        }
+        let builder = r.builder.take().ok_or("reader already started")?;
+        // the projection keeps file order; remember where each wanted
+        // column lands
+        let mut sorted: Vec<usize> = cols.iter().map(|&c| c as usize).collect();
+        sorted.sort_unstable();
+        sorted.dedup();
+        let mask = parquet::arrow::ProjectionMask::roots(builder.parquet_schema(), sorted.iter().copied());
+        if batch_rows > 0 {
+            r.batch_rows = batch_rows as usize;
+        }
+        let reader = builder
+            .with_projection(mask)
+            .with_batch_size(r.batch_rows)
+            .build()
+            .map_err(|e| e.to_string())?;
+        r.reader = Some(reader);
+        r.out.clear();
+        r.projection = cols
+            .iter()
+            .map(|&c| sorted.binary_search(&(c as usize)).unwrap())
+            .collect();
+        r.wanted = cols.iter().map(|&c| c as usize).collect();
+        Ok(0)
+    })
+}
+
+fn nulls_of(a: &dyn Array) -> Vec<u8> {
+    match a.logical_nulls() {
+        Some(n) if n.null_count() > 0 => n.iter().map(|valid| (!valid) as u8).collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn bools_of(a: &dyn Array) -> Vec<u8> {
+    a.as_boolean().values().iter().map(|b| b as u8).collect()
+}
+
+fn ptr_or_null(v: &[u8]) -> *const u8 {
+    if v.is_empty() {
+        std::ptr::null()
+    } else {
+        v.as_ptr()
+    }
+}
+
+/// Point `v` at the buffers of `a`, a cast array of canonical kind `kind`.
+fn expose(kind: i32, a: &ArrayRef, nulls: &[u8], bools: &[u8], v: &mut TpVector) {
+    v.nrows = a.len() as i64;
+    v.nulls = ptr_or_null(nulls);
+    v.values = std::ptr::null();
+    v.offsets = std::ptr::null();
+    v.data = std::ptr::null();
+    match kind {
+        KIND_BOOL => v.values = ptr_or_null(bools) as *const c_void,
+        KIND_INT16 => v.values = a.as_primitive::<Int16Type>().values().as_ptr() as *const c_void,
+        KIND_INT32 => v.values = a.as_primitive::<Int32Type>().values().as_ptr() as *const c_void,
+        KIND_INT64 => v.values = a.as_primitive::<Int64Type>().values().as_ptr() as *const c_void,
+        KIND_FLOAT32 => v.values = a.as_primitive::<Float32Type>().values().as_ptr() as *const c_void,
+        KIND_FLOAT64 => v.values = a.as_primitive::<Float64Type>().values().as_ptr() as *const c_void,
+        KIND_DECIMAL => v.values = a.as_primitive::<Decimal128Type>().values().as_ptr() as *const c_void,
+        KIND_DATE => v.values = a.as_primitive::<Date32Type>().values().as_ptr() as *const c_void,
+        KIND_TIME => v.values = a.as_primitive::<Time64MicrosecondType>().values().as_ptr() as *const c_void,
+        KIND_TIMESTAMP | KIND_TIMESTAMPTZ => {
+            v.values = a.as_primitive::<TimestampMicrosecondType>().values().as_ptr() as *const c_void
+        }
+        KIND_INTERVAL => {
+            v.values = a.as_primitive::<IntervalMonthDayNanoType>().values().as_ptr() as *const c_void
+        }
+        KIND_UUID => {
+            let f = a.as_fixed_size_binary();
+            // value_data() is the whole buffer; the array's first value
+            // starts at its offset
+            v.values = unsafe { f.value_data().as_ptr().add(f.offset() * 16) } as *const c_void;
+        }
+        KIND_TEXT | KIND_JSON => {
+            let s = a.as_string::<i64>();
+            v.offsets = s.value_offsets().as_ptr();
+            v.data = s.value_data().as_ptr();
+        }
+        KIND_BINARY => {
+            let b = a.as_binary::<i64>();
+            v.offsets = b.value_offsets().as_ptr();
+            v.data = b.value_data().as_ptr();
+        }
+        _ => {}
+    }
+}
+
+/// Read the next batch into `vectors` (one per column given to
+/// tp_reader_start, valid until the next call).  Returns the number of
+/// rows, 0 at the end, -1 on error.
+#[no_mangle]
+pub extern "C" fn tp_reader_next(r: *mut TpReader, vectors: *mut TpVector, err: *mut c_char, errlen: usize) -> i64 {
+    guarded(err, errlen, -1, || {
+        let r = reader_ref(r);
+        let reader = r.reader.as_mut().ok_or("reader not started")?;
+        let batch = match reader.next() {
+            None => return Ok(0),
+            Some(b) => b.map_err(|e| format!("could not read Parquet file: {e}"))?,
+        };
+        let n = r.wanted.len();
+        let vectors = unsafe { std::slice::from_raw_parts_mut(vectors, n) };
+        r.out.clear();
+        for i in 0..n {
+            let (t, cdt) = r.types[r.wanted[i]].clone().unwrap();
+            let src = batch.column(r.projection[i]);
+            let array = if src.data_type() == &cdt {
+                src.clone()
+            } else {
+                cast(src, &cdt).map_err(|e| {
+                    format!("file column \"{}\": {e}", r.names[r.wanted[i]].to_string_lossy())
+                })?
+            };
+            let nulls = nulls_of(&array);
+            let bools = if t.kind == KIND_BOOL { bools_of(&array) } else { Vec::new() };
+            let mut col = ColumnOut {
+                array,
+                nulls,
+                bools,
+                child_nulls: Vec::new(),
+                child_bools: Vec::new(),
+                child: Box::new(TpVector::default()),
+            };
+            if t.kind == KIND_LIST {
+                let list = col.array.as_list::<i64>();
+                let values = list.values().clone();
+                col.child_nulls = nulls_of(&values);
+                if t.elem_kind == KIND_BOOL {
+                    col.child_bools = bools_of(&values);
+                }
+                expose(t.elem_kind, &values, &col.child_nulls, &col.child_bools, &mut col.child);
+                let v = &mut vectors[i];
+                v.nrows = list.len() as i64;
+                v.nulls = ptr_or_null(&col.nulls);
+                v.offsets = list.value_offsets().as_ptr();
+                v.values = std::ptr::null();
+                v.data = std::ptr::null();
+                v.child = &*col.child;
+            } else if t.kind == KIND_NULL {
+                let v = &mut vectors[i];
+                *v = TpVector::default();
+                v.nrows = col.array.len() as i64;
+            } else {
+                expose(t.kind, &col.array, &col.nulls, &col.bools, &mut vectors[i]);
+                vectors[i].child = std::ptr::null();
+            }
+            r.out.push(col);
+        }
+        Ok(batch.num_rows() as i64)
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn tp_reader_free(r: *mut TpReader) {
+    if !r.is_null() {
+        let _ = catch_unwind(AssertUnwindSafe(|| drop(unsafe { Box::from_raw(r) })));
+    }
+}
+
+/// Whether a file column of Arrow type `from` can be read as `to` at all
+/// (used by tests of the canonical mapping).
+pub fn castable(from: &DataType, to: &DataType) -> bool {
+    can_cast_types(from, to)
+}
