@@ -629,9 +629,9 @@ impl parquet::file::reader::ChunkReader for ReadSource {
     }
 }
 
-fn open_reader(source: ReadSource, what: &str) -> Res<*mut TpReader> {
+fn open_reader(source: ReadSource) -> Res<*mut TpReader> {
     let builder = ParquetRecordBatchReaderBuilder::try_new(source)
-        .map_err(|e| format!("could not read Parquet file {what}: {e}"))?;
+        .map_err(|e| format!("{e}"))?;
     let schema = builder.schema().clone();
     let num_rows = builder.metadata().file_metadata().num_rows();
     let mut names = Vec::new();
@@ -665,7 +665,7 @@ pub extern "C" fn tp_reader_open(path: *const c_char, err: *mut c_char, errlen: 
         if f.metadata().map(|m| m.is_dir()).unwrap_or(false) {
             return Err(format!("\"{p}\" is a directory"));
         }
-        open_reader(ReadSource::File(f), &format!("\"{p}\""))
+        open_reader(ReadSource::File(f))
     })
 }
 
@@ -683,7 +683,7 @@ pub extern "C" fn tp_reader_open_memory(
         } else {
             bytes::Bytes::new()
         };
-        open_reader(ReadSource::Memory(bytes), "from STDIN")
+        open_reader(ReadSource::Memory(bytes))
     })
 }
 
@@ -839,7 +839,7 @@ pub extern "C" fn tp_reader_next(r: *mut TpReader, vectors: *mut TpVector, err: 
         let reader = r.reader.as_mut().ok_or("reader not started")?;
         let batch = match reader.next() {
             None => return Ok(0),
-            Some(b) => b.map_err(|e| format!("could not read Parquet file: {e}"))?,
+            Some(b) => b.map_err(|e| e.to_string())?,
         };
         let n = r.wanted.len();
         let vectors = unsafe { std::slice::from_raw_parts_mut(vectors, n) };

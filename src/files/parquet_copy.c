@@ -33,6 +33,8 @@
  */
 #include "postgres.h"
 
+#include <sys/stat.h>
+
 #include "access/table.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
@@ -125,6 +127,57 @@ parquet_error(const char *what, const char *msg)
 	ereport(ERROR,
 			(errcode(ERRCODE_DATA_EXCEPTION),
 			 errmsg("%s: %s", what, msg)));
+}
+
+/* a file that is there but is not a readable Parquet file */
+static void
+bad_file(const char *path, const char *msg)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_BAD_COPY_FILE_FORMAT),
+			 errmsg("could not read Parquet file \"%s\": %s", path, msg)));
+}
+
+/* PostgreSQL's own errors for a file that cannot be opened */
+static void
+check_readable(const char *path)
+{
+	struct stat st;
+	FILE	   *f;
+
+	f = AllocateFile(path, PG_BINARY_R);
+	if (f == NULL)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not open file \"%s\" for reading: %m", path)));
+	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode))
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is a directory", path)));
+	FreeFile(f);
+}
+
+static void
+check_writable(const char *path)
+{
+	FILE	   *f;
+	mode_t		oumask = umask(S_IWGRP | S_IWOTH);
+
+	/* as COPY TO: the file is created or truncated, rw-r--r-- */
+	PG_TRY();
+	{
+		f = AllocateFile(path, PG_BINARY_W);
+	}
+	PG_FINALLY();
+	{
+		umask(oumask);
+	}
+	PG_END_TRY();
+	if (f == NULL)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not open file \"%s\" for writing: %m", path)));
+	FreeFile(f);
 }
 
 /* ------------------------------------------------------------------------
@@ -334,12 +387,12 @@ dest_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
 				 errmsg("a Parquet file needs at least one column")));
 	d->batch_cxt = AllocSetContextCreate(CurrentMemoryContext, "tessera parquet batch",
 										 ALLOCSET_DEFAULT_SIZES);
+	if (d->path)
+		check_writable(d->path);
 	d->handles->writer = tp_writer_open(d->path, d->natts, names, types, d->opts->compression,
 										d->opts->level, d->opts->row_group_rows, err, sizeof(err));
 	if (d->handles->writer == NULL)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("could not open Parquet file for writing: %s", err)));
+		parquet_error("could not write Parquet file", err);
 	if (d->path == NULL)
 	{
 		StringInfoData buf;
@@ -546,7 +599,9 @@ refill(ParquetSource *src)
 		int64		n = tp_reader_next(src->handles->reader, src->vectors, err, sizeof(err));
 
 		if (n < 0)
-			parquet_error("could not read Parquet file", err);
+			ereport(ERROR,
+					(errcode(ERRCODE_BAD_COPY_FILE_FORMAT),
+					 errmsg("could not read Parquet file: %s", err)));
 		src->batch_nrows = n;
 		src->batch_pos = 0;
 		if (n == 0)
@@ -759,11 +814,10 @@ copy_from(ParseState *pstate, CopyStmt *stmt, ParquetCopyOptions *opts)
 	src = palloc0(sizeof(ParquetSource));
 	src->handles = new_handles();
 	path = stmt->filename ? stmt->filename : receive_stdin(list_length(attnums));
+	check_readable(path);
 	src->handles->reader = tp_reader_open(path, err, sizeof(err));
 	if (src->handles->reader == NULL)
-		ereport(ERROR,
-				(errcode_for_file_access(),
-				 errmsg("%s", err)));
+		bad_file(stmt->filename ? stmt->filename : "STDIN", err);
 	src->ncols = list_length(attnums);
 	src->fields = palloc0(sizeof(TpFieldReader) * Max(src->ncols, 1));
 	src->vectors = palloc0(sizeof(TpVector) * Max(src->ncols, 1));

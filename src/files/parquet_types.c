@@ -394,9 +394,14 @@ append_fixed(TpColumnBuilder *b, Datum value)
 			{
 				Timestamp	ts = DatumGetTimestamp(value);
 
+				int64		unix_us;
+
 				if (TIMESTAMP_NOT_FINITE(ts))
 					not_writable(b, "an infinite timestamp");
-				*(int64 *) buf = ts + TP_EPOCH_USECS;
+				/* the last few thousand years before 294277 AD do not fit */
+				if (pg_add_s64_overflow(ts, TP_EPOCH_USECS, &unix_us))
+					not_writable(b, "a timestamp after 294246 AD");
+				*(int64 *) buf = unix_us;
 				break;
 			}
 		case TP_KIND_UUID:

@@ -1,0 +1,206 @@
+-- COPY to and from Parquet (src/files/): round trips through tessera and
+-- heap tables compared with their sources, what COPY FROM does on the way
+-- (column lists, WHERE, defaults, constraints, triggers, partitions,
+-- domains, FREEZE), and every error: types without a Parquet counterpart,
+-- values that do not fit, files that do not match the table, options,
+-- privileges.  (Files written and read by pyarrow and DuckDB:
+-- test/files/parquet_interop.py.)
+SET client_min_messages = warning;
+SELECT current_setting('data_directory') AS datadir \gset
+\set f_all :datadir '/regress_all.parquet'
+\set f_q :datadir '/regress_q.parquet'
+\set f_empty :datadir '/regress_empty.parquet'
+\set f_part :datadir '/regress_part.parquet'
+\set f_bad :datadir '/regress_bad.parquet'
+\set f_text :datadir '/regress_text.parquet'
+
+CREATE TABLE pq_src (
+    i int, b bigint, s smallint, f4 real, f8 float8, n numeric(12,2), nu numeric,
+    t text, v varchar(10), c char(4), bo bool, d date, tm time, ts timestamp,
+    tz timestamptz, u uuid, j json, jb jsonb, by bytea, ai int[], at text[],
+    an numeric(6,3)[]
+) USING tessera;
+INSERT INTO pq_src
+SELECT g, g * 1000000007::bigint * (CASE WHEN g % 2 = 0 THEN -1 ELSE 1 END), (g % 30000) - 15000,
+       g / 3.0, g / 7.0, g * 1.25 - 500, g / 8.0, 'text ' || g || repeat('é', g % 5), 'v' || g,
+       'c' || (g % 10), g % 2 = 0, date '1960-01-01' + g * 17, time '10:00' + g * interval '1s',
+       timestamp '1969-12-31 23:00' + g * interval '1 h 1.000123 s',
+       timestamptz '2024-01-01 00:00+00' + g * interval '1m', md5(g::text)::uuid,
+       ('{"a":' || g || '}')::json, ('{"b": [' || g || ', null]}')::jsonb, decode(md5(g::text), 'hex'),
+       CASE WHEN g % 7 = 0 THEN '{}'::int[] ELSE array[g, g + 1, NULL] END,
+       array['x' || g, NULL, ''], array[g / 1000.0, -1.5]
+FROM generate_series(1, 3000) g;
+INSERT INTO pq_src DEFAULT VALUES;
+-- extremes
+INSERT INTO pq_src (i, b, s, f4, f8, n, nu, t, d, ts, tz)
+VALUES (2147483647, -9223372036854775808, -32768, 'NaN', '-Infinity', -9999999999.99,
+        -12345678901234567890123456789.123456789, '', '4713-01-01 BC', '0001-01-01 00:00:00.000001',
+        '200000-12-31 23:59:59.999999+00');
+
+-- tessera to a file and back, into tessera and into heap
+COPY pq_src TO :'f_all';
+CREATE TABLE pq_back (LIKE pq_src) USING tessera;
+COPY pq_back FROM :'f_all' (FORMAT parquet);
+CREATE TABLE pq_back_heap (LIKE pq_src) USING heap;
+COPY pq_back_heap FROM :'f_all';
+CREATE VIEW pq_src_v AS SELECT i, b, s, f4, f8, n, nu, t, v, c, bo, d, tm, ts, tz, u, j::text AS j, jb, by, ai, at, an FROM pq_src;
+SELECT count(*) AS rows,
+       (SELECT count(*) FROM (SELECT * FROM pq_src_v EXCEPT ALL
+            SELECT i, b, s, f4, f8, n, nu, t, v, c, bo, d, tm, ts, tz, u, j::text, jb, by, ai, at, an FROM pq_back) x) AS missing,
+       (SELECT count(*) FROM (SELECT i, b, s, f4, f8, n, nu, t, v, c, bo, d, tm, ts, tz, u, j::text, jb, by, ai, at, an FROM pq_back
+            EXCEPT ALL SELECT * FROM pq_src_v) x) AS extra,
+       (SELECT count(*) FROM (SELECT * FROM pq_src_v EXCEPT ALL
+            SELECT i, b, s, f4, f8, n, nu, t, v, c, bo, d, tm, ts, tz, u, j::text, jb, by, ai, at, an FROM pq_back_heap) x) AS heap_missing
+FROM pq_back;
+SELECT i, n, nu, t, d, ts, tz, ai, at FROM pq_back WHERE i IN (7, 2147483647) OR i IS NULL ORDER BY i;
+
+-- every compression, and small row groups; heap as the source too
+COPY pq_src TO :'f_all' (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 9, ROW_GROUP_SIZE 500);
+TRUNCATE pq_back;
+COPY pq_back FROM :'f_all';
+SELECT count(*) FROM pq_back;
+COPY pq_back_heap TO :'f_all' (FORMAT parquet, COMPRESSION lz4);
+TRUNCATE pq_back;
+COPY pq_back FROM :'f_all';
+SELECT count(*), sum(i), sum(length(t)) FROM pq_back;
+COPY pq_src TO :'f_all' (FORMAT parquet, COMPRESSION gzip);
+COPY pq_src TO :'f_all' (FORMAT parquet, COMPRESSION uncompressed);
+TRUNCATE pq_back;
+COPY pq_back FROM :'f_all';
+SELECT count(*), sum(b), count(jb) FROM pq_back;
+
+-- a query, a column list, an empty result
+COPY (SELECT i AS id, t, i * 2 AS twice FROM pq_src WHERE i <= 100) TO :'f_q';
+CREATE TABLE pq_q (id int, t text, twice bigint, extra text DEFAULT 'dflt') USING tessera;
+COPY pq_q (id, t, twice) FROM :'f_q';
+SELECT count(*), sum(twice), min(extra), max(extra) FROM pq_q;
+COPY pq_src (t, i) TO :'f_q';
+TRUNCATE pq_q;
+COPY pq_q (t, id) FROM :'f_q' WHERE id % 1000 = 0;
+SELECT * FROM pq_q ORDER BY id;
+-- by name, whatever the order; file columns not named are left out
+COPY (SELECT t, 'ignored' AS other, i AS id FROM pq_src) TO :'f_q';
+TRUNCATE pq_q;
+COPY pq_q (id, t) FROM :'f_q' (MATCH_BY 'name') WHERE id < 3;
+SELECT * FROM pq_q ORDER BY id;
+COPY (SELECT 1 AS a WHERE false) TO :'f_empty';
+CREATE TABLE pq_one (a int) USING tessera;
+COPY pq_one FROM :'f_empty';
+SELECT count(*) FROM pq_one;
+
+-- COPY FROM does what it does for other formats: casts, constraints,
+-- triggers, partitions, domains, generated columns, FREEZE
+COPY (SELECT i, i::text AS s, (i % 3)::smallint AS k FROM generate_series(1, 30) i) TO :'f_part';
+CREATE DOMAIN pq_small AS int CHECK (VALUE < 1000);
+CREATE TABLE pq_parted (i bigint, s text, k pq_small, g int GENERATED ALWAYS AS (i * 10) STORED)
+    PARTITION BY LIST (k);
+CREATE TABLE pq_parted_0 PARTITION OF pq_parted FOR VALUES IN (0) USING tessera;
+CREATE TABLE pq_parted_1 PARTITION OF pq_parted FOR VALUES IN (1) USING heap;
+CREATE TABLE pq_parted_2 PARTITION OF pq_parted FOR VALUES IN (2) USING tessera;
+CREATE TABLE pq_log (what text);
+CREATE FUNCTION pq_trig() RETURNS trigger LANGUAGE plpgsql AS
+$$ BEGIN INSERT INTO pq_log VALUES (TG_TABLE_NAME || ':' || NEW.i); RETURN NEW; END $$;
+CREATE TRIGGER pq_trig BEFORE INSERT ON pq_parted_2 FOR EACH ROW EXECUTE FUNCTION pq_trig();
+COPY pq_parted (i, s, k) FROM :'f_part';
+SELECT tableoid::regclass, count(*), sum(g) FROM pq_parted GROUP BY 1 ORDER BY 1;
+SELECT count(*) FROM pq_log;
+-- assignment casts (int to numeric, smallint into a domain over int), text
+-- through the column type's input function, values to text
+CREATE TABLE pq_cast (a numeric, b text, c pq_small) USING tessera;
+COPY pq_cast FROM :'f_part';
+SELECT sum(a), min(b), sum(c) FROM pq_cast;
+CREATE TABLE pq_cast2 (a float8, b int, c text) USING tessera;
+COPY pq_cast2 FROM :'f_part';
+SELECT sum(a), sum(b), string_agg(c, '' ORDER BY a) FROM pq_cast2;
+CREATE TABLE pq_check (i int CHECK (i < 20), s text, k int) USING tessera;
+COPY pq_check FROM :'f_part';
+SELECT count(*) FROM pq_check;
+BEGIN;
+CREATE TABLE pq_frozen (i int, s text, k int) USING heap;
+COPY pq_frozen FROM :'f_part' (FREEZE);
+COMMIT;
+SELECT count(*) FROM pq_frozen;
+COPY (SELECT 'x' || i AS s FROM generate_series(1, 3) i) TO :'f_text';
+CREATE TYPE pq_mood AS ENUM ('x1', 'x2', 'x3');
+CREATE TABLE pq_enum (s pq_mood) USING tessera;
+COPY pq_enum FROM :'f_text';
+SELECT * FROM pq_enum ORDER BY s;
+COPY (SELECT 'x9' AS s) TO :'f_bad';
+COPY pq_enum FROM :'f_bad';
+
+-- types without a Parquet counterpart, values without one
+COPY (SELECT point(1, 2) AS p) TO :'f_bad';
+COPY (SELECT interval '1 day' AS iv) TO :'f_bad';
+COPY (SELECT '{{1,2},{3,4}}'::int[] AS m) TO :'f_bad';
+COPY (SELECT 'infinity'::date AS d) TO :'f_bad';
+COPY (SELECT '-infinity'::timestamptz AS t) TO :'f_bad';
+COPY (SELECT '294276-12-31 23:59:59.999999+00'::timestamptz AS t) TO :'f_bad';
+COPY (SELECT 0.1234567891::numeric AS n) TO :'f_bad';
+COPY (SELECT 'NaN'::numeric AS n) TO :'f_bad';
+COPY (SELECT 1e40::numeric AS n) TO :'f_bad';
+COPY (SELECT 1::numeric(40,2) AS n) TO :'f_bad';
+COPY (SELECT 0.1234567891::numeric(20,10) AS n, 123::numeric(5,-2) AS m) TO :'f_bad';
+CREATE TABLE pq_nm (n numeric(20,10), m numeric) USING tessera;
+COPY pq_nm FROM :'f_bad';
+SELECT * FROM pq_nm;
+
+-- files that do not match the table
+COPY pq_one FROM :'f_part';
+COPY pq_q FROM :'f_part' (MATCH_BY 'name');
+CREATE TABLE pq_dates (d date, s text, k int) USING tessera;
+COPY pq_dates FROM :'f_part';
+COPY pq_one FROM :'f_text';
+COPY pq_one FROM 'no_such_file.parquet';
+COPY pq_one FROM 'postgresql.conf' (FORMAT parquet);
+COPY pq_one FROM 'base' (FORMAT parquet);
+SELECT count(*) FROM pq_one;
+
+-- options
+COPY pq_one TO :'f_bad' (FORMAT parquet, DELIMITER ',');
+COPY pq_one TO :'f_bad' (FORMAT parquet, COMPRESSION brotli);
+COPY pq_one TO :'f_bad' (FORMAT parquet, COMPRESSION_LEVEL 40);
+COPY pq_one TO :'f_bad' (FORMAT parquet, ROW_GROUP_SIZE 0);
+COPY pq_one FROM :'f_empty' (COMPRESSION zstd);
+COPY pq_one TO :'f_bad' (FORMAT parquet, MATCH_BY 'name');
+COPY pq_one FROM :'f_empty' (MATCH_BY 'column');
+COPY pq_one TO :'f_bad' (FORMAT parquet, FREEZE);
+COPY pq_one TO PROGRAM 'cat' (FORMAT parquet);
+COPY pq_one TO 'relative.parquet';
+COPY (INSERT INTO pq_one VALUES (1) RETURNING a) TO :'f_bad' (FORMAT parquet);
+SELECT count(*) FROM pq_one;
+-- not parquet: other formats and names are PostgreSQL's
+COPY (SELECT 1 AS a) TO :'f_bad' (FORMAT csv);
+COPY pq_one FROM :'f_bad' (FORMAT csv);
+SELECT count(*) FROM pq_one;
+
+-- privileges: files need pg_read/write_server_files; table privileges and
+-- row-level security apply
+CREATE ROLE pq_user;
+GRANT SELECT, INSERT ON pq_one TO pq_user;
+CREATE TABLE pq_rls (a int, owner text) USING tessera;
+INSERT INTO pq_rls VALUES (1, 'pq_user'), (2, 'someone');
+ALTER TABLE pq_rls ENABLE ROW LEVEL SECURITY;
+CREATE POLICY pq_own ON pq_rls USING (owner = current_user);
+GRANT SELECT, INSERT ON pq_rls TO pq_user;
+SET ROLE pq_user;
+COPY pq_one TO :'f_bad';
+COPY pq_one FROM :'f_empty';
+COPY pq_src TO :'f_bad';
+RESET ROLE;
+GRANT pg_write_server_files, pg_read_server_files TO pq_user;
+SET ROLE pq_user;
+COPY pq_src TO :'f_bad';
+COPY pq_src (i) TO :'f_bad';
+COPY pq_rls TO :'f_q';
+COPY pq_rls FROM :'f_q';
+RESET ROLE;
+CREATE TABLE pq_rls_out (a int, owner text) USING heap;
+COPY pq_rls_out FROM :'f_q';
+SELECT * FROM pq_rls_out;
+
+DROP TABLE pq_src, pq_back, pq_back_heap, pq_q, pq_one, pq_parted, pq_log, pq_cast, pq_cast2, pq_check,
+    pq_frozen, pq_enum, pq_nm, pq_dates, pq_rls, pq_rls_out CASCADE;
+DROP FUNCTION pq_trig();
+DROP DOMAIN pq_small;
+DROP TYPE pq_mood;
+DROP ROLE pq_user;
