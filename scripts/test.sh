@@ -7,6 +7,8 @@
 #   TAP tests (test/t/*.pl): crash recovery, standby, WAL consistency,
 #     corruption, dump/restore
 #   the benchmark suite's own tests (bench/test_bench.py)
+#   Parquet files written and read by pyarrow and DuckDB
+#     (test/files/parquet_interop.py)
 #   random workloads run on heap and tessera side by side
 #     (test/random/heap_vs_tessera.py, fixed seeds)
 #   PostgreSQL's own regression and isolation suites with tessera as the
@@ -15,7 +17,7 @@
 # and print one line "N passed, N failed".  Exit status 1 if anything failed.
 # (make installcheck runs the first three suites against a running server.)
 #
-# Usage: scripts/test.sh [--pg 15|17|18] [layout|regress|isolation|tap|bench|random|pg ...]
+# Usage: scripts/test.sh [--pg 15|17|18] [layout|regress|isolation|tap|bench|files|random|pg ...]
 #   (default: all; --pg 17/18 run in a Debian root with that version, set up
 #   once by scripts/pg-root.sh; "pg" runs that version's own suites)
 source "$(dirname "$0")/common.sh"
@@ -29,7 +31,7 @@ fi
 
 suites=("$@")
 if [ ${#suites[@]} -eq 0 ]; then
-	suites=(layout regress isolation tap bench random pg)
+	suites=(layout regress isolation tap bench files random pg)
 fi
 want() { local s; for s in "${suites[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 
@@ -183,6 +185,34 @@ if want bench; then
 	else
 		fail "bench/setup.sh"
 		tail -20 "$WORK/bench-setup.log" | sed 's/^/      /'
+	fi
+fi
+
+if want files; then
+	log "Parquet files with pyarrow and DuckDB (test/files/parquet_interop.py)"
+	files="$WORK/files"
+	mkdir -p "$files" && chown postgres "$files" && chmod 777 "$files"
+	if "$REPO/bench/setup.sh" >"$WORK/files-setup.log" 2>&1 &&
+		{ python3 -c 'import pyarrow, duckdb' 2>/dev/null ||
+			PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_ROOT_USER_ACTION=ignore \
+				python3 -m pip install -q pyarrow duckdb >>"$WORK/files-setup.log" 2>&1; }; then
+		python3 "$REPO/test/files/parquet_interop.py" \
+			--dsn "host=$CLUSTER port=$PORT dbname=postgres user=postgres" --dir "$files" \
+			>"$WORK/files.log" 2>&1 && rc=0 || rc=$?
+		n=0
+		while IFS= read -r line; do
+			case "$line" in
+				"  ok      "*) pass "files/${line#  ok      }"; n=$((n + 1)) ;;
+				"  FAILED  "*) fail "files/${line#  FAILED  }"; n=$((n + 1)) ;;
+			esac
+		done <"$WORK/files.log"
+		if [ "$n" -eq 0 ] || { [ "$rc" -ne 0 ] && ! grep -q FAILED "$WORK/files.log"; }; then
+			fail "files/parquet_interop.py"
+			tail -20 "$WORK/files.log" | sed 's/^/      /'
+		fi
+	else
+		fail "files (setup)"
+		tail -20 "$WORK/files-setup.log" | sed 's/^/      /'
 	fi
 fi
 
