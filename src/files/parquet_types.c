@@ -241,9 +241,22 @@ TesseraParquetBuilderInit(TpColumnBuilder *b, const char *name, Oid typid, int32
 	b->width = kind_width(b->type.kind);
 }
 
+/* 10^0 .. 10^38 */
+static tp_uint128 pow10_table[39];
+
+static void
+init_pow10(void)
+{
+	if (pow10_table[0] != 0)
+		return;
+	pow10_table[0] = 1;
+	for (int i = 1; i < 39; i++)
+		pow10_table[i] = pow10_table[i - 1] * 10;
+}
+
 /*
  * numeric as an integer scaled by 10^scale; false if it is not finite, has
- * digits beyond the scale or 38 digits or more.
+ * digits beyond the scale or 39 digits or more.
  */
 static bool
 numeric_to_scaled(Numeric num, int scale, __int128 *out)
@@ -253,44 +266,55 @@ numeric_to_scaled(Numeric num, int scale, __int128 *out)
 	int			ndigits = (int16) pg_ntoh16(*(uint16 *) p);
 	int			weight = (int16) pg_ntoh16(*(uint16 *) (p + 2));
 	uint16		sign = pg_ntoh16(*(uint16 *) (p + 4));
-	tp_uint128	limit = 1;
+	tp_uint128	limit;
 	tp_uint128	acc = 0;
 
+	init_pow10();
+	limit = pow10_table[38];
 	if (sign != TP_NUMERIC_POS && sign != TP_NUMERIC_NEG)
 		return false;			/* NaN or an infinity */
-	for (int i = 0; i < 38; i++)
-		limit *= 10;
 	for (int i = 0; i < ndigits; i++)
 	{
 		int			digit = pg_ntoh16(*(uint16 *) (p + 8 + 2 * i));
 		int			exp10 = 4 * (weight - i) + scale;
-		tp_uint128	part = digit;
 
+		if (digit == 0)
+			continue;
 		if (exp10 < 0)
 		{
-			int			div = 1;
-
-			for (int k = 0; k < -exp10 && k < 4; k++)
-				div *= 10;
-			if (-exp10 >= 4 ? digit != 0 : digit % div != 0)
-				return false;	/* digits below the scale */
-			if (-exp10 >= 4)
-				continue;
-			part = digit / div;
-			exp10 = 0;
-		}
-		for (int k = 0; k < exp10; k++)
-		{
-			part *= 10;
-			if (part >= limit)
+			/* digits below the scale must be zeros */
+			if (exp10 <= -4 || digit % (int) pow10_table[-exp10] != 0)
 				return false;
+			acc += digit / (int) pow10_table[-exp10];
 		}
-		acc += part;
+		else
+		{
+			if (exp10 > 38 || (tp_uint128) digit > (limit - 1) / pow10_table[exp10])
+				return false;
+			acc += (tp_uint128) digit * pow10_table[exp10];
+		}
 		if (acc >= limit)
 			return false;
 	}
+	pfree(raw);
 	*out = sign == TP_NUMERIC_NEG ? -(__int128) acc : (__int128) acc;
 	return true;
+}
+
+/* room for n more bytes in s */
+static inline char *
+reserve(StringInfo s, int n)
+{
+	if (s->len + n >= s->maxlen)
+		enlargeStringInfo(s, n);
+	return s->data + s->len;
+}
+
+static void
+append_bytes(StringInfo s, const char *p, int len)
+{
+	memcpy(reserve(s, len), p, len);
+	s->len += len;
 }
 
 static void
@@ -306,7 +330,7 @@ append_text(TpColumnBuilder *b, const char *s, int len)
 			len = strlen(conv);
 		s = conv;
 	}
-	appendBinaryStringInfo(&b->data, s, len);
+	append_bytes(&b->data, s, len);
 }
 
 static void
@@ -333,7 +357,7 @@ append_varlena(TpColumnBuilder *b, Datum value)
 			{
 				bytea	   *v = DatumGetByteaPP(value);
 
-				appendBinaryStringInfo(&b->data, VARDATA_ANY(v), VARSIZE_ANY_EXHDR(v));
+				append_bytes(&b->data, VARDATA_ANY(v), VARSIZE_ANY_EXHDR(v));
 				break;
 			}
 		default:
@@ -354,31 +378,32 @@ not_writable(TpColumnBuilder *b, const char *what)
 			 errmsg("%s in column \"%s\" cannot be written to Parquet", what, b->name)));
 }
 
-static void
-append_fixed(TpColumnBuilder *b, Datum value)
-{
-	char		buf[16];
+#define STORE(dst, type, v) do { type v_ = (v); memcpy((dst), &v_, sizeof(type)); } while (0)
 
+/* value, not NULL, at dst: b->width bytes */
+static void
+append_fixed(TpColumnBuilder *b, Datum value, char *dst)
+{
 	switch (b->type.kind)
 	{
 		case TP_KIND_BOOL:
-			buf[0] = DatumGetBool(value) ? 1 : 0;
+			*dst = DatumGetBool(value) ? 1 : 0;
 			break;
 		case TP_KIND_INT16:
-			*(int16 *) buf = DatumGetInt16(value);
+			STORE(dst, int16, DatumGetInt16(value));
 			break;
 		case TP_KIND_INT32:
-			*(int32 *) buf = DatumGetInt32(value);
+			STORE(dst, int32, DatumGetInt32(value));
 			break;
 		case TP_KIND_INT64:
 		case TP_KIND_TIME:
-			*(int64 *) buf = DatumGetInt64(value);
+			STORE(dst, int64, DatumGetInt64(value));
 			break;
 		case TP_KIND_FLOAT32:
-			*(float4 *) buf = DatumGetFloat4(value);
+			STORE(dst, float4, DatumGetFloat4(value));
 			break;
 		case TP_KIND_FLOAT64:
-			*(float8 *) buf = DatumGetFloat8(value);
+			STORE(dst, float8, DatumGetFloat8(value));
 			break;
 		case TP_KIND_DATE:
 			{
@@ -386,14 +411,13 @@ append_fixed(TpColumnBuilder *b, Datum value)
 
 				if (DATE_NOT_FINITE(d))
 					not_writable(b, "an infinite date");
-				*(int32 *) buf = (int32) (d + TP_EPOCH_DAYS);
+				STORE(dst, int32, (int32) (d + TP_EPOCH_DAYS));
 				break;
 			}
 		case TP_KIND_TIMESTAMP:
 		case TP_KIND_TIMESTAMPTZ:
 			{
 				Timestamp	ts = DatumGetTimestamp(value);
-
 				int64		unix_us;
 
 				if (TIMESTAMP_NOT_FINITE(ts))
@@ -401,11 +425,11 @@ append_fixed(TpColumnBuilder *b, Datum value)
 				/* the last few thousand years before 294277 AD do not fit */
 				if (pg_add_s64_overflow(ts, TP_EPOCH_USECS, &unix_us))
 					not_writable(b, "a timestamp after 294246 AD");
-				*(int64 *) buf = unix_us;
+				STORE(dst, int64, unix_us);
 				break;
 			}
 		case TP_KIND_UUID:
-			memcpy(buf, DatumGetUUIDP(value)->data, UUID_LEN);
+			memcpy(dst, DatumGetUUIDP(value)->data, UUID_LEN);
 			break;
 		case TP_KIND_DECIMAL:
 			{
@@ -418,63 +442,61 @@ append_fixed(TpColumnBuilder *b, Datum value)
 									DatumGetCString(DirectFunctionCall1(numeric_out, value)),
 									b->name, b->type.precision, b->type.scale),
 							 errhint("Give the column a precision and scale, or cast it in COPY (SELECT ...) TO.")));
-				memcpy(buf, &scaled, sizeof(scaled));
+				memcpy(dst, &scaled, sizeof(scaled));
 				break;
 			}
 	}
-	appendBinaryStringInfo(&b->values, buf, b->width);
+}
+
+static inline void
+append_offset(StringInfo offsets, int64 end)
+{
+	STORE(reserve(offsets, sizeof(int64)), int64, end);
+	offsets->len += sizeof(int64);
 }
 
 void
 TesseraParquetBuilderAppend(TpColumnBuilder *b, Datum value, bool isnull)
 {
-	char		isnull_byte = isnull ? 1 : 0;
-
-	appendBinaryStringInfo(&b->nulls, &isnull_byte, 1);
+	*reserve(&b->nulls, 1) = isnull ? 1 : 0;
+	b->nulls.len++;
 	b->nrows++;
 	if (b->width > 0)
 	{
-		if (isnull)
-		{
-			enlargeStringInfo(&b->values, b->width);
-			memset(b->values.data + b->values.len, 0, b->width);
-			b->values.len += b->width;
-		}
-		else
-			append_fixed(b, value);
-		return;
-	}
-	if (!isnull && b->type.kind == TP_KIND_LIST)
-	{
-		ArrayType  *arr = DatumGetArrayTypeP(value);
-		Datum	   *elems;
-		bool	   *enulls;
-		int			n;
+		char	   *dst = reserve(&b->values, b->width);
 
-		if (ARR_NDIM(arr) > 1)
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("column \"%s\" has a multidimensional array, which cannot be written to Parquet",
-							b->name)));
-		deconstruct_array(arr, b->elemtyp, b->elmlen, b->elmbyval, b->elmalign,
-						  &elems, &enulls, &n);
-		for (int i = 0; i < n; i++)
-			TesseraParquetBuilderAppend(b->child, elems[i], enulls[i]);
-		appendBinaryStringInfo(&b->offsets, (char *) &b->child->nrows, sizeof(int64));
+		b->values.len += b->width;
+		if (isnull)
+			memset(dst, 0, b->width);
+		else
+			append_fixed(b, value, dst);
 		return;
 	}
 	if (b->type.kind == TP_KIND_LIST)
 	{
-		appendBinaryStringInfo(&b->offsets, (char *) &b->child->nrows, sizeof(int64));
+		if (!isnull)
+		{
+			ArrayType  *arr = DatumGetArrayTypeP(value);
+			Datum	   *elems;
+			bool	   *enulls;
+			int			n;
+
+			if (ARR_NDIM(arr) > 1)
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("column \"%s\" has a multidimensional array, which cannot be written to Parquet",
+								b->name)));
+			deconstruct_array(arr, b->elemtyp, b->elmlen, b->elmbyval, b->elmalign,
+							  &elems, &enulls, &n);
+			for (int i = 0; i < n; i++)
+				TesseraParquetBuilderAppend(b->child, elems[i], enulls[i]);
+		}
+		append_offset(&b->offsets, b->child->nrows);
 		return;
 	}
 	if (!isnull)
 		append_varlena(b, value);
-	{
-		int64		end = b->data.len;
-
-		appendBinaryStringInfo(&b->offsets, (char *) &end, sizeof(end));
-	}
+	append_offset(&b->offsets, b->data.len);
 }
 
 /* the batch so far as a vector (valid until the next append or reset) */
