@@ -2,7 +2,7 @@
 """tessera benchmark: each workload on a heap table and a tessera table in
 the same run, answers compared, report + JSON + charts written.
 
-  bench.py run [--workload seed,realistic,tpch,ssb,clickbench,small,oltp,dml,logical|all] [--query NAME] [--rows N] [--sf X] ...
+  bench.py run [--workload seed,realistic,tpch,ssb,clickbench,small,oltp,dml,logical,parquet|all] [--query NAME] [--rows N] [--sf X] ...
   bench.py compare old.json new.json
 
 speedup = heap time / tessera time (> 1: tessera faster); sizes: tessera / heap.
@@ -168,7 +168,7 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--dsn", default=default_dsn(),
                    help="libpq connection string (env TESSERA_BENCH_DSN, else the README's cluster)")
     r.add_argument("--workload", default="seed",
-                   help="comma list of seed,realistic,tpch,ssb,clickbench,small,oltp,dml,logical, or all")
+                   help="comma list of seed,realistic,tpch,ssb,clickbench,small,oltp,dml,logical,parquet, or all")
     r.add_argument("--query",
                    help="run only this query / operation / pgbench script (e.g. count_c1, q06, q2.1, update)")
     r.add_argument("--rows", type=int, default=10_000_000,

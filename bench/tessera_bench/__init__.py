@@ -1,10 +1,10 @@
 """tessera's benchmark suite: heap and tessera side by side in one run.
 
 Workloads (each a function (Pg, Config) -> result dict, see common.py):
-seed, realistic, tpch, ssb, clickbench, small, oltp, dml, logical.
+seed, realistic, tpch, ssb, clickbench, small, oltp, dml, logical, parquet.
 """
 
-from . import clickbench, dml, logical, oltp, realistic, seed, small, ssb, tpch
+from . import clickbench, dml, logical, oltp, parquet, realistic, seed, small, ssb, tpch
 
 WORKLOADS = {
     "seed": seed.run,
@@ -16,4 +16,5 @@ WORKLOADS = {
     "oltp": oltp.run,
     "dml": dml.run,
     "logical": logical.run,
+    "parquet": parquet.run,
 }
