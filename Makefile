@@ -55,6 +55,7 @@ OBJS = \
 	src/planner/star_path.o \
 	src/files/parquet_types.o \
 	src/files/parquet_copy.o \
+	src/files/parquet_fdw.o \
 	src/utility/hooks.o \
 	src/debug/inspect.o \
 	src/debug/verify.o \
@@ -72,7 +73,8 @@ PROVE_TESTS = test/t/*.pl
 TEST_MODULES = $(wildcard $(srcdir)/test/modules/*/)
 
 EXTENSION = tessera
-DATA = sql/tessera--0.1.sql sql/tessera--0.2.sql sql/tessera--0.3.sql sql/tessera--0.1--0.2.sql sql/tessera--0.2--0.3.sql
+DATA = sql/tessera--0.1.sql sql/tessera--0.2.sql sql/tessera--0.3.sql sql/tessera--0.4.sql \
+	sql/tessera--0.1--0.2.sql sql/tessera--0.2--0.3.sql sql/tessera--0.3--0.4.sql
 PGFILEDESC = "tessera - columnar table access method"
 
 PG_CPPFLAGS = -I$(srcdir)/include

@@ -516,4 +516,16 @@ TesseraCheckInsertPermission(ParseState *pstate, ParseNamespaceItem *nsitem, Bit
 #endif
 }
 
+/* a ForeignPath (17 added its restrictinfos, 18 its disabled nodes) */
+#if PG_VERSION_NUM >= 180000
+#define TesseraCreateForeignscanPath(root, rel, target, rows, startup, total, pathkeys, outer, outerpath, priv) \
+	create_foreignscan_path(root, rel, target, rows, 0, startup, total, pathkeys, outer, outerpath, NIL, priv)
+#elif PG_VERSION_NUM >= 170000
+#define TesseraCreateForeignscanPath(root, rel, target, rows, startup, total, pathkeys, outer, outerpath, priv) \
+	create_foreignscan_path(root, rel, target, rows, startup, total, pathkeys, outer, outerpath, NIL, priv)
+#else
+#define TesseraCreateForeignscanPath(root, rel, target, rows, startup, total, pathkeys, outer, outerpath, priv) \
+	create_foreignscan_path(root, rel, target, rows, startup, total, pathkeys, outer, outerpath, priv)
+#endif
+
 #endif							/* TESSERA_COMPAT_H */

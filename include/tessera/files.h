@@ -88,6 +88,12 @@ typedef struct TpFieldReader
 	Oid			elemtyp;
 	struct TpFieldReader *elem;
 	bool		convert_text;	/* the client encoding is not UTF-8 */
+	/* values as Datums of the table column's type (TesseraParquetFieldDatum) */
+	Oid			atttypid;
+	int32		atttypmod;
+	FmgrInfo	attrecv;
+	Oid			attrecv_param;
+	StringInfoData scratch;
 } TpFieldReader;
 
 extern void TesseraParquetFieldInit(TpFieldReader *fr, const char *attname, Oid atttypid,
@@ -95,5 +101,7 @@ extern void TesseraParquetFieldInit(TpFieldReader *fr, const char *attname, Oid 
 									TpType type);
 extern void TesseraParquetFieldEncode(TpFieldReader *fr, const TpVector *v, int64 row,
 									  StringInfo out);
+extern void TesseraParquetFieldPrepareDatums(TpFieldReader *fr);
+extern Datum TesseraParquetFieldDatum(TpFieldReader *fr, const TpVector *v, int64 row, bool *isnull);
 
 #endif							/* TESSERA_FILES_H */

@@ -100,8 +100,11 @@ extern int64_t tp_reader_num_rows(TpReader *r);
 extern const char *tp_reader_column_name(TpReader *r, int i);
 extern const char *tp_reader_column_type_name(TpReader *r, int i);
 extern TpType tp_reader_column_type(TpReader *r, int i);
+extern int	tp_reader_num_row_groups(TpReader *r);
+extern int64_t tp_reader_row_group_rows(TpReader *r, int i);
+/* row_groups: those to read; nrow_groups < 0: all; may be called again */
 extern int	tp_reader_start(TpReader *r, int ncols, const int *columns, int64_t batch_rows,
-							char *err, size_t errlen);
+							const int *row_groups, int nrow_groups, char *err, size_t errlen);
 extern int64_t tp_reader_next(TpReader *r, TpVector *vectors, char *err, size_t errlen);
 extern void tp_reader_free(TpReader *r);
 

@@ -33,7 +33,9 @@ use arrow_array::{
 use arrow_buffer::{Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_cast::cast::{can_cast_types, cast};
 use arrow_schema::{DataType, Field, FieldRef, IntervalUnit, Schema, SchemaRef, TimeUnit};
-use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
+use parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder,
+};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, GzipLevel, ZstdLevel};
 use parquet::file::properties::WriterProperties;
@@ -108,6 +110,11 @@ impl Default for TpVector {
 
 type Res<T> = Result<T, String>;
 
+thread_local! {
+    /// whether this thread is inside one of this layer's entry points
+    static IN_LAYER: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 /// Copy `msg` into the caller's buffer as a NUL-terminated string.
 fn set_error(err: *mut c_char, errlen: usize, msg: &str) {
     if err.is_null() || errlen == 0 {
@@ -124,9 +131,24 @@ fn set_error(err: *mut c_char, errlen: usize, msg: &str) {
     }
 }
 
-/// Run `f`, turning an error or a panic into a message for C.
+/// Run `f`, turning an error or a panic into a message for C.  Panics
+/// (a damaged file can cause one deep in a decoder) print nothing: the
+/// message reaches the user as an ERROR, not the server log's stderr.
 fn guarded<T>(err: *mut c_char, errlen: usize, fail: T, f: impl FnOnce() -> Res<T>) -> T {
-    match catch_unwind(AssertUnwindSafe(f)) {
+    static QUIET: std::sync::Once = std::sync::Once::new();
+    QUIET.call_once(|| {
+        // other Rust code in the process keeps its own hook
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !IN_LAYER.with(|c| c.get()) {
+                previous(info);
+            }
+        }));
+    });
+    IN_LAYER.with(|c| c.set(true));
+    let result = catch_unwind(AssertUnwindSafe(f));
+    IN_LAYER.with(|c| c.set(false));
+    match result {
         Ok(Ok(v)) => v,
         Ok(Err(msg)) => {
             set_error(err, errlen, &msg);
@@ -590,7 +612,8 @@ pub struct TpReader {
     types: Vec<Option<(TpType, DataType)>>,
     num_rows: i64,
     reader: Option<ParquetRecordBatchReader>,
-    builder: Option<ParquetRecordBatchReaderBuilder<ReadSource>>,
+    source: ReadSource,
+    metadata: ArrowReaderMetadata,
     batch_rows: usize,
     /// file column of each wanted vector, and its place in a read batch
     wanted: Vec<usize>,
@@ -602,6 +625,15 @@ pub struct TpReader {
 enum ReadSource {
     File(File),
     Memory(bytes::Bytes),
+}
+
+impl ReadSource {
+    fn duplicate(&self) -> Res<ReadSource> {
+        Ok(match self {
+            ReadSource::File(f) => ReadSource::File(f.try_clone().map_err(|e| e.to_string())?),
+            ReadSource::Memory(b) => ReadSource::Memory(b.clone()),
+        })
+    }
 }
 
 impl parquet::file::reader::Length for ReadSource {
@@ -630,10 +662,9 @@ impl parquet::file::reader::ChunkReader for ReadSource {
 }
 
 fn open_reader(source: ReadSource) -> Res<*mut TpReader> {
-    let builder = ParquetRecordBatchReaderBuilder::try_new(source)
-        .map_err(|e| format!("{e}"))?;
-    let schema = builder.schema().clone();
-    let num_rows = builder.metadata().file_metadata().num_rows();
+    let metadata = ArrowReaderMetadata::load(&source, ArrowReaderOptions::default()).map_err(|e| format!("{e}"))?;
+    let schema = metadata.schema().clone();
+    let num_rows = metadata.metadata().file_metadata().num_rows();
     let mut names = Vec::new();
     let mut type_names = Vec::new();
     let mut types = Vec::new();
@@ -648,7 +679,8 @@ fn open_reader(source: ReadSource) -> Res<*mut TpReader> {
         types,
         num_rows,
         reader: None,
-        builder: Some(builder),
+        source,
+        metadata,
         batch_rows: 32768,
         wanted: Vec::new(),
         projection: Vec::new(),
@@ -722,26 +754,50 @@ pub extern "C" fn tp_reader_column_type(r: *mut TpReader, i: c_int) -> TpType {
     }
 }
 
+#[no_mangle]
+pub extern "C" fn tp_reader_num_row_groups(r: *mut TpReader) -> c_int {
+    reader_ref(r).metadata.metadata().num_row_groups() as c_int
+}
+
+#[no_mangle]
+pub extern "C" fn tp_reader_row_group_rows(r: *mut TpReader, i: c_int) -> i64 {
+    reader_ref(r).metadata.metadata().row_group(i as usize).num_rows()
+}
+
 /// Read only the columns in `columns` (file column numbers, in the order
-/// their vectors are wanted), `batch_rows` rows at a time.  0 on success.
+/// their vectors are wanted), `batch_rows` rows at a time, of the row
+/// groups in `row_groups` (all of them when `nrow_groups` < 0).  May be
+/// called again to read other row groups.  0 on success.
 #[no_mangle]
 pub extern "C" fn tp_reader_start(
     r: *mut TpReader,
     ncols: c_int,
     columns: *const c_int,
     batch_rows: i64,
+    row_groups: *const c_int,
+    nrow_groups: c_int,
     err: *mut c_char,
     errlen: usize,
 ) -> c_int {
     guarded(err, errlen, -1, || {
         let r = reader_ref(r);
-        let cols = unsafe { std::slice::from_raw_parts(columns, ncols as usize) };
+        let cols: &[c_int] = if ncols > 0 { unsafe { std::slice::from_raw_parts(columns, ncols as usize) } } else { &[] };
         for &c in cols {
             if c < 0 || c as usize >= r.types.len() || r.types[c as usize].is_none() {
                 return Err(format!("file column {c} cannot be read"));
             }
         }
-        let builder = r.builder.take().ok_or("reader already started")?;
+        let mut builder =
+            ParquetRecordBatchReaderBuilder::new_with_metadata(r.source.duplicate()?, r.metadata.clone());
+        if nrow_groups >= 0 {
+            let groups: &[c_int] =
+                if nrow_groups > 0 { unsafe { std::slice::from_raw_parts(row_groups, nrow_groups as usize) } } else { &[] };
+            let n = r.metadata.metadata().num_row_groups();
+            if groups.iter().any(|&g| g < 0 || g as usize >= n) {
+                return Err("row group out of range".into());
+            }
+            builder = builder.with_row_groups(groups.iter().map(|&g| g as usize).collect());
+        }
         // the projection keeps file order; remember where each wanted
         // column lands
         let mut sorted: Vec<usize> = cols.iter().map(|&c| c as usize).collect();

@@ -823,7 +823,7 @@ copy_from(ParseState *pstate, CopyStmt *stmt, ParquetCopyOptions *opts)
 	src->vectors = palloc0(sizeof(TpVector) * Max(src->ncols, 1));
 	filecols = palloc(sizeof(int) * Max(src->ncols, 1));
 	match_columns(src, rel, attnums, opts->match_by_name, filecols);
-	if (tp_reader_start(src->handles->reader, src->ncols, filecols, TP_READ_BATCH_ROWS,
+	if (tp_reader_start(src->handles->reader, src->ncols, filecols, TP_READ_BATCH_ROWS, NULL, -1,
 						err, sizeof(err)) != 0)
 		parquet_error("could not read Parquet file", err);
 	initStringInfo(&src->buf);

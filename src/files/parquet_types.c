@@ -616,6 +616,8 @@ TesseraParquetFieldInit(TpFieldReader *fr, const char *attname, Oid atttypid, in
 	Oid			infn;
 
 	memset(fr, 0, sizeof(*fr));
+	fr->atttypid = atttypid;
+	fr->atttypmod = atttypmod;
 	fr->attname = attname;
 	fr->filecol = filecol;
 	fr->type = type;
@@ -969,4 +971,106 @@ TesseraParquetFieldEncode(TpFieldReader *fr, const TpVector *v, int64 row, Strin
 	}
 	len = pg_hton32((uint32) (out->len - lenpos - 4));
 	memcpy(out->data + lenpos, &len, 4);
+}
+
+/*
+ * Ready fr (initialized by TesseraParquetFieldInit) for
+ * TesseraParquetFieldDatum: the table column type's receive function.
+ */
+void
+TesseraParquetFieldPrepareDatums(TpFieldReader *fr)
+{
+	Oid			recvfn;
+
+	getTypeBinaryInputInfo(fr->atttypid, &recvfn, &fr->attrecv_param);
+	fmgr_info(recvfn, &fr->attrecv);
+	initStringInfo(&fr->scratch);
+}
+
+/*
+ * The value at row of v as a Datum of the table column's type (in the
+ * current memory context).  The common types are built directly; the rest
+ * go through their binary form and the type's receive function, which
+ * also checks domains and typmods.
+ */
+Datum
+TesseraParquetFieldDatum(TpFieldReader *fr, const TpVector *v, int64 row, bool *isnull)
+{
+	const char *p = v->values;
+	int			len;
+
+	*isnull = fr->path == TP_FIELD_NULL || (v->nulls && v->nulls[row]);
+	if (*isnull)
+		return (Datum) 0;
+	if (fr->path == TP_FIELD_DIRECT && fr->atttypid == fr->typid)
+	{
+		switch (fr->type.kind)
+		{
+			case TP_KIND_BOOL:
+				return BoolGetDatum(((const uint8 *) p)[row] != 0);
+			case TP_KIND_INT16:
+				return Int16GetDatum(((const int16 *) p)[row]);
+			case TP_KIND_INT32:
+				return Int32GetDatum(((const int32 *) p)[row]);
+			case TP_KIND_INT64:
+				return Int64GetDatum(((const int64 *) p)[row]);
+			case TP_KIND_FLOAT32:
+				return Float4GetDatum(((const float4 *) p)[row]);
+			case TP_KIND_FLOAT64:
+				return Float8GetDatum(((const float8 *) p)[row]);
+			case TP_KIND_DATE:
+				{
+					int64		d = (int64) ((const int32 *) p)[row] - TP_EPOCH_DAYS;
+
+					if (d < PG_INT32_MIN || d > PG_INT32_MAX || !IS_VALID_DATE((DateADT) d))
+						out_of_range(fr, "date");
+					return DateADTGetDatum((DateADT) d);
+				}
+			case TP_KIND_TIMESTAMP:
+			case TP_KIND_TIMESTAMPTZ:
+				{
+					int64		ts;
+
+					if (pg_sub_s64_overflow(((const int64 *) p)[row], TP_EPOCH_USECS, &ts) ||
+						!IS_VALID_TIMESTAMP(ts))
+						out_of_range(fr, "timestamp");
+					return TimestampGetDatum(ts);
+				}
+			case TP_KIND_TEXT:
+			case TP_KIND_JSON:
+				if (fr->typid == TEXTOID || (fr->typid == VARCHAROID && fr->atttypmod < 0))
+				{
+					const char *s = string_at(v, row, &len);
+					char	   *conv = pg_any_to_server(s, len, PG_UTF8);
+
+					if (conv != s)
+						len = strlen(conv);
+					return PointerGetDatum(cstring_to_text_with_len(conv, len));
+				}
+				break;
+			case TP_KIND_BINARY:
+				{
+					const char *s = string_at(v, row, &len);
+					bytea	   *b = palloc(len + VARHDRSZ);
+
+					SET_VARSIZE(b, len + VARHDRSZ);
+					memcpy(VARDATA(b), s, len);
+					return PointerGetDatum(b);
+				}
+		}
+	}
+	if ((fr->path == TP_FIELD_INPUT || fr->path == TP_FIELD_COERCE) && fr->atttypid == fr->typid)
+		return converted_value(fr, v, row);
+	/* the binary form without its length word, then the receive function */
+	resetStringInfo(&fr->scratch);
+	TesseraParquetFieldEncode(fr, v, row, &fr->scratch);
+	{
+		StringInfoData body;
+
+		body.data = fr->scratch.data + 4;
+		body.len = fr->scratch.len - 4;
+		body.maxlen = body.len + 1;
+		body.cursor = 0;
+		return ReceiveFunctionCall(&fr->attrecv, &body, fr->attrecv_param, fr->atttypmod);
+	}
 }

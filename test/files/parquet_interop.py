@@ -15,6 +15,8 @@ pyarrow (Arrow C++) and DuckDB:
      values as CSV;
   3. the same for files written by DuckDB;
   4. COPY ... TO STDOUT and FROM STDIN (psycopg's copy protocol).
+Files of 2. and 3. are also read through the foreign data wrapper
+tessera_parquet, compared with the same CSV loads.
 
 Usage: parquet_interop.py --dsn DSN --dir DIR  (DIR: a directory both this
 process and the server can read and write).  Prints one line per check and
@@ -224,6 +226,16 @@ def load_and_compare(conn, name, path, columns_sql, rows):
         missing = cur.fetchone()[0]
         check(name, n_in == len(rows) and extra == 0 and missing == 0,
               f"rows {n_in}/{len(rows)}, extra {extra}, missing {missing}")
+        # the same file as a foreign table with the table's columns
+        cur.execute("CREATE SERVER IF NOT EXISTS pqx_files FOREIGN DATA WRAPPER tessera_parquet")
+        cur.execute("DROP FOREIGN TABLE IF EXISTS pqx_ft")
+        cur.execute(f"CREATE FOREIGN TABLE pqx_ft ({columns_sql}) SERVER pqx_files OPTIONS (filename '{path}')")
+        cur.execute("SELECT count(*) FROM (SELECT * FROM pqx_ft EXCEPT ALL SELECT * FROM pqx_csv) x")
+        extra = cur.fetchone()[0]
+        cur.execute("SELECT count(*) FROM (SELECT * FROM pqx_csv EXCEPT ALL SELECT * FROM pqx_ft) x")
+        missing = cur.fetchone()[0]
+        check(name.replace("loads", "reads through the foreign data wrapper"), extra == 0 and missing == 0,
+              f"extra {extra}, missing {missing}")
     conn.commit()
 
 
@@ -424,6 +436,7 @@ def main():
         test_stdio(conn)
         with conn.cursor() as cur:
             cur.execute("DROP TABLE IF EXISTS pqx_src_tessera, pqx_src_heap, pqx_in, pqx_csv, pqx_stdin")
+            cur.execute("DROP SERVER IF EXISTS pqx_files CASCADE")
     print(f"{PASSED[0]} passed, {len(FAILED)} failed")
     sys.exit(1 if FAILED else 0)
 

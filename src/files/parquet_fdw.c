@@ -1,0 +1,792 @@
+/*-------------------------------------------------------------------------
+ *
+ * parquet_fdw.c
+ *	  Parquet files as tables: the foreign data wrapper tessera_parquet.
+ *
+ *	  CREATE SERVER files FOREIGN DATA WRAPPER tessera_parquet;
+ *	  CREATE FOREIGN TABLE t (a int, b text) SERVER files
+ *		  OPTIONS (filename '/data/t/part-*.parquet');
+ *	  IMPORT FOREIGN SCHEMA "/data/t" FROM SERVER files INTO public;
+ *
+ * NOTES
+ *	  A table reads one file, or every file a glob pattern matches (in
+ *	  name order).  Columns are matched to file columns by name (the
+ *	  column option column_name names another); a file column's type
+ *	  meets the table column's as in COPY FROM (parquet_types.c), checked
+ *	  when the scan opens each file.  Only the columns the query uses are
+ *	  read.  The unit of work is a row group of a file: a parallel scan
+ *	  hands row groups out through a counter in shared memory.
+ *	  IMPORT FOREIGN SCHEMA takes a directory (every *.parquet file in it
+ *	  becomes a table named after the file) or one file, and gives each
+ *	  column the type its values have.
+ *
+ *	  Setting filename takes the privileges of pg_read_server_files (or
+ *	  superuser), as reading a file with COPY does; reading the table then
+ *	  needs only SELECT on it, as with file_fdw.
+ *
+ * IDENTIFICATION
+ *	  src/files/parquet_fdw.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include <glob.h>
+#include <sys/stat.h>
+
+#include "access/reloptions.h"
+#include "access/table.h"
+#include "catalog/pg_authid.h"
+#include "catalog/pg_foreign_table.h"
+#include "catalog/pg_type.h"
+#include "commands/defrem.h"
+#include "commands/explain.h"
+#include "foreign/fdwapi.h"
+#include "foreign/foreign.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/pathnode.h"
+#include "optimizer/planmain.h"
+#include "optimizer/restrictinfo.h"
+#include "port/atomics.h"
+#include "storage/fd.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "tessera/compat.h"
+#include "tessera/files.h"
+
+#define TP_ERRLEN 1024
+#define TP_SCAN_BATCH_ROWS 8192
+
+PG_FUNCTION_INFO_V1(tessera_parquet_fdw_handler);
+PG_FUNCTION_INFO_V1(tessera_parquet_fdw_validator);
+
+/* ------------------------------------------------------------------------
+ * Options
+ * ------------------------------------------------------------------------
+ */
+
+static void
+check_file_privilege(void)
+{
+	if (!has_privs_of_role(GetUserId(), ROLE_PG_READ_SERVER_FILES))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("only superuser or a role with privileges of the pg_read_server_files role may name the files of a tessera_parquet foreign table")));
+}
+
+Datum
+tessera_parquet_fdw_validator(PG_FUNCTION_ARGS)
+{
+	List	   *options = untransformRelOptions(PG_GETARG_DATUM(0));
+	Oid			catalog = PG_GETARG_OID(1);
+	bool		have_filename = false;
+	ListCell   *lc;
+
+	foreach(lc, options)
+	{
+		DefElem    *def = lfirst_node(DefElem, lc);
+
+		if (catalog == ForeignTableRelationId && strcmp(def->defname, "filename") == 0)
+		{
+			check_file_privilege();
+			(void) defGetString(def);
+			have_filename = true;
+		}
+		else if (catalog == AttributeRelationId && strcmp(def->defname, "column_name") == 0)
+			(void) defGetString(def);
+		else
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+					 errmsg("invalid option \"%s\"", def->defname),
+					 catalog == ForeignTableRelationId ?
+					 errhint("Valid options in this context are: filename.") :
+					 catalog == AttributeRelationId ?
+					 errhint("Valid options in this context are: column_name.") :
+					 errhint("There are no valid options in this context.")));
+	}
+	if (catalog == ForeignTableRelationId && !have_filename)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_DYNAMIC_PARAMETER_VALUE_NEEDED),
+				 errmsg("a tessera_parquet foreign table needs the option filename")));
+	PG_RETURN_VOID();
+}
+
+static char *
+table_filename(Oid relid)
+{
+	ForeignTable *ft = GetForeignTable(relid);
+	ListCell   *lc;
+
+	foreach(lc, ft->options)
+	{
+		DefElem    *def = lfirst_node(DefElem, lc);
+
+		if (strcmp(def->defname, "filename") == 0)
+			return defGetString(def);
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_FDW_DYNAMIC_PARAMETER_VALUE_NEEDED),
+			 errmsg("foreign table \"%s\" has no option filename", get_rel_name(relid))));
+	return NULL;
+}
+
+/* the file column a table column reads: its column_name option or its name */
+static char *
+column_file_name(Oid relid, AttrNumber attnum, const char *attname)
+{
+	ListCell   *lc;
+
+	foreach(lc, GetForeignColumnOptions(relid, attnum))
+	{
+		DefElem    *def = lfirst_node(DefElem, lc);
+
+		if (strcmp(def->defname, "column_name") == 0)
+			return defGetString(def);
+	}
+	return pstrdup(attname);
+}
+
+static int
+list_sort_cmp_str(const ListCell *a, const ListCell *b)
+{
+	return strcmp((const char *) lfirst(a), (const char *) lfirst(b));
+}
+
+/* the files of a filename option: itself, or what a pattern matches */
+static List *
+expand_files(const char *pattern)
+{
+	glob_t		g;
+	List	   *files = NIL;
+	int			rc;
+
+	if (strpbrk(pattern, "*?[") == NULL)
+		return list_make1(pstrdup(pattern));
+	rc = glob(pattern, GLOB_NOSORT, NULL, &g);
+	if (rc == 0)
+	{
+		for (size_t i = 0; i < g.gl_pathc; i++)
+			files = lappend(files, pstrdup(g.gl_pathv[i]));
+	}
+	globfree(&g);
+	if (rc != 0 && rc != GLOB_NOMATCH)
+		ereport(ERROR,
+				(errcode(ERRCODE_IO_ERROR),
+				 errmsg("could not read the files matching \"%s\"", pattern)));
+	list_sort(files, list_sort_cmp_str);
+	return files;
+}
+
+/* open a file's reader; errors as COPY FROM reports them */
+static TpReader *
+open_file(const char *path)
+{
+	char		err[TP_ERRLEN];
+	struct stat st;
+	TpReader   *r;
+
+	if (stat(path, &st) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not open file \"%s\" for reading: %m", path)));
+	if (S_ISDIR(st.st_mode))
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is a directory", path)));
+	r = tp_reader_open(path, err, sizeof(err));
+	if (r == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_BAD_COPY_FILE_FORMAT),
+				 errmsg("could not read Parquet file \"%s\": %s", path, err)));
+	return r;
+}
+
+/* ------------------------------------------------------------------------
+ * Planning
+ * ------------------------------------------------------------------------
+ */
+
+typedef struct PlanInfo
+{
+	List	   *files;
+	double		file_rows;
+	int			units;			/* row groups of all files */
+} PlanInfo;
+
+static void
+get_rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
+{
+	PlanInfo   *info = palloc0(sizeof(PlanInfo));
+	ListCell   *lc;
+
+	info->files = expand_files(table_filename(foreigntableid));
+	foreach(lc, info->files)
+	{
+		TpReader   *r = open_file(lfirst(lc));
+
+		info->file_rows += tp_reader_num_rows(r);
+		info->units += tp_reader_num_row_groups(r);
+		tp_reader_free(r);
+	}
+	baserel->fdw_private = info;
+	baserel->tuples = info->file_rows;
+	baserel->rows = clamp_row_est(info->file_rows *
+								  clauselist_selectivity(root, baserel->baserestrictinfo, 0,
+														 JOIN_INNER, NULL));
+}
+
+/*
+ * The attribute numbers (offset by FirstLowInvalidHeapAttributeNumber) the
+ * query reads: its target list and quals, not the plan's target list,
+ * which is the table's whole row when a physical target list is used.
+ */
+static Bitmapset *
+columns_used(RelOptInfo *baserel)
+{
+	Bitmapset  *used = NULL;
+	ListCell   *lc;
+
+	pull_varattnos((Node *) baserel->reltarget->exprs, baserel->relid, &used);
+	foreach(lc, baserel->baserestrictinfo)
+		pull_varattnos((Node *) lfirst_node(RestrictInfo, lc)->clause, baserel->relid, &used);
+	return used;
+}
+
+/* columns read: a fraction of the table's, for the cost */
+static double
+column_fraction(RelOptInfo *baserel)
+{
+	Bitmapset  *used = columns_used(baserel);
+	int			natts = baserel->max_attr;
+
+	if (natts <= 0 || bms_is_member(0 - FirstLowInvalidHeapAttributeNumber, used))
+		return 1.0;
+	return Max(bms_num_members(used), 1) / (double) natts;
+}
+
+static void
+get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
+{
+	PlanInfo   *info = baserel->fdw_private;
+	double		fraction = column_fraction(baserel);
+	Cost		startup = baserel->baserestrictcost.startup;
+	/* decoding a value costs about what forming a heap tuple's column does */
+	Cost		per_row = cpu_tuple_cost * (0.2 + fraction) + baserel->baserestrictcost.per_tuple;
+	Cost		run = per_row * info->file_rows + seq_page_cost * info->units;
+	ForeignPath *path;
+
+	path = TesseraCreateForeignscanPath(root, baserel, NULL, baserel->rows, startup, startup + run,
+										NIL, NULL, NULL, NIL);
+	add_path(baserel, (Path *) path);
+
+	if (baserel->consider_parallel && info->units > 1 && max_parallel_workers_per_gather > 0)
+	{
+		int			workers = Min(max_parallel_workers_per_gather, info->units - 1);
+		double		share = workers + (parallel_leader_participation ? 1.0 : 0.0);
+
+		path = TesseraCreateForeignscanPath(root, baserel, NULL, clamp_row_est(baserel->rows / share),
+											startup, startup + run / share, NIL, NULL, NULL, NIL);
+		path->path.parallel_aware = true;
+		path->path.parallel_safe = true;
+		path->path.parallel_workers = workers;
+		add_partial_path(baserel, (Path *) path);
+	}
+}
+
+static ForeignScan *
+get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid, ForeignPath *best_path,
+		 List *tlist, List *scan_clauses, Plan *outer_plan)
+{
+	PlanInfo   *info = baserel->fdw_private;
+	List	   *files = NIL;
+	List	   *columns = NIL;
+	Bitmapset  *used = columns_used(baserel);
+	bool		all = bms_is_member(0 - FirstLowInvalidHeapAttributeNumber, used);
+	ListCell   *lc;
+
+	foreach(lc, info->files)
+		files = lappend(files, makeString(lfirst(lc)));
+	for (int a = 1; a <= baserel->max_attr; a++)
+		if (all || bms_is_member(a - FirstLowInvalidHeapAttributeNumber, used))
+			columns = lappend_int(columns, a);
+	scan_clauses = extract_actual_clauses(scan_clauses, false);
+	return make_foreignscan(tlist, scan_clauses, baserel->relid, NIL, list_make2(files, columns),
+							NIL, NIL, outer_plan);
+}
+
+/* ------------------------------------------------------------------------
+ * Scanning
+ * ------------------------------------------------------------------------
+ */
+
+typedef struct ParquetShared
+{
+	pg_atomic_uint32 next_unit;
+} ParquetShared;
+
+typedef struct ScanColumn
+{
+	int			attnum;			/* 0-based index in the tuple descriptor */
+	char	   *filename;		/* the file column's name */
+} ScanColumn;
+
+typedef struct PqScanState
+{
+	MemoryContext cxt;
+	List	   *files;
+	int			nfiles;
+	int		   *file_groups;	/* row groups of each file (opened files only: -1) */
+	int			ncols;
+	ScanColumn *cols;
+	/* the file being read */
+	int			file;
+	TpReader   *reader;
+	TpFieldReader *fields;
+	int		   *filecols;
+	TpVector   *vectors;
+	int64		nrows;
+	int64		row;
+	/* serial: the next file; parallel: units from the counter */
+	int			next_file;
+	ParquetShared *shared;
+	int			units_read;
+	MemoryContextCallback cb;
+} PqScanState;
+
+static void
+free_reader(void *arg)
+{
+	PqScanState  *s = arg;
+
+	if (s->reader)
+		tp_reader_free(s->reader);
+	s->reader = NULL;
+}
+
+static void
+begin_scan(ForeignScanState *node, int eflags)
+{
+	ForeignScan *plan = (ForeignScan *) node->ss.ps.plan;
+	Relation	rel = node->ss.ss_currentRelation;
+	TupleDesc	desc = RelationGetDescr(rel);
+	PqScanState  *s;
+	Bitmapset  *used = NULL;
+	ListCell   *lc;
+
+	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
+		return;
+	s = palloc0(sizeof(PqScanState));
+	s->cxt = AllocSetContextCreate(node->ss.ps.state->es_query_cxt, "tessera parquet scan",
+								   ALLOCSET_DEFAULT_SIZES);
+	s->cb.func = free_reader;
+	s->cb.arg = s;
+	MemoryContextRegisterResetCallback(s->cxt, &s->cb);
+	foreach(lc, (List *) linitial(plan->fdw_private))
+		s->files = lappend(s->files, strVal(lfirst(lc)));
+	s->nfiles = list_length(s->files);
+	s->file_groups = palloc(sizeof(int) * Max(s->nfiles, 1));
+	for (int i = 0; i < s->nfiles; i++)
+		s->file_groups[i] = -1;
+	s->file = -1;
+
+	/* the columns the query reads (get_plan) */
+	foreach(lc, (List *) lsecond(plan->fdw_private))
+		used = bms_add_member(used, lfirst_int(lc));
+	s->cols = palloc(sizeof(ScanColumn) * Max(desc->natts, 1));
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		if (att->attisdropped || !bms_is_member(att->attnum, used))
+			continue;
+		s->cols[s->ncols].attnum = i;
+		s->cols[s->ncols].filename = column_file_name(RelationGetRelid(rel), att->attnum,
+													  NameStr(att->attname));
+		s->ncols++;
+	}
+	node->fdw_state = s;
+}
+
+/* open file i: its reader, and its columns matched to the table's */
+static void
+open_scan_file(ForeignScanState *node, PqScanState *s, int i)
+{
+	TupleDesc	desc = RelationGetDescr(node->ss.ss_currentRelation);
+	MemoryContext old = MemoryContextSwitchTo(s->cxt);
+	const char *path = list_nth(s->files, i);
+	int			nfile;
+
+	free_reader(s);
+	s->reader = open_file(path);
+	s->file = i;
+	s->file_groups[i] = tp_reader_num_row_groups(s->reader);
+	nfile = tp_reader_num_columns(s->reader);
+	s->fields = palloc0(sizeof(TpFieldReader) * Max(s->ncols, 1));
+	s->filecols = palloc(sizeof(int) * Max(s->ncols, 1));
+	s->vectors = palloc0(sizeof(TpVector) * Max(s->ncols, 1));
+	for (int c = 0; c < s->ncols; c++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, s->cols[c].attnum);
+		int			f;
+
+		for (f = 0; f < nfile; f++)
+			if (strcmp(tp_reader_column_name(s->reader, f), s->cols[c].filename) == 0)
+				break;
+		if (f == nfile)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_COLUMN_NAME_NOT_FOUND),
+					 errmsg("Parquet file \"%s\" has no column \"%s\"", path, s->cols[c].filename)));
+		s->filecols[c] = f;
+		TesseraParquetFieldInit(&s->fields[c], NameStr(att->attname), att->atttypid, att->atttypmod,
+								pstrdup(tp_reader_column_name(s->reader, f)),
+								pstrdup(tp_reader_column_type_name(s->reader, f)),
+								tp_reader_column_type(s->reader, f));
+		TesseraParquetFieldPrepareDatums(&s->fields[c]);
+	}
+	MemoryContextSwitchTo(old);
+}
+
+static void
+start_groups(PqScanState *s, const int *groups, int ngroups)
+{
+	char		err[TP_ERRLEN];
+
+	if (tp_reader_start(s->reader, s->ncols, s->filecols, TP_SCAN_BATCH_ROWS, groups, ngroups,
+						err, sizeof(err)) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_BAD_COPY_FILE_FORMAT),
+				 errmsg("could not read Parquet file \"%s\": %s",
+						(char *) list_nth(s->files, s->file), err)));
+}
+
+/*
+ * The next piece of work: serially the next file; in a parallel scan the
+ * next row group from the shared counter.  False when there is none.
+ */
+static bool
+next_unit(ForeignScanState *node, PqScanState *s)
+{
+	if (s->shared == NULL)
+	{
+		if (s->next_file >= s->nfiles)
+			return false;
+		open_scan_file(node, s, s->next_file++);
+		start_groups(s, NULL, -1);
+		return true;
+	}
+	{
+		uint32		unit = pg_atomic_fetch_add_u32(&s->shared->next_unit, 1);
+		uint32		base = 0;
+
+		/* units number the row groups of the files in order */
+		for (int i = 0; i < s->nfiles; i++)
+		{
+			if (s->file_groups[i] < 0)
+				open_scan_file(node, s, i);
+			if (unit < base + s->file_groups[i])
+			{
+				int			group = (int) (unit - base);
+
+				if (s->file != i)
+					open_scan_file(node, s, i);
+				start_groups(s, &group, 1);
+				s->units_read++;
+				return true;
+			}
+			base += s->file_groups[i];
+		}
+		return false;
+	}
+}
+
+static TupleTableSlot *
+iterate_scan(ForeignScanState *node)
+{
+	PqScanState  *s = node->fdw_state;
+	TupleTableSlot *slot = node->ss.ss_ScanTupleSlot;
+
+	ExecClearTuple(slot);
+	while (s->row >= s->nrows)
+	{
+		char		err[TP_ERRLEN];
+		int64		n = s->reader ? tp_reader_next(s->reader, s->vectors, err, sizeof(err)) : 0;
+
+		if (n < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_BAD_COPY_FILE_FORMAT),
+					 errmsg("could not read Parquet file \"%s\": %s",
+							(char *) list_nth(s->files, s->file), err)));
+		s->nrows = n;
+		s->row = 0;
+		if (n == 0 && !next_unit(node, s))
+			return slot;
+		CHECK_FOR_INTERRUPTS();
+	}
+	memset(slot->tts_isnull, true, sizeof(bool) * slot->tts_tupleDescriptor->natts);
+	for (int c = 0; c < s->ncols; c++)
+	{
+		int			a = s->cols[c].attnum;
+
+		slot->tts_values[a] = TesseraParquetFieldDatum(&s->fields[c], &s->vectors[c], s->row,
+													   &slot->tts_isnull[a]);
+	}
+	s->row++;
+	return ExecStoreVirtualTuple(slot);
+}
+
+static void
+rescan(ForeignScanState *node)
+{
+	PqScanState  *s = node->fdw_state;
+
+	free_reader(s);
+	s->file = -1;
+	s->next_file = 0;
+	s->nrows = s->row = 0;
+}
+
+static void
+end_scan(ForeignScanState *node)
+{
+	PqScanState  *s = node->fdw_state;
+
+	if (s)
+		free_reader(s);
+}
+
+static void
+explain_scan(ForeignScanState *node, ExplainState *es)
+{
+	ForeignScan *plan = (ForeignScan *) node->ss.ps.plan;
+	PqScanState  *s = node->fdw_state;
+
+	ExplainPropertyInteger("Parquet Files", NULL, list_length((List *) linitial(plan->fdw_private)), es);
+	if (s)
+	{
+		ExplainPropertyInteger("Columns Read", NULL, s->ncols, es);
+		if (es->analyze && s->shared)
+			ExplainPropertyInteger("Row Groups Read", NULL, s->units_read, es);
+	}
+}
+
+static bool
+parallel_safe(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
+{
+	return true;
+}
+
+static Size
+estimate_dsm(ForeignScanState *node, ParallelContext *pcxt)
+{
+	return sizeof(ParquetShared);
+}
+
+static void
+init_dsm(ForeignScanState *node, ParallelContext *pcxt, void *coordinate)
+{
+	ParquetShared *shared = coordinate;
+
+	pg_atomic_init_u32(&shared->next_unit, 0);
+	if (node->fdw_state)
+		((PqScanState *) node->fdw_state)->shared = shared;
+}
+
+static void
+reinit_dsm(ForeignScanState *node, ParallelContext *pcxt, void *coordinate)
+{
+	pg_atomic_write_u32(&((ParquetShared *) coordinate)->next_unit, 0);
+}
+
+static void
+init_worker(ForeignScanState *node, shm_toc *toc, void *coordinate)
+{
+	if (node->fdw_state)
+		((PqScanState *) node->fdw_state)->shared = coordinate;
+}
+
+/* ------------------------------------------------------------------------
+ * IMPORT FOREIGN SCHEMA
+ * ------------------------------------------------------------------------
+ */
+
+/* the type a file column's values have in PostgreSQL, or NULL */
+static const char *
+import_type(TpType t)
+{
+	static char buf[64];
+
+	switch (t.kind == TP_KIND_LIST ? t.elem_kind : t.kind)
+	{
+		case TP_KIND_BOOL:
+			snprintf(buf, sizeof(buf), "boolean");
+			break;
+		case TP_KIND_INT16:
+			snprintf(buf, sizeof(buf), "smallint");
+			break;
+		case TP_KIND_INT32:
+			snprintf(buf, sizeof(buf), "integer");
+			break;
+		case TP_KIND_INT64:
+			snprintf(buf, sizeof(buf), "bigint");
+			break;
+		case TP_KIND_FLOAT32:
+			snprintf(buf, sizeof(buf), "real");
+			break;
+		case TP_KIND_FLOAT64:
+			snprintf(buf, sizeof(buf), "double precision");
+			break;
+		case TP_KIND_DECIMAL:
+			if (t.kind == TP_KIND_LIST)
+				snprintf(buf, sizeof(buf), "numeric(%d,%d)", t.elem_precision, Max(t.elem_scale, 0));
+			else
+				snprintf(buf, sizeof(buf), "numeric(%d,%d)", t.precision, Max(t.scale, 0));
+			break;
+		case TP_KIND_TEXT:
+			snprintf(buf, sizeof(buf), "text");
+			break;
+		case TP_KIND_JSON:
+			snprintf(buf, sizeof(buf), "jsonb");
+			break;
+		case TP_KIND_BINARY:
+			snprintf(buf, sizeof(buf), "bytea");
+			break;
+		case TP_KIND_DATE:
+			snprintf(buf, sizeof(buf), "date");
+			break;
+		case TP_KIND_TIME:
+			snprintf(buf, sizeof(buf), "time");
+			break;
+		case TP_KIND_TIMESTAMP:
+			snprintf(buf, sizeof(buf), "timestamp");
+			break;
+		case TP_KIND_TIMESTAMPTZ:
+			snprintf(buf, sizeof(buf), "timestamptz");
+			break;
+		case TP_KIND_UUID:
+			snprintf(buf, sizeof(buf), "uuid");
+			break;
+		case TP_KIND_INTERVAL:
+			snprintf(buf, sizeof(buf), "interval");
+			break;
+		case TP_KIND_NULL:
+			snprintf(buf, sizeof(buf), "text");
+			break;
+		default:
+			return NULL;
+	}
+	if (t.kind == TP_KIND_LIST)
+		strlcat(buf, "[]", sizeof(buf));
+	return buf;
+}
+
+/* the table a file becomes: its name without the directory and .parquet */
+static char *
+import_name(const char *path)
+{
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	char	   *name = pstrdup(base);
+	size_t		n = strlen(name);
+
+	if (n > 8 && pg_strcasecmp(name + n - 8, ".parquet") == 0)
+		name[n - 8] = '\0';
+	return name;
+}
+
+/* whether LIMIT TO / EXCEPT of the statement keep table name */
+static bool
+import_wanted(ImportForeignSchemaStmt *stmt, const char *name)
+{
+	ListCell   *lc;
+	bool		listed = false;
+
+	if (stmt->list_type == FDW_IMPORT_SCHEMA_ALL)
+		return true;
+	foreach(lc, stmt->table_list)
+		listed |= strcmp(((RangeVar *) lfirst(lc))->relname, name) == 0;
+	return stmt->list_type == FDW_IMPORT_SCHEMA_LIMIT_TO ? listed : !listed;
+}
+
+static char *
+import_table(const char *path, const char *name, const char *server)
+{
+	TpReader   *r = open_file(path);
+	StringInfoData sql;
+	int			n = 0;
+
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "CREATE FOREIGN TABLE %s (", quote_identifier(name));
+	for (int i = 0; i < tp_reader_num_columns(r); i++)
+	{
+		const char *type = import_type(tp_reader_column_type(r, i));
+
+		if (type == NULL)
+		{
+			ereport(NOTICE,
+					(errmsg("column \"%s\" of Parquet file \"%s\" is of type %s, which tessera cannot read: left out",
+							tp_reader_column_name(r, i), path, tp_reader_column_type_name(r, i))));
+			continue;
+		}
+		appendStringInfo(&sql, "%s%s %s", n++ > 0 ? ", " : "",
+						 quote_identifier(tp_reader_column_name(r, i)), type);
+	}
+	appendStringInfo(&sql, ") SERVER %s OPTIONS (filename %s)", quote_identifier(server),
+					 quote_literal_cstr(path));
+	tp_reader_free(r);
+	return sql.data;
+}
+
+static List *
+import_schema(ImportForeignSchemaStmt *stmt, Oid serverOid)
+{
+	const char *where = stmt->remote_schema;
+	const char *server = GetForeignServer(serverOid)->servername;
+	struct stat st;
+	List	   *commands = NIL;
+	List	   *files;
+	ListCell   *lc;
+
+	check_file_privilege();
+	if (stat(where, &st) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not open \"%s\": %m", where)));
+	files = S_ISDIR(st.st_mode) ? expand_files(psprintf("%s/*.parquet", where)) : list_make1(pstrdup(where));
+	/* files LIMIT TO or EXCEPT leave out are not opened */
+	foreach(lc, files)
+	{
+		char	   *name = import_name(lfirst(lc));
+
+		if (import_wanted(stmt, name))
+			commands = lappend(commands, import_table(lfirst(lc), name, server));
+	}
+	return commands;
+}
+
+Datum
+tessera_parquet_fdw_handler(PG_FUNCTION_ARGS)
+{
+	FdwRoutine *routine = makeNode(FdwRoutine);
+
+	routine->GetForeignRelSize = get_rel_size;
+	routine->GetForeignPaths = get_paths;
+	routine->GetForeignPlan = get_plan;
+	routine->BeginForeignScan = begin_scan;
+	routine->IterateForeignScan = iterate_scan;
+	routine->ReScanForeignScan = rescan;
+	routine->EndForeignScan = end_scan;
+	routine->ExplainForeignScan = explain_scan;
+	routine->IsForeignScanParallelSafe = parallel_safe;
+	routine->EstimateDSMForeignScan = estimate_dsm;
+	routine->InitializeDSMForeignScan = init_dsm;
+	routine->ReInitializeDSMForeignScan = reinit_dsm;
+	routine->InitializeWorkerForeignScan = init_worker;
+	routine->ImportForeignSchema = import_schema;
+	PG_RETURN_POINTER(routine);
+}
