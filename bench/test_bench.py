@@ -949,7 +949,8 @@ class EndToEndTests(unittest.TestCase):
             with open(os.path.join(d, "results.json")) as f:
                 res = json.load(f)
             w = res["workloads"]
-            for name in ("seed", "realistic", "tpch", "ssb", "clickbench", "small", "oltp", "dml", "logical"):
+            for name in ("seed", "realistic", "tpch", "ssb", "clickbench", "small", "oltp", "dml", "logical",
+                         "parquet"):
                 self.assertNotIn("error", w[name], name)
                 self.assertTrue(os.path.exists(os.path.join(d, f"{name}.png")), name)
             for f in ("report.md", "sizes.png"):
@@ -993,6 +994,13 @@ class EndToEndTests(unittest.TestCase):
             for it in decoded:
                 self.assertTrue(it["match"], it)
                 self.assertGreater(it["heap"]["rowcount"], 1000 if "load" in it["name"] else 100, it)
+            pq = {it["name"]: it for it in items("parquet", "lineitem to and from Parquet")}
+            self.assertEqual(sorted(pq), ["copy_csv", "export", "import", "q01_on_file", "q06_on_file"])
+            for name in ("export", "import"):
+                self.assertTrue(pq[name]["match"], pq[name])
+                self.assertEqual(pq[name]["heap"]["rowcount"], 60175, pq[name])
+            if AM == "tessera":
+                self.assertEqual(pq["q01_on_file"]["tessera"]["status"], "ok", pq["q01_on_file"])
             self.assertEqual(len(items("oltp", "pgbench")), 4)
             for it in items("oltp", "pgbench"):
                 self.assertEqual(it["heap"]["status"], "ok", it["heap"])

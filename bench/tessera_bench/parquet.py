@@ -2,8 +2,7 @@
 COPY ... TO 'f.parquet' and imported with COPY ... FROM 'f.parquet', heap
 and tessera side by side and DuckDB doing the same with its own COPY; COPY
 from CSV beside them as the reference load.  TPC-H Q1 and Q6 read straight
-from the Parquet file by DuckDB (tessera has no foreign data wrapper for
-Parquet yet: those rows show DuckDB alone).  Needs the server on this
+from the Parquet file, by tessera's foreign data wrapper and by DuckDB.  Needs the server on this
 machine (the files are the server's)."""
 
 from __future__ import annotations
@@ -67,6 +66,8 @@ def _pg_side(pg: Pg, cfg: Config, side: str, csv: str, out: str, items: dict) ->
                 lambda: pg.execute(f"COPY {table} TO '{path}' (FORMAT parquet)"), cfg.runs),
                 rowcount=rows, file_bytes=os.path.getsize(path))
 
+            if side == "tessera":
+                _fdw_queries(pg, path, items)
             progress(f"  COPY FROM Parquet into {side}")
             items["import"][side] = outcome(OK, _timed(
                 lambda: pg.execute(f"COPY {table} FROM '{os.path.join(out, 'tessera.parquet')}'"),
@@ -76,6 +77,18 @@ def _pg_side(pg: Pg, cfg: Config, side: str, csv: str, out: str, items: dict) ->
         pg.recover()
         for it in items.values():
             it.setdefault(side, failure(e))
+
+
+def _fdw_queries(pg: Pg, path: str, items: dict) -> None:
+    """Q1 and Q6 on the file tessera wrote, through the foreign data wrapper."""
+    pg.execute("CREATE SERVER IF NOT EXISTS bench_parquet_files FOREIGN DATA WRAPPER tessera_parquet")
+    pg.execute(f"CREATE FOREIGN TABLE {SCHEMAS['tessera']}.lineitem_file ({tpch_queries.TABLES['lineitem']}) "
+               f"SERVER bench_parquet_files OPTIONS (filename '{path}')")
+    for name, sql in (("q01_on_file", Q1), ("q06_on_file", Q6)):
+        q = sql.replace("read_parquet('{f}')", f"{SCHEMAS['tessera']}.lineitem_file")
+        progress(f"  {name} through tessera_parquet")
+        pg.fetch(q)
+        items[name]["tessera"] = outcome(OK, _timed(lambda: pg.fetch(q), 3))
 
 
 def _duck_side(cfg: Config, csv: str, out: str, items: dict) -> None:
@@ -124,8 +137,9 @@ def run(pg: Pg, cfg: Config) -> dict:
                      "file tessera wrote, into an empty table without indexes (checkpoint before each). "
                      "DuckDB: the same COPY statements into and out of a table of a database file, "
                      "with CHECKPOINT after each load (durable, as the PostgreSQL tables). "
-                     "q01_on_file / q06_on_file: TPC-H Q1 and Q6 reading the Parquet file directly, "
-                     "DuckDB only (tessera cannot scan Parquet files in place yet). "
+                     "q01_on_file / q06_on_file: TPC-H Q1 and Q6 reading the Parquet file in place: "
+                     "tessera through its foreign data wrapper tessera_parquet (PostgreSQL's executor "
+                     "over a parallel foreign scan), DuckDB with read_parquet(). "
                      "Best of --runs; match = both sides moved as many rows."],
            "groups": []}
     items = {k: {"name": k} for k in ("copy_csv", "export", "import", "q01_on_file", "q06_on_file")}
@@ -142,6 +156,7 @@ def run(pg: Pg, cfg: Config) -> dict:
         _duck_side(cfg, csv, out, items)
     finally:
         drop_schemas(pg, cfg, SCHEMAS)
+        pg.execute("DROP SERVER IF EXISTS bench_parquet_files CASCADE")
         shutil.rmtree(out, ignore_errors=True)
     for it in items.values():
         h, t = it.get("heap", {}), it.get("tessera", {})

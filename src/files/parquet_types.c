@@ -1048,6 +1048,22 @@ TesseraParquetFieldDatum(TpFieldReader *fr, const TpVector *v, int64 row, bool *
 					return PointerGetDatum(cstring_to_text_with_len(conv, len));
 				}
 				break;
+			case TP_KIND_DECIMAL:
+				{
+					__int128	x = ((const __int128 *) p)[row];
+					int32		tm = fr->atttypmod - VARHDRSZ;
+
+					/*
+					 * up to 18 digits, at the scale the column keeps (or
+					 * none): no rounding or overflow to check
+					 */
+					if (x >= PG_INT64_MIN && x <= PG_INT64_MAX && fr->type.scale >= 0 &&
+						(fr->atttypmod < 0 ||
+						 ((((tm & 0x7ff) ^ 1024) - 1024) == fr->type.scale &&
+						  ((tm >> 16) & 0xffff) >= fr->type.precision)))
+						return NumericGetDatum(int64_div_fast_to_numeric((int64) x, fr->type.scale));
+					break;
+				}
 			case TP_KIND_BINARY:
 				{
 					const char *s = string_at(v, row, &len);
