@@ -18,8 +18,15 @@
 #include "parser/parse_node.h"
 #include "tessera/parquet_ffi.h"
 
-/* parquet_copy.c: COPY ... (FORMAT parquet), run by the utility hook */
-extern bool TesseraCopyIsParquet(CopyStmt *stmt);
+/* parquet_copy.c: COPY ... (FORMAT parquet | arrow), run by the utility hook */
+typedef enum TesseraCopyFormat
+{
+	TESSERA_COPY_OTHER,			/* PostgreSQL's own formats */
+	TESSERA_COPY_PARQUET,
+	TESSERA_COPY_ARROW			/* Arrow IPC files (Feather v2) */
+} TesseraCopyFormat;
+
+extern TesseraCopyFormat TesseraCopyFormatOf(CopyStmt *stmt);
 extern void TesseraParquetCopy(ParseState *pstate, CopyStmt *stmt, int stmt_location,
 							   int stmt_len, uint64 *processed);
 

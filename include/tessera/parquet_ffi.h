@@ -1,8 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * parquet_ffi.h
- *	  The C interface of tessera's Parquet file layer (rust/src/lib.rs:
- *	  Apache Arrow's Rust parquet and arrow crates, linked statically).
+ *	  The C interface of tessera's Parquet and Arrow file layer
+ *	  (rust/src/lib.rs: Apache Arrow's Rust parquet, arrow and arrow-ipc
+ *	  crates, linked statically).
  *
  * NOTES
  *	  The Rust side never calls back into PostgreSQL and never unwinds into
@@ -47,6 +48,9 @@
 #define TP_KIND_INTERVAL	16	/* reading only: TpInterval */
 #define TP_KIND_LIST		17	/* offsets into the element vector */
 
+#define TP_FORMAT_PARQUET	0
+#define TP_FORMAT_ARROW		1	/* Arrow IPC file (Feather v2) */
+
 #define TP_COMPRESSION_NONE		0
 #define TP_COMPRESSION_SNAPPY	1
 #define TP_COMPRESSION_ZSTD		2
@@ -86,13 +90,14 @@ typedef struct TpReader TpReader;
 /* path NULL: the file is built in memory, read with tp_writer_drain */
 extern TpWriter *tp_writer_open(const char *path, int ncols, const char *const *names,
 								const TpType *types, int compression, int level,
-								int64_t row_group_rows, char *err, size_t errlen);
+								int64_t row_group_rows, int format, char *err, size_t errlen);
 extern int	tp_writer_write(TpWriter *w, int64_t nrows, const TpVector *vectors,
 							char *err, size_t errlen);
 extern int	tp_writer_close(TpWriter *w, char *err, size_t errlen);
 extern void tp_writer_drain(TpWriter *w, const uint8_t **data, size_t *len);
 extern void tp_writer_free(TpWriter *w);
 
+/* a Parquet file, or an Arrow IPC file (told by its first bytes) */
 extern TpReader *tp_reader_open(const char *path, char *err, size_t errlen);
 extern TpReader *tp_reader_open_memory(const uint8_t *data, size_t len, char *err, size_t errlen);
 extern int	tp_reader_num_columns(TpReader *r);
@@ -100,8 +105,9 @@ extern int64_t tp_reader_num_rows(TpReader *r);
 extern const char *tp_reader_column_name(TpReader *r, int i);
 extern const char *tp_reader_column_type_name(TpReader *r, int i);
 extern TpType tp_reader_column_type(TpReader *r, int i);
+/* row groups; an Arrow file's record batches */
 extern int	tp_reader_num_row_groups(TpReader *r);
-extern int64_t tp_reader_row_group_rows(TpReader *r, int i);
+extern int	tp_reader_is_arrow(TpReader *r);
 /* row_groups: those to read; nrow_groups < 0: all; may be called again */
 extern int	tp_reader_start(TpReader *r, int ncols, const int *columns, int64_t batch_rows,
 							const int *row_groups, int nrow_groups, char *err, size_t errlen);

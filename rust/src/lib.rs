@@ -206,8 +206,43 @@ impl Write for Sink {
     }
 }
 
+pub const FORMAT_PARQUET: i32 = 0;
+pub const FORMAT_ARROW: i32 = 1;
+
+/// A Parquet file's writer, or an Arrow IPC file's (one record batch per
+/// write).
+enum AnyWriter {
+    Parquet(ArrowWriter<Sink>),
+    Ipc(arrow_ipc::writer::FileWriter<Sink>),
+}
+
+impl AnyWriter {
+    fn write(&mut self, batch: &RecordBatch) -> Res<()> {
+        match self {
+            AnyWriter::Parquet(w) => w.write(batch).map_err(|e| e.to_string()),
+            AnyWriter::Ipc(w) => w.write(batch).map_err(|e| e.to_string()),
+        }
+    }
+    fn sink(&mut self) -> &mut Sink {
+        match self {
+            AnyWriter::Parquet(w) => w.inner_mut(),
+            AnyWriter::Ipc(w) => w.get_mut(),
+        }
+    }
+    /// write the footer and give the sink back
+    fn into_sink(self) -> Res<Sink> {
+        match self {
+            AnyWriter::Parquet(w) => w.into_inner().map_err(|e| e.to_string()),
+            AnyWriter::Ipc(mut w) => {
+                w.finish().map_err(|e| e.to_string())?;
+                w.into_inner().map_err(|e| e.to_string())
+            }
+        }
+    }
+}
+
 pub struct TpWriter {
-    writer: Option<ArrowWriter<Sink>>,
+    writer: Option<AnyWriter>,
     schema: SchemaRef,
     types: Vec<TpType>,
     /// handed to C by the last tp_writer_drain
@@ -399,8 +434,9 @@ fn column_array(field: &Field, t: &TpType, v: &TpVector) -> Res<ArrayRef> {
     }
 }
 
-/// Open a writer of a Parquet file at `path` (a null `path`: into memory,
-/// drained with tp_writer_drain).  Returns null on error.
+/// Open a writer of a Parquet file (format FORMAT_PARQUET) or an Arrow IPC
+/// file (FORMAT_ARROW) at `path` (a null `path`: into memory, drained with
+/// tp_writer_drain).  Returns null on error.
 #[no_mangle]
 pub extern "C" fn tp_writer_open(
     path: *const c_char,
@@ -410,6 +446,7 @@ pub extern "C" fn tp_writer_open(
     compression: c_int,
     level: c_int,
     row_group_rows: i64,
+    format: c_int,
     err: *mut c_char,
     errlen: usize,
 ) -> *mut TpWriter {
@@ -422,6 +459,32 @@ pub extern "C" fn tp_writer_open(
             fields.push(writer_field(c_str(*name)?, t)?);
         }
         let schema = Arc::new(Schema::new(fields));
+        let sink = if path.is_null() {
+            Sink::Memory(Vec::new())
+        } else {
+            let p = c_str(path)?;
+            let f = File::create(p).map_err(|e| format!("could not create file \"{p}\": {e}"))?;
+            Sink::File(BufWriter::with_capacity(1 << 20, f))
+        };
+        if format == FORMAT_ARROW {
+            use arrow_ipc::writer::{FileWriter, IpcWriteOptions};
+            use arrow_ipc::CompressionType;
+            let codec = match compression {
+                COMPRESSION_NONE => None,
+                COMPRESSION_LZ4 => Some(CompressionType::LZ4_FRAME),
+                COMPRESSION_ZSTD => Some(CompressionType::ZSTD),
+                _ => return Err("Arrow files take compression uncompressed, lz4 or zstd".into()),
+            };
+            let options = IpcWriteOptions::default().try_with_compression(codec).map_err(|e| e.to_string())?;
+            let writer = FileWriter::try_new_with_options(sink, &schema, options).map_err(|e| e.to_string())?;
+            return Ok(Box::into_raw(Box::new(TpWriter {
+                writer: Some(AnyWriter::Ipc(writer)),
+                schema,
+                types,
+                drained: Vec::new(),
+                tail: Vec::new(),
+            })));
+        }
         let codec = match compression {
             COMPRESSION_NONE => Compression::UNCOMPRESSED,
             COMPRESSION_SNAPPY => Compression::SNAPPY,
@@ -438,16 +501,15 @@ pub extern "C" fn tp_writer_open(
         if row_group_rows > 0 {
             props = props.set_max_row_group_size(row_group_rows as usize);
         }
-        let sink = if path.is_null() {
-            Sink::Memory(Vec::new())
-        } else {
-            let p = c_str(path)?;
-            let f = File::create(p).map_err(|e| format!("could not create file \"{p}\": {e}"))?;
-            Sink::File(BufWriter::with_capacity(1 << 20, f))
-        };
         let writer =
             ArrowWriter::try_new(sink, schema.clone(), Some(props.build())).map_err(|e| e.to_string())?;
-        Ok(Box::into_raw(Box::new(TpWriter { writer: Some(writer), schema, types, drained: Vec::new(), tail: Vec::new() })))
+        Ok(Box::into_raw(Box::new(TpWriter {
+            writer: Some(AnyWriter::Parquet(writer)),
+            schema,
+            types,
+            drained: Vec::new(),
+            tail: Vec::new(),
+        })))
     })
 }
 
@@ -472,7 +534,7 @@ pub extern "C" fn tp_writer_write(
             columns.push(column_array(w.schema.field(i), &w.types[i], &vectors[i])?);
         }
         let batch = RecordBatch::try_new(w.schema.clone(), columns).map_err(|e| e.to_string())?;
-        w.writer.as_mut().ok_or("writer closed")?.write(&batch).map_err(|e| e.to_string())?;
+        w.writer.as_mut().ok_or("writer closed")?.write(&batch)?;
         Ok(0)
     })
 }
@@ -483,8 +545,7 @@ pub extern "C" fn tp_writer_close(w: *mut TpWriter, err: *mut c_char, errlen: us
     guarded(err, errlen, -1, || {
         let w = unsafe { w.as_mut() }.ok_or("no writer")?;
         let writer = w.writer.take().ok_or("writer closed")?;
-        // writes the footer and gives the sink back
-        let sink = writer.into_inner().map_err(|e| e.to_string())?;
+        let sink = writer.into_sink()?;
         match sink {
             Sink::File(mut f) => f.flush().map_err(|e| format!("could not write file: {e}"))?,
             Sink::Memory(v) => w.tail = v,
@@ -502,7 +563,7 @@ pub extern "C" fn tp_writer_drain(w: *mut TpWriter, data: *mut *const u8, len: *
         None => return,
     };
     w.drained = match w.writer.as_mut() {
-        Some(writer) => match writer.inner_mut() {
+        Some(writer) => match writer.sink() {
             Sink::Memory(v) => std::mem::take(v),
             Sink::File(_) => Vec::new(),
         },
@@ -611,15 +672,55 @@ pub struct TpReader {
     type_names: Vec<std::ffi::CString>,
     types: Vec<Option<(TpType, DataType)>>,
     num_rows: i64,
-    reader: Option<ParquetRecordBatchReader>,
-    source: ReadSource,
-    metadata: ArrowReaderMetadata,
+    format: Format,
+    reader: Option<Scan>,
+    /// the batch being handed out in slices of batch_rows, and where
+    pending: Option<RecordBatch>,
+    pending_at: usize,
     batch_rows: usize,
     /// file column of each wanted vector, and its place in a read batch
     wanted: Vec<usize>,
     projection: Vec<usize>,
     out: Vec<ColumnOut>,
 }
+
+/// What a reader reads: a Parquet file (its footer read once), or an
+/// Arrow IPC file (Feather v2), whose record batches stand for row groups.
+enum Format {
+    Parquet { source: ReadSource, metadata: ArrowReaderMetadata },
+    Ipc { file: File, batches: usize },
+}
+
+/// A started read: Parquet's reader, or the chosen batches of an IPC file.
+enum Scan {
+    Parquet(ParquetRecordBatchReader),
+    Ipc { reader: arrow_ipc::reader::FileReader<File>, batches: Vec<usize>, at: usize },
+}
+
+impl Scan {
+    fn next_batch(&mut self) -> Option<Result<RecordBatch, String>> {
+        match self {
+            Scan::Parquet(r) => r.next().map(|b| b.map_err(|e| e.to_string())),
+            Scan::Ipc { reader, batches, at } => {
+                if *at >= batches.len() {
+                    return None;
+                }
+                let b = batches[*at];
+                *at += 1;
+                if let Err(e) = reader.set_index(b) {
+                    return Some(Err(e.to_string()));
+                }
+                match reader.next() {
+                    None => Some(Err("record batch missing".into())),
+                    Some(r) => Some(r.map_err(|e| e.to_string())),
+                }
+            }
+        }
+    }
+}
+
+/// An Arrow IPC file begins (and ends) with these bytes.
+const ARROW_MAGIC: &[u8; 6] = b"ARROW1";
 
 /// A file or bytes received from the client (COPY ... FROM STDIN).
 enum ReadSource {
@@ -661,10 +762,7 @@ impl parquet::file::reader::ChunkReader for ReadSource {
     }
 }
 
-fn open_reader(source: ReadSource) -> Res<*mut TpReader> {
-    let metadata = ArrowReaderMetadata::load(&source, ArrowReaderOptions::default()).map_err(|e| format!("{e}"))?;
-    let schema = metadata.schema().clone();
-    let num_rows = metadata.metadata().file_metadata().num_rows();
+fn new_reader(schema: SchemaRef, num_rows: i64, format: Format) -> *mut TpReader {
     let mut names = Vec::new();
     let mut type_names = Vec::new();
     let mut types = Vec::new();
@@ -673,19 +771,46 @@ fn open_reader(source: ReadSource) -> Res<*mut TpReader> {
         type_names.push(std::ffi::CString::new(format!("{}", f.data_type())).unwrap());
         types.push(canonical_type(f));
     }
-    Ok(Box::into_raw(Box::new(TpReader {
+    Box::into_raw(Box::new(TpReader {
         names,
         type_names,
         types,
         num_rows,
+        format,
         reader: None,
-        source,
-        metadata,
+        pending: None,
+        pending_at: 0,
         batch_rows: 32768,
         wanted: Vec::new(),
         projection: Vec::new(),
         out: Vec::new(),
-    })))
+    }))
+}
+
+fn open_reader(source: ReadSource) -> Res<*mut TpReader> {
+    let metadata = ArrowReaderMetadata::load(&source, ArrowReaderOptions::default()).map_err(|e| format!("{e}"))?;
+    let schema = metadata.schema().clone();
+    let num_rows = metadata.metadata().file_metadata().num_rows();
+    Ok(new_reader(schema, num_rows, Format::Parquet { source, metadata }))
+}
+
+fn open_ipc(file: File) -> Res<*mut TpReader> {
+    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let reader = arrow_ipc::reader::FileReader::try_new(file.try_clone().map_err(|e| e.to_string())?, None)
+        .map_err(|e| format!("{e}"))?;
+    let schema = reader.schema();
+    let batches = reader.num_batches();
+    // the row count is in each batch's header; planning takes an estimate
+    let estimate = (size / 64) as i64;
+    Ok(new_reader(schema, estimate, Format::Ipc { file, batches }))
+}
+
+fn is_arrow_ipc(f: &mut File) -> bool {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut head = [0u8; 6];
+    let ok = f.read_exact(&mut head).is_ok() && &head == ARROW_MAGIC;
+    let _ = f.seek(SeekFrom::Start(0));
+    ok
 }
 
 /// Open the Parquet file at `path`.  Returns null on error.
@@ -696,6 +821,10 @@ pub extern "C" fn tp_reader_open(path: *const c_char, err: *mut c_char, errlen: 
         let f = File::open(p).map_err(|e| format!("could not open file \"{p}\" for reading: {e}"))?;
         if f.metadata().map(|m| m.is_dir()).unwrap_or(false) {
             return Err(format!("\"{p}\" is a directory"));
+        }
+        let mut f = f;
+        if is_arrow_ipc(&mut f) {
+            return open_ipc(f);
         }
         open_reader(ReadSource::File(f))
     })
@@ -754,14 +883,19 @@ pub extern "C" fn tp_reader_column_type(r: *mut TpReader, i: c_int) -> TpType {
     }
 }
 
+/// Row groups of a Parquet file; record batches of an Arrow IPC file.
 #[no_mangle]
 pub extern "C" fn tp_reader_num_row_groups(r: *mut TpReader) -> c_int {
-    reader_ref(r).metadata.metadata().num_row_groups() as c_int
+    match &reader_ref(r).format {
+        Format::Parquet { metadata, .. } => metadata.metadata().num_row_groups() as c_int,
+        Format::Ipc { batches, .. } => *batches as c_int,
+    }
 }
 
+/// Whether the file is an Arrow IPC file (else Parquet).
 #[no_mangle]
-pub extern "C" fn tp_reader_row_group_rows(r: *mut TpReader, i: c_int) -> i64 {
-    reader_ref(r).metadata.metadata().row_group(i as usize).num_rows()
+pub extern "C" fn tp_reader_is_arrow(r: *mut TpReader) -> c_int {
+    matches!(reader_ref(r).format, Format::Ipc { .. }) as c_int
 }
 
 /// Read only the columns in `columns` (file column numbers, in the order
@@ -787,32 +921,53 @@ pub extern "C" fn tp_reader_start(
                 return Err(format!("file column {c} cannot be read"));
             }
         }
-        let mut builder =
-            ParquetRecordBatchReaderBuilder::new_with_metadata(r.source.duplicate()?, r.metadata.clone());
-        if nrow_groups >= 0 {
-            let groups: &[c_int] =
+        let groups: Option<Vec<usize>> = if nrow_groups >= 0 {
+            let g: &[c_int] =
                 if nrow_groups > 0 { unsafe { std::slice::from_raw_parts(row_groups, nrow_groups as usize) } } else { &[] };
-            let n = r.metadata.metadata().num_row_groups();
-            if groups.iter().any(|&g| g < 0 || g as usize >= n) {
+            let n = tp_reader_num_row_groups(r) as usize;
+            if g.iter().any(|&x| x < 0 || x as usize >= n) {
                 return Err("row group out of range".into());
             }
-            builder = builder.with_row_groups(groups.iter().map(|&g| g as usize).collect());
-        }
+            Some(g.iter().map(|&x| x as usize).collect())
+        } else {
+            None
+        };
         // the projection keeps file order; remember where each wanted
         // column lands
         let mut sorted: Vec<usize> = cols.iter().map(|&c| c as usize).collect();
         sorted.sort_unstable();
         sorted.dedup();
-        let mask = parquet::arrow::ProjectionMask::roots(builder.parquet_schema(), sorted.iter().copied());
         if batch_rows > 0 {
             r.batch_rows = batch_rows as usize;
         }
-        let reader = builder
-            .with_projection(mask)
-            .with_batch_size(r.batch_rows)
-            .build()
-            .map_err(|e| e.to_string())?;
+        let reader = match &r.format {
+            Format::Parquet { source, metadata } => {
+                let mut builder = ParquetRecordBatchReaderBuilder::new_with_metadata(source.duplicate()?, metadata.clone());
+                if let Some(g) = groups {
+                    builder = builder.with_row_groups(g);
+                }
+                let mask = parquet::arrow::ProjectionMask::roots(builder.parquet_schema(), sorted.iter().copied());
+                Scan::Parquet(
+                    builder
+                        .with_projection(mask)
+                        .with_batch_size(r.batch_rows)
+                        .build()
+                        .map_err(|e| e.to_string())?,
+                )
+            }
+            Format::Ipc { file, batches } => {
+                let n = *batches;
+                let reader = arrow_ipc::reader::FileReader::try_new(
+                    file.try_clone().map_err(|e| e.to_string())?,
+                    Some(sorted.clone()),
+                )
+                .map_err(|e| e.to_string())?;
+                Scan::Ipc { reader, batches: groups.unwrap_or_else(|| (0..n).collect()), at: 0 }
+            }
+        };
         r.reader = Some(reader);
+        r.pending = None;
+        r.pending_at = 0;
         r.out.clear();
         r.projection = cols
             .iter()
@@ -892,11 +1047,27 @@ fn expose(kind: i32, a: &ArrayRef, nulls: &[u8], bools: &[u8], v: &mut TpVector)
 pub extern "C" fn tp_reader_next(r: *mut TpReader, vectors: *mut TpVector, err: *mut c_char, errlen: usize) -> i64 {
     guarded(err, errlen, -1, || {
         let r = reader_ref(r);
-        let reader = r.reader.as_mut().ok_or("reader not started")?;
-        let batch = match reader.next() {
-            None => return Ok(0),
-            Some(b) => b.map_err(|e| e.to_string())?,
-        };
+        // a batch longer than batch_rows (an IPC file's may be) goes out in slices
+        if r.pending.as_ref().map_or(true, |b| r.pending_at >= b.num_rows()) {
+            let reader = r.reader.as_mut().ok_or("reader not started")?;
+            loop {
+                match reader.next_batch() {
+                    None => return Ok(0),
+                    Some(b) => {
+                        let b = b?;
+                        if b.num_rows() > 0 {
+                            r.pending = Some(b);
+                            r.pending_at = 0;
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        let whole = r.pending.as_ref().unwrap();
+        let take = (whole.num_rows() - r.pending_at).min(r.batch_rows);
+        let batch = whole.slice(r.pending_at, take);
+        r.pending_at += take;
         let n = r.wanted.len();
         let vectors = unsafe { std::slice::from_raw_parts_mut(vectors, n) };
         r.out.clear();

@@ -1,10 +1,11 @@
 /*-------------------------------------------------------------------------
  *
  * parquet_copy.c
- *	  COPY to and from Parquet files: COPY t TO 'f.parquet', COPY (query)
- *	  TO ..., COPY t FROM ..., with FORMAT parquet or by the file's
- *	  extension, to and from files, STDOUT and STDIN; for tables of any
- *	  access method.
+ *	  COPY to and from Parquet files and Arrow IPC files (Feather v2):
+ *	  COPY t TO 'f.parquet', COPY (query) TO ..., COPY t FROM ..., with
+ *	  FORMAT parquet / arrow or by the file's extension, to and from files,
+ *	  STDOUT and STDIN; for tables of any access method.  COPY FROM tells
+ *	  the two formats apart by the file's first bytes.
  *
  * NOTES
  *	  COPY ... TO runs the query (for a table, SELECT of its columns, so
@@ -79,6 +80,7 @@
 
 typedef struct ParquetCopyOptions
 {
+	TesseraCopyFormat format;
 	int			compression;
 	int			level;
 	int64		row_group_rows;
@@ -195,23 +197,39 @@ has_suffix(const char *s, const char *suffix)
 }
 
 /*
- * Whether a COPY statement is one for Parquet: FORMAT parquet, or no
- * FORMAT and a file named *.parquet.
+ * Which of tessera's file formats a COPY statement is for: FORMAT parquet
+ * or arrow (feather, ipc), or no FORMAT and a file named *.parquet,
+ * *.arrow or *.feather.
  */
-bool
-TesseraCopyIsParquet(CopyStmt *stmt)
+TesseraCopyFormat
+TesseraCopyFormatOf(CopyStmt *stmt)
 {
 	ListCell   *lc;
 
 	foreach(lc, stmt->options)
 	{
 		DefElem    *def = lfirst_node(DefElem, lc);
+		const char *f;
 
-		if (strcmp(def->defname, "format") == 0)
-			return def->arg != NULL && IsA(def->arg, String) &&
-				pg_strcasecmp(strVal(def->arg), "parquet") == 0;
+		if (strcmp(def->defname, "format") != 0)
+			continue;
+		if (def->arg == NULL || !IsA(def->arg, String))
+			return TESSERA_COPY_OTHER;
+		f = strVal(def->arg);
+		if (pg_strcasecmp(f, "parquet") == 0)
+			return TESSERA_COPY_PARQUET;
+		if (pg_strcasecmp(f, "arrow") == 0 || pg_strcasecmp(f, "feather") == 0 ||
+			pg_strcasecmp(f, "ipc") == 0)
+			return TESSERA_COPY_ARROW;
+		return TESSERA_COPY_OTHER;
 	}
-	return stmt->filename != NULL && !stmt->is_program && has_suffix(stmt->filename, ".parquet");
+	if (stmt->filename == NULL || stmt->is_program)
+		return TESSERA_COPY_OTHER;
+	if (has_suffix(stmt->filename, ".parquet"))
+		return TESSERA_COPY_PARQUET;
+	if (has_suffix(stmt->filename, ".arrow") || has_suffix(stmt->filename, ".feather"))
+		return TESSERA_COPY_ARROW;
+	return TESSERA_COPY_OTHER;
 }
 
 static int
@@ -242,7 +260,8 @@ parse_options(CopyStmt *stmt, ParquetCopyOptions *opts)
 	ListCell   *lc;
 
 	memset(opts, 0, sizeof(*opts));
-	opts->compression = TP_COMPRESSION_SNAPPY;
+	opts->format = TesseraCopyFormatOf(stmt);
+	opts->compression = opts->format == TESSERA_COPY_ARROW ? TP_COMPRESSION_NONE : TP_COMPRESSION_SNAPPY;
 	opts->row_group_rows = TP_DEFAULT_ROW_GROUP;
 	foreach(lc, stmt->options)
 	{
@@ -295,7 +314,20 @@ parse_options(CopyStmt *stmt, ParquetCopyOptions *opts)
 		else
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("COPY option \"%s\" is not supported with FORMAT parquet", def->defname)));
+					 errmsg("COPY option \"%s\" is not supported with FORMAT %s", def->defname,
+							opts->format == TESSERA_COPY_ARROW ? "arrow" : "parquet")));
+		if (opts->format == TESSERA_COPY_ARROW &&
+			(strcmp(def->defname, "compression_level") == 0 ||
+			 strcmp(def->defname, "row_group_size") == 0 ||
+			 (strcmp(def->defname, "compression") == 0 &&
+			  opts->compression != TP_COMPRESSION_NONE && opts->compression != TP_COMPRESSION_LZ4 &&
+			  opts->compression != TP_COMPRESSION_ZSTD)))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 strcmp(def->defname, "compression") == 0 ?
+					 errmsg("COPY compression \"%s\" is not supported with FORMAT arrow", defGetString(def)) :
+					 errmsg("COPY option \"%s\" is not supported with FORMAT arrow", def->defname),
+					 errhint("Arrow files take COMPRESSION uncompressed, lz4 or zstd.")));
 		if ((to_only && stmt->is_from) || (from_only && !stmt->is_from))
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -384,13 +416,15 @@ dest_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
 	if (d->natts == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("a Parquet file needs at least one column")));
+				 errmsg("a Parquet or Arrow file needs at least one column")));
 	d->batch_cxt = AllocSetContextCreate(CurrentMemoryContext, "tessera parquet batch",
 										 ALLOCSET_DEFAULT_SIZES);
 	if (d->path)
 		check_writable(d->path);
 	d->handles->writer = tp_writer_open(d->path, d->natts, names, types, d->opts->compression,
-										d->opts->level, d->opts->row_group_rows, err, sizeof(err));
+										d->opts->level, d->opts->row_group_rows,
+										d->opts->format == TESSERA_COPY_ARROW ? TP_FORMAT_ARROW : TP_FORMAT_PARQUET,
+										err, sizeof(err));
 	if (d->handles->writer == NULL)
 		parquet_error("could not write Parquet file", err);
 	if (d->path == NULL)
@@ -853,7 +887,8 @@ copy_from(ParseState *pstate, CopyStmt *stmt, ParquetCopyOptions *opts)
 }
 
 /*
- * Run a COPY statement for which TesseraCopyIsParquet is true; *processed
+ * Run a COPY statement for which TesseraCopyFormatOf is not
+ * TESSERA_COPY_OTHER; *processed
  * is the number of rows written or loaded.
  */
 void
@@ -865,7 +900,7 @@ TesseraParquetCopy(ParseState *pstate, CopyStmt *stmt, int stmt_location, int st
 	if (stmt->is_program)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("COPY with PROGRAM is not supported with FORMAT parquet")));
+				 errmsg("COPY with PROGRAM is not supported with FORMAT parquet or arrow")));
 	parse_options(stmt, &opts);
 	if (stmt->is_from)
 		*processed = copy_from(pstate, stmt, &opts);

@@ -534,7 +534,7 @@ tessera_ProcessUtility(PlannedStmt *pstmt, const char *queryString, bool readOnl
 	MemoryContext outer_cxt = created_cxt;
 	List	   *created = NIL;
 
-	if (IsA(parsetree, CopyStmt) && TesseraCopyIsParquet((CopyStmt *) parsetree))
+	if (IsA(parsetree, CopyStmt) && TesseraCopyFormatOf((CopyStmt *) parsetree) != TESSERA_COPY_OTHER)
 	{
 		ParseState *pstate = make_parsestate(NULL);
 		uint64		processed;

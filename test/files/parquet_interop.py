@@ -10,7 +10,8 @@ pyarrow (Arrow C++) and DuckDB:
      decimal128/256, strings, large and dictionary strings, binary, fixed
      binary, bool, date32/64, time32/64, timestamps in every unit with and
      without time zone, uuid, lists with NULLs; snappy, zstd, gzip, lz4 and
-     none; dictionary and plain pages; many row groups) read by COPY ...
+     none; dictionary and plain pages; many row groups), and Arrow IPC
+     (Feather v2) files of the same table, read by COPY ...
      FROM into tessera: the table equals a heap table loaded from the same
      values as CSV;
   3. the same for files written by DuckDB;
@@ -157,6 +158,11 @@ def test_export(conn, d):
             compare_rows(f"export/{am}: pyarrow reads the values PostgreSQL returns", expected, rows, columns)
             got = duckdb.sql(f"SELECT * FROM read_parquet('{path}') ORDER BY id").fetchall()
             compare_rows(f"export/{am}: DuckDB reads the values PostgreSQL returns", expected, got, columns)
+            apath = os.path.join(d, f"export_{am}.arrow")
+            cur.execute(f"COPY {table} TO '{apath}' (FORMAT arrow, COMPRESSION lz4)")
+            tab = pa.ipc.open_file(apath).read_all()
+            rows = sorted(zip(*[tab.column(c).to_pylist() for c in columns]), key=lambda r: r[0])
+            compare_rows(f"export/{am}: pyarrow reads the Arrow IPC file's values", expected, rows, columns)
 
 
 # ---------------------------------------------------------------------------
@@ -338,6 +344,12 @@ def test_pyarrow_files(conn, d):
         path = os.path.join(d, f"pyarrow_{len(label)}.parquet")
         pq.write_table(tab, path, **opts)
         load_and_compare(conn, f"pyarrow file ({label}) loads as from CSV", path, PYARROW_SQL, rows)
+    # Arrow IPC files (Feather v2): lz4 (pyarrow's default), zstd, none, small batches
+    import pyarrow.feather as feather
+    for comp in ("lz4", "zstd", "uncompressed"):
+        path = os.path.join(d, f"pyarrow_{comp}.arrow")
+        feather.write_feather(tab, path, compression=comp, chunksize=1000)
+        load_and_compare(conn, f"pyarrow Arrow IPC file ({comp}) loads as from CSV", path, PYARROW_SQL, rows)
 
 
 DUCKDB_SELECT = """

@@ -69,6 +69,23 @@ TRUNCATE pq_back;
 COPY pq_back FROM :'f_all';
 SELECT count(*), sum(b), count(jb) FROM pq_back;
 
+-- Arrow IPC files (Feather v2): the same types; COPY FROM tells the
+-- formats apart by the file's first bytes
+\set f_arrow :datadir '/regress_all.arrow'
+COPY pq_src TO :'f_arrow';
+TRUNCATE pq_back;
+COPY pq_back FROM :'f_arrow';
+SELECT count(*) AS rows,
+       (SELECT count(*) FROM (SELECT * FROM pq_src_v EXCEPT ALL
+            SELECT i, b, s, f4, f8, n, nu, t, v, c, bo, d, tm, ts, tz, u, j::text, jb, by, ai, at, an FROM pq_back) x) AS missing
+FROM pq_back;
+COPY pq_src TO :'f_arrow' (FORMAT feather, COMPRESSION zstd);
+TRUNCATE pq_back;
+COPY pq_back FROM :'f_arrow' (FORMAT parquet);
+SELECT count(*), sum(i) FROM pq_back;
+COPY pq_src TO :'f_arrow' (FORMAT arrow, COMPRESSION snappy);
+COPY pq_src TO :'f_arrow' (FORMAT arrow, ROW_GROUP_SIZE 10);
+
 -- a query, a column list, an empty result
 COPY (SELECT i AS id, t, i * 2 AS twice FROM pq_src WHERE i <= 100) TO :'f_q';
 CREATE TABLE pq_q (id int, t text, twice bigint, extra text DEFAULT 'dflt') USING tessera;

@@ -57,6 +57,15 @@ RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
 RESET max_parallel_workers_per_gather;
 
+-- an Arrow IPC file (Feather v2) as a table: its record batches are the units
+\set farrowabs :datadir '/regress_fdw.arrow'
+COPY (SELECT * FROM fdw_src) TO :'farrowabs' (FORMAT arrow, COMPRESSION zstd);
+CREATE FOREIGN TABLE fdw_arrow (id int, g text, n numeric(10,2), ts timestamptz, a int[], b bool)
+    SERVER pq_files OPTIONS (filename 'regress_fdw.arrow');
+SELECT (SELECT count(*) FROM (SELECT * FROM fdw_arrow EXCEPT ALL SELECT * FROM fdw_src) x) AS extra,
+       (SELECT count(*) FROM (SELECT * FROM fdw_src EXCEPT ALL SELECT * FROM fdw_arrow) x) AS missing;
+SELECT count(*) FROM fdw_arrow;
+
 -- IMPORT FOREIGN SCHEMA: a file, or the Parquet files of a directory
 CREATE SCHEMA fdw_imp;
 IMPORT FOREIGN SCHEMA :"f1" FROM SERVER pq_files INTO fdw_imp;
