@@ -54,6 +54,7 @@
 
 #if PG_VERSION_NUM >= 180000
 #include "commands/explain_format.h"
+#include "commands/explain_state.h"
 #endif
 #if PG_VERSION_NUM >= 170000
 #include "access/tidstore.h"
