@@ -241,8 +241,53 @@ impl AnyWriter {
     }
 }
 
+/// A writer encoding batches on a thread of its own, so that encoding and
+/// compressing one batch overlaps the backend forming the next (files
+/// only; the caller starts it with every signal blocked, so that
+/// PostgreSQL's signals keep going to the backend's own thread).
+struct Background {
+    tx: Option<std::sync::mpsc::SyncSender<RecordBatch>>,
+    thread: Option<std::thread::JoinHandle<Res<Sink>>>,
+}
+
+impl Background {
+    fn start(mut writer: AnyWriter) -> Res<Background> {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<RecordBatch>(2);
+        let thread = std::thread::Builder::new()
+            .name("tessera-parquet-writer".into())
+            .spawn(move || {
+                IN_LAYER.with(|c| c.set(true));
+                let r = catch_unwind(AssertUnwindSafe(|| -> Res<Sink> {
+                    for batch in rx {
+                        writer.write(&batch)?;
+                    }
+                    writer.into_sink()
+                }));
+                r.unwrap_or_else(|_| Err("internal error in the Parquet layer's writer".into()))
+            })
+            .map_err(|e| format!("could not start the writer thread: {e}"))?;
+        Ok(Background { tx: Some(tx), thread: Some(thread) })
+    }
+
+    /// the writer thread's end: its sink, or why it stopped
+    fn join(&mut self) -> Res<Sink> {
+        self.tx = None;
+        match self.thread.take() {
+            Some(t) => t.join().unwrap_or_else(|_| Err("the writer thread failed".into())),
+            None => Err("writer closed".into()),
+        }
+    }
+}
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        let _ = self.join();
+    }
+}
+
 pub struct TpWriter {
     writer: Option<AnyWriter>,
+    background: Option<Background>,
     schema: SchemaRef,
     types: Vec<TpType>,
     /// handed to C by the last tp_writer_drain
@@ -477,13 +522,7 @@ pub extern "C" fn tp_writer_open(
             };
             let options = IpcWriteOptions::default().try_with_compression(codec).map_err(|e| e.to_string())?;
             let writer = FileWriter::try_new_with_options(sink, &schema, options).map_err(|e| e.to_string())?;
-            return Ok(Box::into_raw(Box::new(TpWriter {
-                writer: Some(AnyWriter::Ipc(writer)),
-                schema,
-                types,
-                drained: Vec::new(),
-                tail: Vec::new(),
-            })));
+            return new_writer(AnyWriter::Ipc(writer), !path.is_null(), schema, types);
         }
         let codec = match compression {
             COMPRESSION_NONE => Compression::UNCOMPRESSED,
@@ -503,14 +542,17 @@ pub extern "C" fn tp_writer_open(
         }
         let writer =
             ArrowWriter::try_new(sink, schema.clone(), Some(props.build())).map_err(|e| e.to_string())?;
-        Ok(Box::into_raw(Box::new(TpWriter {
-            writer: Some(AnyWriter::Parquet(writer)),
-            schema,
-            types,
-            drained: Vec::new(),
-            tail: Vec::new(),
-        })))
+        new_writer(AnyWriter::Parquet(writer), !path.is_null(), schema, types)
     })
+}
+
+fn new_writer(writer: AnyWriter, to_file: bool, schema: SchemaRef, types: Vec<TpType>) -> Res<*mut TpWriter> {
+    let (writer, background) = if to_file {
+        (None, Some(Background::start(writer)?))
+    } else {
+        (Some(writer), None)
+    };
+    Ok(Box::into_raw(Box::new(TpWriter { writer, background, schema, types, drained: Vec::new(), tail: Vec::new() })))
 }
 
 /// Append a batch of `nrows` rows, one vector per column.  0 on success.
@@ -534,6 +576,18 @@ pub extern "C" fn tp_writer_write(
             columns.push(column_array(w.schema.field(i), &w.types[i], &vectors[i])?);
         }
         let batch = RecordBatch::try_new(w.schema.clone(), columns).map_err(|e| e.to_string())?;
+        if let Some(bg) = w.background.as_mut() {
+            let sent = match bg.tx.as_ref() {
+                Some(tx) => tx.send(batch).is_ok(),
+                None => false,
+            };
+            if !sent {
+                // the thread stopped: its error
+                bg.join()?;
+                return Err("the writer thread stopped".into());
+            }
+            return Ok(0);
+        }
         w.writer.as_mut().ok_or("writer closed")?.write(&batch)?;
         Ok(0)
     })
@@ -544,8 +598,10 @@ pub extern "C" fn tp_writer_write(
 pub extern "C" fn tp_writer_close(w: *mut TpWriter, err: *mut c_char, errlen: usize) -> c_int {
     guarded(err, errlen, -1, || {
         let w = unsafe { w.as_mut() }.ok_or("no writer")?;
-        let writer = w.writer.take().ok_or("writer closed")?;
-        let sink = writer.into_sink()?;
+        let sink = match w.background.as_mut() {
+            Some(bg) => bg.join()?,
+            None => w.writer.take().ok_or("writer closed")?.into_sink()?,
+        };
         match sink {
             Sink::File(mut f) => f.flush().map_err(|e| format!("could not write file: {e}"))?,
             Sink::Memory(v) => w.tail = v,

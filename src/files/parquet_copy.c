@@ -11,7 +11,8 @@
  *	  COPY ... TO runs the query (for a table, SELECT of its columns, so
  *	  that privileges and row-level security apply as for COPY's own
  *	  query form) into a DestReceiver that gathers column vectors and hands
- *	  batches to the Parquet writer (parquet_types.c maps the types).
+ *	  batches to the Parquet writer (parquet_types.c maps the types),
+ *	  which encodes them on a thread of its own when writing a file.
  *
  *	  COPY ... FROM is PostgreSQL's own COPY FROM, reading COPY's binary
  *	  format from a data source callback that encodes the file's batches:
@@ -34,6 +35,8 @@
  */
 #include "postgres.h"
 
+#include <pthread.h>
+#include <signal.h>
 #include <sys/stat.h>
 
 #include "access/table.h"
@@ -421,10 +424,23 @@ dest_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
 										 ALLOCSET_DEFAULT_SIZES);
 	if (d->path)
 		check_writable(d->path);
-	d->handles->writer = tp_writer_open(d->path, d->natts, names, types, d->opts->compression,
-										d->opts->level, d->opts->row_group_rows,
-										d->opts->format == TESSERA_COPY_ARROW ? TP_FORMAT_ARROW : TP_FORMAT_PARQUET,
-										err, sizeof(err));
+
+	/*
+	 * A writer to a file encodes on a thread of its own: it starts with
+	 * every signal blocked, so that the backend's thread gets them all.
+	 */
+	{
+		sigset_t	all;
+		sigset_t	old;
+
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
+		d->handles->writer = tp_writer_open(d->path, d->natts, names, types, d->opts->compression,
+											d->opts->level, d->opts->row_group_rows,
+											d->opts->format == TESSERA_COPY_ARROW ? TP_FORMAT_ARROW : TP_FORMAT_PARQUET,
+											err, sizeof(err));
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
 	if (d->handles->writer == NULL)
 		parquet_error("could not write Parquet file", err);
 	if (d->path == NULL)
