@@ -112,6 +112,9 @@ extern int	tp_reader_is_arrow(TpReader *r);
 extern int	tp_reader_start(TpReader *r, int ncols, const int *columns, int64_t batch_rows,
 							const int *row_groups, int nrow_groups, char *err, size_t errlen);
 extern int64_t tp_reader_next(TpReader *r, TpVector *vectors, char *err, size_t errlen);
+/* per row group min and max of a column; 0 done, 1 none kept, -1 error */
+extern int	tp_reader_stats(TpReader *r, int col, TpVector *mins, TpVector *maxs,
+							char *err, size_t errlen);
 extern void tp_reader_free(TpReader *r);
 
 #endif							/* TESSERA_PARQUET_FFI_H */

@@ -734,6 +734,8 @@ pub struct TpReader {
     pending: Option<RecordBatch>,
     pending_at: usize,
     batch_rows: usize,
+    /// the row-group statistics last handed out (tp_reader_stats)
+    stats_out: Vec<ColumnOut>,
     /// file column of each wanted vector, and its place in a read batch
     wanted: Vec<usize>,
     projection: Vec<usize>,
@@ -837,6 +839,7 @@ fn new_reader(schema: SchemaRef, num_rows: i64, format: Format) -> *mut TpReader
         pending: None,
         pending_at: 0,
         batch_rows: 32768,
+        stats_out: Vec::new(),
         wanted: Vec::new(),
         projection: Vec::new(),
         out: Vec::new(),
@@ -1173,6 +1176,65 @@ pub extern "C" fn tp_reader_next(r: *mut TpReader, vectors: *mut TpVector, err: 
             r.out.push(col);
         }
         Ok(batch.num_rows() as i64)
+    })
+}
+
+/// The minimum and maximum of file column `col` in each row group, cast to
+/// the column's canonical type, as two vectors of one value per row group
+/// (NULL where a row group has no statistics); valid until the next call.
+/// 0: done; 1: the file keeps no statistics for the column (or is an Arrow
+/// file); -1: error.  Only scalar columns.
+#[no_mangle]
+pub extern "C" fn tp_reader_stats(
+    r: *mut TpReader,
+    col: c_int,
+    mins: *mut TpVector,
+    maxs: *mut TpVector,
+    err: *mut c_char,
+    errlen: usize,
+) -> c_int {
+    guarded(err, errlen, -1, || {
+        use parquet::arrow::arrow_reader::statistics::StatisticsConverter;
+        let r = reader_ref(r);
+        let c = col as usize;
+        let (t, cdt) = match r.types.get(c) {
+            Some(Some(x)) => x.clone(),
+            _ => return Ok(1),
+        };
+        if t.kind == KIND_LIST || t.kind == KIND_NULL {
+            return Ok(1);
+        }
+        let metadata = match &r.format {
+            Format::Parquet { metadata, .. } => metadata,
+            Format::Ipc { .. } => return Ok(1),
+        };
+        let schema = metadata.schema();
+        let name = schema.field(c).name().clone();
+        let conv = match StatisticsConverter::try_new(&name, schema, metadata.metadata().file_metadata().schema_descr()) {
+            Ok(conv) => conv,
+            Err(_) => return Ok(1),
+        };
+        let groups = metadata.metadata().row_groups();
+        let lo = conv.row_group_mins(groups.iter()).map_err(|e| e.to_string())?;
+        let hi = conv.row_group_maxes(groups.iter()).map_err(|e| e.to_string())?;
+        r.stats_out.clear();
+        for (array, v) in [(lo, mins), (hi, maxs)] {
+            let array = if array.data_type() == &cdt { array } else { cast(&array, &cdt).map_err(|e| e.to_string())? };
+            let nulls = nulls_of(&array);
+            let bools = if t.kind == KIND_BOOL { bools_of(&array) } else { Vec::new() };
+            let col = ColumnOut {
+                array,
+                nulls,
+                bools,
+                child_nulls: Vec::new(),
+                child_bools: Vec::new(),
+                child: Box::new(TpVector::default()),
+            };
+            expose(t.kind, &col.array, &col.nulls, &col.bools, unsafe { &mut *v });
+            unsafe { (*v).child = std::ptr::null() };
+            r.stats_out.push(col);
+        }
+        Ok(0)
     })
 }
 

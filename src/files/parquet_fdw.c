@@ -35,9 +35,12 @@
 #include <sys/stat.h>
 
 #include "access/reloptions.h"
+#include "access/stratnum.h"
 #include "access/table.h"
+#include "catalog/pg_am.h"
 #include "catalog/pg_authid.h"
 #include "catalog/pg_foreign_table.h"
+#include "catalog/pg_opclass.h"
 #include "catalog/pg_type.h"
 #include "commands/defrem.h"
 #include "commands/explain.h"
@@ -45,6 +48,7 @@
 #include "foreign/foreign.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/pathnode.h"
@@ -300,6 +304,83 @@ get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 	}
 }
 
+/*
+ * Quals a row group's min/max statistics can rule out: column op constant
+ * (either way round) with a btree comparison operator, on types whose
+ * Parquet statistics order as PostgreSQL does (integers, numeric, date,
+ * timestamps; not strings, whose statistics are in byte order, nor
+ * floats).  Each as a list (attnum, strategy, opfamily, column type,
+ * Const).
+ * They stay quals of the scan too: skipping is only an optimization.
+ */
+static List *
+prunable_quals(RelOptInfo *baserel, List *clauses)
+{
+	List	   *out = NIL;
+	ListCell   *lc;
+
+	foreach(lc, clauses)
+	{
+		Expr	   *clause = lfirst_node(RestrictInfo, lc)->clause;
+		OpExpr	   *op;
+		Node	   *left;
+		Node	   *right;
+		Oid			opno;
+		Var		   *var;
+		Const	   *con;
+		Oid			opclass;
+		Oid			opfamily;
+		int			strategy;
+
+		if (!IsA(clause, OpExpr) || list_length(((OpExpr *) clause)->args) != 2)
+			continue;
+		op = (OpExpr *) clause;
+		left = strip_implicit_coercions(linitial(op->args));
+		right = strip_implicit_coercions(lsecond(op->args));
+		opno = op->opno;
+		if (IsA(right, Var) && IsA(left, Const))
+		{
+			Node	   *t = left;
+
+			left = right;
+			right = t;
+			opno = get_commutator(opno);
+		}
+		if (!OidIsValid(opno) || !IsA(left, Var) || !IsA(right, Const))
+			continue;
+		var = (Var *) left;
+		con = (Const *) right;
+		if (var->varno != baserel->relid || var->varattno <= 0 || var->varlevelsup != 0 ||
+			con->constisnull)
+			continue;
+		switch (getBaseType(var->vartype))
+		{
+			case INT2OID:
+			case INT4OID:
+			case INT8OID:
+			case NUMERICOID:
+			case DATEOID:
+			case TIMESTAMPOID:
+			case TIMESTAMPTZOID:
+				break;
+			default:
+				continue;
+		}
+		opclass = GetDefaultOpClass(getBaseType(var->vartype), BTREE_AM_OID);
+		if (!OidIsValid(opclass))
+			continue;
+		opfamily = get_opclass_family(opclass);
+		strategy = get_op_opfamily_strategy(opno, opfamily);
+		if (strategy < BTLessStrategyNumber || strategy > BTGreaterStrategyNumber)
+			continue;
+		out = lappend(out, list_make5(makeInteger(var->varattno), makeInteger(strategy),
+									  makeInteger((int) opfamily),
+									  makeInteger((int) getBaseType(var->vartype)),
+									  copyObject(con)));
+	}
+	return out;
+}
+
 static ForeignScan *
 get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid, ForeignPath *best_path,
 		 List *tlist, List *scan_clauses, Plan *outer_plan)
@@ -316,8 +397,8 @@ get_plan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid, ForeignPath
 	for (int a = 1; a <= baserel->max_attr; a++)
 		if (all || bms_is_member(a - FirstLowInvalidHeapAttributeNumber, used))
 			columns = lappend_int(columns, a);
-	scan_clauses = extract_actual_clauses(scan_clauses, false);
-	return make_foreignscan(tlist, scan_clauses, baserel->relid, NIL, list_make2(files, columns),
+	return make_foreignscan(tlist, extract_actual_clauses(scan_clauses, false), baserel->relid, NIL,
+							list_make3(files, columns, prunable_quals(baserel, scan_clauses)),
 							NIL, NIL, outer_plan);
 }
 
@@ -357,8 +438,14 @@ typedef struct PqScanState
 	int			next_file;
 	ParquetShared *shared;
 	int			units_read;
+	/* row groups the quals rule out by their statistics */
+	List	   *prune;
+	bool	   *keep;			/* [row groups of the file being read] */
+	int			groups_skipped;
 	MemoryContextCallback cb;
 } PqScanState;
+
+static void choose_groups(PqScanState *s);
 
 static void
 free_reader(void *arg)
@@ -399,6 +486,7 @@ begin_scan(ForeignScanState *node, int eflags)
 	/* the columns the query reads (get_plan) */
 	foreach(lc, (List *) lsecond(plan->fdw_private))
 		used = bms_add_member(used, lfirst_int(lc));
+	s->prune = (List *) lthird(plan->fdw_private);
 	s->cols = palloc(sizeof(ScanColumn) * Max(desc->natts, 1));
 	for (int i = 0; i < desc->natts; i++)
 	{
@@ -451,6 +539,86 @@ open_scan_file(ForeignScanState *node, PqScanState *s, int i)
 		TesseraParquetFieldPrepareDatums(&s->fields[c]);
 	}
 	MemoryContextSwitchTo(old);
+	choose_groups(s);
+}
+
+static bool
+compare(Oid opfamily, Oid lefttype, Oid righttype, int strategy, Datum a, Datum b)
+{
+	Oid			opr = get_opfamily_member(opfamily, lefttype, righttype, strategy);
+
+	if (!OidIsValid(opr))
+		return true;			/* cannot tell: keep the row group */
+	return DatumGetBool(OidFunctionCall2Coll(get_opcode(opr), InvalidOid, a, b));
+}
+
+/*
+ * Whether a row group whose column lies in [min, max] may hold a row that
+ * satisfies qual (prunable_quals).
+ */
+static bool
+group_may_match(List *qual, Datum min, Datum max)
+{
+	int			strategy = intVal(lsecond(qual));
+	Oid			opfamily = (Oid) intVal(lthird(qual));
+	Oid			coltype = (Oid) intVal(lfourth(qual));
+	Const	   *con = list_nth(qual, 4);
+
+	switch (strategy)
+	{
+		case BTLessStrategyNumber:
+		case BTLessEqualStrategyNumber:
+			return compare(opfamily, coltype, con->consttype, strategy, min, con->constvalue);
+		case BTGreaterStrategyNumber:
+		case BTGreaterEqualStrategyNumber:
+			return compare(opfamily, coltype, con->consttype, strategy, max, con->constvalue);
+		default:
+			return compare(opfamily, coltype, con->consttype, BTLessEqualStrategyNumber,
+						   min, con->constvalue) &&
+				compare(opfamily, coltype, con->consttype, BTGreaterEqualStrategyNumber,
+						max, con->constvalue);
+	}
+}
+
+/* which row groups of the file being read the quals leave (s->keep) */
+static void
+choose_groups(PqScanState *s)
+{
+	int			n = s->file_groups[s->file];
+	ListCell   *lc;
+
+	s->keep = MemoryContextAlloc(s->cxt, sizeof(bool) * Max(n, 1));
+	memset(s->keep, true, sizeof(bool) * Max(n, 1));
+	foreach(lc, s->prune)
+	{
+		List	   *qual = lfirst(lc);
+		int			attidx = intVal(linitial(qual)) - 1;
+		TpVector	mins;
+		TpVector	maxs;
+		char		err[TP_ERRLEN];
+		int			c;
+
+		for (c = 0; c < s->ncols; c++)
+			if (s->cols[c].attnum == attidx)
+				break;
+		if (c == s->ncols ||
+			tp_reader_stats(s->reader, s->filecols[c], &mins, &maxs, err, sizeof(err)) != 0)
+			continue;
+		for (int g = 0; g < n; g++)
+		{
+			bool		lo_null;
+			bool		hi_null;
+			Datum		lo;
+			Datum		hi;
+
+			if (!s->keep[g])
+				continue;
+			lo = TesseraParquetFieldDatum(&s->fields[c], &mins, g, &lo_null);
+			hi = TesseraParquetFieldDatum(&s->fields[c], &maxs, g, &hi_null);
+			if (!lo_null && !hi_null && !group_may_match(qual, lo, hi))
+				s->keep[g] = false;
+		}
+	}
 }
 
 static void
@@ -475,34 +643,54 @@ next_unit(ForeignScanState *node, PqScanState *s)
 {
 	if (s->shared == NULL)
 	{
+		int		   *groups;
+		int			n = 0;
+		int			ngroups;
+
 		if (s->next_file >= s->nfiles)
 			return false;
 		open_scan_file(node, s, s->next_file++);
-		start_groups(s, NULL, -1);
+		ngroups = s->file_groups[s->file];
+		groups = palloc(sizeof(int) * Max(ngroups, 1));
+		for (int g = 0; g < ngroups; g++)
+			if (s->keep[g])
+				groups[n++] = g;
+		s->groups_skipped += ngroups - n;
+		start_groups(s, groups, n == ngroups ? -1 : n);
+		pfree(groups);
 		return true;
 	}
+	for (;;)
 	{
 		uint32		unit = pg_atomic_fetch_add_u32(&s->shared->next_unit, 1);
 		uint32		base = 0;
+		int			i;
 
 		/* units number the row groups of the files in order */
-		for (int i = 0; i < s->nfiles; i++)
+		for (i = 0; i < s->nfiles; i++)
 		{
 			if (s->file_groups[i] < 0)
 				open_scan_file(node, s, i);
 			if (unit < base + s->file_groups[i])
-			{
-				int			group = (int) (unit - base);
-
-				if (s->file != i)
-					open_scan_file(node, s, i);
-				start_groups(s, &group, 1);
-				s->units_read++;
-				return true;
-			}
+				break;
 			base += s->file_groups[i];
 		}
-		return false;
+		if (i == s->nfiles)
+			return false;
+		if (s->file != i)
+			open_scan_file(node, s, i);
+		if (!s->keep[unit - base])
+		{
+			s->groups_skipped++;
+			continue;
+		}
+		{
+			int			group = (int) (unit - base);
+
+			start_groups(s, &group, 1);
+		}
+		s->units_read++;
+		return true;
 	}
 }
 
@@ -571,8 +759,8 @@ explain_scan(ForeignScanState *node, ExplainState *es)
 	if (s)
 	{
 		ExplainPropertyInteger("Columns Read", NULL, s->ncols, es);
-		if (es->analyze && s->shared)
-			ExplainPropertyInteger("Row Groups Read", NULL, s->units_read, es);
+		if (es->analyze && s->prune != NIL)
+			ExplainPropertyInteger("Row Groups Skipped", NULL, s->groups_skipped, es);
 	}
 }
 
