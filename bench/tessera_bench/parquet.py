@@ -81,6 +81,9 @@ def _pg_side(pg: Pg, cfg: Config, side: str, csv: str, out: str, items: dict) ->
 
 def _fdw_queries(pg: Pg, path: str, items: dict) -> None:
     """Q1 and Q6 on the file tessera wrote, through the foreign data wrapper."""
+    if not pg.scalar("SELECT count(*) FROM pg_foreign_data_wrapper WHERE fdwname = 'tessera_parquet'"):
+        pg.execute("CREATE FOREIGN DATA WRAPPER tessera_parquet HANDLER tessera.parquet_fdw_handler "
+                   "VALIDATOR tessera.parquet_fdw_validator")
     pg.execute("CREATE SERVER IF NOT EXISTS bench_parquet_files FOREIGN DATA WRAPPER tessera_parquet")
     pg.execute(f"CREATE FOREIGN TABLE {SCHEMAS['tessera']}.lineitem_file ({tpch_queries.TABLES['lineitem']}) "
                f"SERVER bench_parquet_files OPTIONS (filename '{path}')")

@@ -233,6 +233,10 @@ def load_and_compare(conn, name, path, columns_sql, rows):
         check(name, n_in == len(rows) and extra == 0 and missing == 0,
               f"rows {n_in}/{len(rows)}, extra {extra}, missing {missing}")
         # the same file as a foreign table with the table's columns
+        cur.execute("SELECT count(*) FROM pg_foreign_data_wrapper WHERE fdwname = 'tessera_parquet'")
+        if cur.fetchone()[0] == 0:
+            cur.execute("CREATE FOREIGN DATA WRAPPER tessera_parquet HANDLER tessera.parquet_fdw_handler "
+                        "VALIDATOR tessera.parquet_fdw_validator")
         cur.execute("CREATE SERVER IF NOT EXISTS pqx_files FOREIGN DATA WRAPPER tessera_parquet")
         cur.execute("DROP FOREIGN TABLE IF EXISTS pqx_ft")
         cur.execute(f"CREATE FOREIGN TABLE pqx_ft ({columns_sql}) SERVER pqx_files OPTIONS (filename '{path}')")
@@ -448,7 +452,7 @@ def main():
         test_stdio(conn)
         with conn.cursor() as cur:
             cur.execute("DROP TABLE IF EXISTS pqx_src_tessera, pqx_src_heap, pqx_in, pqx_csv, pqx_stdin")
-            cur.execute("DROP SERVER IF EXISTS pqx_files CASCADE")
+            cur.execute("DROP FOREIGN DATA WRAPPER IF EXISTS tessera_parquet CASCADE")
     print(f"{PASSED[0]} passed, {len(FAILED)} failed")
     sys.exit(1 if FAILED else 0)
 

@@ -23,6 +23,7 @@ COPY (SELECT * FROM fdw_src WHERE id <= 6000) TO :'f1abs' (ROW_GROUP_SIZE 1000);
 COPY (SELECT * FROM fdw_src WHERE id > 6000) TO :'f2abs' (ROW_GROUP_SIZE 1500);
 COPY (SELECT 1 AS a) TO :'fnotabs' (FORMAT csv);
 
+CREATE FOREIGN DATA WRAPPER tessera_parquet HANDLER tessera.parquet_fdw_handler VALIDATOR tessera.parquet_fdw_validator;
 CREATE SERVER pq_files FOREIGN DATA WRAPPER tessera_parquet;
 CREATE FOREIGN TABLE fdw_one (id int, g text, n numeric(10,2), ts timestamptz, a int[], b bool)
     SERVER pq_files OPTIONS (filename :'f1');
@@ -137,7 +138,7 @@ SELECT count(*) FROM fdw_all;
 RESET ROLE;
 
 DROP SCHEMA fdw_imp CASCADE;
-DROP SERVER pq_files CASCADE;
+DROP FOREIGN DATA WRAPPER tessera_parquet CASCADE;
 DROP TABLE fdw_src;
 DROP FUNCTION fdw_skipped(text);
 REVOKE CREATE ON SCHEMA public FROM fdw_user;
