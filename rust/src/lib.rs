@@ -853,7 +853,95 @@ fn open_reader(source: ReadSource) -> Res<*mut TpReader> {
     Ok(new_reader(schema, num_rows, Format::Parquet { source, metadata }))
 }
 
+/// The most bytes one buffer of an Arrow file may decompress to (as
+/// PostgreSQL's own values, 1 GB).
+const IPC_MAX_BUFFER: i64 = 1 << 30;
+
+/// Check an Arrow IPC file's footer and every record batch's layout
+/// against the file before any of it is read: the reader allocates what
+/// the file claims (a block's body length, a compressed buffer's
+/// uncompressed length), and a Rust allocation that fails ends the
+/// process, so a damaged or hostile file (COPY FROM STDIN takes one from
+/// anyone) must be refused here with an error instead.
+fn validate_ipc(file: &File) -> Res<()> {
+    use std::io::{Read, Seek, SeekFrom};
+    let bad = |what: &str| Err(format!("damaged Arrow file: {what}"));
+    let len = file.metadata().map_err(|e| e.to_string())?.len() as i64;
+    let mut f = file.try_clone().map_err(|e| e.to_string())?;
+    let mut read_at = |pos: i64, n: usize| -> Res<Vec<u8>> {
+        let mut buf = vec![0u8; n];
+        f.seek(SeekFrom::Start(pos as u64)).map_err(|e| e.to_string())?;
+        f.read_exact(&mut buf).map_err(|e| e.to_string())?;
+        Ok(buf)
+    };
+    if len < 18 {
+        return bad("too short");
+    }
+    let tail = read_at(len - 10, 10)?;
+    if &tail[4..] != ARROW_MAGIC {
+        return bad("no trailing magic");
+    }
+    let footer_len = i32::from_le_bytes([tail[0], tail[1], tail[2], tail[3]]) as i64;
+    let footer_start = len - 10 - footer_len;
+    if footer_len <= 0 || footer_start < 8 {
+        return bad("footer out of the file");
+    }
+    let footer_bytes = read_at(footer_start, footer_len as usize)?;
+    let footer = arrow_ipc::root_as_footer(&footer_bytes).map_err(|e| format!("damaged Arrow file: {e}"))?;
+    let blocks: Vec<arrow_ipc::Block> = footer
+        .recordBatches()
+        .into_iter()
+        .flatten()
+        .chain(footer.dictionaries().into_iter().flatten())
+        .copied()
+        .collect();
+    for b in blocks {
+        let (off, meta, body) = (b.offset(), b.metaDataLength() as i64, b.bodyLength());
+        if off < 8 || meta < 8 || body < 0 || meta > footer_start || body > footer_start
+            || off + meta + body > footer_start
+        {
+            return bad("a record batch lies outside the file");
+        }
+        let m = read_at(off, meta as usize)?;
+        // an encapsulated message: 0xFFFFFFFF, its length, the flatbuffer
+        let (start, mlen) = if m[0..4] == [0xff; 4] {
+            (8usize, i32::from_le_bytes([m[4], m[5], m[6], m[7]]) as i64)
+        } else {
+            (4usize, i32::from_le_bytes([m[0], m[1], m[2], m[3]]) as i64)
+        };
+        if mlen < 0 || start as i64 + mlen > meta {
+            return bad("a message lies outside its block");
+        }
+        let message = arrow_ipc::root_as_message(&m[start..start + mlen as usize])
+            .map_err(|e| format!("damaged Arrow file: {e}"))?;
+        let batch = match message.header_as_record_batch() {
+            Some(rb) => Some(rb),
+            None => message.header_as_dictionary_batch().and_then(|d| d.data()),
+        };
+        let Some(rb) = batch else { continue };
+        if rb.length() < 0 || rb.length() > i32::MAX as i64 {
+            return bad("a record batch claims too many rows");
+        }
+        let compressed = rb.compression().is_some();
+        for buf in rb.buffers().into_iter().flatten() {
+            let (boff, blen) = (buf.offset(), buf.length());
+            if boff < 0 || blen < 0 || boff > body || blen > body - boff {
+                return bad("a buffer lies outside its record batch");
+            }
+            if compressed && blen >= 8 {
+                let h = read_at(off + meta + boff, 8)?;
+                let n = i64::from_le_bytes([h[0], h[1], h[2], h[3], h[4], h[5], h[6], h[7]]);
+                if n > IPC_MAX_BUFFER {
+                    return bad("a compressed buffer claims more than 1 GB");
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 fn open_ipc(file: File) -> Res<*mut TpReader> {
+    validate_ipc(&file)?;
     let size = file.metadata().map(|m| m.len()).unwrap_or(0);
     let reader = arrow_ipc::reader::FileReader::try_new(file.try_clone().map_err(|e| e.to_string())?, None)
         .map_err(|e| format!("{e}"))?;

@@ -845,6 +845,19 @@ copy_from(ParseState *pstate, CopyStmt *stmt, ParquetCopyOptions *opts)
 				 errmsg("must be superuser or have privileges of the pg_read_server_files role to COPY from a file"),
 				 errhint("Anyone can COPY to stdout or from stdin. psql's \\copy command also works for anyone.")));
 
+	/*
+	 * From STDIN too: the Parquet reader sizes some allocations by what a
+	 * file declares (list lengths in its footer), and a Rust allocation that
+	 * fails ends the process -- a crafted file would restart the server.
+	 * Only roles trusted with the server's files may hand it one.
+	 */
+	if (stmt->filename == NULL && !has_privs_of_role(GetUserId(), ROLE_PG_READ_SERVER_FILES))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("must be superuser or have privileges of the pg_read_server_files role to COPY FROM STDIN with FORMAT parquet or arrow"),
+				 errdetail("A damaged or crafted file can make the file reader fail an allocation, which ends the server process."),
+				 errhint("Load the file with a role that has those privileges.")));
+
 	rel = table_openrv(stmt->relation, RowExclusiveLock);
 	if (XactReadOnly && !rel->rd_islocaltemp)
 		PreventCommandIfReadOnly("COPY FROM");

@@ -424,6 +424,7 @@ def test_stdio(conn):
         diff = cur.fetchone()[0]
         cur.execute("SELECT count(*) FROM pqx_stdin")
         check("COPY FROM STDIN: the rows written to STDOUT come back", diff == 0 and cur.fetchone()[0] == count)
+        conn.commit()
         # a file that is not Parquet, from STDIN: an error, and the session goes on
         try:
             with cur.copy("COPY pqx_stdin FROM STDIN (FORMAT parquet)") as cp:
@@ -434,6 +435,22 @@ def test_stdio(conn):
             check("COPY FROM STDIN of garbage fails", e.sqlstate == "22P04", e.sqlstate)
         cur.execute("SELECT 1")
         check("the session goes on after a failed COPY FROM STDIN", cur.fetchone()[0] == 1)
+        # a role without pg_read_server_files may not hand the reader a file
+        cur.execute("DROP ROLE IF EXISTS pqx_user")
+        cur.execute("CREATE ROLE pqx_user")
+        cur.execute("GRANT INSERT ON pqx_stdin TO pqx_user")
+        conn.commit()
+        cur.execute("SET ROLE pqx_user")
+        try:
+            with cur.copy("COPY pqx_stdin FROM STDIN (FORMAT parquet)") as cp:
+                cp.write(bytes(data[:65536]))
+            check("COPY FROM STDIN needs pg_read_server_files", False, "no error")
+        except psycopg.Error as e:
+            conn.rollback()
+            check("COPY FROM STDIN needs pg_read_server_files", e.sqlstate == "42501", e.sqlstate)
+        cur.execute("RESET ROLE")
+        cur.execute("DROP OWNED BY pqx_user")
+        cur.execute("DROP ROLE pqx_user")
     conn.commit()
 
 
