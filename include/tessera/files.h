@@ -27,6 +27,7 @@ typedef enum TesseraCopyFormat
 } TesseraCopyFormat;
 
 extern TesseraCopyFormat TesseraCopyFormatOf(CopyStmt *stmt);
+extern void TesseraCopySelect(StringInfo sql, List *attlist, Oid relid, bool only);
 extern void TesseraParquetCopy(ParseState *pstate, CopyStmt *stmt, int stmt_location,
 							   int stmt_len, uint64 *processed);
 

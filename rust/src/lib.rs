@@ -723,6 +723,22 @@ struct ColumnOut {
     child: Box<TpVector>,
 }
 
+impl ColumnOut {
+    /// `array` of canonical kind `kind`, with its NULL and bool bytes
+    fn new(array: ArrayRef, kind: i32) -> ColumnOut {
+        let nulls = nulls_of(&array);
+        let bools = if kind == KIND_BOOL { bools_of(&array) } else { Vec::new() };
+        ColumnOut {
+            array,
+            nulls,
+            bools,
+            child_nulls: Vec::new(),
+            child_bools: Vec::new(),
+            child: Box::new(TpVector::default()),
+        }
+    }
+}
+
 pub struct TpReader {
     names: Vec<std::ffi::CString>,
     type_names: Vec<std::ffi::CString>,
@@ -1228,16 +1244,7 @@ pub extern "C" fn tp_reader_next(r: *mut TpReader, vectors: *mut TpVector, err: 
                     format!("file column \"{}\": {e}", r.names[r.wanted[i]].to_string_lossy())
                 })?
             };
-            let nulls = nulls_of(&array);
-            let bools = if t.kind == KIND_BOOL { bools_of(&array) } else { Vec::new() };
-            let mut col = ColumnOut {
-                array,
-                nulls,
-                bools,
-                child_nulls: Vec::new(),
-                child_bools: Vec::new(),
-                child: Box::new(TpVector::default()),
-            };
+            let mut col = ColumnOut::new(array, t.kind);
             if t.kind == KIND_LIST {
                 let list = col.array.as_list::<i64>();
                 let values = list.values().clone();
@@ -1308,16 +1315,7 @@ pub extern "C" fn tp_reader_stats(
         r.stats_out.clear();
         for (array, v) in [(lo, mins), (hi, maxs)] {
             let array = if array.data_type() == &cdt { array } else { cast(&array, &cdt).map_err(|e| e.to_string())? };
-            let nulls = nulls_of(&array);
-            let bools = if t.kind == KIND_BOOL { bools_of(&array) } else { Vec::new() };
-            let col = ColumnOut {
-                array,
-                nulls,
-                bools,
-                child_nulls: Vec::new(),
-                child_bools: Vec::new(),
-                child: Box::new(TpVector::default()),
-            };
+            let col = ColumnOut::new(array, t.kind);
             expose(t.kind, &col.array, &col.nulls, &col.bools, unsafe { &mut *v });
             unsafe { (*v).child = std::ptr::null() };
             r.stats_out.push(col);

@@ -497,26 +497,36 @@ dest_destroy(DestReceiver *self)
 {
 }
 
+/*
+ * "SELECT <the COPY's columns, or *> FROM [ONLY] <relation>": the query
+ * that COPY table TO (or a COPY replaced by one) reads.
+ */
+void
+TesseraCopySelect(StringInfo sql, List *attlist, Oid relid, bool only)
+{
+	ListCell   *lc;
+
+	appendStringInfoString(sql, "SELECT ");
+	foreach(lc, attlist)
+		appendStringInfo(sql, "%s%s", foreach_current_index(lc) > 0 ? ", " : "",
+						 quote_identifier(strVal(lfirst(lc))));
+	if (attlist == NIL)
+		appendStringInfoChar(sql, '*');
+	appendStringInfo(sql, " FROM %s%s", only ? "ONLY " : "",
+					 quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+												get_rel_name(relid)));
+}
+
 /* the query a COPY table TO reads: its columns, of it alone */
 static RawStmt *
 table_query(CopyStmt *stmt, char **sql_out)
 {
 	Oid			relid = RangeVarGetRelid(stmt->relation, AccessShareLock, false);
 	StringInfoData sql;
-	ListCell   *lc;
 
-	initStringInfo(&sql);
-	appendStringInfoString(&sql, "SELECT ");
-	foreach(lc, stmt->attlist)
-		appendStringInfo(&sql, "%s%s", foreach_current_index(lc) > 0 ? ", " : "",
-						 quote_identifier(strVal(lfirst(lc))));
-	if (stmt->attlist == NIL)
-		appendStringInfoChar(&sql, '*');
 	/* a partitioned table's rows are its partitions' */
-	appendStringInfo(&sql, " FROM %s%s",
-					 get_rel_relkind(relid) == RELKIND_PARTITIONED_TABLE ? "" : "ONLY ",
-					 quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
-												get_rel_name(relid)));
+	initStringInfo(&sql);
+	TesseraCopySelect(&sql, stmt->attlist, relid, get_rel_relkind(relid) != RELKIND_PARTITIONED_TABLE);
 	*sql_out = sql.data;
 	return linitial_node(RawStmt, raw_parser(sql.data, RAW_PARSE_DEFAULT));
 }

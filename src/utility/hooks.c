@@ -491,7 +491,6 @@ copy_internal_table_empty(PlannedStmt *pstmt)
 	Oid			internal_nsp;
 	Oid			relid;
 	StringInfoData sql;
-	ListCell   *lc;
 	List	   *raw;
 
 	if (stmt->is_from || stmt->relation == NULL || stmt->filename != NULL)
@@ -504,14 +503,8 @@ copy_internal_table_empty(PlannedStmt *pstmt)
 		return pstmt;
 
 	initStringInfo(&sql);
-	appendStringInfoString(&sql, "SELECT ");
-	foreach(lc, stmt->attlist)
-		appendStringInfo(&sql, "%s%s", foreach_current_index(lc) > 0 ? ", " : "",
-						 quote_identifier(strVal(lfirst(lc))));
-	if (stmt->attlist == NIL)
-		appendStringInfoChar(&sql, '*');
-	appendStringInfo(&sql, " FROM %s LIMIT 0",
-					 quote_qualified_identifier(TESSERA_INTERNAL_SCHEMA, get_rel_name(relid)));
+	TesseraCopySelect(&sql, stmt->attlist, relid, false);
+	appendStringInfoString(&sql, " LIMIT 0");
 	raw = raw_parser(sql.data, RAW_PARSE_DEFAULT);
 
 	pstmt = copyObject(pstmt);
