@@ -23,6 +23,7 @@
 
 #include "tessera/cache.h"
 #include "tessera/catalog.h"
+#include "tessera/files.h"
 #include "tessera/hooks.h"
 #include "tessera/maintenance.h"
 #include "tessera/options.h"
@@ -171,6 +172,7 @@ _PG_init(void)
 	TesseraRegisterTopNNode();
 	TesseraInstallScanPaths();
 	TesseraInstallAggPaths();
+	TesseraRegisterParquetSource();
 	TesseraInstallTopNPaths();
 	TesseraRegisterRmgr(TesseraLogicalDecode);
 	TesseraSharedCacheDefineGuc();

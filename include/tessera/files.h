@@ -111,5 +111,12 @@ extern void TesseraParquetFieldEncode(TpFieldReader *fr, const TpVector *v, int6
 									  StringInfo out);
 extern void TesseraParquetFieldPrepareDatums(TpFieldReader *fr);
 extern Datum TesseraParquetFieldDatum(TpFieldReader *fr, const TpVector *v, int64 row, bool *isnull);
+extern void TesseraParquetFieldColumn(TpFieldReader *fr, const TpVector *v, int n, Datum *values,
+									  bool *isnull);
+extern bool TesseraParquetFieldScaled(TpFieldReader *fr, const TpVector *v, int n,
+									  __int128 **values, bool **isnull, int *bits);
+
+/* parquet_fdw.c: _PG_init registers the file tables' batch source */
+extern void TesseraRegisterParquetSource(void);
 
 #endif							/* TESSERA_FILES_H */

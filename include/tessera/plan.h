@@ -47,6 +47,41 @@ extern void TesseraRegisterAggNode(void);
 extern void TesseraRegisterTopNNode(void);
 
 /*
+ * Batches from outside tessera's stripes: a foreign table whose rows a
+ * source reads as column vectors into an external reader
+ * (TesseraReaderExternal).  TesseraAgg aggregates over it as over a tessera
+ * table, serially or sharing the source's work among parallel processes.
+ * files/parquet_fdw.c registers the one for Parquet and Arrow files at
+ * _PG_init; planner and executor only see this interface.
+ */
+struct PlannerInfo;
+struct RelOptInfo;
+struct TesseraReader;
+struct ExplainState;
+typedef struct RelationData *TesseraSourceRel;
+
+typedef struct TesseraBatchSource
+{
+	/* planner: are rel's rows (a foreign table) this source's? */
+	bool		(*accepts) (TesseraSourceRel rel);
+	/* planner: what begin needs to read columns attnums (List of int) */
+	List	   *(*plan) (struct PlannerInfo *root, struct RelOptInfo *rel, List *attnums);
+	/* executor: a scan state whose batches load into *reader */
+	void	   *(*begin) (TesseraSourceRel rel, List *plan, struct TesseraReader **reader);
+	/* load the next batch into the reader; false at the end */
+	bool		(*next) (void *state);
+	void		(*rescan) (void *state);
+	void		(*end) (void *state);
+	/* parallel: the shared state, set up by the leader, joined by all */
+	Size		shared_size;
+	void		(*init_shared) (void *shared);
+	void		(*attach) (void *state, void *shared);
+	void		(*explain) (void *state, List *plan, struct ExplainState *es);
+} TesseraBatchSource;
+
+extern PGDLLIMPORT const TesseraBatchSource *tessera_batch_source;
+
+/*
  * A row-group filter: a tree of comparisons that chunk min/max and null
  * counts decide.  Described by a List: the SKIP_DESC_* fields as Integers,
  * then one description per child (AND/OR).
@@ -249,6 +284,7 @@ typedef enum TaggPrivate
 	TAGG_PRIVATE_COMPUTED,		/* expressions computed per row (group keys, arguments) */
 	TAGG_PRIVATE_STAR,			/* a star join: [dimensions, extra columns], or NIL */
 	TAGG_PRIVATE_STAR_CLAUSES,	/* its join clauses (for EXPLAIN) */
+	TAGG_PRIVATE_SOURCE,		/* a batch source's plan (TesseraBatchSource), or NIL */
 	TAGG_PRIVATE_NFIELDS
 } TaggPrivate;
 

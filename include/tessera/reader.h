@@ -100,9 +100,27 @@ typedef struct TesseraReader
 	MemoryContext cxt;			/* lifetime of the reader */
 	MemoryContext batch_cxt;	/* reset for every row group */
 	TesseraBatch batch;
+
+	/*
+	 * An external reader's batches come from elsewhere (a Parquet file):
+	 * no stripes; columns are made on demand by fill, as Datums or (scaled
+	 * true) as scaled integers through TesseraBatchSetScaled.
+	 */
+	bool		external;
+	void		(*fill) (void *arg, TesseraBatch *b, int attidx, bool scaled);
+	void	   *fill_arg;
 } TesseraReader;
 
 extern TesseraReader *TesseraReaderBegin(Relation rel, Snapshot snapshot, bool bulk);
+extern TesseraReader *TesseraReaderExternal(Relation rel,
+											void (*fill) (void *arg, TesseraBatch *b,
+														  int attidx, bool scaled),
+											void *arg, MemoryContext parent);
+extern void TesseraReaderExternalBatch(TesseraReader *reader, int nrows);
+#ifdef HAVE_INT128
+extern void TesseraBatchSetScaled(TesseraBatch *b, int attidx, int128 *values, bool *isnull,
+								  int scale, int bits);
+#endif
 extern void TesseraReaderEnd(TesseraReader *reader);
 extern TesseraReader *TesseraReaderForStripe(Relation rel, TesseraStripe *s, TesseraStripeDir *dir,
 											 Snapshot snapshot, MemoryContext cxt);

@@ -67,6 +67,13 @@ static void tagg_end(CustomScanState *node);
 static void tagg_rescan(CustomScanState *node);
 static void tagg_shutdown(CustomScanState *node);
 static void tagg_explain(CustomScanState *node, List *ancestors, ExplainState *es);
+static Size tagg_estimate_dsm(CustomScanState *node, ParallelContext *pcxt);
+static void tagg_init_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
+static void tagg_reinit_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
+static void tagg_init_worker(CustomScanState *node, shm_toc *toc, void *coordinate);
+
+/* the source of foreign tables' batches, if one registered (files/parquet_fdw.c) */
+const TesseraBatchSource *tessera_batch_source = NULL;
 
 const CustomScanMethods TesseraAggPlanMethods = {
 	.CustomName = "TesseraAgg",
@@ -79,11 +86,11 @@ static const CustomExecMethods tagg_exec_methods = {
 	.ExecCustomScan = tagg_exec,
 	.EndCustomScan = tagg_end,
 	.ReScanCustomScan = tagg_rescan,
-	/* the partial node shares its scan like TesseraScan */
-	.EstimateDSMCustomScan = TesseraScanEstimateDSM,
-	.InitializeDSMCustomScan = TesseraScanInitDSM,
-	.ReInitializeDSMCustomScan = TesseraScanReInitDSM,
-	.InitializeWorkerCustomScan = TesseraScanInitWorker,
+	/* the partial node shares its scan like TesseraScan, or its source's */
+	.EstimateDSMCustomScan = tagg_estimate_dsm,
+	.InitializeDSMCustomScan = tagg_init_dsm,
+	.ReInitializeDSMCustomScan = tagg_reinit_dsm,
+	.InitializeWorkerCustomScan = tagg_init_worker,
 	.ShutdownCustomScan = tagg_shutdown,
 	.ExplainCustomScan = tagg_explain,
 };
@@ -255,6 +262,19 @@ tagg_begin(CustomScanState *node, EState *estate, int eflags)
 		TesseraComputedInit(&as->comp, list_nth(priv, TAGG_PRIVATE_COMPUTED),
 							intVal(list_nth(priv, TAGG_PRIVATE_RELID)), &node->ss.ps,
 							rowdesc, reldesc->natts, estate);
+		as->source_plan = list_nth(priv, TAGG_PRIVATE_SOURCE);
+		if (as->source_plan != NIL)
+		{
+			MemoryContext old = MemoryContextSwitchTo(estate->es_query_cxt);
+
+			if (tessera_batch_source == NULL)
+				elog(ERROR, "TesseraAgg over a foreign table without a batch source");
+			as->source = tessera_batch_source;
+			if (!(eflags & EXEC_FLAG_EXPLAIN_ONLY))
+				as->source_state = as->source->begin(node->ss.ss_currentRelation,
+													 as->source_plan, &as->source_reader);
+			MemoryContextSwitchTo(old);
+		}
 	}
 	{
 		/* groups of count(DISTINCT)s alone need no states: the roll-up counts them */
@@ -286,7 +306,12 @@ tagg_shutdown(CustomScanState *node)
 static void
 tagg_end(CustomScanState *node)
 {
+	TesseraAggState *as = (TesseraAggState *) node;
 	ListCell   *lc;
+
+	if (as->source_state != NULL)
+		as->source->end(as->source_state);
+	as->source_state = NULL;
 
 	TesseraSpillEnd(&((TesseraAggState *) node)->spill);
 	/* the final node's Gather, or a star join's dimensions */
@@ -761,7 +786,8 @@ tagg_batch(TesseraAggState *as, TesseraBatch *b, const bool *ok, int n)
 		if (as->specs[k].same_as >= 0 || as->specs[k].kind == TAGG_COUNT_DISTINCT)
 			continue;
 		tagg_fold_spec(as, k, b, ok, gidx, n,
-					   gidx == NULL && ok == NULL && n == b->chunk_rows);
+					   gidx == NULL && ok == NULL && n == b->chunk_rows &&
+					   !b->reader->external);
 	}
 }
 
@@ -855,6 +881,53 @@ tagg_counted_rows(TesseraAggState *as, TesseraBatch *b, const bool *sel)
 	return mask;
 }
 
+/* FILTER values, in the filter context TesseraFiltersEval just reset */
+static void
+tagg_eval_filters(TesseraAggState *as)
+{
+	TesseraScanState *ts = &as->ts;
+	MemoryContext old = MemoryContextSwitchTo(ts->filter_cxt);
+
+	for (int k = 0; k < as->nspecs; k++)
+		for (int q = 0; q < as->specs[k].nfq; q++)
+			TesseraVecQualEval(&as->specs[k].fq[q], ts->css.ss.ps.ps_ExprContext);
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * Serial and partial, over a foreign table: fold every batch its source
+ * loads (in a parallel plan, the units the shared state hands this
+ * process).  The source skips what its own statistics rule out; the vector
+ * quals select the rows.
+ */
+static void
+tagg_compute_source(TesseraAggState *as)
+{
+	TesseraScanState *ts = &as->ts;
+	TesseraBatch *b = &as->source_reader->batch;
+	uint64		batches = 0;
+
+	TesseraFiltersEval(ts);
+	tagg_eval_filters(as);
+	tagg_reset(as);
+	as->metadata_answers = 0;
+	while (as->source->next(as->source_state))
+	{
+		const bool *sel = TesseraFilterBatch(ts, b);
+
+		CHECK_FOR_INTERRUPTS();
+		batches++;
+		if (b->nrows == 0)
+			continue;
+		tagg_batch(as, b, tagg_counted_rows(as, b, sel), b->nrows);
+		tagg_check_memory(as);
+	}
+	TesseraSpillFinish(&as->spill, &as->groups, as->specs, as->ts.css.ss.ps.state->es_query_cxt,
+					   as->vx_cxt);
+	ts->rgs_read = batches;
+	as->computed = true;
+}
+
 /* Serial and partial: scan the table, fold every batch. */
 static void
 tagg_compute(TesseraAggState *as)
@@ -866,6 +939,11 @@ tagg_compute(TesseraAggState *as)
 	const bool *sel;
 	uint64		batches = 0;
 
+	if (as->source != NULL)
+	{
+		tagg_compute_source(as);
+		return;
+	}
 	if (scan == NULL)
 	{
 		scan = table_beginscan(ss->ss_currentRelation, ss->ps.state->es_snapshot, 0, NULL);
@@ -877,15 +955,7 @@ tagg_compute(TesseraAggState *as)
 		TesseraScanSetFilters(scan, ts->skip != NIL ? TesseraRowGroupMayMatch : NULL,
 							  ts->nvquals > 0 ? TesseraFilterBatch : NULL, ts);
 	TesseraFiltersEval(ts);
-	{
-		/* FILTER values, in the filter context TesseraFiltersEval just reset */
-		MemoryContext old = MemoryContextSwitchTo(ts->filter_cxt);
-
-		for (int k = 0; k < as->nspecs; k++)
-			for (int q = 0; q < as->specs[k].nfq; q++)
-				TesseraVecQualEval(&as->specs[k].fq[q], ts->css.ss.ps.ps_ExprContext);
-		MemoryContextSwitchTo(old);
-	}
+	tagg_eval_filters(as);
 	tagg_reset(as);
 	ts->rgs_read = 0;
 	as->metadata_answers = 0;
@@ -1082,6 +1152,8 @@ tagg_rescan(CustomScanState *node)
 
 	if (node->ss.ss_currentScanDesc)
 		table_rescan(node->ss.ss_currentScanDesc, NULL);
+	if (as->source_state != NULL)
+		as->source->rescan(as->source_state);
 	if (as->mode == TAGG_FINAL && ((PlanState *) linitial(node->custom_ps))->chgParam == NULL)
 		ExecReScan(linitial(node->custom_ps));
 	if (as->star.ndims > 0)
@@ -1179,9 +1251,64 @@ tagg_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		/* (a partial node's: the leader's share only) */
 		if (as->star.ndims > 0)
 			ExplainPropertyUInteger("Rows Removed by Star Join", NULL, as->star.rows_removed, es);
-		if (as->mode != TAGG_FINAL)
+		if (as->mode != TAGG_FINAL && as->source == NULL)
 			TesseraScanExplainBytes(&as->ts, es);
 	}
+	if (as->source != NULL)
+		as->source->explain(as->source_state, as->source_plan, es);
+}
+
+/*
+ * Parallel: the partial node shares TesseraScan's shared state (byte
+ * counters, then the table's parallel scan), or, over a foreign table, the
+ * counters and then its source's shared state.
+ */
+static Size
+tagg_estimate_dsm(CustomScanState *node, ParallelContext *pcxt)
+{
+	TesseraAggState *as = (TesseraAggState *) node;
+
+	if (as->source == NULL)
+		return TesseraScanEstimateDSM(node, pcxt);
+	return MAXALIGN(sizeof(TscanShared)) + as->source->shared_size;
+}
+
+static void
+tagg_init_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
+{
+	TesseraAggState *as = (TesseraAggState *) node;
+	char	   *shared = (char *) coordinate + MAXALIGN(sizeof(TscanShared));
+
+	if (as->source == NULL)
+	{
+		TesseraScanInitDSM(node, pcxt, coordinate);
+		return;
+	}
+	memset(coordinate, 0, MAXALIGN(sizeof(TscanShared)));
+	as->source->init_shared(shared);
+	as->source->attach(as->source_state, shared);
+}
+
+static void
+tagg_reinit_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
+{
+	TesseraAggState *as = (TesseraAggState *) node;
+
+	if (as->source == NULL)
+		TesseraScanReInitDSM(node, pcxt, coordinate);
+	else
+		as->source->init_shared((char *) coordinate + MAXALIGN(sizeof(TscanShared)));
+}
+
+static void
+tagg_init_worker(CustomScanState *node, shm_toc *toc, void *coordinate)
+{
+	TesseraAggState *as = (TesseraAggState *) node;
+
+	if (as->source == NULL)
+		TesseraScanInitWorker(node, toc, coordinate);
+	else
+		as->source->attach(as->source_state, (char *) coordinate + MAXALIGN(sizeof(TscanShared)));
 }
 
 /* _PG_init: the node's plan methods, by name for plans read back (parallel workers). */

@@ -197,6 +197,11 @@ typedef struct TesseraAggState
 	TesseraStar star;			/* dimensions joined to the table, if any */
 	TesseraGroups outer;
 	MemoryContext outer_cxt;
+	/* a foreign table's batches (TesseraBatchSource), instead of a table scan */
+	const TesseraBatchSource *source;
+	List	   *source_plan;
+	void	   *source_state;
+	TesseraReader *source_reader;
 	/* output */
 	bool		computed;
 	int			next;

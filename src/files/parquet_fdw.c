@@ -36,6 +36,7 @@
 
 #include "access/reloptions.h"
 #include "access/stratnum.h"
+#include "access/htup_details.h"
 #include "access/table.h"
 #include "catalog/pg_am.h"
 #include "catalog/pg_authid.h"
@@ -44,6 +45,7 @@
 #include "catalog/pg_type.h"
 #include "commands/defrem.h"
 #include "commands/explain.h"
+#include "commands/vacuum.h"
 #include "foreign/fdwapi.h"
 #include "foreign/foreign.h"
 #include "miscadmin.h"
@@ -61,9 +63,12 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/sampling.h"
 
 #include "tessera/compat.h"
 #include "tessera/files.h"
+#include "tessera/plan.h"
+#include "tessera/reader.h"
 
 #define TP_ERRLEN 1024
 #define TP_SCAN_BATCH_ROWS 8192
@@ -222,6 +227,7 @@ typedef struct PlanInfo
 	List	   *files;
 	double		file_rows;
 	int			units;			/* row groups of all files */
+	double		pages;			/* the files' bytes in pages */
 } PlanInfo;
 
 static void
@@ -234,13 +240,18 @@ get_rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 	foreach(lc, info->files)
 	{
 		TpReader   *r = open_file(lfirst(lc));
+		struct stat st;
 
 		info->file_rows += tp_reader_num_rows(r);
 		info->units += tp_reader_num_row_groups(r);
 		tp_reader_free(r);
+		if (stat(lfirst(lc), &st) == 0)
+			info->pages += (st.st_size + BLCKSZ - 1) / BLCKSZ;
 	}
 	baserel->fdw_private = info;
 	baserel->tuples = info->file_rows;
+	/* what PostgreSQL sizes a parallel scan by */
+	baserel->pages = (BlockNumber) Min(info->pages, (double) MaxBlockNumber);
 	baserel->rows = clamp_row_est(info->file_rows *
 								  clauselist_selectivity(root, baserel->baserestrictinfo, 0,
 														 JOIN_INNER, NULL));
@@ -263,27 +274,50 @@ columns_used(RelOptInfo *baserel)
 	return used;
 }
 
-/* columns read: a fraction of the table's, for the cost */
+/*
+ * columns read: a fraction of the table's (*fraction), and what forming
+ * their values per row costs, in operators: measured on TPC-H lineitem,
+ * 60-90 ns a value to decode it and build its Datum, about four times that
+ * for a numeric or a string (a palloc and a conversion each) than for a
+ * value passed by value.
+ */
 static double
-column_fraction(RelOptInfo *baserel)
+column_ops(RelOptInfo *baserel, Oid relid, double *fraction)
 {
 	Bitmapset  *used = columns_used(baserel);
 	int			natts = baserel->max_attr;
+	double		ops = 0;
+	int			x = -1;
 
 	if (natts <= 0 || bms_is_member(0 - FirstLowInvalidHeapAttributeNumber, used))
-		return 1.0;
-	return Max(bms_num_members(used), 1) / (double) natts;
+	{
+		used = bms_add_range(NULL, 1 - FirstLowInvalidHeapAttributeNumber,
+							 natts - FirstLowInvalidHeapAttributeNumber);
+		*fraction = 1.0;
+	}
+	else
+		*fraction = Max(bms_num_members(used), 1) / (double) natts;
+	while ((x = bms_next_member(used, x)) >= 0)
+	{
+		AttrNumber	a = x + FirstLowInvalidHeapAttributeNumber;
+
+		if (a > 0)
+			ops += get_typbyval(get_atttype(relid, a)) ? 4 : 16;
+	}
+	return ops;
 }
 
 static void
 get_paths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 {
 	PlanInfo   *info = baserel->fdw_private;
-	double		fraction = column_fraction(baserel);
+	double		fraction;
+	double		ops = column_ops(baserel, foreigntableid, &fraction);
 	Cost		startup = baserel->baserestrictcost.startup;
-	/* decoding a value costs about what forming a heap tuple's column does */
-	Cost		per_row = cpu_tuple_cost * (0.2 + fraction) + baserel->baserestrictcost.per_tuple;
-	Cost		run = per_row * info->file_rows + seq_page_cost * info->units;
+	Cost		per_row = cpu_tuple_cost + ops * cpu_operator_cost +
+		baserel->baserestrictcost.per_tuple;
+	/* the bytes of the columns read (TesseraAgg's estimate over the file is the same) */
+	Cost		run = per_row * info->file_rows + seq_page_cost * info->pages * fraction;
 	ForeignPath *path;
 
 	path = TesseraCreateForeignscanPath(root, baserel, NULL, baserel->rows, startup, startup + run,
@@ -421,6 +455,9 @@ typedef struct ScanColumn
 typedef struct PqScanState
 {
 	MemoryContext cxt;
+	TupleDesc	desc;			/* the foreign table's */
+	Oid			relid;
+	int64		batch_rows;		/* rows a batch holds at most */
 	List	   *files;
 	int			nfiles;
 	int		   *file_groups;	/* row groups of each file (opened files only: -1) */
@@ -446,6 +483,7 @@ typedef struct PqScanState
 } PqScanState;
 
 static void choose_groups(PqScanState *s);
+static PqScanState *scan_state_create(Relation rel, List *plan, int64 batch_rows);
 
 static void
 free_reader(void *arg)
@@ -457,25 +495,29 @@ free_reader(void *arg)
 	s->reader = NULL;
 }
 
-static void
-begin_scan(ForeignScanState *node, int eflags)
+/*
+ * The state of a scan of rel as planned (get_plan's fdw_private, or a batch
+ * source's plan: files, the columns read, the quals that prune), in a new
+ * memory context under the current one.
+ */
+static PqScanState *
+scan_state_create(Relation rel, List *plan, int64 batch_rows)
 {
-	ForeignScan *plan = (ForeignScan *) node->ss.ps.plan;
-	Relation	rel = node->ss.ss_currentRelation;
 	TupleDesc	desc = RelationGetDescr(rel);
-	PqScanState  *s;
+	PqScanState *s;
 	Bitmapset  *used = NULL;
 	ListCell   *lc;
 
-	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
-		return;
 	s = palloc0(sizeof(PqScanState));
-	s->cxt = AllocSetContextCreate(node->ss.ps.state->es_query_cxt, "tessera parquet scan",
+	s->cxt = AllocSetContextCreate(CurrentMemoryContext, "tessera parquet scan",
 								   ALLOCSET_DEFAULT_SIZES);
 	s->cb.func = free_reader;
 	s->cb.arg = s;
 	MemoryContextRegisterResetCallback(s->cxt, &s->cb);
-	foreach(lc, (List *) linitial(plan->fdw_private))
+	s->desc = desc;
+	s->relid = RelationGetRelid(rel);
+	s->batch_rows = batch_rows;
+	foreach(lc, (List *) linitial(plan))
 		s->files = lappend(s->files, strVal(lfirst(lc)));
 	s->nfiles = list_length(s->files);
 	s->file_groups = palloc(sizeof(int) * Max(s->nfiles, 1));
@@ -484,9 +526,9 @@ begin_scan(ForeignScanState *node, int eflags)
 	s->file = -1;
 
 	/* the columns the query reads (get_plan) */
-	foreach(lc, (List *) lsecond(plan->fdw_private))
+	foreach(lc, (List *) lsecond(plan))
 		used = bms_add_member(used, lfirst_int(lc));
-	s->prune = (List *) lthird(plan->fdw_private);
+	s->prune = (List *) lthird(plan);
 	s->cols = palloc(sizeof(ScanColumn) * Max(desc->natts, 1));
 	for (int i = 0; i < desc->natts; i++)
 	{
@@ -495,18 +537,32 @@ begin_scan(ForeignScanState *node, int eflags)
 		if (att->attisdropped || !bms_is_member(att->attnum, used))
 			continue;
 		s->cols[s->ncols].attnum = i;
-		s->cols[s->ncols].filename = column_file_name(RelationGetRelid(rel), att->attnum,
+		s->cols[s->ncols].filename = column_file_name(s->relid, att->attnum,
 													  NameStr(att->attname));
 		s->ncols++;
 	}
-	node->fdw_state = s;
+	return s;
+}
+
+static void
+begin_scan(ForeignScanState *node, int eflags)
+{
+	ForeignScan *plan = (ForeignScan *) node->ss.ps.plan;
+	MemoryContext old;
+
+	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
+		return;
+	old = MemoryContextSwitchTo(node->ss.ps.state->es_query_cxt);
+	node->fdw_state = scan_state_create(node->ss.ss_currentRelation, plan->fdw_private,
+										TP_SCAN_BATCH_ROWS);
+	MemoryContextSwitchTo(old);
 }
 
 /* open file i: its reader, and its columns matched to the table's */
 static void
-open_scan_file(ForeignScanState *node, PqScanState *s, int i)
+open_scan_file(PqScanState *s, int i)
 {
-	TupleDesc	desc = RelationGetDescr(node->ss.ss_currentRelation);
+	TupleDesc	desc = s->desc;
 	MemoryContext old = MemoryContextSwitchTo(s->cxt);
 	const char *path = list_nth(s->files, i);
 	int			nfile;
@@ -626,7 +682,7 @@ start_groups(PqScanState *s, const int *groups, int ngroups)
 {
 	char		err[TP_ERRLEN];
 
-	if (tp_reader_start(s->reader, s->ncols, s->filecols, TP_SCAN_BATCH_ROWS, groups, ngroups,
+	if (tp_reader_start(s->reader, s->ncols, s->filecols, s->batch_rows, groups, ngroups,
 						err, sizeof(err)) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_BAD_COPY_FILE_FORMAT),
@@ -639,7 +695,7 @@ start_groups(PqScanState *s, const int *groups, int ngroups)
  * next row group from the shared counter.  False when there is none.
  */
 static bool
-next_unit(ForeignScanState *node, PqScanState *s)
+next_unit(PqScanState *s)
 {
 	if (s->shared == NULL)
 	{
@@ -649,7 +705,7 @@ next_unit(ForeignScanState *node, PqScanState *s)
 
 		if (s->next_file >= s->nfiles)
 			return false;
-		open_scan_file(node, s, s->next_file++);
+		open_scan_file(s, s->next_file++);
 		ngroups = s->file_groups[s->file];
 		groups = palloc(sizeof(int) * Max(ngroups, 1));
 		for (int g = 0; g < ngroups; g++)
@@ -670,7 +726,7 @@ next_unit(ForeignScanState *node, PqScanState *s)
 		for (i = 0; i < s->nfiles; i++)
 		{
 			if (s->file_groups[i] < 0)
-				open_scan_file(node, s, i);
+				open_scan_file(s, i);
 			if (unit < base + s->file_groups[i])
 				break;
 			base += s->file_groups[i];
@@ -678,7 +734,7 @@ next_unit(ForeignScanState *node, PqScanState *s)
 		if (i == s->nfiles)
 			return false;
 		if (s->file != i)
-			open_scan_file(node, s, i);
+			open_scan_file(s, i);
 		if (!s->keep[unit - base])
 		{
 			s->groups_skipped++;
@@ -694,6 +750,21 @@ next_unit(ForeignScanState *node, PqScanState *s)
 	}
 }
 
+/* the next batch of the unit being read into s->vectors: its rows, 0 at its end */
+static int64
+read_vectors(PqScanState *s)
+{
+	char		err[TP_ERRLEN];
+	int64		n = s->reader ? tp_reader_next(s->reader, s->vectors, err, sizeof(err)) : 0;
+
+	if (n < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_BAD_COPY_FILE_FORMAT),
+				 errmsg("could not read Parquet file \"%s\": %s",
+						(char *) list_nth(s->files, s->file), err)));
+	return n;
+}
+
 static TupleTableSlot *
 iterate_scan(ForeignScanState *node)
 {
@@ -703,17 +774,9 @@ iterate_scan(ForeignScanState *node)
 	ExecClearTuple(slot);
 	while (s->row >= s->nrows)
 	{
-		char		err[TP_ERRLEN];
-		int64		n = s->reader ? tp_reader_next(s->reader, s->vectors, err, sizeof(err)) : 0;
-
-		if (n < 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_BAD_COPY_FILE_FORMAT),
-					 errmsg("could not read Parquet file \"%s\": %s",
-							(char *) list_nth(s->files, s->file), err)));
-		s->nrows = n;
+		s->nrows = read_vectors(s);
 		s->row = 0;
-		if (n == 0 && !next_unit(node, s))
+		if (s->nrows == 0 && !next_unit(s))
 			return slot;
 		CHECK_FOR_INTERRUPTS();
 	}
@@ -797,6 +860,108 @@ init_worker(ForeignScanState *node, shm_toc *toc, void *coordinate)
 {
 	if (node->fdw_state)
 		((PqScanState *) node->fdw_state)->shared = coordinate;
+}
+
+/* ------------------------------------------------------------------------
+ * ANALYZE: a sample of the files' rows
+ * ------------------------------------------------------------------------
+ */
+
+/*
+ * Every row of the files is read (only the sampled ones are made into
+ * Datums) and targrows of them kept by reservoir sampling, as file_fdw
+ * does, so the planner knows the columns' distinct values and ranges.
+ */
+static int
+acquire_sample(Relation rel, int elevel, HeapTuple *rows, int targrows, double *totalrows,
+			   double *totaldeadrows)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	List	   *files = NIL;
+	List	   *columns = NIL;
+	ListCell   *lc;
+	PqScanState *s;
+	ReservoirStateData rstate;
+	double		seen = 0;
+	double		skip = 0;
+	int			kept = 0;
+	Datum	   *values = palloc(sizeof(Datum) * Max(desc->natts, 1));
+	bool	   *nulls = palloc(sizeof(bool) * Max(desc->natts, 1));
+	MemoryContext rowcxt = AllocSetContextCreate(CurrentMemoryContext, "tessera parquet sample",
+												 ALLOCSET_DEFAULT_SIZES);
+
+	foreach(lc, expand_files(table_filename(RelationGetRelid(rel))))
+		files = lappend(files, makeString(lfirst(lc)));
+	for (int a = 1; a <= desc->natts; a++)
+		columns = lappend_int(columns, a);
+	s = scan_state_create(rel, list_make3(files, columns, NIL), TP_SCAN_BATCH_ROWS);
+	reservoir_init_selection_state(&rstate, targrows);
+	for (;;)
+	{
+		int64		n = read_vectors(s);
+
+		if (n == 0)
+		{
+			if (!next_unit(s))
+				break;
+			continue;
+		}
+		TesseraVacuumDelayPoint();
+		for (int64 row = 0; row < n; row++, seen++)
+		{
+			int			slot;
+			MemoryContext old;
+
+			if (kept < targrows)
+				slot = kept++;
+			else
+			{
+				if (skip > 0)
+				{
+					skip--;
+					continue;
+				}
+				skip = reservoir_get_next_S(&rstate, seen, targrows);
+				slot = (int) (targrows * sampler_random_fract(&rstate.randstate));
+				heap_freetuple(rows[slot]);
+			}
+			old = MemoryContextSwitchTo(rowcxt);
+			memset(nulls, true, sizeof(bool) * desc->natts);
+			for (int c = 0; c < s->ncols; c++)
+				values[s->cols[c].attnum] = TesseraParquetFieldDatum(&s->fields[c], &s->vectors[c],
+																	row, &nulls[s->cols[c].attnum]);
+			MemoryContextSwitchTo(old);
+			rows[slot] = heap_form_tuple(desc, values, nulls);
+			MemoryContextReset(rowcxt);
+		}
+	}
+	free_reader(s);
+	MemoryContextDelete(s->cxt);
+	MemoryContextDelete(rowcxt);
+	*totalrows = seen;
+	*totaldeadrows = 0;
+	ereport(elevel,
+			(errmsg("\"%s\": file contains %.0f rows; %d rows in sample",
+					RelationGetRelationName(rel), seen, kept)));
+	return kept;
+}
+
+static bool
+analyze_table(Relation rel, AcquireSampleRowsFunc *func, BlockNumber *totalpages)
+{
+	double		pages = 0;
+	ListCell   *lc;
+
+	foreach(lc, expand_files(table_filename(RelationGetRelid(rel))))
+	{
+		struct stat st;
+
+		if (stat(lfirst(lc), &st) == 0)
+			pages += (st.st_size + BLCKSZ - 1) / BLCKSZ;
+	}
+	*func = acquire_sample;
+	*totalpages = (BlockNumber) Min(Max(pages, 1), (double) MaxBlockNumber);
+	return true;
 }
 
 /* ------------------------------------------------------------------------
@@ -957,6 +1122,190 @@ import_schema(ImportForeignSchemaStmt *stmt, Oid serverOid)
 	return commands;
 }
 
+/* ------------------------------------------------------------------------
+ * The batch source: TesseraAgg over a file table
+ *
+ * TesseraAgg aggregates a tessera_parquet table's rows as column vectors
+ * (plan.h, TesseraBatchSource): the scan above, its units handed out by
+ * the same counter, fills an external reader's batches, and the vector
+ * quals, group tables and aggregate kernels run over them as over a
+ * tessera row group.  Decimal columns go in as the scaled integers they
+ * are in the file, without building a numeric per value.
+ * ------------------------------------------------------------------------
+ */
+
+/* a batch of the source: up to this many rows of one row group */
+#define TP_SOURCE_BATCH_ROWS 65536
+
+typedef struct PqSource
+{
+	PqScanState *scan;
+	TesseraReader *reader;
+	int		   *col_of_att;		/* [natts]: the scan's column, or -1 */
+} PqSource;
+
+static bool
+source_accepts(Relation rel)
+{
+	FdwRoutine *routine = GetFdwRoutineForRelation(rel, false);
+
+	return routine->GetForeignRelSize == get_rel_size;
+}
+
+static List *
+source_plan(PlannerInfo *root, RelOptInfo *baserel, List *attnums)
+{
+	PlanInfo   *info = baserel->fdw_private;
+	List	   *files = NIL;
+	List	   *columns = NIL;
+	ListCell   *lc;
+
+	foreach(lc, info->files)
+		files = lappend(files, makeString(lfirst(lc)));
+	foreach(lc, attnums)
+		if (lfirst_int(lc) > 0)
+			columns = lappend_int(columns, lfirst_int(lc));
+	return list_make3(files, columns, prunable_quals(baserel, baserel->baserestrictinfo));
+}
+
+/* Column attidx of the source's batch, as Datums or as scaled integers. */
+static void
+source_fill(void *arg, TesseraBatch *b, int attidx, bool scaled)
+{
+	PqSource   *src = arg;
+	PqScanState *s = src->scan;
+	int			c = src->col_of_att[attidx];
+	int			n = b->chunk_rows;
+	MemoryContext old = MemoryContextSwitchTo(src->reader->batch_cxt);
+
+	if (scaled)
+	{
+		__int128   *values;
+		bool	   *isnull;
+		int			bits;
+
+		if (c >= 0 &&
+			TesseraParquetFieldScaled(&s->fields[c], &s->vectors[c], n, &values, &isnull, &bits))
+			TesseraBatchSetScaled(b, attidx, values, isnull, s->fields[c].type.scale, bits);
+	}
+	else
+	{
+		Datum	   *values = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(Datum) * Max(n, 1));
+		bool	   *isnull = MemoryContextAllocHuge(CurrentMemoryContext, Max(n, 1));
+
+		if (c < 0)
+		{
+			memset(values, 0, sizeof(Datum) * n);
+			memset(isnull, true, n);
+		}
+		else
+			TesseraParquetFieldColumn(&s->fields[c], &s->vectors[c], n, values, isnull);
+		b->values[attidx] = values;
+		b->isnull[attidx] = isnull;
+	}
+	MemoryContextSwitchTo(old);
+}
+
+static void *
+source_begin(Relation rel, List *plan, TesseraReader **reader)
+{
+	PqSource   *src = palloc0(sizeof(PqSource));
+	TupleDesc	desc = RelationGetDescr(rel);
+
+	src->scan = scan_state_create(rel, plan, TP_SOURCE_BATCH_ROWS);
+	src->col_of_att = palloc(sizeof(int) * Max(desc->natts, 1));
+	for (int i = 0; i < desc->natts; i++)
+		src->col_of_att[i] = -1;
+	for (int c = 0; c < src->scan->ncols; c++)
+		src->col_of_att[src->scan->cols[c].attnum] = c;
+	src->reader = TesseraReaderExternal(rel, source_fill, src, CurrentMemoryContext);
+	*reader = src->reader;
+	return src;
+}
+
+static bool
+source_next(void *state)
+{
+	PqSource   *src = state;
+	PqScanState *s = src->scan;
+
+	for (;;)
+	{
+		int64		n = read_vectors(s);
+
+		if (n > 0)
+		{
+			TesseraReaderExternalBatch(src->reader, (int) n);
+			return true;
+		}
+		if (!next_unit(s))
+			return false;
+	}
+}
+
+static void
+source_rescan(void *state)
+{
+	PqScanState *s = ((PqSource *) state)->scan;
+
+	free_reader(s);
+	s->file = -1;
+	s->next_file = 0;
+	s->nrows = s->row = 0;
+}
+
+static void
+source_end(void *state)
+{
+	PqSource   *src = state;
+
+	free_reader(src->scan);
+	TesseraReaderEnd(src->reader);
+}
+
+static void
+source_init_shared(void *shared)
+{
+	pg_atomic_init_u32(&((ParquetShared *) shared)->next_unit, 0);
+}
+
+static void
+source_attach(void *state, void *shared)
+{
+	((PqSource *) state)->scan->shared = shared;
+}
+
+static void
+source_explain(void *state, List *plan, ExplainState *es)
+{
+	PqSource   *src = state;
+
+	ExplainPropertyInteger("Parquet Files", NULL, list_length((List *) linitial(plan)), es);
+	ExplainPropertyInteger("Columns Read", NULL, list_length((List *) lsecond(plan)), es);
+	if (es->analyze && src != NULL && lthird(plan) != NIL)
+		ExplainPropertyInteger("Row Groups Skipped", NULL, src->scan->groups_skipped, es);
+}
+
+static const TesseraBatchSource parquet_source = {
+	.accepts = source_accepts,
+	.plan = source_plan,
+	.begin = source_begin,
+	.next = source_next,
+	.rescan = source_rescan,
+	.end = source_end,
+	.shared_size = sizeof(ParquetShared),
+	.init_shared = source_init_shared,
+	.attach = source_attach,
+	.explain = source_explain,
+};
+
+/* _PG_init: TesseraAgg may aggregate file tables' batches */
+void
+TesseraRegisterParquetSource(void)
+{
+	tessera_batch_source = &parquet_source;
+}
+
 Datum
 tessera_parquet_fdw_handler(PG_FUNCTION_ARGS)
 {
@@ -976,5 +1325,6 @@ tessera_parquet_fdw_handler(PG_FUNCTION_ARGS)
 	routine->ReInitializeDSMForeignScan = reinit_dsm;
 	routine->InitializeWorkerForeignScan = init_worker;
 	routine->ImportForeignSchema = import_schema;
+	routine->AnalyzeForeignTable = analyze_table;
 	PG_RETURN_POINTER(routine);
 }

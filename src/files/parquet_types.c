@@ -1090,3 +1090,188 @@ TesseraParquetFieldDatum(TpFieldReader *fr, const TpVector *v, int64 row, bool *
 		return ReceiveFunctionCall(&fr->attrecv, &body, fr->attrecv_param, fr->atttypmod);
 	}
 }
+
+/*
+ * TesseraParquetFieldColumn
+ *		Rows 0..n-1 of v as Datums of the table column's type (NULLs
+ *		flagged), allocated in the current memory context: strings of a
+ *		text column in one block (short headers where they fit, as a
+ *		tuple stores them), everything else value by value.
+ */
+void
+TesseraParquetFieldColumn(TpFieldReader *fr, const TpVector *v, int n, Datum *values,
+						  bool *isnull)
+{
+	if (fr->path == TP_FIELD_DIRECT && fr->atttypid == fr->typid &&
+		(fr->type.kind == TP_KIND_TEXT || fr->type.kind == TP_KIND_JSON) &&
+		(fr->typid == TEXTOID || (fr->typid == VARCHAROID && fr->atttypmod < 0)) &&
+		GetDatabaseEncoding() == PG_UTF8)
+	{
+		/* the file's bytes are checked as UTF-8 and kept as they are */
+		Size		total = 0;
+		char	   *p;
+
+		for (int i = 0; i < n; i++)
+			total += INTALIGN(VARHDRSZ + (Size) (v->offsets[i + 1] - v->offsets[i]));
+		p = MemoryContextAllocHuge(CurrentMemoryContext, Max(total, 1));
+		for (int i = 0; i < n; i++)
+		{
+			int			len;
+			const char *s;
+
+			isnull[i] = v->nulls != NULL && v->nulls[i];
+			if (isnull[i])
+			{
+				values[i] = (Datum) 0;
+				continue;
+			}
+			s = string_at(v, i, &len);
+			(void) pg_verify_mbstr(PG_UTF8, s, len, false);
+			if (len + VARHDRSZ_SHORT <= VARATT_SHORT_MAX)
+			{
+				SET_VARSIZE_SHORT(p, len + VARHDRSZ_SHORT);
+				memcpy(p + VARHDRSZ_SHORT, s, len);
+				values[i] = PointerGetDatum(p);
+				p += len + VARHDRSZ_SHORT;
+			}
+			else
+			{
+				p = (char *) INTALIGN(p);
+				SET_VARSIZE(p, len + VARHDRSZ);
+				memcpy(p + VARHDRSZ, s, len);
+				values[i] = PointerGetDatum(p);
+				p += len + VARHDRSZ;
+			}
+		}
+		return;
+	}
+	if (fr->path == TP_FIELD_DIRECT && fr->atttypid == fr->typid && fr->typid == BPCHAROID &&
+		fr->type.kind == TP_KIND_TEXT && GetDatabaseEncoding() == PG_UTF8)
+	{
+		/*
+		 * char(n): ASCII strings of at most n bytes are n characters once
+		 * padded with blanks, as bpcharrecv makes them; others go through it
+		 */
+		int			width = fr->atttypmod >= (int32) VARHDRSZ ? fr->atttypmod - VARHDRSZ : -1;
+		Size		total = 0;
+		char	   *p;
+
+		for (int i = 0; i < n; i++)
+			total += INTALIGN(VARHDRSZ + Max((Size) (v->offsets[i + 1] - v->offsets[i]),
+											(Size) Max(width, 0)));
+		p = MemoryContextAllocHuge(CurrentMemoryContext, Max(total, 1));
+		for (int i = 0; i < n; i++)
+		{
+			int			len;
+			const char *s;
+			int			out;
+			bool		ascii = true;
+
+			isnull[i] = v->nulls != NULL && v->nulls[i];
+			if (isnull[i])
+			{
+				values[i] = (Datum) 0;
+				continue;
+			}
+			s = string_at(v, i, &len);
+			for (int k = 0; k < len; k++)
+				ascii &= (unsigned char) s[k] < 0x80 && s[k] != '\0';
+			if (!ascii || (width >= 0 && len > width))
+			{
+				values[i] = TesseraParquetFieldDatum(fr, v, i, &isnull[i]);
+				continue;
+			}
+			out = width >= 0 ? width : len;
+			if (out + VARHDRSZ_SHORT <= VARATT_SHORT_MAX)
+			{
+				SET_VARSIZE_SHORT(p, out + VARHDRSZ_SHORT);
+				memcpy(p + VARHDRSZ_SHORT, s, len);
+				memset(p + VARHDRSZ_SHORT + len, ' ', out - len);
+				values[i] = PointerGetDatum(p);
+				p += out + VARHDRSZ_SHORT;
+			}
+			else
+			{
+				p = (char *) INTALIGN(p);
+				SET_VARSIZE(p, out + VARHDRSZ);
+				memcpy(p + VARHDRSZ, s, len);
+				memset(p + VARHDRSZ + len, ' ', out - len);
+				values[i] = PointerGetDatum(p);
+				p += out + VARHDRSZ;
+			}
+		}
+		return;
+	}
+	for (int i = 0; i < n; i++)
+		values[i] = TesseraParquetFieldDatum(fr, v, i, &isnull[i]);
+}
+
+/*
+ * TesseraParquetFieldScaled
+ *		A decimal file column read into a numeric column as the integers it
+ *		holds, scaled by 10^scale (fr->type.scale), without building a
+ *		numeric each: *values (NULL rows 0), *isnull and a bound 2^bits on
+ *		their magnitude, computed from the values themselves (a file's
+ *		declared precision is not trusted).  False where the values would
+ *		need a cast, rounding or a typmod check the scaled form cannot make:
+ *		the caller reads Datums instead, and they do.
+ */
+bool
+TesseraParquetFieldScaled(TpFieldReader *fr, const TpVector *v, int n, __int128 **values,
+						  bool **isnull, int *bits)
+{
+	const __int128 *src = v->values;
+	unsigned __int128 mag = 0;
+	int32		tm = fr->atttypmod - VARHDRSZ;
+	int			maxdigits = 38;
+
+	if (fr->path != TP_FIELD_DIRECT || fr->atttypid != fr->typid || fr->typid != NUMERICOID ||
+		fr->type.kind != TP_KIND_DECIMAL || fr->type.scale < 0 || fr->type.scale > 38)
+		return false;
+	if (fr->atttypmod >= 0)
+	{
+		/* numeric(p, s): the file's scale, and every value within p digits */
+		if ((((tm & 0x7ff) ^ 1024) - 1024) != fr->type.scale)
+			return false;
+		maxdigits = (tm >> 16) & 0xffff;
+	}
+	*isnull = palloc(Max(n, 1));
+	if (v->nulls != NULL)
+	{
+		__int128   *copy = MemoryContextAllocHuge(CurrentMemoryContext,
+												  sizeof(__int128) * Max(n, 1));
+
+		memcpy(*isnull, v->nulls, n);
+		for (int i = 0; i < n; i++)
+			copy[i] = v->nulls[i] ? 0 : src[i];
+		*values = copy;
+	}
+	else
+	{
+		memset(*isnull, false, n);
+		*values = (__int128 *) src;
+	}
+	/* the magnitudes OR'ed: at least the largest, with its highest bit */
+	for (int i = 0; i < n; i++)
+	{
+		__int128	x = (*values)[i];
+
+		mag |= (unsigned __int128) (x < 0 ? -x : x);
+	}
+	*bits = 1;
+	while (*bits < 128 && (mag >> *bits) != 0)
+		(*bits)++;
+	if (maxdigits < 38)
+	{
+		/* more than p digits: the Datum path raises numeric's own error */
+		__int128	limit = 1;
+
+		for (int d = 0; d < maxdigits; d++)
+			limit *= 10;
+		if (mag >= (unsigned __int128) limit)
+			for (int i = 0; i < n; i++)
+				if ((*values)[i] >= limit || (*values)[i] <= -limit)
+					return false;
+	}
+	return *bits < 127;
+}

@@ -75,7 +75,9 @@ typedef enum TaggPathPrivate
 	TAGG_PATH_GROUPS,			/* groups expected (with the DISTINCT column) */
 	TAGG_PATH_STAR,				/* a star join: [description, clauses], or NIL */
 	TAGG_PATH_ROW_AGGS,			/* the aggregates and group keys as the row */
-	TAGG_PATH_ROW_GROUP_VARS	/* reads them (star joins rewritten) */
+	TAGG_PATH_ROW_GROUP_VARS,	/* reads them (star joins rewritten) */
+	TAGG_PATH_SOURCE_ATTNUMS	/* a foreign table's batch source: the columns
+								 * read; NIL for a tessera table */
 } TaggPathPrivate;
 
 static Plan *tagg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
@@ -274,7 +276,7 @@ tagg_state_marker(List *aggs)
  */
 static void
 tagg_path_finish(CustomPath *cpath, Index relid, TAggFindContext *cxt, TAggMode mode,
-				 double groups, List *star)
+				 double groups, List *star, List *source_attnums)
 {
 	if (mode != TAGG_PARTIAL)
 	{
@@ -294,6 +296,7 @@ tagg_path_finish(CustomPath *cpath, Index relid, TAggFindContext *cxt, TAggMode 
 	cpath->custom_private = lappend(cpath->custom_private, star);
 	cpath->custom_private = lappend(cpath->custom_private, cxt->row_aggs);
 	cpath->custom_private = lappend(cpath->custom_private, cxt->row_group_vars);
+	cpath->custom_private = lappend(cpath->custom_private, source_attnums);
 	cpath->methods = &tagg_path_methods;
 }
 
@@ -305,7 +308,7 @@ static void
 tagg_add_parallel_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
 					   CustomPath *serial, TAggFindContext *cxt, int workers, double groups,
 					   double inner_groups, double rows_read, double pages_read,
-					   Cost build_cost, List *star, List *dim_paths)
+					   Cost build_cost, List *star, List *dim_paths, List *source_attnums)
 {
 	PathTarget *target = create_empty_pathtarget();
 	CustomPath *partial = makeNode(CustomPath);
@@ -349,7 +352,8 @@ tagg_add_parallel_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *out
 	partial->path.total_cost = partial->path.startup_cost + cpu_tuple_cost * inner_groups;
 	/* a star join: every process reads the dimensions into tables of its own */
 	partial->custom_paths = dim_paths;
-	tagg_path_finish(partial, input_rel->relid, cxt, TAGG_PARTIAL, inner_groups, star);
+	tagg_path_finish(partial, input_rel->relid, cxt, TAGG_PARTIAL, inner_groups, star,
+					 source_attnums);
 
 	gather = create_gather_path(root, output_rel, &partial->path, target, NULL, &partial_rows);
 
@@ -363,7 +367,8 @@ tagg_add_parallel_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *out
 		partial_rows * list_length(cxt->aggs) * cpu_operator_cost;
 	final->path.total_cost = final->path.startup_cost + cpu_tuple_cost * groups;
 	final->custom_paths = list_make1(gather);
-	tagg_path_finish(final, input_rel->relid, cxt, TAGG_FINAL, inner_groups, star);
+	tagg_path_finish(final, input_rel->relid, cxt, TAGG_FINAL, inner_groups, star,
+					 source_attnums);
 	add_path(output_rel, &final->path);
 }
 
@@ -493,7 +498,8 @@ tagg_scanned_rel(PlannerInfo *root, RelOptInfo *input_rel, TesseraStarPlan *star
 	if (input_rel->reloptkind != RELOPT_BASEREL || input_rel->lateral_relids != NULL)
 		return NULL;
 	rte = planner_rt_fetch(input_rel->relid, root);
-	if (rte->rtekind != RTE_RELATION || rte->relkind != RELKIND_RELATION ||
+	if (rte->rtekind != RTE_RELATION ||
+		(rte->relkind != RELKIND_RELATION && rte->relkind != RELKIND_FOREIGN_TABLE) ||
 		rte->tablesample != NULL || rte->inh)
 		return NULL;
 	return input_rel;
@@ -587,7 +593,7 @@ tagg_star_parallel_safe(TesseraStarPlan *star, List **paths)
 static void
 tagg_try_parallel(PlannerInfo *root, RelOptInfo *rel, RelOptInfo *output_rel, CustomPath *cpath,
 				  TAggFindContext *cxt, double groups, double inner_groups, TscanEstimate *est,
-				  Cost run_cost, Cost build_cost, List *star_info)
+				  Cost run_cost, Cost build_cost, List *star_info, List *source_attnums)
 {
 	List	   *dim_paths = NIL;
 	int			workers;
@@ -604,7 +610,33 @@ tagg_try_parallel(PlannerInfo *root, RelOptInfo *rel, RelOptInfo *output_rel, Cu
 	if (workers > 0)
 		tagg_add_parallel_path(root, rel, output_rel, cpath, cxt, workers, groups, inner_groups,
 							   est->read_frac * rel->tuples, est->phys_pages * est->read_frac,
-							   build_cost, star_info, dim_paths);
+							   build_cost, star_info, dim_paths, source_attnums);
+}
+
+/*
+ * The columns a foreign table's batch source reads: every one the
+ * aggregation uses, also those of counts and min/max (which a tessera
+ * table answers from its chunks' summaries); [0] for none (count(*)).
+ * False if it would need a system column or the whole row.
+ */
+static bool
+tagg_source_attnums(TAggFindContext *cxt, RelOptInfo *rel, Bitmapset *attrs, List **attnums)
+{
+	int			x = -1;
+
+	pull_varattnos((Node *) cxt->aggs, rel->relid, &attrs);
+	*attnums = NIL;
+	while ((x = bms_next_member(attrs, x)) >= 0)
+	{
+		AttrNumber	a = x + FirstLowInvalidHeapAttributeNumber;
+
+		if (a <= 0)
+			return false;
+		*attnums = lappend_int(*attnums, a);
+	}
+	if (*attnums == NIL)
+		*attnums = list_make1_int(0);
+	return true;
 }
 
 static void
@@ -635,6 +667,8 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 				spill_cost;
 	TscanEstimate est;
 	Bitmapset  *attrs = NULL;
+	bool		external = false;
+	List	   *source_attnums = NIL;
 
 	if (prev_create_upper_paths)
 		prev_create_upper_paths(root, stage, input_rel, output_rel, extra);
@@ -648,7 +682,11 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 		return;
 	rte = planner_rt_fetch(rel->relid, root);
 	relation = table_open(rte->relid, NoLock);
-	if (!IsTesseraRelation(relation))
+	/* a foreign table whose rows a batch source reads as vectors (Parquet files) */
+	if (rte->relkind == RELKIND_FOREIGN_TABLE)
+		external = cxt.star == NULL && tessera_batch_source != NULL &&
+			tessera_batch_source->accepts(relation);
+	if (!external && !IsTesseraRelation(relation))
 	{
 		table_close(relation, NoLock);
 		return;
@@ -713,6 +751,8 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 	}
 	TesseraScanEstimate(root, rel, relation, attrs, &est);
 	table_close(relation, NoLock);
+	if (external && !tagg_source_attnums(&cxt, rel, attrs, &source_attnums))
+		return;
 
 	/*
 	 * Decoding a value into a vector, a quarter of an operator (measured:
@@ -745,10 +785,11 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 	foreach(lc, cxt.star != NULL ? cxt.star->dims : NIL)
 		cpath->custom_paths = lappend(cpath->custom_paths,
 									  ((TesseraStarDimPlan *) lfirst(lc))->path);
-	tagg_path_finish(cpath, rel->relid, &cxt, TAGG_SERIAL, inner_groups, star_info);
+	tagg_path_finish(cpath, rel->relid, &cxt, TAGG_SERIAL, inner_groups, star_info,
+					 source_attnums);
 	/* (before add_path, which frees a path it finds dominated) */
 	tagg_try_parallel(root, rel, output_rel, cpath, &cxt, groups, inner_groups, &est, run_cost,
-					  build_cost, star_info);
+					  build_cost, star_info, source_attnums);
 	add_path(output_rel, &cpath->path);
 }
 
@@ -847,6 +888,8 @@ tagg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *
 	List	   *star = list_nth(best_path->custom_private, TAGG_PATH_STAR);
 	List	   *row_aggs = list_nth(best_path->custom_private, TAGG_PATH_ROW_AGGS);
 	List	   *row_group_vars = list_nth(best_path->custom_private, TAGG_PATH_ROW_GROUP_VARS);
+	List	   *source_attnums = list_nth(best_path->custom_private, TAGG_PATH_SOURCE_ATTNUMS);
+	List	   *source_plan = NIL;
 	TesseraStarPlan star_plan;
 	RelOptInfo *input_rel = find_base_rel(root, relid);
 	RangeTblEntry *rte = planner_rt_fetch(relid, root);
@@ -866,6 +909,12 @@ tagg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *
 	{
 		TesseraDescribeVectorQuals(extract_actual_clauses(input_rel->baserestrictinfo, false),
 								   relid, relation, &skip, &skip_descs, &vector, &vector_descs);
+		/* a source skips by its own statistics; every qual is a vector qual */
+		if (source_attnums != NIL)
+		{
+			skip = skip_descs = NIL;
+			source_plan = tessera_batch_source->plan(root, input_rel, source_attnums);
+		}
 	}
 	/*
 	 * computed columns: the group keys' first, then the aggregates', as the
@@ -936,6 +985,7 @@ tagg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *
 									star != NIL ? copyObject(linitial(star)) : NIL);
 	cscan->custom_private = lappend(cscan->custom_private,
 									star != NIL ? copyObject(lsecond(star)) : NIL);
+	cscan->custom_private = lappend(cscan->custom_private, source_plan);
 	Assert(list_length(cscan->custom_private) == TAGG_PRIVATE_NFIELDS);
 	return &cscan->scan.plan;
 }

@@ -167,7 +167,9 @@ TesseraScanEstimate(PlannerInfo *root, RelOptInfo *rel, Relation relation, Bitma
 	memset(est, 0, sizeof(TscanEstimate));
 	est->read_frac = 1.0;
 	est->vec_sel = 1.0;
-	est->phys_pages = TesseraPhysicalBlocks(relation);
+	/* a foreign table's batch source: its files' pages (the FDW's estimate) */
+	est->phys_pages = relation->rd_rel->relkind == RELKIND_FOREIGN_TABLE ? rel->pages :
+		TesseraPhysicalBlocks(relation);
 
 	for (int i = 0; i < desc->natts; i++)
 	{
@@ -194,5 +196,11 @@ TesseraScanEstimate(PlannerInfo *root, RelOptInfo *rel, Relation relation, Bitma
 			est->other_quals = lappend(est->other_quals, rinfo);
 	}
 
-	est->read_frac = TesseraReadFraction(root, rel, relation, rel->baserestrictinfo, 0);
+	if (relation->rd_rel->relkind != RELKIND_FOREIGN_TABLE)
+		est->read_frac = TesseraReadFraction(root, rel, relation, rel->baserestrictinfo, 0);
+	else if (desc->natts > 0)
+	{
+		/* a file read column by column: the share of its bytes the columns are */
+		est->phys_pages = (BlockNumber) (est->phys_pages * (double) est->ncols / desc->natts);
+	}
 }

@@ -496,6 +496,67 @@ TesseraReaderBegin(Relation rel, Snapshot snapshot, bool bulk)
 }
 
 /*
+ * TesseraReaderExternal
+ *		A reader of rel's rows as batches that come from elsewhere (a
+ *		Parquet file read through the foreign table rel): it has no stripes,
+ *		and a batch's columns are made on first use by fill(arg, b, attidx,
+ *		scaled), as Datums (b->values[attidx], b->isnull[attidx]) or, when
+ *		scaled is true, as scaled integers (TesseraBatchSetScaled) if it can.
+ *		The kernels of TesseraAgg read such a batch as they read a row group:
+ *		through TesseraBatchColumn and the others, which take no encoding's
+ *		shortcut for it.
+ */
+TesseraReader *
+TesseraReaderExternal(Relation rel, void (*fill) (void *arg, TesseraBatch *b, int attidx,
+												  bool scaled),
+					  void *arg, MemoryContext parent)
+{
+	TesseraReader *r = reader_alloc(rel, NULL, parent);
+
+	r->external = true;
+	r->fill = fill;
+	r->fill_arg = arg;
+	r->check_deleted = false;
+	r->batch.rg = -1;
+	return r;
+}
+
+/*
+ * TesseraReaderExternalBatch
+ *		Start the external reader's next batch, of nrows rows: what the last
+ *		one made is freed.
+ */
+void
+TesseraReaderExternalBatch(TesseraReader *r, int nrows)
+{
+	TesseraBatch *b = &r->batch;
+
+	Assert(r->external);
+	MemoryContextReset(r->batch_cxt);
+	memset(b->values, 0, sizeof(Datum *) * r->natts);
+	memset(b->isnull, 0, sizeof(bool *) * r->natts);
+	b->raw = NULL;
+	b->raw_index = NULL;
+	b->scaled = NULL;
+	b->access = NULL;
+	b->deleted = NULL;
+	b->sparse = false;
+	b->rg++;
+	b->nrows = b->chunk_rows = nrows;
+}
+
+/* Make column attidx of an external batch as Datums. */
+static void
+external_column(TesseraBatch *b, int attidx)
+{
+	TesseraReader *r = b->reader;
+
+	r->fill(r->fill_arg, b, attidx, false);
+	if (b->values[attidx] == NULL)
+		elog(ERROR, "external batch source made no column %d", attidx + 1);
+}
+
+/*
  * TesseraReaderSetTupleDesc
  *		Decode as desc from now on.  ALTER TABLE rewrites read the old rows
  *		with the table's old descriptor while the relcache already has the
@@ -966,7 +1027,12 @@ void
 TesseraBatchColumn(TesseraBatch *b, int attidx, Datum **values, bool **isnull)
 {
 	if (b->values[attidx] == NULL)
-		decode_column(b, attidx);
+	{
+		if (b->reader->external)
+			external_column(b, attidx);
+		else
+			decode_column(b, attidx);
+	}
 	*values = b->values[attidx];
 	*isnull = b->isnull[attidx];
 }
@@ -1024,7 +1090,7 @@ TesseraBatchIntSum(TesseraBatch *b, int attidx, int128 *sum, int64 *count)
 	TesseraChunkDisk *cd;
 	TesseraCorruptContext cc;
 
-	if (b->values[attidx] != NULL || !column_stored(b, attidx))
+	if (b->reader->external || b->values[attidx] != NULL || !column_stored(b, attidx))
 		return false;
 	cd = chunk_context(b, attidx, &cc);
 	if (cd->encoding != TESSERA_ENC_INT && cd->encoding != TESSERA_ENC_ABSENT)
@@ -1050,7 +1116,7 @@ TesseraBatchDict(TesseraBatch *b, int attidx, int64 **codes, Datum **entries, in
 	MemoryContext old;
 	bool		ok;
 
-	if (!column_stored(b, attidx))
+	if (r->external || !column_stored(b, attidx))
 		return false;
 	cd = chunk_context(b, attidx, &cc);
 	if (cd->encoding != TESSERA_ENC_DICT)
@@ -1082,6 +1148,8 @@ TesseraBatchValue(TesseraBatch *b, int attidx, int row, bool *isnull)
 	MemoryContext old;
 	Datum		result;
 
+	if (b->values[attidx] == NULL && r->external)
+		external_column(b, attidx);
 	if (b->values[attidx] == NULL)
 	{
 		dir = r->stripes[b->stripe].dir;
@@ -1130,7 +1198,7 @@ TesseraBatchScaled(TesseraBatch *b, int attidx, int128 **values, int64 **scales,
 				   int *max_scale)
 {
 	TesseraReader *r = b->reader;
-	TesseraStripeDir *dir = r->stripes[b->stripe].dir;
+	TesseraStripeDir *dir;
 	TesseraScaledColumn *sc;
 	TesseraChunkDisk *cd;
 	TesseraCorruptContext cc;
@@ -1140,8 +1208,14 @@ TesseraBatchScaled(TesseraBatch *b, int attidx, int128 **values, int64 **scales,
 		b->scaled = MemoryContextAllocZero(r->batch_cxt,
 										   sizeof(TesseraScaledColumn) * Max(r->natts, 1));
 	sc = &b->scaled[attidx];
+	if (sc->state == 0 && r->external)
+	{
+		sc->state = -1;
+		r->fill(r->fill_arg, b, attidx, true);
+	}
 	if (sc->state == 0)
 	{
+		dir = r->stripes[b->stripe].dir;
 		sc->state = -1;
 		if (!TupleDescAttr(r->tupdesc, attidx)->attisdropped && (uint32) attidx < dir->hdr.natts)
 		{
@@ -1193,6 +1267,30 @@ TesseraBatchScaledInfo(TesseraBatch *b, int attidx, int128 **values, int64 **sca
 }
 
 /*
+ * TesseraBatchSetScaled
+ *		An external source's numeric column attidx as integers scaled by
+ *		10^scale, every value of display scale scale, each below 2^bits in
+ *		magnitude; values and isnull (never NULL) must stay valid for the
+ *		batch.  A NULL row's value must be 0.
+ */
+void
+TesseraBatchSetScaled(TesseraBatch *b, int attidx, int128 *values, bool *isnull, int scale,
+					  int bits)
+{
+	TesseraScaledColumn *sc;
+
+	Assert(b->reader->external && b->scaled != NULL);
+	sc = &b->scaled[attidx];
+	sc->state = 1;
+	sc->values = values;
+	sc->isnull = isnull;
+	sc->scales = NULL;
+	sc->max_scale = scale;
+	sc->dsc_all = scale;
+	sc->bits = bits;
+}
+
+/*
  * TesseraBatchRangeFilter
  *		sel &= lo <= value <= hi for column attidx of the batch, compared on
  *		the stored integers without decoding the column (TesseraChunkFilter:
@@ -1208,7 +1306,7 @@ TesseraBatchRangeFilter(TesseraBatch *b, int attidx, int128 lo, int128 hi, bool 
 	TesseraChunkDisk *cd;
 	TesseraCorruptContext cc;
 
-	if (b->values[attidx] != NULL || !column_stored(b, attidx) ||
+	if (b->reader->external || b->values[attidx] != NULL || !column_stored(b, attidx) ||
 		(b->scaled != NULL && b->scaled[attidx].state == 1))
 		return TESSERA_FILTER_CANNOT;
 	cd = chunk_context(b, attidx, &cc);
@@ -1231,7 +1329,7 @@ TesseraBatchDecimalScale(TesseraBatch *b, int attidx, int *max_scale)
 	TesseraChunkDisk *cd;
 	TesseraCorruptContext cc;
 
-	if (!column_stored(b, attidx))
+	if (b->reader->external || !column_stored(b, attidx))
 		return false;
 	cd = chunk_context(b, attidx, &cc);
 	if (cd->encoding != TESSERA_ENC_DECIMAL)
@@ -1251,8 +1349,18 @@ TesseraBatchScaledGather(TesseraBatch *b, int attidx, const int *rows, int m, in
 {
 	TesseraChunkDisk *cd;
 	TesseraCorruptContext cc;
-	TesseraScaledColumn *sc = b->scaled ? &b->scaled[attidx] : NULL;
+	TesseraScaledColumn *sc;
 
+	if (b->reader->external)
+	{
+		int128	   *v;
+		int64	   *s;
+		bool	   *n;
+
+		if (!TesseraBatchScaled(b, attidx, &v, &s, &n, max_scale))
+			return false;
+	}
+	sc = b->scaled ? &b->scaled[attidx] : NULL;
 	if (sc != NULL && sc->state != 0)
 	{
 		if (sc->state < 0)

@@ -54,7 +54,8 @@ DECLARE
     j json;
 BEGIN
     EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON) ' || q INTO j;
-    RETURN (j->0->'Plan'->'Plans'->0->>'Row Groups Skipped')::int;
+    RETURN coalesce(j->0->'Plan'->>'Row Groups Skipped',
+                    j->0->'Plan'->'Plans'->0->>'Row Groups Skipped')::int;
 END $$;
 SET max_parallel_workers_per_gather = 0;
 SELECT q, fdw_skipped(q) AS skipped FROM (VALUES
@@ -79,6 +80,7 @@ RESET max_parallel_workers_per_gather;
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
 SET max_parallel_workers_per_gather = 2;
+SET min_parallel_table_scan_size = 0;
 EXPLAIN (COSTS OFF) SELECT count(*), sum(n) FROM fdw_all;
 SELECT count(*), sum(n), sum(id), count(DISTINCT g) FROM fdw_all;
 SELECT count(*) FROM fdw_all WHERE b;
@@ -86,6 +88,7 @@ SELECT count(*), sum(id) FROM fdw_all WHERE id BETWEEN 2500 AND 7500;
 RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
 RESET max_parallel_workers_per_gather;
+RESET min_parallel_table_scan_size;
 
 -- an Arrow IPC file (Feather v2) as a table: its record batches are the units
 \set farrowabs :datadir '/regress_fdw.arrow'
