@@ -113,6 +113,8 @@ extern void TesseraParquetFieldPrepareDatums(TpFieldReader *fr);
 extern Datum TesseraParquetFieldDatum(TpFieldReader *fr, const TpVector *v, int64 row, bool *isnull);
 extern void TesseraParquetFieldColumn(TpFieldReader *fr, const TpVector *v, int n, Datum *values,
 									  bool *isnull);
+extern bool TesseraParquetFieldDict(TpFieldReader *fr, const TpVector *v, int n, int64 **codes,
+									Datum **entries, int *ndict);
 extern bool TesseraParquetFieldScaled(TpFieldReader *fr, const TpVector *v, int n,
 									  __int128 **values, bool **isnull, int *bits);
 

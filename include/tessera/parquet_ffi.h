@@ -74,7 +74,9 @@ typedef struct TpVector
 	const void *values;			/* fixed-width kinds */
 	const int64_t *offsets;		/* text, json, binary, list: nrows + 1 */
 	const uint8_t *data;		/* text, json, binary */
-	const struct TpVector *child;	/* list: the elements */
+	const struct TpVector *child;	/* list: the elements; dictionary: its values */
+	const int32_t *keys;		/* a dictionary column (tp_reader_want_dictionary):
+								 * each row's index into child, or NULL */
 } TpVector;
 
 typedef struct TpInterval
@@ -108,6 +110,8 @@ extern TpType tp_reader_column_type(TpReader *r, int i);
 /* row groups; an Arrow file's record batches */
 extern int	tp_reader_num_row_groups(TpReader *r);
 extern int	tp_reader_is_arrow(TpReader *r);
+/* read string column col with its dictionary (keys into child); 1 if it can */
+extern int	tp_reader_want_dictionary(TpReader *r, int col);
 /* row_groups: those to read; nrow_groups < 0: all; may be called again */
 extern int	tp_reader_start(TpReader *r, int ncols, const int *columns, int64_t batch_rows,
 							const int *row_groups, int nrow_groups, char *err, size_t errlen);

@@ -108,6 +108,9 @@ typedef struct TesseraReader
 	 */
 	bool		external;
 	void		(*fill) (void *arg, TesseraBatch *b, int attidx, bool scaled);
+	/* a dictionary column's codes and entries (TesseraBatchDict), or false */
+	bool		(*dict) (void *arg, TesseraBatch *b, int attidx, int64 **codes, Datum **entries,
+						 int *ndict);
 	void	   *fill_arg;
 } TesseraReader;
 
@@ -115,6 +118,9 @@ extern TesseraReader *TesseraReaderBegin(Relation rel, Snapshot snapshot, bool b
 extern TesseraReader *TesseraReaderExternal(Relation rel,
 											void (*fill) (void *arg, TesseraBatch *b,
 														  int attidx, bool scaled),
+											bool (*dict) (void *arg, TesseraBatch *b,
+														  int attidx, int64 **codes,
+														  Datum **entries, int *ndict),
 											void *arg, MemoryContext parent);
 extern void TesseraReaderExternalBatch(TesseraReader *reader, int nrows);
 #ifdef HAVE_INT128

@@ -93,6 +93,9 @@ pub struct TpVector {
     pub offsets: *const i64,
     pub data: *const u8,
     pub child: *const TpVector,
+    /// reading a dictionary-encoded string column (tp_reader_want_dictionary):
+    /// each row's index into `child`, the dictionary's values
+    pub keys: *const i32,
 }
 
 impl Default for TpVector {
@@ -104,6 +107,7 @@ impl Default for TpVector {
             offsets: std::ptr::null(),
             data: std::ptr::null(),
             child: std::ptr::null(),
+            keys: std::ptr::null(),
         }
     }
 }
@@ -716,6 +720,8 @@ fn canonical_type(field: &Field) -> Option<(TpType, DataType)> {
 /// A cast column of the current batch and the buffers C sees.
 struct ColumnOut {
     array: ArrayRef,
+    /// a dictionary column: its values, cast to text
+    dict_values: Option<ArrayRef>,
     nulls: Vec<u8>,
     bools: Vec<u8>,
     child_nulls: Vec<u8>,
@@ -730,6 +736,7 @@ impl ColumnOut {
         let bools = if kind == KIND_BOOL { bools_of(&array) } else { Vec::new() };
         ColumnOut {
             array,
+            dict_values: None,
             nulls,
             bools,
             child_nulls: Vec::new(),
@@ -752,6 +759,8 @@ pub struct TpReader {
     batch_rows: usize,
     /// the row-group statistics last handed out (tp_reader_stats)
     stats_out: Vec<ColumnOut>,
+    /// file columns read with their dictionaries (tp_reader_want_dictionary)
+    want_dict: Vec<bool>,
     /// file column of each wanted vector, and its place in a read batch
     wanted: Vec<usize>,
     projection: Vec<usize>,
@@ -856,6 +865,7 @@ fn new_reader(schema: SchemaRef, num_rows: i64, format: Format) -> *mut TpReader
         pending_at: 0,
         batch_rows: 32768,
         stats_out: Vec::new(),
+        want_dict: vec![false; schema.fields().len()],
         wanted: Vec::new(),
         projection: Vec::new(),
         out: Vec::new(),
@@ -1061,6 +1071,61 @@ pub extern "C" fn tp_reader_is_arrow(r: *mut TpReader) -> c_int {
     matches!(reader_ref(r).format, Format::Ipc { .. }) as c_int
 }
 
+/// Read file column `col`, a string column, with its dictionary: its
+/// vectors then hold each row's index (`keys`) into the dictionary's values
+/// (`child`), where the file's pages are dictionary-encoded (a page that is
+/// not has its values put in a dictionary).  Set before tp_reader_start.
+#[no_mangle]
+pub extern "C" fn tp_reader_want_dictionary(r: *mut TpReader, col: c_int) -> c_int {
+    let r = reader_ref(r);
+    let c = col as usize;
+    match r.types.get(c) {
+        Some(Some((t, _))) if t.kind == KIND_TEXT && c < r.want_dict.len() => {
+            r.want_dict[c] = true;
+            1
+        }
+        _ => 0,
+    }
+}
+
+/// The string type a column is read as with its dictionary, if it can be.
+fn dictionary_type(dt: &DataType) -> Option<DataType> {
+    match dt {
+        DataType::Utf8 | DataType::LargeUtf8 => {
+            Some(DataType::Dictionary(Box::new(DataType::Int32), Box::new(dt.clone())))
+        }
+        DataType::Dictionary(k, v) if **k == DataType::Int32 && matches!(**v, DataType::Utf8 | DataType::LargeUtf8) => {
+            Some(dt.clone())
+        }
+        _ => None,
+    }
+}
+
+/// A Parquet file's metadata with the columns whose dictionaries are wanted
+/// (among those read) typed as dictionaries: the Arrow reader then keeps a
+/// dictionary-encoded column's keys and values instead of materializing
+/// every row's string.
+fn dictionary_hint(metadata: &ArrowReaderMetadata, want: &[bool], read: &[usize]) -> Res<ArrowReaderMetadata> {
+    let schema = metadata.schema();
+    if !read.iter().any(|&c| want.get(c) == Some(&true)) {
+        return Ok(metadata.clone());
+    }
+    let fields: Vec<FieldRef> = schema
+        .fields()
+        .iter()
+        .enumerate()
+        .map(|(i, f)| match dictionary_type(f.data_type()) {
+            Some(dt) if want.get(i) == Some(&true) && read.contains(&i) => {
+                Arc::new(f.as_ref().clone().with_data_type(dt))
+            }
+            _ => f.clone(),
+        })
+        .collect();
+    let hinted = Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()));
+    ArrowReaderMetadata::try_new(metadata.metadata().clone(), ArrowReaderOptions::new().with_schema(hinted))
+        .map_err(|e| e.to_string())
+}
+
 /// Read only the columns in `columns` (file column numbers, in the order
 /// their vectors are wanted), `batch_rows` rows at a time, of the row
 /// groups in `row_groups` (all of them when `nrow_groups` < 0).  May be
@@ -1105,7 +1170,8 @@ pub extern "C" fn tp_reader_start(
         }
         let reader = match &r.format {
             Format::Parquet { source, metadata } => {
-                let mut builder = ParquetRecordBatchReaderBuilder::new_with_metadata(source.duplicate()?, metadata.clone());
+                let metadata = dictionary_hint(metadata, &r.want_dict, &sorted)?;
+                let mut builder = ParquetRecordBatchReaderBuilder::new_with_metadata(source.duplicate()?, metadata);
                 if let Some(g) = groups {
                     builder = builder.with_row_groups(g);
                 }
@@ -1164,6 +1230,7 @@ fn ptr_or_null(v: &[u8]) -> *const u8 {
 fn expose(kind: i32, a: &ArrayRef, nulls: &[u8], bools: &[u8], v: &mut TpVector) {
     v.nrows = a.len() as i64;
     v.nulls = ptr_or_null(nulls);
+    v.keys = std::ptr::null();
     v.values = std::ptr::null();
     v.offsets = std::ptr::null();
     v.data = std::ptr::null();
@@ -1237,6 +1304,24 @@ pub extern "C" fn tp_reader_next(r: *mut TpReader, vectors: *mut TpVector, err: 
         for i in 0..n {
             let (t, cdt) = r.types[r.wanted[i]].clone().unwrap();
             let src = batch.column(r.projection[i]);
+            if r.want_dict[r.wanted[i]] {
+                if let Some(dict) = src.as_dictionary_opt::<Int32Type>() {
+                    // the keys as they are; the (few) values as canonical text
+                    let values = cast(dict.values(), &cdt).map_err(|e| e.to_string())?;
+                    let mut col = ColumnOut::new(src.clone(), KIND_NULL);
+                    col.child_nulls = nulls_of(&values);
+                    expose(KIND_TEXT, &values, &col.child_nulls, &[], &mut col.child);
+                    col.dict_values = Some(values);
+                    let v = &mut vectors[i];
+                    *v = TpVector::default();
+                    v.nrows = dict.len() as i64;
+                    v.nulls = ptr_or_null(&col.nulls);
+                    v.keys = dict.keys().values().as_ptr();
+                    v.child = &*col.child;
+                    r.out.push(col);
+                    continue;
+                }
+            }
             let array = if src.data_type() == &cdt {
                 src.clone()
             } else {
@@ -1259,6 +1344,7 @@ pub extern "C" fn tp_reader_next(r: *mut TpReader, vectors: *mut TpVector, err: 
                 v.offsets = list.value_offsets().as_ptr();
                 v.values = std::ptr::null();
                 v.data = std::ptr::null();
+                v.keys = std::ptr::null();
                 v.child = &*col.child;
             } else if t.kind == KIND_NULL {
                 let v = &mut vectors[i];

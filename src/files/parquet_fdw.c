@@ -458,6 +458,7 @@ typedef struct PqScanState
 	TupleDesc	desc;			/* the foreign table's */
 	Oid			relid;
 	int64		batch_rows;		/* rows a batch holds at most */
+	bool		want_dict;		/* string columns with their dictionaries */
 	List	   *files;
 	int			nfiles;
 	int		   *file_groups;	/* row groups of each file (opened files only: -1) */
@@ -593,6 +594,8 @@ open_scan_file(PqScanState *s, int i)
 								pstrdup(tp_reader_column_type_name(s->reader, f)),
 								tp_reader_column_type(s->reader, f));
 		TesseraParquetFieldPrepareDatums(&s->fields[c]);
+		if (s->want_dict && s->fields[c].type.kind == TP_KIND_TEXT)
+			(void) tp_reader_want_dictionary(s->reader, f);
 	}
 	MemoryContextSwitchTo(old);
 	choose_groups(s);
@@ -1142,6 +1145,11 @@ typedef struct PqSource
 	PqScanState *scan;
 	TesseraReader *reader;
 	int		   *col_of_att;		/* [natts]: the scan's column, or -1 */
+	/* dictionary columns of the current batch: [scan column] */
+	int		   *dict_batch;		/* the batch (b->rg) they were made for */
+	int64	  **dict_codes;
+	Datum	  **dict_entries;
+	int		   *dict_n;
 } PqSource;
 
 static bool
@@ -1206,6 +1214,29 @@ source_fill(void *arg, TesseraBatch *b, int attidx, bool scaled)
 	MemoryContextSwitchTo(old);
 }
 
+/* A dictionary column of the source's batch: codes and entries, made once per batch. */
+static bool
+source_dict(void *arg, TesseraBatch *b, int attidx, int64 **codes, Datum **entries, int *ndict)
+{
+	PqSource   *src = arg;
+	int			c = src->col_of_att[attidx];
+
+	if (c < 0 || src->scan->vectors[c].keys == NULL)
+		return false;
+	if (src->dict_batch[c] != b->rg)
+	{
+		if (!TesseraParquetFieldDict(&src->scan->fields[c], &src->scan->vectors[c], b->chunk_rows,
+									 &src->dict_codes[c], &src->dict_entries[c],
+									 &src->dict_n[c]))
+			return false;
+		src->dict_batch[c] = b->rg;
+	}
+	*codes = src->dict_codes[c];
+	*entries = src->dict_entries[c];
+	*ndict = src->dict_n[c];
+	return true;
+}
+
 static void *
 source_begin(Relation rel, List *plan, TesseraReader **reader)
 {
@@ -1218,7 +1249,15 @@ source_begin(Relation rel, List *plan, TesseraReader **reader)
 		src->col_of_att[i] = -1;
 	for (int c = 0; c < src->scan->ncols; c++)
 		src->col_of_att[src->scan->cols[c].attnum] = c;
-	src->reader = TesseraReaderExternal(rel, source_fill, src, CurrentMemoryContext);
+	src->dict_batch = palloc(sizeof(int) * Max(src->scan->ncols, 1));
+	for (int c = 0; c < src->scan->ncols; c++)
+		src->dict_batch[c] = -1;
+	src->dict_codes = palloc0(sizeof(int64 *) * Max(src->scan->ncols, 1));
+	src->dict_entries = palloc0(sizeof(Datum *) * Max(src->scan->ncols, 1));
+	src->dict_n = palloc0(sizeof(int) * Max(src->scan->ncols, 1));
+	/* string columns keep the file's dictionaries */
+	src->scan->want_dict = true;
+	src->reader = TesseraReaderExternal(rel, source_fill, source_dict, src, CurrentMemoryContext);
 	*reader = src->reader;
 	return src;
 }

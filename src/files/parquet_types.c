@@ -957,6 +957,15 @@ TesseraParquetFieldEncode(TpFieldReader *fr, const TpVector *v, int64 row, Strin
 		put32(out, (uint32) -1);
 		return;
 	}
+	if (v->keys != NULL)
+	{
+		if (v->keys[row] < 0 || v->keys[row] >= v->child->nrows)
+			ereport(ERROR,
+					(errcode(ERRCODE_BAD_COPY_FILE_FORMAT),
+					 errmsg("dictionary index out of range in column \"%s\"", fr->filecol)));
+		TesseraParquetFieldEncode(fr, v->child, v->keys[row], out);
+		return;
+	}
 	lenpos = out->len;
 	put32(out, 0);
 	if (fr->type.kind == TP_KIND_LIST)
@@ -1002,6 +1011,14 @@ TesseraParquetFieldDatum(TpFieldReader *fr, const TpVector *v, int64 row, bool *
 	*isnull = fr->path == TP_FIELD_NULL || (v->nulls && v->nulls[row]);
 	if (*isnull)
 		return (Datum) 0;
+	if (v->keys != NULL)
+	{
+		if (v->keys[row] < 0 || v->keys[row] >= v->child->nrows)
+			ereport(ERROR,
+					(errcode(ERRCODE_BAD_COPY_FILE_FORMAT),
+					 errmsg("dictionary index out of range in column \"%s\"", fr->filecol)));
+		return TesseraParquetFieldDatum(fr, v->child, v->keys[row], isnull);
+	}
 	if (fr->path == TP_FIELD_DIRECT && fr->atttypid == fr->typid)
 	{
 		switch (fr->type.kind)
@@ -1102,6 +1119,28 @@ void
 TesseraParquetFieldColumn(TpFieldReader *fr, const TpVector *v, int n, Datum *values,
 						  bool *isnull)
 {
+	if (v->keys != NULL)
+	{
+		/* a dictionary column: its values once, rows pointing at them */
+		int			nd = (int) v->child->nrows;
+		Datum	   *entries = palloc(sizeof(Datum) * Max(nd, 1));
+		bool	   *entnull = palloc(sizeof(bool) * Max(nd, 1));
+
+		TesseraParquetFieldColumn(fr, v->child, nd, entries, entnull);
+		for (int i = 0; i < n; i++)
+		{
+			int32		k = v->keys[i];
+
+			isnull[i] = (v->nulls != NULL && v->nulls[i]) || fr->path == TP_FIELD_NULL;
+			if (!isnull[i] && (k < 0 || k >= nd))
+				ereport(ERROR,
+						(errcode(ERRCODE_BAD_COPY_FILE_FORMAT),
+						 errmsg("dictionary index out of range in column \"%s\"", fr->filecol)));
+			isnull[i] |= !isnull[i] && entnull[k];
+			values[i] = isnull[i] ? (Datum) 0 : entries[k];
+		}
+		return;
+	}
 	if (fr->path == TP_FIELD_DIRECT && fr->atttypid == fr->typid &&
 		(fr->type.kind == TP_KIND_TEXT || fr->type.kind == TP_KIND_JSON) &&
 		(fr->typid == TEXTOID || (fr->typid == VARCHAROID && fr->atttypmod < 0)) &&
@@ -1202,6 +1241,70 @@ TesseraParquetFieldColumn(TpFieldReader *fr, const TpVector *v, int n, Datum *va
 		}
 		return;
 	}
+	if (fr->path == TP_FIELD_DIRECT && fr->atttypid == fr->typid)
+	{
+		/* values passed by value: one loop per kind, NULLs flagged after */
+		bool		done = true;
+
+		switch (fr->type.kind)
+		{
+			case TP_KIND_INT16:
+				for (int i = 0; i < n; i++)
+					values[i] = Int16GetDatum(((const int16 *) v->values)[i]);
+				break;
+			case TP_KIND_INT32:
+				for (int i = 0; i < n; i++)
+					values[i] = Int32GetDatum(((const int32 *) v->values)[i]);
+				break;
+			case TP_KIND_INT64:
+				for (int i = 0; i < n; i++)
+					values[i] = Int64GetDatum(((const int64 *) v->values)[i]);
+				break;
+			case TP_KIND_FLOAT64:
+				for (int i = 0; i < n; i++)
+					values[i] = Float8GetDatum(((const float8 *) v->values)[i]);
+				break;
+			case TP_KIND_DATE:
+				{
+					/* Parquet's days since 1970 within PostgreSQL's dates? */
+					const int32 *d = v->values;
+					int32		lo = PG_INT32_MAX;
+					int32		hi = PG_INT32_MIN;
+
+					for (int i = 0; i < n; i++)
+					{
+						int32		x = (v->nulls && v->nulls[i]) ? TP_EPOCH_DAYS : d[i];
+
+						lo = Min(lo, x);
+						hi = Max(hi, x);
+					}
+					if (n > 0 && ((int64) lo - TP_EPOCH_DAYS < DATETIME_MIN_JULIAN - POSTGRES_EPOCH_JDATE ||
+								  (int64) hi - TP_EPOCH_DAYS >= DATE_END_JULIAN - POSTGRES_EPOCH_JDATE))
+					{
+						done = false;	/* the row's own error */
+						break;
+					}
+					for (int i = 0; i < n; i++)
+						values[i] = DateADTGetDatum((DateADT) (d[i] - TP_EPOCH_DAYS));
+					break;
+				}
+			default:
+				done = false;
+		}
+		if (done)
+		{
+			if (v->nulls == NULL)
+				memset(isnull, false, n);
+			else
+				for (int i = 0; i < n; i++)
+				{
+					isnull[i] = v->nulls[i] != 0;
+					if (isnull[i])
+						values[i] = (Datum) 0;
+				}
+			return;
+		}
+	}
 	for (int i = 0; i < n; i++)
 		values[i] = TesseraParquetFieldDatum(fr, v, i, &isnull[i]);
 }
@@ -1251,12 +1354,32 @@ TesseraParquetFieldScaled(TpFieldReader *fr, const TpVector *v, int n, __int128 
 		memset(*isnull, false, n);
 		*values = (__int128 *) src;
 	}
-	/* the magnitudes OR'ed: at least the largest, with its highest bit */
-	for (int i = 0; i < n; i++)
+	/*
+	 * The magnitudes OR'ed: at least the largest, with its highest bit.
+	 * Most decimals fit 64 bits: their low halves are OR'ed in a loop the
+	 * compiler vectorizes, and the 128-bit loop runs only if one does not.
+	 */
 	{
-		__int128	x = (*values)[i];
+		const int64 *halves = (const int64 *) *values;
+		uint64		mag64 = 0;
+		bool		wide = false;
 
-		mag |= (unsigned __int128) (x < 0 ? -x : x);
+		for (int i = 0; i < n; i++)
+		{
+			int64		lo = halves[2 * i];
+			int64		hi = halves[2 * i + 1];
+
+			wide |= hi != (lo >> 63);
+			mag64 |= (uint64) (lo < 0 ? -(uint64) lo : (uint64) lo);
+		}
+		mag = mag64;
+		if (wide)
+			for (int i = 0; i < n; i++)
+			{
+				__int128	x = (*values)[i];
+
+				mag |= (unsigned __int128) (x < 0 ? -x : x);
+			}
 	}
 	*bits = 1;
 	while (*bits < 128 && (mag >> *bits) != 0)
@@ -1274,4 +1397,41 @@ TesseraParquetFieldScaled(TpFieldReader *fr, const TpVector *v, int n, __int128 
 					return false;
 	}
 	return *bits < 127;
+}
+
+/*
+ * TesseraParquetFieldDict
+ *		A dictionary column's rows as codes into its entries (-1 for NULL),
+ *		the entries as Datums of the table column's type; false if v is not
+ *		one.  In the current memory context.
+ */
+bool
+TesseraParquetFieldDict(TpFieldReader *fr, const TpVector *v, int n, int64 **codes,
+						Datum **entries, int *ndict)
+{
+	int			nd;
+	bool	   *entnull;
+
+	if (v->keys == NULL || fr->path == TP_FIELD_NULL)
+		return false;
+	nd = (int) v->child->nrows;
+	*entries = palloc(sizeof(Datum) * Max(nd, 1));
+	entnull = palloc(sizeof(bool) * Max(nd, 1));
+	TesseraParquetFieldColumn(fr, v->child, nd, *entries, entnull);
+	*codes = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * Max(n, 1));
+	for (int i = 0; i < n; i++)
+	{
+		int32		k = v->keys[i];
+
+		if (v->nulls != NULL && v->nulls[i])
+			(*codes)[i] = -1;
+		else if (k < 0 || k >= nd)
+			ereport(ERROR,
+					(errcode(ERRCODE_BAD_COPY_FILE_FORMAT),
+					 errmsg("dictionary index out of range in column \"%s\"", fr->filecol)));
+		else
+			(*codes)[i] = entnull[k] ? -1 : k;
+	}
+	*ndict = nd;
+	return true;
 }

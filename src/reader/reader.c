@@ -501,7 +501,8 @@ TesseraReaderBegin(Relation rel, Snapshot snapshot, bool bulk)
  *		Parquet file read through the foreign table rel): it has no stripes,
  *		and a batch's columns are made on first use by fill(arg, b, attidx,
  *		scaled), as Datums (b->values[attidx], b->isnull[attidx]) or, when
- *		scaled is true, as scaled integers (TesseraBatchSetScaled) if it can.
+ *		scaled is true, as scaled integers (TesseraBatchSetScaled) if it can;
+ *		dict, if not NULL, gives a dictionary column's codes and entries.
  *		The kernels of TesseraAgg read such a batch as they read a row group:
  *		through TesseraBatchColumn and the others, which take no encoding's
  *		shortcut for it.
@@ -509,12 +510,15 @@ TesseraReaderBegin(Relation rel, Snapshot snapshot, bool bulk)
 TesseraReader *
 TesseraReaderExternal(Relation rel, void (*fill) (void *arg, TesseraBatch *b, int attidx,
 												  bool scaled),
+					  bool (*dict) (void *arg, TesseraBatch *b, int attidx, int64 **codes,
+									Datum **entries, int *ndict),
 					  void *arg, MemoryContext parent)
 {
 	TesseraReader *r = reader_alloc(rel, NULL, parent);
 
 	r->external = true;
 	r->fill = fill;
+	r->dict = dict;
 	r->fill_arg = arg;
 	r->check_deleted = false;
 	r->batch.rg = -1;
@@ -1116,7 +1120,16 @@ TesseraBatchDict(TesseraBatch *b, int attidx, int64 **codes, Datum **entries, in
 	MemoryContext old;
 	bool		ok;
 
-	if (r->external || !column_stored(b, attidx))
+	if (r->external)
+	{
+		if (r->dict == NULL)
+			return false;
+		old = MemoryContextSwitchTo(r->batch_cxt);
+		ok = r->dict(r->fill_arg, b, attidx, codes, entries, ndict);
+		MemoryContextSwitchTo(old);
+		return ok;
+	}
+	if (!column_stored(b, attidx))
 		return false;
 	cd = chunk_context(b, attidx, &cc);
 	if (cd->encoding != TESSERA_ENC_DICT)
