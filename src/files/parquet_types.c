@@ -1108,6 +1108,195 @@ TesseraParquetFieldDatum(TpFieldReader *fr, const TpVector *v, int64 row, bool *
 	}
 }
 
+static bool column_text_block(const TpVector *v, int n, Datum *values, bool *isnull);
+
+/* text and varchar: the file's UTF-8 checked and kept, in one block */
+static bool
+column_text(TpFieldReader *fr, const TpVector *v, int n, Datum *values, bool *isnull)
+{
+	if (!(fr->path == TP_FIELD_DIRECT && fr->atttypid == fr->typid &&
+		(fr->type.kind == TP_KIND_TEXT || fr->type.kind == TP_KIND_JSON) &&
+		(fr->typid == TEXTOID || (fr->typid == VARCHAROID && fr->atttypmod < 0)) &&
+		GetDatabaseEncoding() == PG_UTF8))
+		return false;
+	/* the file's bytes are checked as UTF-8 and kept as they are */
+	return column_text_block(v, n, values, isnull);
+}
+
+static bool
+column_text_block(const TpVector *v, int n, Datum *values, bool *isnull)
+{
+	Size		total = 0;
+	char	   *p;
+
+	for (int i = 0; i < n; i++)
+		total += INTALIGN(VARHDRSZ + (Size) (v->offsets[i + 1] - v->offsets[i]));
+	p = MemoryContextAllocHuge(CurrentMemoryContext, Max(total, 1));
+	for (int i = 0; i < n; i++)
+	{
+		int			len;
+		const char *s;
+
+		isnull[i] = v->nulls != NULL && v->nulls[i];
+		if (isnull[i])
+		{
+			values[i] = (Datum) 0;
+			continue;
+		}
+		s = string_at(v, i, &len);
+		(void) pg_verify_mbstr(PG_UTF8, s, len, false);
+		if (len + VARHDRSZ_SHORT <= VARATT_SHORT_MAX)
+		{
+			SET_VARSIZE_SHORT(p, len + VARHDRSZ_SHORT);
+			memcpy(p + VARHDRSZ_SHORT, s, len);
+			values[i] = PointerGetDatum(p);
+			p += len + VARHDRSZ_SHORT;
+		}
+		else
+		{
+			p = (char *) INTALIGN(p);
+			SET_VARSIZE(p, len + VARHDRSZ);
+			memcpy(p + VARHDRSZ, s, len);
+			values[i] = PointerGetDatum(p);
+			p += len + VARHDRSZ;
+		}
+	}
+	return true;
+	return true;
+}
+
+/* char(n): ASCII values padded in one block, others through bpcharrecv */
+static bool
+column_bpchar(TpFieldReader *fr, const TpVector *v, int n, Datum *values, bool *isnull)
+{
+	/*
+	 * char(n): ASCII strings of at most n bytes are n characters once
+	 * padded with blanks, as bpcharrecv makes them; others go through it
+	 */
+	int			width = fr->atttypmod >= (int32) VARHDRSZ ? fr->atttypmod - VARHDRSZ : -1;
+	Size		total = 0;
+	char	   *p;
+
+	if (!(fr->path == TP_FIELD_DIRECT && fr->atttypid == fr->typid && fr->typid == BPCHAROID &&
+		  fr->type.kind == TP_KIND_TEXT && GetDatabaseEncoding() == PG_UTF8))
+		return false;
+
+	for (int i = 0; i < n; i++)
+		total += INTALIGN(VARHDRSZ + Max((Size) (v->offsets[i + 1] - v->offsets[i]),
+										(Size) Max(width, 0)));
+	p = MemoryContextAllocHuge(CurrentMemoryContext, Max(total, 1));
+	for (int i = 0; i < n; i++)
+	{
+		int			len;
+		const char *s;
+		int			out;
+		bool		ascii = true;
+
+		isnull[i] = v->nulls != NULL && v->nulls[i];
+		if (isnull[i])
+		{
+			values[i] = (Datum) 0;
+			continue;
+		}
+		s = string_at(v, i, &len);
+		for (int k = 0; k < len; k++)
+			ascii &= (unsigned char) s[k] < 0x80 && s[k] != '\0';
+		if (!ascii || (width >= 0 && len > width))
+		{
+			values[i] = TesseraParquetFieldDatum(fr, v, i, &isnull[i]);
+			continue;
+		}
+		out = width >= 0 ? width : len;
+		if (out + VARHDRSZ_SHORT <= VARATT_SHORT_MAX)
+		{
+			SET_VARSIZE_SHORT(p, out + VARHDRSZ_SHORT);
+			memcpy(p + VARHDRSZ_SHORT, s, len);
+			memset(p + VARHDRSZ_SHORT + len, ' ', out - len);
+			values[i] = PointerGetDatum(p);
+			p += out + VARHDRSZ_SHORT;
+		}
+		else
+		{
+			p = (char *) INTALIGN(p);
+			SET_VARSIZE(p, out + VARHDRSZ);
+			memcpy(p + VARHDRSZ, s, len);
+			memset(p + VARHDRSZ + len, ' ', out - len);
+			values[i] = PointerGetDatum(p);
+			p += out + VARHDRSZ;
+		}
+	}
+	return true;
+	return true;
+}
+
+/* values passed by value: one loop per kind, NULLs flagged after */
+static bool
+column_byval(TpFieldReader *fr, const TpVector *v, int n, Datum *values, bool *isnull)
+{
+	bool		done = true;
+
+	if (fr->path != TP_FIELD_DIRECT || fr->atttypid != fr->typid)
+		return false;
+
+	switch (fr->type.kind)
+	{
+		case TP_KIND_INT16:
+			for (int i = 0; i < n; i++)
+				values[i] = Int16GetDatum(((const int16 *) v->values)[i]);
+			break;
+		case TP_KIND_INT32:
+			for (int i = 0; i < n; i++)
+				values[i] = Int32GetDatum(((const int32 *) v->values)[i]);
+			break;
+		case TP_KIND_INT64:
+			for (int i = 0; i < n; i++)
+				values[i] = Int64GetDatum(((const int64 *) v->values)[i]);
+			break;
+		case TP_KIND_FLOAT64:
+			for (int i = 0; i < n; i++)
+				values[i] = Float8GetDatum(((const float8 *) v->values)[i]);
+			break;
+		case TP_KIND_DATE:
+			{
+				/* Parquet's days since 1970 within PostgreSQL's dates? */
+				const int32 *d = v->values;
+				int32		lo = PG_INT32_MAX;
+				int32		hi = PG_INT32_MIN;
+
+				for (int i = 0; i < n; i++)
+				{
+					int32		x = (v->nulls && v->nulls[i]) ? TP_EPOCH_DAYS : d[i];
+
+					lo = Min(lo, x);
+					hi = Max(hi, x);
+				}
+				if (n > 0 && ((int64) lo - TP_EPOCH_DAYS < DATETIME_MIN_JULIAN - POSTGRES_EPOCH_JDATE ||
+							  (int64) hi - TP_EPOCH_DAYS >= DATE_END_JULIAN - POSTGRES_EPOCH_JDATE))
+				{
+					done = false;	/* the row's own error */
+					break;
+				}
+				for (int i = 0; i < n; i++)
+					values[i] = DateADTGetDatum((DateADT) (d[i] - TP_EPOCH_DAYS));
+				break;
+			}
+		default:
+			done = false;
+	}
+	if (!done)
+		return false;
+	if (v->nulls == NULL)
+		memset(isnull, false, n);
+	else
+		for (int i = 0; i < n; i++)
+		{
+			isnull[i] = v->nulls[i] != 0;
+			if (isnull[i])
+				values[i] = (Datum) 0;
+		}
+	return true;
+}
+
 /*
  * TesseraParquetFieldColumn
  *		Rows 0..n-1 of v as Datums of the table column's type (NULLs
@@ -1141,170 +1330,9 @@ TesseraParquetFieldColumn(TpFieldReader *fr, const TpVector *v, int n, Datum *va
 		}
 		return;
 	}
-	if (fr->path == TP_FIELD_DIRECT && fr->atttypid == fr->typid &&
-		(fr->type.kind == TP_KIND_TEXT || fr->type.kind == TP_KIND_JSON) &&
-		(fr->typid == TEXTOID || (fr->typid == VARCHAROID && fr->atttypmod < 0)) &&
-		GetDatabaseEncoding() == PG_UTF8)
-	{
-		/* the file's bytes are checked as UTF-8 and kept as they are */
-		Size		total = 0;
-		char	   *p;
-
-		for (int i = 0; i < n; i++)
-			total += INTALIGN(VARHDRSZ + (Size) (v->offsets[i + 1] - v->offsets[i]));
-		p = MemoryContextAllocHuge(CurrentMemoryContext, Max(total, 1));
-		for (int i = 0; i < n; i++)
-		{
-			int			len;
-			const char *s;
-
-			isnull[i] = v->nulls != NULL && v->nulls[i];
-			if (isnull[i])
-			{
-				values[i] = (Datum) 0;
-				continue;
-			}
-			s = string_at(v, i, &len);
-			(void) pg_verify_mbstr(PG_UTF8, s, len, false);
-			if (len + VARHDRSZ_SHORT <= VARATT_SHORT_MAX)
-			{
-				SET_VARSIZE_SHORT(p, len + VARHDRSZ_SHORT);
-				memcpy(p + VARHDRSZ_SHORT, s, len);
-				values[i] = PointerGetDatum(p);
-				p += len + VARHDRSZ_SHORT;
-			}
-			else
-			{
-				p = (char *) INTALIGN(p);
-				SET_VARSIZE(p, len + VARHDRSZ);
-				memcpy(p + VARHDRSZ, s, len);
-				values[i] = PointerGetDatum(p);
-				p += len + VARHDRSZ;
-			}
-		}
+	if (column_text(fr, v, n, values, isnull) || column_bpchar(fr, v, n, values, isnull) ||
+		column_byval(fr, v, n, values, isnull))
 		return;
-	}
-	if (fr->path == TP_FIELD_DIRECT && fr->atttypid == fr->typid && fr->typid == BPCHAROID &&
-		fr->type.kind == TP_KIND_TEXT && GetDatabaseEncoding() == PG_UTF8)
-	{
-		/*
-		 * char(n): ASCII strings of at most n bytes are n characters once
-		 * padded with blanks, as bpcharrecv makes them; others go through it
-		 */
-		int			width = fr->atttypmod >= (int32) VARHDRSZ ? fr->atttypmod - VARHDRSZ : -1;
-		Size		total = 0;
-		char	   *p;
-
-		for (int i = 0; i < n; i++)
-			total += INTALIGN(VARHDRSZ + Max((Size) (v->offsets[i + 1] - v->offsets[i]),
-											(Size) Max(width, 0)));
-		p = MemoryContextAllocHuge(CurrentMemoryContext, Max(total, 1));
-		for (int i = 0; i < n; i++)
-		{
-			int			len;
-			const char *s;
-			int			out;
-			bool		ascii = true;
-
-			isnull[i] = v->nulls != NULL && v->nulls[i];
-			if (isnull[i])
-			{
-				values[i] = (Datum) 0;
-				continue;
-			}
-			s = string_at(v, i, &len);
-			for (int k = 0; k < len; k++)
-				ascii &= (unsigned char) s[k] < 0x80 && s[k] != '\0';
-			if (!ascii || (width >= 0 && len > width))
-			{
-				values[i] = TesseraParquetFieldDatum(fr, v, i, &isnull[i]);
-				continue;
-			}
-			out = width >= 0 ? width : len;
-			if (out + VARHDRSZ_SHORT <= VARATT_SHORT_MAX)
-			{
-				SET_VARSIZE_SHORT(p, out + VARHDRSZ_SHORT);
-				memcpy(p + VARHDRSZ_SHORT, s, len);
-				memset(p + VARHDRSZ_SHORT + len, ' ', out - len);
-				values[i] = PointerGetDatum(p);
-				p += out + VARHDRSZ_SHORT;
-			}
-			else
-			{
-				p = (char *) INTALIGN(p);
-				SET_VARSIZE(p, out + VARHDRSZ);
-				memcpy(p + VARHDRSZ, s, len);
-				memset(p + VARHDRSZ + len, ' ', out - len);
-				values[i] = PointerGetDatum(p);
-				p += out + VARHDRSZ;
-			}
-		}
-		return;
-	}
-	if (fr->path == TP_FIELD_DIRECT && fr->atttypid == fr->typid)
-	{
-		/* values passed by value: one loop per kind, NULLs flagged after */
-		bool		done = true;
-
-		switch (fr->type.kind)
-		{
-			case TP_KIND_INT16:
-				for (int i = 0; i < n; i++)
-					values[i] = Int16GetDatum(((const int16 *) v->values)[i]);
-				break;
-			case TP_KIND_INT32:
-				for (int i = 0; i < n; i++)
-					values[i] = Int32GetDatum(((const int32 *) v->values)[i]);
-				break;
-			case TP_KIND_INT64:
-				for (int i = 0; i < n; i++)
-					values[i] = Int64GetDatum(((const int64 *) v->values)[i]);
-				break;
-			case TP_KIND_FLOAT64:
-				for (int i = 0; i < n; i++)
-					values[i] = Float8GetDatum(((const float8 *) v->values)[i]);
-				break;
-			case TP_KIND_DATE:
-				{
-					/* Parquet's days since 1970 within PostgreSQL's dates? */
-					const int32 *d = v->values;
-					int32		lo = PG_INT32_MAX;
-					int32		hi = PG_INT32_MIN;
-
-					for (int i = 0; i < n; i++)
-					{
-						int32		x = (v->nulls && v->nulls[i]) ? TP_EPOCH_DAYS : d[i];
-
-						lo = Min(lo, x);
-						hi = Max(hi, x);
-					}
-					if (n > 0 && ((int64) lo - TP_EPOCH_DAYS < DATETIME_MIN_JULIAN - POSTGRES_EPOCH_JDATE ||
-								  (int64) hi - TP_EPOCH_DAYS >= DATE_END_JULIAN - POSTGRES_EPOCH_JDATE))
-					{
-						done = false;	/* the row's own error */
-						break;
-					}
-					for (int i = 0; i < n; i++)
-						values[i] = DateADTGetDatum((DateADT) (d[i] - TP_EPOCH_DAYS));
-					break;
-				}
-			default:
-				done = false;
-		}
-		if (done)
-		{
-			if (v->nulls == NULL)
-				memset(isnull, false, n);
-			else
-				for (int i = 0; i < n; i++)
-				{
-					isnull[i] = v->nulls[i] != 0;
-					if (isnull[i])
-						values[i] = (Datum) 0;
-				}
-			return;
-		}
-	}
 	for (int i = 0; i < n; i++)
 		values[i] = TesseraParquetFieldDatum(fr, v, i, &isnull[i]);
 }
