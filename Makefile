@@ -54,6 +54,7 @@ OBJS = \
 	src/planner/topn_path.o \
 	src/planner/star_path.o \
 	src/files/parquet_types.o \
+	src/files/parquet_columns.o \
 	src/files/parquet_copy.o \
 	src/files/parquet_fdw.o \
 	src/utility/hooks.o \

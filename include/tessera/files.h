@@ -60,6 +60,8 @@ typedef struct TpColumnBuilder
 extern void TesseraParquetBuilderInit(TpColumnBuilder *b, const char *name, Oid typid,
 									  int32 typmod);
 extern void TesseraParquetBuilderAppend(TpColumnBuilder *b, Datum value, bool isnull);
+extern bool TesseraParquetBuilderAppendScaled(TpColumnBuilder *b, __int128 v, int scale,
+											  bool isnull);
 extern TpVector *TesseraParquetBuilderVector(TpColumnBuilder *b);
 extern void TesseraParquetBuilderReset(TpColumnBuilder *b);
 extern size_t TesseraParquetBuilderBytes(TpColumnBuilder *b);

@@ -70,7 +70,10 @@
 #include "utils/snapmgr.h"
 
 #include "tessera/compat.h"
+#include "tessera/catalog.h"
 #include "tessera/files.h"
+#include "tessera/reader.h"
+#include "tessera/tableam.h"
 
 #define TP_ERRLEN			1024
 /* rows per batch handed to the writer, and the most bytes one may hold */
@@ -456,18 +459,12 @@ dest_startup(DestReceiver *self, int operation, TupleDesc typeinfo)
 	}
 }
 
-static bool
-dest_receive(TupleTableSlot *slot, DestReceiver *self)
+/* a row appended to every column: hand the batch over when it is full */
+static void
+row_done(ParquetDest *d)
 {
-	ParquetDest *d = (ParquetDest *) self;
-	MemoryContext old;
 	size_t		bytes = 0;
 
-	slot_getallattrs(slot);
-	old = MemoryContextSwitchTo(d->batch_cxt);
-	for (int i = 0; i < d->natts; i++)
-		TesseraParquetBuilderAppend(&d->cols[i], slot->tts_values[i], slot->tts_isnull[i]);
-	MemoryContextSwitchTo(old);
 	d->batch_rows++;
 	d->rows++;
 	if (d->batch_rows % 1024 == 0)
@@ -475,6 +472,20 @@ dest_receive(TupleTableSlot *slot, DestReceiver *self)
 			bytes += TesseraParquetBuilderBytes(&d->cols[i]);
 	if (d->batch_rows >= TP_WRITE_BATCH_ROWS || bytes >= TP_WRITE_BATCH_BYTES)
 		flush_batch(d);
+}
+
+static bool
+dest_receive(TupleTableSlot *slot, DestReceiver *self)
+{
+	ParquetDest *d = (ParquetDest *) self;
+	MemoryContext old;
+
+	slot_getallattrs(slot);
+	old = MemoryContextSwitchTo(d->batch_cxt);
+	for (int i = 0; i < d->natts; i++)
+		TesseraParquetBuilderAppend(&d->cols[i], slot->tts_values[i], slot->tts_isnull[i]);
+	MemoryContextSwitchTo(old);
+	row_done(d);
 	return true;
 }
 
@@ -531,6 +542,114 @@ table_query(CopyStmt *stmt, char **sql_out)
 	return linitial_node(RawStmt, raw_parser(sql.data, RAW_PARSE_DEFAULT));
 }
 
+/*
+ * COPY tessera_table TO: the query is "SELECT columns FROM ONLY t" with no
+ * row-level security, so its rows are the table's visible rows: they go
+ * from the scan's column vectors to the writer's column builders without
+ * forming a row or running the plan (which ExecutorStart still sets up, for
+ * its permission checks).  The columns each query output reads, or false.
+ */
+static bool
+direct_export_columns(Query *query, Oid *relid, int **atts)
+{
+	RangeTblEntry *rte;
+	Relation	rel;
+	bool		ok;
+	ListCell   *lc;
+
+	if (query->commandType != CMD_SELECT || list_length(query->rtable) != 1 ||
+		query->jointree == NULL || query->jointree->quals != NULL ||
+		list_length(query->jointree->fromlist) != 1 || query->hasSubLinks || query->hasAggs ||
+		query->hasWindowFuncs || query->hasTargetSRFs || query->hasRowSecurity ||
+		query->groupClause != NIL || query->sortClause != NIL || query->distinctClause != NIL ||
+		query->limitCount != NULL || query->limitOffset != NULL || query->setOperations != NULL ||
+		query->cteList != NIL || query->rowMarks != NIL)
+		return false;
+	rte = linitial_node(RangeTblEntry, query->rtable);
+	if (rte->rtekind != RTE_RELATION || rte->relkind != RELKIND_RELATION || rte->inh ||
+		rte->securityQuals != NIL || rte->tablesample != NULL)
+		return false;
+	*atts = palloc(sizeof(int) * Max(list_length(query->targetList), 1));
+	foreach(lc, query->targetList)
+	{
+		TargetEntry *tle = lfirst_node(TargetEntry, lc);
+		Var		   *var = (Var *) tle->expr;
+
+		if (tle->resjunk || !IsA(var, Var) || var->varno != 1 || var->varlevelsup != 0 ||
+			var->varattno <= 0)
+			return false;
+		(*atts)[foreach_current_index(lc)] = var->varattno - 1;
+	}
+	rel = table_open(rte->relid, NoLock);
+	ok = IsTesseraRelation(rel);
+	table_close(rel, NoLock);
+	*relid = rte->relid;
+	return ok;
+}
+
+/* Every visible row of relid, its columns atts[], into the builders of d. */
+static void
+direct_export(ParquetDest *d, Oid relid, const int *atts, Snapshot snapshot)
+{
+	Relation	rel = table_open(relid, NoLock);
+	TableScanDesc scan = table_beginscan(rel, snapshot, 0, NULL);
+	TesseraBatch *b;
+	const bool *sel;
+	Datum	  **values = palloc(sizeof(Datum *) * d->natts);
+	bool	  **nulls = palloc(sizeof(bool *) * d->natts);
+	__int128  **scaled = palloc(sizeof(__int128 *) * d->natts);
+	int		   *scale = palloc(sizeof(int) * d->natts);
+
+	while (TesseraScanNextBatch(scan, &b, &sel))
+	{
+		MemoryContext old;
+
+		for (int k = 0; k < d->natts; k++)
+		{
+			int64	   *dscales;
+
+			/* a decimal-encoded numeric: its scaled integers, else Datums */
+			scaled[k] = NULL;
+			if (d->cols[k].type.kind != TP_KIND_DECIMAL ||
+				!TesseraBatchScaled(b, atts[k], &scaled[k], &dscales, &nulls[k], &scale[k]))
+			{
+				scaled[k] = NULL;
+				TesseraBatchColumn(b, atts[k], &values[k], &nulls[k]);
+			}
+		}
+		old = MemoryContextSwitchTo(d->batch_cxt);
+		for (int i = 0; i < b->nrows; i++)
+		{
+			if (b->deleted != NULL && b->deleted[i])
+				continue;
+			for (int k = 0; k < d->natts; k++)
+			{
+				bool		isnull;
+
+				if (scaled[k] != NULL &&
+					TesseraParquetBuilderAppendScaled(&d->cols[k], scaled[k][i], scale[k],
+													  nulls[k][i]))
+					continue;
+				if (scaled[k] != NULL)
+				{
+					/* the numeric itself, whose error the builder raises */
+					Datum		v = TesseraBatchValue(b, atts[k], i, &isnull);
+
+					TesseraParquetBuilderAppend(&d->cols[k], v, isnull);
+				}
+				else
+					TesseraParquetBuilderAppend(&d->cols[k], values[k][i], nulls[k][i]);
+			}
+			MemoryContextSwitchTo(old);
+			row_done(d);
+			old = MemoryContextSwitchTo(d->batch_cxt);
+		}
+		MemoryContextSwitchTo(old);
+	}
+	table_endscan(scan);
+	table_close(rel, NoLock);
+}
+
 static uint64
 copy_to(ParseState *pstate, CopyStmt *stmt, ParquetCopyOptions *opts, int stmt_location,
 		int stmt_len)
@@ -542,6 +661,9 @@ copy_to(ParseState *pstate, CopyStmt *stmt, ParquetCopyOptions *opts, int stmt_l
 	PlannedStmt *plan;
 	QueryDesc  *qd;
 	ParquetDest *dest;
+	bool		direct;
+	Oid			relid = InvalidOid;
+	int		   *atts = NULL;
 
 	if (stmt->filename != NULL)
 	{
@@ -584,7 +706,8 @@ copy_to(ParseState *pstate, CopyStmt *stmt, ParquetCopyOptions *opts, int stmt_l
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("COPY query must be a SELECT with FORMAT parquet")));
-	plan = pg_plan_query(query, sql, CURSOR_OPT_PARALLEL_OK, NULL);
+	direct = stmt->relation != NULL && direct_export_columns(query, &relid, &atts);
+	plan = pg_plan_query(query, sql, direct ? 0 : CURSOR_OPT_PARALLEL_OK, NULL);
 
 	dest = palloc0(sizeof(ParquetDest));
 	dest->pub.receiveSlot = dest_receive;
@@ -600,7 +723,15 @@ copy_to(ParseState *pstate, CopyStmt *stmt, ParquetCopyOptions *opts, int stmt_l
 	UpdateActiveSnapshotCommandId();
 	qd = CreateQueryDesc(plan, sql, GetActiveSnapshot(), InvalidSnapshot, &dest->pub, NULL, NULL, 0);
 	ExecutorStart(qd, 0);
-	TesseraExecutorRunAll(qd);
+	if (direct)
+	{
+		/* ExecutorStart checked the permissions; the rows come from the scan */
+		dest_startup(&dest->pub, CMD_SELECT, qd->tupDesc);
+		direct_export(dest, relid, atts, qd->snapshot);
+		dest_shutdown(&dest->pub);
+	}
+	else
+		TesseraExecutorRunAll(qd);
 	ExecutorFinish(qd);
 	ExecutorEnd(qd);
 	FreeQueryDesc(qd);

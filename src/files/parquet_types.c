@@ -499,6 +499,58 @@ TesseraParquetBuilderAppend(TpColumnBuilder *b, Datum value, bool isnull)
 	append_offset(&b->offsets, b->data.len);
 }
 
+/*
+ * TesseraParquetBuilderAppendScaled
+ *		Append the numeric value v / 10^scale to a decimal column without
+ *		building a numeric (a tessera chunk's scaled integers); false, with
+ *		nothing appended, if it does not fit the column's decimal(p, s)
+ *		exactly: the caller appends the numeric, which raises the error.
+ */
+bool
+TesseraParquetBuilderAppendScaled(TpColumnBuilder *b, __int128 v, int scale, bool isnull)
+{
+	__int128	x = v;
+	char	   *dst;
+
+	if (b->type.kind != TP_KIND_DECIMAL || scale < 0 || scale > 38)
+		return false;
+	init_pow10();
+	if (!isnull)
+	{
+		tp_uint128	mag;
+
+		if (scale > b->type.scale)
+		{
+			__int128	div = (__int128) pow10_table[scale - b->type.scale];
+
+			if (x % div != 0)
+				return false;	/* digits below the column's scale */
+			x /= div;
+		}
+		else if (scale < b->type.scale)
+		{
+			__int128	mul = (__int128) pow10_table[b->type.scale - scale];
+			tp_uint128	m = (tp_uint128) (x < 0 ? -x : x);
+
+			if (m > (pow10_table[38] - 1) / (tp_uint128) mul)
+				return false;
+			x *= mul;
+		}
+		mag = (tp_uint128) (x < 0 ? -x : x);
+		if (mag >= pow10_table[38])
+			return false;
+	}
+	*reserve(&b->nulls, 1) = isnull ? 1 : 0;
+	b->nulls.len++;
+	b->nrows++;
+	dst = reserve(&b->values, sizeof(x));
+	b->values.len += sizeof(x);
+	if (isnull)
+		x = 0;
+	memcpy(dst, &x, sizeof(x));
+	return true;
+}
+
 /* the batch so far as a vector (valid until the next append or reset) */
 TpVector *
 TesseraParquetBuilderVector(TpColumnBuilder *b)
@@ -1106,360 +1158,4 @@ TesseraParquetFieldDatum(TpFieldReader *fr, const TpVector *v, int64 row, bool *
 		body.cursor = 0;
 		return ReceiveFunctionCall(&fr->attrecv, &body, fr->attrecv_param, fr->atttypmod);
 	}
-}
-
-static bool column_text_block(const TpVector *v, int n, Datum *values, bool *isnull);
-
-/* text and varchar: the file's UTF-8 checked and kept, in one block */
-static bool
-column_text(TpFieldReader *fr, const TpVector *v, int n, Datum *values, bool *isnull)
-{
-	if (!(fr->path == TP_FIELD_DIRECT && fr->atttypid == fr->typid &&
-		(fr->type.kind == TP_KIND_TEXT || fr->type.kind == TP_KIND_JSON) &&
-		(fr->typid == TEXTOID || (fr->typid == VARCHAROID && fr->atttypmod < 0)) &&
-		GetDatabaseEncoding() == PG_UTF8))
-		return false;
-	/* the file's bytes are checked as UTF-8 and kept as they are */
-	return column_text_block(v, n, values, isnull);
-}
-
-static bool
-column_text_block(const TpVector *v, int n, Datum *values, bool *isnull)
-{
-	Size		total = 0;
-	char	   *p;
-
-	for (int i = 0; i < n; i++)
-		total += INTALIGN(VARHDRSZ + (Size) (v->offsets[i + 1] - v->offsets[i]));
-	p = MemoryContextAllocHuge(CurrentMemoryContext, Max(total, 1));
-	for (int i = 0; i < n; i++)
-	{
-		int			len;
-		const char *s;
-
-		isnull[i] = v->nulls != NULL && v->nulls[i];
-		if (isnull[i])
-		{
-			values[i] = (Datum) 0;
-			continue;
-		}
-		s = string_at(v, i, &len);
-		(void) pg_verify_mbstr(PG_UTF8, s, len, false);
-		if (len + VARHDRSZ_SHORT <= VARATT_SHORT_MAX)
-		{
-			SET_VARSIZE_SHORT(p, len + VARHDRSZ_SHORT);
-			memcpy(p + VARHDRSZ_SHORT, s, len);
-			values[i] = PointerGetDatum(p);
-			p += len + VARHDRSZ_SHORT;
-		}
-		else
-		{
-			p = (char *) INTALIGN(p);
-			SET_VARSIZE(p, len + VARHDRSZ);
-			memcpy(p + VARHDRSZ, s, len);
-			values[i] = PointerGetDatum(p);
-			p += len + VARHDRSZ;
-		}
-	}
-	return true;
-	return true;
-}
-
-/* char(n): ASCII values padded in one block, others through bpcharrecv */
-static bool
-column_bpchar(TpFieldReader *fr, const TpVector *v, int n, Datum *values, bool *isnull)
-{
-	/*
-	 * char(n): ASCII strings of at most n bytes are n characters once
-	 * padded with blanks, as bpcharrecv makes them; others go through it
-	 */
-	int			width = fr->atttypmod >= (int32) VARHDRSZ ? fr->atttypmod - VARHDRSZ : -1;
-	Size		total = 0;
-	char	   *p;
-
-	if (!(fr->path == TP_FIELD_DIRECT && fr->atttypid == fr->typid && fr->typid == BPCHAROID &&
-		  fr->type.kind == TP_KIND_TEXT && GetDatabaseEncoding() == PG_UTF8))
-		return false;
-
-	for (int i = 0; i < n; i++)
-		total += INTALIGN(VARHDRSZ + Max((Size) (v->offsets[i + 1] - v->offsets[i]),
-										(Size) Max(width, 0)));
-	p = MemoryContextAllocHuge(CurrentMemoryContext, Max(total, 1));
-	for (int i = 0; i < n; i++)
-	{
-		int			len;
-		const char *s;
-		int			out;
-		bool		ascii = true;
-
-		isnull[i] = v->nulls != NULL && v->nulls[i];
-		if (isnull[i])
-		{
-			values[i] = (Datum) 0;
-			continue;
-		}
-		s = string_at(v, i, &len);
-		for (int k = 0; k < len; k++)
-			ascii &= (unsigned char) s[k] < 0x80 && s[k] != '\0';
-		if (!ascii || (width >= 0 && len > width))
-		{
-			values[i] = TesseraParquetFieldDatum(fr, v, i, &isnull[i]);
-			continue;
-		}
-		out = width >= 0 ? width : len;
-		if (out + VARHDRSZ_SHORT <= VARATT_SHORT_MAX)
-		{
-			SET_VARSIZE_SHORT(p, out + VARHDRSZ_SHORT);
-			memcpy(p + VARHDRSZ_SHORT, s, len);
-			memset(p + VARHDRSZ_SHORT + len, ' ', out - len);
-			values[i] = PointerGetDatum(p);
-			p += out + VARHDRSZ_SHORT;
-		}
-		else
-		{
-			p = (char *) INTALIGN(p);
-			SET_VARSIZE(p, out + VARHDRSZ);
-			memcpy(p + VARHDRSZ, s, len);
-			memset(p + VARHDRSZ + len, ' ', out - len);
-			values[i] = PointerGetDatum(p);
-			p += out + VARHDRSZ;
-		}
-	}
-	return true;
-	return true;
-}
-
-/* values passed by value: one loop per kind, NULLs flagged after */
-static bool
-column_byval(TpFieldReader *fr, const TpVector *v, int n, Datum *values, bool *isnull)
-{
-	bool		done = true;
-
-	if (fr->path != TP_FIELD_DIRECT || fr->atttypid != fr->typid)
-		return false;
-
-	switch (fr->type.kind)
-	{
-		case TP_KIND_INT16:
-			for (int i = 0; i < n; i++)
-				values[i] = Int16GetDatum(((const int16 *) v->values)[i]);
-			break;
-		case TP_KIND_INT32:
-			for (int i = 0; i < n; i++)
-				values[i] = Int32GetDatum(((const int32 *) v->values)[i]);
-			break;
-		case TP_KIND_INT64:
-			for (int i = 0; i < n; i++)
-				values[i] = Int64GetDatum(((const int64 *) v->values)[i]);
-			break;
-		case TP_KIND_FLOAT64:
-			for (int i = 0; i < n; i++)
-				values[i] = Float8GetDatum(((const float8 *) v->values)[i]);
-			break;
-		case TP_KIND_DATE:
-			{
-				/* Parquet's days since 1970 within PostgreSQL's dates? */
-				const int32 *d = v->values;
-				int32		lo = PG_INT32_MAX;
-				int32		hi = PG_INT32_MIN;
-
-				for (int i = 0; i < n; i++)
-				{
-					int32		x = (v->nulls && v->nulls[i]) ? TP_EPOCH_DAYS : d[i];
-
-					lo = Min(lo, x);
-					hi = Max(hi, x);
-				}
-				if (n > 0 && ((int64) lo - TP_EPOCH_DAYS < DATETIME_MIN_JULIAN - POSTGRES_EPOCH_JDATE ||
-							  (int64) hi - TP_EPOCH_DAYS >= DATE_END_JULIAN - POSTGRES_EPOCH_JDATE))
-				{
-					done = false;	/* the row's own error */
-					break;
-				}
-				for (int i = 0; i < n; i++)
-					values[i] = DateADTGetDatum((DateADT) (d[i] - TP_EPOCH_DAYS));
-				break;
-			}
-		default:
-			done = false;
-	}
-	if (!done)
-		return false;
-	if (v->nulls == NULL)
-		memset(isnull, false, n);
-	else
-		for (int i = 0; i < n; i++)
-		{
-			isnull[i] = v->nulls[i] != 0;
-			if (isnull[i])
-				values[i] = (Datum) 0;
-		}
-	return true;
-}
-
-/*
- * TesseraParquetFieldColumn
- *		Rows 0..n-1 of v as Datums of the table column's type (NULLs
- *		flagged), allocated in the current memory context: strings of a
- *		text column in one block (short headers where they fit, as a
- *		tuple stores them), everything else value by value.
- */
-void
-TesseraParquetFieldColumn(TpFieldReader *fr, const TpVector *v, int n, Datum *values,
-						  bool *isnull)
-{
-	if (v->keys != NULL)
-	{
-		/* a dictionary column: its values once, rows pointing at them */
-		int			nd = (int) v->child->nrows;
-		Datum	   *entries = palloc(sizeof(Datum) * Max(nd, 1));
-		bool	   *entnull = palloc(sizeof(bool) * Max(nd, 1));
-
-		TesseraParquetFieldColumn(fr, v->child, nd, entries, entnull);
-		for (int i = 0; i < n; i++)
-		{
-			int32		k = v->keys[i];
-
-			isnull[i] = (v->nulls != NULL && v->nulls[i]) || fr->path == TP_FIELD_NULL;
-			if (!isnull[i] && (k < 0 || k >= nd))
-				ereport(ERROR,
-						(errcode(ERRCODE_BAD_COPY_FILE_FORMAT),
-						 errmsg("dictionary index out of range in column \"%s\"", fr->filecol)));
-			isnull[i] |= !isnull[i] && entnull[k];
-			values[i] = isnull[i] ? (Datum) 0 : entries[k];
-		}
-		return;
-	}
-	if (column_text(fr, v, n, values, isnull) || column_bpchar(fr, v, n, values, isnull) ||
-		column_byval(fr, v, n, values, isnull))
-		return;
-	for (int i = 0; i < n; i++)
-		values[i] = TesseraParquetFieldDatum(fr, v, i, &isnull[i]);
-}
-
-/*
- * TesseraParquetFieldScaled
- *		A decimal file column read into a numeric column as the integers it
- *		holds, scaled by 10^scale (fr->type.scale), without building a
- *		numeric each: *values (NULL rows 0), *isnull and a bound 2^bits on
- *		their magnitude, computed from the values themselves (a file's
- *		declared precision is not trusted).  False where the values would
- *		need a cast, rounding or a typmod check the scaled form cannot make:
- *		the caller reads Datums instead, and they do.
- */
-bool
-TesseraParquetFieldScaled(TpFieldReader *fr, const TpVector *v, int n, __int128 **values,
-						  bool **isnull, int *bits)
-{
-	const __int128 *src = v->values;
-	unsigned __int128 mag = 0;
-	int32		tm = fr->atttypmod - VARHDRSZ;
-	int			maxdigits = 38;
-
-	if (fr->path != TP_FIELD_DIRECT || fr->atttypid != fr->typid || fr->typid != NUMERICOID ||
-		fr->type.kind != TP_KIND_DECIMAL || fr->type.scale < 0 || fr->type.scale > 38)
-		return false;
-	if (fr->atttypmod >= 0)
-	{
-		/* numeric(p, s): the file's scale, and every value within p digits */
-		if ((((tm & 0x7ff) ^ 1024) - 1024) != fr->type.scale)
-			return false;
-		maxdigits = (tm >> 16) & 0xffff;
-	}
-	*isnull = palloc(Max(n, 1));
-	if (v->nulls != NULL)
-	{
-		__int128   *copy = MemoryContextAllocHuge(CurrentMemoryContext,
-												  sizeof(__int128) * Max(n, 1));
-
-		memcpy(*isnull, v->nulls, n);
-		for (int i = 0; i < n; i++)
-			copy[i] = v->nulls[i] ? 0 : src[i];
-		*values = copy;
-	}
-	else
-	{
-		memset(*isnull, false, n);
-		*values = (__int128 *) src;
-	}
-	/*
-	 * The magnitudes OR'ed: at least the largest, with its highest bit.
-	 * Most decimals fit 64 bits: their low halves are OR'ed in a loop the
-	 * compiler vectorizes, and the 128-bit loop runs only if one does not.
-	 */
-	{
-		const int64 *halves = (const int64 *) *values;
-		uint64		mag64 = 0;
-		bool		wide = false;
-
-		for (int i = 0; i < n; i++)
-		{
-			int64		lo = halves[2 * i];
-			int64		hi = halves[2 * i + 1];
-
-			wide |= hi != (lo >> 63);
-			mag64 |= (uint64) (lo < 0 ? -(uint64) lo : (uint64) lo);
-		}
-		mag = mag64;
-		if (wide)
-			for (int i = 0; i < n; i++)
-			{
-				__int128	x = (*values)[i];
-
-				mag |= (unsigned __int128) (x < 0 ? -x : x);
-			}
-	}
-	*bits = 1;
-	while (*bits < 128 && (mag >> *bits) != 0)
-		(*bits)++;
-	if (maxdigits < 38)
-	{
-		/* more than p digits: the Datum path raises numeric's own error */
-		__int128	limit = 1;
-
-		for (int d = 0; d < maxdigits; d++)
-			limit *= 10;
-		if (mag >= (unsigned __int128) limit)
-			for (int i = 0; i < n; i++)
-				if ((*values)[i] >= limit || (*values)[i] <= -limit)
-					return false;
-	}
-	return *bits < 127;
-}
-
-/*
- * TesseraParquetFieldDict
- *		A dictionary column's rows as codes into its entries (-1 for NULL),
- *		the entries as Datums of the table column's type; false if v is not
- *		one.  In the current memory context.
- */
-bool
-TesseraParquetFieldDict(TpFieldReader *fr, const TpVector *v, int n, int64 **codes,
-						Datum **entries, int *ndict)
-{
-	int			nd;
-	bool	   *entnull;
-
-	if (v->keys == NULL || fr->path == TP_FIELD_NULL)
-		return false;
-	nd = (int) v->child->nrows;
-	*entries = palloc(sizeof(Datum) * Max(nd, 1));
-	entnull = palloc(sizeof(bool) * Max(nd, 1));
-	TesseraParquetFieldColumn(fr, v->child, nd, *entries, entnull);
-	*codes = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * Max(n, 1));
-	for (int i = 0; i < n; i++)
-	{
-		int32		k = v->keys[i];
-
-		if (v->nulls != NULL && v->nulls[i])
-			(*codes)[i] = -1;
-		else if (k < 0 || k >= nd)
-			ereport(ERROR,
-					(errcode(ERRCODE_BAD_COPY_FILE_FORMAT),
-					 errmsg("dictionary index out of range in column \"%s\"", fr->filecol)));
-		else
-			(*codes)[i] = entnull[k] ? -1 : k;
-	}
-	*ndict = nd;
-	return true;
 }

@@ -54,6 +54,28 @@ SELECT count(*) AS rows,
 FROM pq_back;
 SELECT i, n, nu, t, d, ts, tz, ai, at FROM pq_back WHERE i IN (7, 2147483647) OR i IS NULL ORDER BY i;
 
+-- COPY of a tessera table goes from its column vectors to the file: rows
+-- deleted since are left out, updated ones are new, dropped and added
+-- columns are the table's, numerics of every scale exact
+CREATE TABLE pq_dml (id int, n numeric, m numeric(8,3), t text, x int) USING tessera;
+INSERT INTO pq_dml SELECT g, round(g / 4.0, 2), g / 8.0, 'r' || g, g FROM generate_series(1, 5000) g;
+DELETE FROM pq_dml WHERE id % 10 = 0;
+UPDATE pq_dml SET t = 'updated', m = m + 1 WHERE id % 7 = 0;
+ALTER TABLE pq_dml DROP COLUMN x;
+ALTER TABLE pq_dml ADD COLUMN t2 text DEFAULT 'added';
+INSERT INTO pq_dml VALUES (-1, -12345678901234567890123456789.123456789, NULL, NULL, NULL);
+COPY pq_dml TO :'f_q';
+CREATE TABLE pq_dml_back (LIKE pq_dml) USING heap;
+COPY pq_dml_back FROM :'f_q';
+SELECT count(*), (SELECT count(*) FROM (TABLE pq_dml EXCEPT ALL TABLE pq_dml_back) x) AS missing,
+       (SELECT count(*) FROM (TABLE pq_dml_back EXCEPT ALL TABLE pq_dml) x) AS extra
+FROM pq_dml_back;
+-- an unconstrained numeric with more than 9 decimals does not fit
+INSERT INTO pq_dml (id, n) VALUES (-2, 0.1234567891);
+COPY pq_dml TO :'f_bad';
+COPY pq_dml (id, m) TO :'f_bad';
+DROP TABLE pq_dml, pq_dml_back;
+
 -- every compression, and small row groups; heap as the source too
 COPY pq_src TO :'f_all' (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 9, ROW_GROUP_SIZE 500);
 TRUNCATE pq_back;
