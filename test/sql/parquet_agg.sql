@@ -115,8 +115,7 @@ RESET min_parallel_table_scan_size;
 RESET max_parallel_workers_per_gather;
 
 -- EXPLAIN ANALYZE: row groups the statistics rule out (ids ascend)
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
-SELECT count(*), sum(n) FROM agg_pq WHERE id > 17500;
+SELECT * FROM tt.explain_analyze('SELECT count(*), sum(n) FROM agg_pq WHERE id > 17500');
 SELECT count(*), sum(n) FROM agg_pq WHERE id > 17500;
 
 -- a numeric column narrower than the file's values: numeric's own error,
