@@ -623,8 +623,12 @@ static bool
 tagg_source_attnums(TAggFindContext *cxt, RelOptInfo *rel, Bitmapset *attrs, List **attnums)
 {
 	int			x = -1;
+	ListCell   *lc;
 
 	pull_varattnos((Node *) cxt->aggs, rel->relid, &attrs);
+	/* a star join's keys in the table, which its probes read */
+	foreach(lc, cxt->star != NULL ? cxt->star->dims : NIL)
+		pull_varattnos((Node *) ((TesseraStarDimPlan *) lfirst(lc))->fact_key, rel->relid, &attrs);
 	*attnums = NIL;
 	while ((x = bms_next_member(attrs, x)) >= 0)
 	{
@@ -684,8 +688,7 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 	relation = table_open(rte->relid, NoLock);
 	/* a foreign table whose rows a batch source reads as vectors (Parquet files) */
 	if (rte->relkind == RELKIND_FOREIGN_TABLE)
-		external = cxt.star == NULL && tessera_batch_source != NULL &&
-			tessera_batch_source->accepts(relation);
+		external = tessera_batch_source != NULL && tessera_batch_source->accepts(relation);
 	if (!external && !IsTesseraRelation(relation))
 	{
 		table_close(relation, NoLock);

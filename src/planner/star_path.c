@@ -367,7 +367,10 @@ TesseraStarFind(PlannerInfo *root, RelOptInfo *joinrel, TesseraStarPlan *star)
 		if (TesseraSpecialJoinRelid(sjinfo) != 0)
 			star->joins = bms_add_member(star->joins, TesseraSpecialJoinRelid(sjinfo));
 	}
-	/* base relations of this query level only; the fact table: the largest tessera table */
+	/*
+	 * base relations of this query level only; the fact table: the largest
+	 * tessera table (or file table)
+	 */
 	while ((rti = bms_next_member(joinrel->relids, rti)) >= 0)
 	{
 		RelOptInfo *rel = rti < root->simple_rel_array_size ? root->simple_rel_array[rti] : NULL;
@@ -379,13 +382,17 @@ TesseraStarFind(PlannerInfo *root, RelOptInfo *joinrel, TesseraStarPlan *star)
 		if (rel == NULL || rel->reloptkind != RELOPT_BASEREL || rel->lateral_relids != NULL)
 			return false;
 		rte = planner_rt_fetch(rti, root);
-		if (rte->rtekind != RTE_RELATION || rte->relkind != RELKIND_RELATION ||
+		if (rte->rtekind != RTE_RELATION ||
+			(rte->relkind != RELKIND_RELATION && rte->relkind != RELKIND_FOREIGN_TABLE) ||
 			rte->tablesample != NULL || rte->inh)
 			continue;
 		if (bms_is_member(rti, star->semi) || bms_is_member(rti, star->anti))
 			continue;
+		/* a tessera table, or a file table TesseraAgg reads through its batch source */
 		relation = table_open(rte->relid, NoLock);
-		if (IsTesseraRelation(relation) && (best == NULL || rel->tuples > best->tuples))
+		if ((rte->relkind == RELKIND_RELATION ? IsTesseraRelation(relation) :
+			 tessera_batch_source != NULL && tessera_batch_source->accepts(relation)) &&
+			(best == NULL || rel->tuples > best->tuples))
 			best = rel;
 		table_close(relation, NoLock);
 	}

@@ -96,7 +96,21 @@ INSERT INTO agg_queries VALUES
     ('SELECT k, sum(f), avg(f), min(f), max(f) FROM %s GROUP BY k'),
     ('SELECT count(*) FROM %s WHERE id IN (1, 7, 19999, 25000)');
 
+-- star joins with the file as the fact table: a dimension by its unique
+-- key (k = 6 has none), semi and anti joins on a date
+CREATE TABLE agg_dim (k smallint PRIMARY KEY, label text, weight int) USING tessera;
+INSERT INTO agg_dim SELECT g, 'label ' || (g % 3), g * 10 FROM generate_series(0, 5) g;
+CREATE TABLE agg_days (d date) USING heap;
+INSERT INTO agg_days SELECT date '2020-01-01' + g * 3 FROM generate_series(0, 400) g;
+ANALYZE agg_dim, agg_days;
+INSERT INTO agg_queries VALUES
+    ('SELECT d.label, count(*), sum(f.n), sum(d.weight), max(f.t) FROM %s f JOIN agg_dim d ON f.k = d.k GROUP BY d.label'),
+    ('SELECT f.c, count(*), sum(f.n) FROM %s f WHERE EXISTS (SELECT 1 FROM agg_days x WHERE x.d = f.d) GROUP BY f.c'),
+    ('SELECT count(*), count(f.d) FROM %s f WHERE NOT EXISTS (SELECT 1 FROM agg_days x WHERE x.d = f.d)');
+
 SET max_parallel_workers_per_gather = 0;
+EXPLAIN (COSTS OFF)
+SELECT d.label, count(*) FROM agg_pq f JOIN agg_dim d ON f.k = d.k GROUP BY d.label;
 SELECT q, (agg_check('agg_pq', q)).* FROM agg_queries;
 SELECT q, (agg_check('agg_arrow', q)).* FROM agg_queries WHERE q NOT LIKE '%%f)%%';
 
@@ -134,5 +148,5 @@ SELECT sum(id) FROM agg_bad;
 SELECT k, (SELECT count(*) FROM agg_pq p WHERE p.k = s.k AND p.n > 0) FROM agg_src s GROUP BY k ORDER BY k;
 
 DROP FOREIGN DATA WRAPPER tessera_parquet CASCADE;
-DROP TABLE agg_src, agg_queries;
+DROP TABLE agg_src, agg_queries, agg_dim, agg_days;
 DROP FUNCTION agg_check(text, text);
