@@ -69,11 +69,13 @@
 typedef RelFileNode RelFileLocator;
 #define RelFileLocatorEquals(a, b)	RelFileNodeEquals(a, b)
 #define TesseraRelLocator(rel)		((rel)->rd_node)
+#define TesseraRelFirstLocatorSubid(rel) ((rel)->rd_firstRelfilenodeSubid)
 #define TesseraLocatorSpc(l)		((l).spcNode)
 #define TesseraLocatorDb(l)			((l).dbNode)
 #define TesseraLocatorRel(l)		((l).relNode)
 #else
 #define TesseraRelLocator(rel)		((rel)->rd_locator)
+#define TesseraRelFirstLocatorSubid(rel) ((rel)->rd_firstRelfilelocatorSubid)
 #define TesseraLocatorSpc(l)		((l).spcOid)
 #define TesseraLocatorDb(l)			((l).dbOid)
 #define TesseraLocatorRel(l)		((l).relNumber)
@@ -527,6 +529,33 @@ TesseraCheckInsertPermission(ParseState *pstate, ParseNamespaceItem *nsitem, Bit
 #else
 #define TesseraCreateForeignscanPath(root, rel, target, rows, startup, total, pathkeys, outer, outerpath, priv) \
 	create_foreignscan_path(root, rel, target, rows, startup, total, pathkeys, outer, outerpath, priv)
+#endif
+
+/*
+ * An insert into the one relation of pstate's range table, outside a plan
+ * (COPY FROM Parquet into a tessera table): the range table in the
+ * executor (16 took the permission infos, 18 the unpruned relations), the
+ * result relation checked (17 added MERGE's actions, 18 ON CONFLICT's
+ * action), index entries made (16 added onlySummarizing).
+ */
+#if PG_VERSION_NUM >= 180000
+#define TesseraExecInitRangeTable(estate, pstate) \
+	ExecInitRangeTable(estate, (pstate)->p_rtable, (pstate)->p_rteperminfos, bms_make_singleton(1))
+#define TesseraCheckValidInsertRel(rri) CheckValidResultRel(rri, CMD_INSERT, ONCONFLICT_NONE, NIL)
+#elif PG_VERSION_NUM >= 170000
+#define TesseraExecInitRangeTable(estate, pstate) \
+	ExecInitRangeTable(estate, (pstate)->p_rtable, (pstate)->p_rteperminfos)
+#define TesseraCheckValidInsertRel(rri) CheckValidResultRel(rri, CMD_INSERT, NIL)
+#else
+#define TesseraExecInitRangeTable(estate, pstate) ExecInitRangeTable(estate, (pstate)->p_rtable)
+#define TesseraCheckValidInsertRel(rri) CheckValidResultRel(rri, CMD_INSERT)
+#endif
+#if PG_VERSION_NUM >= 160000
+#define TesseraExecInsertIndexTuples(rri, slot, estate) \
+	ExecInsertIndexTuples(rri, slot, estate, false, false, NULL, NIL, false)
+#else
+#define TesseraExecInsertIndexTuples(rri, slot, estate) \
+	ExecInsertIndexTuples(rri, slot, estate, false, false, NULL, NIL)
 #endif
 
 #endif							/* TESSERA_COMPAT_H */

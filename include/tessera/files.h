@@ -113,6 +113,8 @@ extern void TesseraParquetFieldEncode(TpFieldReader *fr, const TpVector *v, int6
 									  StringInfo out);
 extern void TesseraParquetFieldPrepareDatums(TpFieldReader *fr);
 extern Datum TesseraParquetFieldDatum(TpFieldReader *fr, const TpVector *v, int64 row, bool *isnull);
+extern bool TesseraParquetFieldColumnFast(TpFieldReader *fr, const TpVector *v, int n,
+										  Datum *values, bool *isnull);
 extern void TesseraParquetFieldColumn(TpFieldReader *fr, const TpVector *v, int n, Datum *values,
 									  bool *isnull);
 extern bool TesseraParquetFieldDict(TpFieldReader *fr, const TpVector *v, int n, int64 **codes,

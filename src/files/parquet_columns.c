@@ -75,7 +75,8 @@ column_text_block(const TpVector *v, int n, Datum *values, bool *isnull)
 			continue;
 		}
 		s = string_at(v, i, &len);
-		(void) pg_verify_mbstr(PG_UTF8, s, len, false);
+		if (!pg_verify_mbstr(PG_UTF8, s, len, true))
+			return false;		/* the row's own error, by the caller */
 		if (len + VARHDRSZ_SHORT <= VARATT_SHORT_MAX)
 		{
 			SET_VARSIZE_SHORT(p, len + VARHDRSZ_SHORT);
@@ -93,16 +94,15 @@ column_text_block(const TpVector *v, int n, Datum *values, bool *isnull)
 		}
 	}
 	return true;
-	return true;
 }
 
-/* char(n): ASCII values padded in one block, others through bpcharrecv */
+/* char(n): ASCII values padded in one block (else false: bpcharrecv's) */
 static bool
 column_bpchar(TpFieldReader *fr, const TpVector *v, int n, Datum *values, bool *isnull)
 {
 	/*
 	 * char(n): ASCII strings of at most n bytes are n characters once
-	 * padded with blanks, as bpcharrecv makes them; others go through it
+	 * padded with blanks, as bpcharrecv makes them
 	 */
 	int			width = fr->atttypmod >= (int32) VARHDRSZ ? fr->atttypmod - VARHDRSZ : -1;
 	Size		total = 0;
@@ -133,10 +133,7 @@ column_bpchar(TpFieldReader *fr, const TpVector *v, int n, Datum *values, bool *
 		for (int k = 0; k < len; k++)
 			ascii &= (unsigned char) s[k] < 0x80 && s[k] != '\0';
 		if (!ascii || (width >= 0 && len > width))
-		{
-			values[i] = TesseraParquetFieldDatum(fr, v, i, &isnull[i]);
-			continue;
-		}
+			return false;		/* bpcharrecv's business: the caller's */
 		out = width >= 0 ? width : len;
 		if (out + VARHDRSZ_SHORT <= VARATT_SHORT_MAX)
 		{
@@ -156,7 +153,6 @@ column_bpchar(TpFieldReader *fr, const TpVector *v, int n, Datum *values, bool *
 			p += out + VARHDRSZ;
 		}
 	}
-	return true;
 	return true;
 }
 
@@ -229,19 +225,59 @@ column_byval(TpFieldReader *fr, const TpVector *v, int n, Datum *values, bool *i
 }
 
 /*
- * TesseraParquetFieldColumn
+ * TesseraParquetFieldColumnFast
  *		Rows 0..n-1 of v as Datums of the table column's type (NULLs
- *		flagged), allocated in the current memory context: strings of a
- *		text column in one block (short headers where they fit, as a
- *		tuple stores them), everything else value by value.
+ *		flagged), allocated in the current memory context, where a whole
+ *		column can be made at once: strings of a text or char(n) column in
+ *		one block (short headers where they fit, as a tuple stores them),
+ *		values passed by value in tight loops, a dictionary column's entries
+ *		once.  Never raises an error: false, with values undefined, where a
+ *		value needs a conversion or would fail one -- the caller then makes
+ *		the values row by row (TesseraParquetFieldDatum), which raises the
+ *		row's own error.
+ */
+bool
+TesseraParquetFieldColumnFast(TpFieldReader *fr, const TpVector *v, int n, Datum *values,
+							  bool *isnull)
+{
+	if (v->keys != NULL)
+	{
+		int			nd = (int) v->child->nrows;
+		Datum	   *entries = palloc(sizeof(Datum) * Max(nd, 1));
+		bool	   *entnull = palloc(sizeof(bool) * Max(nd, 1));
+
+		if (fr->path == TP_FIELD_NULL ||
+			!TesseraParquetFieldColumnFast(fr, v->child, nd, entries, entnull))
+			return false;
+		for (int i = 0; i < n; i++)
+		{
+			int32		k = v->keys[i];
+
+			isnull[i] = v->nulls != NULL && v->nulls[i];
+			if (!isnull[i] && (k < 0 || k >= nd))
+				return false;
+			isnull[i] |= !isnull[i] && entnull[k];
+			values[i] = isnull[i] ? (Datum) 0 : entries[k];
+		}
+		return true;
+	}
+	return column_text(fr, v, n, values, isnull) || column_bpchar(fr, v, n, values, isnull) ||
+		column_byval(fr, v, n, values, isnull);
+}
+
+/*
+ * TesseraParquetFieldColumn
+ *		TesseraParquetFieldColumnFast, else row by row (a dictionary
+ *		column's entries once), raising a value's error.
  */
 void
 TesseraParquetFieldColumn(TpFieldReader *fr, const TpVector *v, int n, Datum *values,
 						  bool *isnull)
 {
+	if (TesseraParquetFieldColumnFast(fr, v, n, values, isnull))
+		return;
 	if (v->keys != NULL)
 	{
-		/* a dictionary column: its values once, rows pointing at them */
 		int			nd = (int) v->child->nrows;
 		Datum	   *entries = palloc(sizeof(Datum) * Max(nd, 1));
 		bool	   *entnull = palloc(sizeof(bool) * Max(nd, 1));
@@ -261,9 +297,6 @@ TesseraParquetFieldColumn(TpFieldReader *fr, const TpVector *v, int n, Datum *va
 		}
 		return;
 	}
-	if (column_text(fr, v, n, values, isnull) || column_bpchar(fr, v, n, values, isnull) ||
-		column_byval(fr, v, n, values, isnull))
-		return;
 	for (int i = 0; i < n; i++)
 		values[i] = TesseraParquetFieldDatum(fr, v, i, &isnull[i]);
 }

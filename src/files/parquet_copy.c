@@ -39,12 +39,14 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include "access/heapam.h"
 #include "access/table.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_authid.h"
 #include "commands/copy.h"
 #include "commands/defrem.h"
+#include "commands/progress.h"
 #include "executor/executor.h"
 #include "libpq/libpq.h"
 #include "libpq/pqformat.h"
@@ -963,6 +965,159 @@ match_columns(ParquetSource *src, Relation rel, List *attnums, bool by_name, int
 	}
 }
 
+/*
+ * COPY FROM a file straight into a tessera table's multi-insert: the
+ * file's columns become Datums a column at a time (parquet_columns.c) and
+ * rows go to table_multi_insert a thousand at a time, with NOT NULL and
+ * CHECK constraints and index entries made as CopyFrom makes them.  Only
+ * where CopyFrom would do nothing more: a tessera table that is not a
+ * partition, no triggers (foreign keys and deferrable constraints are
+ * triggers too), every column from the file (no defaults, no generated
+ * columns), no WHERE, no FREEZE.  Everything else is CopyFrom's, fed
+ * COPY's binary format (parquet_source_cb).
+ */
+static bool
+direct_import_ok(Relation rel, ParquetCopyOptions *opts, List *attnums, Node *where)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	int			live = 0;
+
+	if (rel->rd_rel->relkind != RELKIND_RELATION || rel->rd_rel->relispartition ||
+		rel->trigdesc != NULL || where != NULL || opts->freeze != NULL ||
+		!IsTesseraRelation(rel))
+		return false;
+	for (int i = 0; i < desc->natts; i++)
+		live += !TupleDescAttr(desc, i)->attisdropped;
+	return list_length(attnums) == live;
+}
+
+#define TP_IMPORT_SLOTS 1000
+
+typedef struct ImportContext
+{
+	const char *relname;
+	uint64		row;			/* of the file, from 1 */
+} ImportContext;
+
+static void
+import_error_context(void *arg)
+{
+	ImportContext *ic = arg;
+
+	errcontext("COPY %s, line %llu", ic->relname, (unsigned long long) ic->row);
+}
+
+static uint64
+direct_import(ParseState *pstate, Relation rel, ParquetSource *src, List *attnums)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	EState	   *estate = CreateExecutorState();
+	ResultRelInfo *rri = makeNode(ResultRelInfo);
+	TupleTableSlot **slots = palloc(sizeof(TupleTableSlot *) * TP_IMPORT_SLOTS);
+	BulkInsertState bistate = GetBulkInsertState();
+	CommandId	mycid = GetCurrentCommandId(true);
+	int			ti_options = 0;
+	int		   *atts = palloc(sizeof(int) * Max(src->ncols, 1));
+	Datum	  **values = palloc(sizeof(Datum *) * Max(src->ncols, 1));
+	bool	  **nulls = palloc(sizeof(bool *) * Max(src->ncols, 1));
+	bool	   *fast = palloc(sizeof(bool) * Max(src->ncols, 1));
+	MemoryContext batch_cxt = AllocSetContextCreate(CurrentMemoryContext, "tessera parquet import",
+													ALLOCSET_DEFAULT_SIZES);
+	ImportContext ic = {RelationGetRelationName(rel), 0};
+	ErrorContextCallback errcallback = {error_context_stack, import_error_context, &ic};
+	uint64		processed = 0;
+	char		err[TP_ERRLEN];
+	ListCell   *lc;
+
+	/* a table created or given a new file in this subtransaction: no FSM */
+	if (rel->rd_createSubid != InvalidSubTransactionId ||
+		TesseraRelFirstLocatorSubid(rel) != InvalidSubTransactionId)
+		ti_options |= TABLE_INSERT_SKIP_FSM;
+	TesseraExecInitRangeTable(estate, pstate);
+	ExecInitResultRelation(estate, rri, 1);
+	TesseraCheckValidInsertRel(rri);
+	ExecOpenIndices(rri, false);
+	for (int k = 0; k < TP_IMPORT_SLOTS; k++)
+		slots[k] = table_slot_create(rel, NULL);
+	foreach(lc, attnums)
+		atts[foreach_current_index(lc)] = lfirst_int(lc) - 1;
+	for (int c = 0; c < src->ncols; c++)
+		TesseraParquetFieldPrepareDatums(&src->fields[c]);
+	error_context_stack = &errcallback;
+
+	for (;;)
+	{
+		int64		n = tp_reader_next(src->handles->reader, src->vectors, err, sizeof(err));
+		MemoryContext old;
+
+		if (n < 0)
+			parquet_error("could not read Parquet file", err);
+		if (n == 0)
+			break;
+		CHECK_FOR_INTERRUPTS();
+		MemoryContextReset(batch_cxt);
+		old = MemoryContextSwitchTo(batch_cxt);
+		for (int c = 0; c < src->ncols; c++)
+		{
+			values[c] = MemoryContextAllocHuge(batch_cxt, sizeof(Datum) * n);
+			nulls[c] = MemoryContextAllocHuge(batch_cxt, n);
+			fast[c] = TesseraParquetFieldColumnFast(&src->fields[c], &src->vectors[c], (int) n,
+													values[c], nulls[c]);
+		}
+		for (int64 start = 0; start < n; start += TP_IMPORT_SLOTS)
+		{
+			int			m = (int) Min((int64) TP_IMPORT_SLOTS, n - start);
+
+			for (int k = 0; k < m; k++)
+			{
+				TupleTableSlot *slot = slots[k];
+				int64		row = start + k;
+
+				ic.row = processed + k + 1;
+				ExecClearTuple(slot);
+				memset(slot->tts_isnull, true, sizeof(bool) * desc->natts);
+				for (int c = 0; c < src->ncols; c++)
+				{
+					if (!fast[c])
+						values[c][row] = TesseraParquetFieldDatum(&src->fields[c],
+																 &src->vectors[c], row,
+																 &nulls[c][row]);
+					slot->tts_values[atts[c]] = values[c][row];
+					slot->tts_isnull[atts[c]] = nulls[c][row];
+				}
+				ExecStoreVirtualTuple(slot);
+				if (desc->constr != NULL)
+					ExecConstraints(rri, slot, estate);
+			}
+			ic.row = processed + 1;
+			MemoryContextSwitchTo(GetPerTupleMemoryContext(estate));
+			table_multi_insert(rel, slots, m, mycid, ti_options, bistate);
+			MemoryContextSwitchTo(batch_cxt);
+			for (int k = 0; k < m; k++)
+			{
+				ic.row = processed + k + 1;
+				if (rri->ri_NumIndices > 0)
+					list_free(TesseraExecInsertIndexTuples(rri, slots[k], estate));
+				ExecClearTuple(slots[k]);
+			}
+			ResetPerTupleExprContext(estate);
+			processed += m;
+			pgstat_progress_update_param(PROGRESS_COPY_TUPLES_PROCESSED, (int64) processed);
+		}
+		MemoryContextSwitchTo(old);
+	}
+	error_context_stack = errcallback.previous;
+	table_finish_bulk_insert(rel, ti_options);
+	FreeBulkInsertState(bistate);
+	for (int k = 0; k < TP_IMPORT_SLOTS; k++)
+		ExecDropSingleTupleTableSlot(slots[k]);
+	ExecCloseResultRelations(estate);
+	ExecCloseRangeTableRelations(estate);
+	FreeExecutorState(estate);
+	MemoryContextDelete(batch_cxt);
+	return processed;
+}
+
 static uint64
 copy_from(ParseState *pstate, CopyStmt *stmt, ParquetCopyOptions *opts)
 {
@@ -1034,6 +1189,18 @@ copy_from(ParseState *pstate, CopyStmt *stmt, ParquetCopyOptions *opts)
 	src->encode_cxt = AllocSetContextCreate(CurrentMemoryContext, "tessera parquet encode",
 											ALLOCSET_DEFAULT_SIZES);
 
+	if (direct_import_ok(rel, opts, attnums, where))
+	{
+		pgstat_progress_start_command(PROGRESS_COMMAND_COPY, RelationGetRelid(rel));
+		pgstat_progress_update_param(PROGRESS_COPY_COMMAND, PROGRESS_COPY_COMMAND_FROM);
+		pgstat_progress_update_param(PROGRESS_COPY_TYPE, stmt->filename ? PROGRESS_COPY_TYPE_FILE :
+									 PROGRESS_COPY_TYPE_PIPE);
+		processed = direct_import(pstate, rel, src, attnums);
+		pgstat_progress_end_command();
+		free_handles(src->handles);
+		table_close(rel, NoLock);
+		return processed;
+	}
 	options = list_make1(makeDefElem("format", (Node *) makeString("binary"), -1));
 	if (opts->freeze)
 		options = lappend(options, opts->freeze);

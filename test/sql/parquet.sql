@@ -76,6 +76,41 @@ COPY pq_dml TO :'f_bad';
 COPY pq_dml (id, m) TO :'f_bad';
 DROP TABLE pq_dml, pq_dml_back;
 
+-- COPY FROM into a tessera table without triggers, defaults or WHERE goes
+-- straight to its multi-insert: the same rows as through CopyFrom (a
+-- trigger sends the twin there), index entries, constraints and their
+-- errors with the file's row in the context
+CREATE TABLE pq_direct (LIKE pq_src) USING tessera;
+ALTER TABLE pq_direct ADD COLUMN gone int;
+ALTER TABLE pq_direct DROP COLUMN gone;
+CREATE INDEX ON pq_direct (i);
+CREATE INDEX ON pq_direct (lower(t));
+CREATE TABLE pq_via_copyfrom (LIKE pq_src) USING tessera;
+CREATE FUNCTION pq_noop() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RETURN NEW; END $$;
+CREATE TRIGGER pq_noop BEFORE INSERT ON pq_via_copyfrom FOR EACH ROW EXECUTE FUNCTION pq_noop();
+COPY pq_src TO :'f_all';
+COPY pq_direct FROM :'f_all';
+COPY pq_via_copyfrom FROM :'f_all';
+SELECT (SELECT count(*) FROM pq_direct) AS n,
+       (SELECT count(*) FROM (SELECT i, b, s, f4, f8, n, nu, t, v, c, bo, d, tm, ts, tz, u, j::text, jb, by, ai, at, an FROM pq_direct
+            EXCEPT ALL SELECT i, b, s, f4, f8, n, nu, t, v, c, bo, d, tm, ts, tz, u, j::text, jb, by, ai, at, an FROM pq_via_copyfrom) x) AS differ;
+SET enable_seqscan = off;
+SET tessera.enable_custom_scan = off;
+SELECT i, t FROM pq_direct WHERE i IN (17, 2999);
+SELECT count(*) FROM pq_direct WHERE lower(t) = 'text 40';
+RESET enable_seqscan;
+RESET tessera.enable_custom_scan;
+CREATE TABLE pq_direct_u (i int PRIMARY KEY, t text NOT NULL) USING tessera;
+COPY (SELECT i, 'r' || i AS t FROM generate_series(1, 2500) i UNION ALL SELECT 7, 'again') TO :'f_q';
+COPY pq_direct_u FROM :'f_q';
+COPY (SELECT i, CASE WHEN i = 1234 THEN NULL ELSE 'r' END AS t FROM generate_series(1, 2000) i) TO :'f_q';
+COPY pq_direct_u FROM :'f_q';
+COPY (SELECT i, 'r' || i AS t FROM generate_series(1, 2000) i) TO :'f_q';
+COPY pq_direct_u FROM :'f_q';
+SELECT count(*), min(i), max(i) FROM pq_direct_u;
+DROP TABLE pq_direct, pq_via_copyfrom, pq_direct_u;
+DROP FUNCTION pq_noop();
+
 -- every compression, and small row groups; heap as the source too
 COPY pq_src TO :'f_all' (FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 9, ROW_GROUP_SIZE 500);
 TRUNCATE pq_back;
