@@ -87,6 +87,8 @@ typedef struct TpFieldReader
 	bool		via_io;
 	FmgrInfo	cast;
 	int			cast_nargs;
+	FmgrInfo	length;			/* then the typmod's length coercion, if any */
+	int			length_nargs;
 	FmgrInfo	natural_out;
 	FmgrInfo	natural_recv;
 	Oid			natural_param;

@@ -746,6 +746,21 @@ TesseraParquetFieldInit(TpFieldReader *fr, const char *attname, Oid atttypid, in
 		default:
 			mismatch(fr, atttypid, atttypmod, filetype);
 	}
+	/*
+	 * A cast that does not take the typmod (int to numeric, a binary
+	 * compatible one) is followed by the type's length coercion, as an
+	 * assignment would be: numeric(p, s), varchar(n), timestamp(p).
+	 */
+	if (fr->typmod >= 0 && !fr->via_io && fr->cast_nargs < 2)
+	{
+		Oid			lenfn;
+
+		if (find_typmod_coercion_function(fr->typid, &lenfn) == COERCION_PATH_FUNC)
+		{
+			fmgr_info(lenfn, &fr->length);
+			fr->length_nargs = get_func_nargs(lenfn);
+		}
+	}
 }
 
 static inline void
@@ -985,13 +1000,18 @@ converted_value(TpFieldReader *fr, const TpVector *v, int64 row)
 	if (fr->via_io)
 		return InputFunctionCall(&fr->input, OutputFunctionCall(&fr->natural_out, d),
 								 fr->input_param, fr->typmod);
-	if (!OidIsValid(fr->cast.fn_oid))
-		return d;
 	if (fr->cast_nargs >= 3)
 		return FunctionCall3(&fr->cast, d, Int32GetDatum(fr->typmod), BoolGetDatum(false));
 	if (fr->cast_nargs == 2)
 		return FunctionCall2(&fr->cast, d, Int32GetDatum(fr->typmod));
-	return FunctionCall1(&fr->cast, d);
+	if (OidIsValid(fr->cast.fn_oid))
+		d = FunctionCall1(&fr->cast, d);
+	/* then the typmod (TesseraParquetFieldInit) */
+	if (fr->length_nargs >= 3)
+		return FunctionCall3(&fr->length, d, Int32GetDatum(fr->typmod), BoolGetDatum(false));
+	if (fr->length_nargs == 2)
+		return FunctionCall2(&fr->length, d, Int32GetDatum(fr->typmod));
+	return d;
 }
 
 /*
@@ -1099,6 +1119,10 @@ TesseraParquetFieldDatum(TpFieldReader *fr, const TpVector *v, int64 row, bool *
 			case TP_KIND_TIMESTAMPTZ:
 				{
 					int64		ts;
+
+					/* timestamp(p): the receive function rounds */
+					if (fr->atttypmod >= 0)
+						break;
 
 					if (pg_sub_s64_overflow(((const int64 *) p)[row], TP_EPOCH_USECS, &ts) ||
 						!IS_VALID_TIMESTAMP(ts))

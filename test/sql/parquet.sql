@@ -186,6 +186,23 @@ SELECT sum(a), min(b), sum(c) FROM pq_cast;
 CREATE TABLE pq_cast2 (a float8, b int, c text) USING tessera;
 COPY pq_cast2 FROM :'f_part';
 SELECT sum(a), sum(b), string_agg(c, '' ORDER BY a) FROM pq_cast2;
+-- casts that do not take the typmod are followed by its length coercion,
+-- as in an INSERT: int into numeric(8,2), text into varchar(4),
+-- fractional seconds into timestamp(0); the same through COPY's own path
+-- (heap) and straight into a tessera table (the file tables' conversions)
+COPY (SELECT i AS a, 'ab' || i AS b, timestamp '2024-01-01 10:00:00.6' + i * interval '1 s' AS c
+      FROM generate_series(1, 3) i) TO :'f_q';
+CREATE TABLE pq_mod (a numeric(8,2), b varchar(4), c timestamp(0)) USING tessera;
+CREATE TABLE pq_mod_heap (a numeric(8,2), b varchar(4), c timestamp(0)) USING heap;
+COPY pq_mod FROM :'f_q';
+COPY pq_mod_heap FROM :'f_q';
+SELECT * FROM pq_mod EXCEPT ALL SELECT * FROM pq_mod_heap;
+SELECT * FROM pq_mod ORDER BY a;
+COPY (SELECT 123456789 AS a, 'abcde' AS b, timestamp '2024-01-01' AS c) TO :'f_q';
+COPY pq_mod FROM :'f_q';
+COPY (SELECT 1 AS a, 'abcde' AS b, timestamp '2024-01-01' AS c) TO :'f_q';
+COPY pq_mod FROM :'f_q';
+DROP TABLE pq_mod, pq_mod_heap;
 CREATE TABLE pq_check (i int CHECK (i < 20), s text, k int) USING tessera;
 COPY pq_check FROM :'f_part';
 SELECT count(*) FROM pq_check;
