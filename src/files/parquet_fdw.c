@@ -230,6 +230,15 @@ typedef struct PlanInfo
 	double		pages;			/* the files' bytes in pages */
 } PlanInfo;
 
+/* the pages a file takes on disk (0 if it cannot be looked at) */
+static double
+file_pages(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 ? (double) ((st.st_size + BLCKSZ - 1) / BLCKSZ) : 0;
+}
+
 static void
 get_rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 {
@@ -240,13 +249,11 @@ get_rel_size(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 	foreach(lc, info->files)
 	{
 		TpReader   *r = open_file(lfirst(lc));
-		struct stat st;
 
 		info->file_rows += tp_reader_num_rows(r);
 		info->units += tp_reader_num_row_groups(r);
 		tp_reader_free(r);
-		if (stat(lfirst(lc), &st) == 0)
-			info->pages += (st.st_size + BLCKSZ - 1) / BLCKSZ;
+		info->pages += file_pages(lfirst(lc));
 	}
 	baserel->fdw_private = info;
 	baserel->tuples = info->file_rows;
@@ -795,15 +802,20 @@ iterate_scan(ForeignScanState *node)
 	return ExecStoreVirtualTuple(slot);
 }
 
+/* back to the first file (a serial scan; a parallel one's counter is its DSM's) */
 static void
-rescan(ForeignScanState *node)
+restart_scan(PqScanState *s)
 {
-	PqScanState  *s = node->fdw_state;
-
 	free_reader(s);
 	s->file = -1;
 	s->next_file = 0;
 	s->nrows = s->row = 0;
+}
+
+static void
+rescan(ForeignScanState *node)
+{
+	restart_scan(node->fdw_state);
 }
 
 static void
@@ -956,12 +968,7 @@ analyze_table(Relation rel, AcquireSampleRowsFunc *func, BlockNumber *totalpages
 	ListCell   *lc;
 
 	foreach(lc, expand_files(table_filename(RelationGetRelid(rel))))
-	{
-		struct stat st;
-
-		if (stat(lfirst(lc), &st) == 0)
-			pages += (st.st_size + BLCKSZ - 1) / BLCKSZ;
-	}
+		pages += file_pages(lfirst(lc));
 	*func = acquire_sample;
 	*totalpages = (BlockNumber) Min(Max(pages, 1), (double) MaxBlockNumber);
 	return true;
@@ -1291,12 +1298,7 @@ source_next(void *state)
 static void
 source_rescan(void *state)
 {
-	PqScanState *s = ((PqSource *) state)->scan;
-
-	free_reader(s);
-	s->file = -1;
-	s->next_file = 0;
-	s->nrows = s->row = 0;
+	restart_scan(((PqSource *) state)->scan);
 }
 
 static void
