@@ -284,6 +284,8 @@ extern bool TesseraDecimalAt(const char *p, const char *end, int n, int idx, Dat
 							 TesseraValueIndex *index);
 #ifdef HAVE_INT128
 extern bool TesseraNumericScaled(Datum d, int128 *value, int *dscale);
+extern void TesseraNumericsFromScaled(const int128 *values, const bool *isnull, int n,
+									  int dscale, Datum *out);
 extern bool TesseraDecimalMaxScale(const char *p, const char *end, int n, int *max_scale);
 extern bool TesseraDecimalPrepare(const char *p, const char *end, int n, int idx,
 								  TesseraEnsureFn ensure, void *arg);

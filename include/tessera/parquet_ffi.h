@@ -115,6 +115,8 @@ extern int	tp_reader_want_dictionary(TpReader *r, int col);
 /* row_groups: those to read; nrow_groups < 0: all; may be called again */
 extern int	tp_reader_start(TpReader *r, int ncols, const int *columns, int64_t batch_rows,
 							const int *row_groups, int nrow_groups, char *err, size_t errlen);
+/* decode the started read on a thread of its own (call with signals blocked) */
+extern int	tp_reader_prefetch(TpReader *r, char *err, size_t errlen);
 extern int64_t tp_reader_next(TpReader *r, TpVector *vectors, char *err, size_t errlen);
 /* per row group min and max of a column; 0 done, 1 none kept, -1 error */
 extern int	tp_reader_stats(TpReader *r, int col, TpVector *mins, TpVector *maxs,

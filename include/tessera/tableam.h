@@ -110,6 +110,8 @@ extern void tessera_tuple_complete_speculative(Relation rel, TupleTableSlot *slo
 											   uint32 specToken, bool succeeded);
 extern void tessera_multi_insert(Relation rel, TupleTableSlot **slots, int nslots, CommandId cid,
 								 int options, struct BulkInsertStateData *bistate);
+extern bool TesseraInsertColumns(Relation rel, Datum **values, bool **isnull, int nrows,
+								 CommandId cid, int options, ItemPointer tids);
 extern TM_Result tessera_tuple_delete(Relation rel, ItemPointer tid, CommandId cid,
 									  Snapshot snapshot, Snapshot crosscheck, bool wait,
 									  TM_FailureData *tmfd, bool changingPart);

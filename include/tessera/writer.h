@@ -17,6 +17,8 @@
 #include "utils/rel.h"
 
 extern void TesseraWriteRow(Relation rel, TupleTableSlot *slot, CommandId cid);
+extern void TesseraWriteColumns(Relation rel, Datum **values, bool **isnull, int nrows,
+								CommandId cid, ItemPointer tids);
 extern void TesseraFlushRelation(Relation rel);
 extern void TesseraFlushAll(void);
 extern void TesseraFlushRowIfPending(Relation rel, uint64 rownum);

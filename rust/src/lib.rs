@@ -774,15 +774,61 @@ enum Format {
     Ipc { file: File, batches: usize },
 }
 
-/// A started read: Parquet's reader, or the chosen batches of an IPC file.
+/// A started read: Parquet's reader, or the chosen batches of an IPC file;
+/// or either of them decoding on a thread of its own (tp_reader_prefetch).
 enum Scan {
     Parquet(ParquetRecordBatchReader),
     Ipc { reader: arrow_ipc::reader::FileReader<File>, batches: Vec<usize>, at: usize },
+    Ahead(Prefetch),
+}
+
+/// A scan run by a thread that decodes up to two batches ahead of the
+/// backend, so that reading and decompressing the file overlaps what the
+/// backend does with the batch before (the caller starts it with every
+/// signal blocked, as the writer's thread).  Dropped, it stops at the next
+/// batch and is joined.
+struct Prefetch {
+    rx: Option<std::sync::mpsc::Receiver<Result<RecordBatch, String>>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Prefetch {
+    fn start(mut scan: Scan) -> Res<Prefetch> {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Result<RecordBatch, String>>(2);
+        let thread = std::thread::Builder::new()
+            .name("tessera-parquet-reader".into())
+            .spawn(move || {
+                IN_LAYER.with(|c| c.set(true));
+                let r = catch_unwind(AssertUnwindSafe(|| {
+                    while let Some(b) = scan.next_batch() {
+                        let failed = b.is_err();
+                        if tx.send(b).is_err() || failed {
+                            return;
+                        }
+                    }
+                }));
+                if r.is_err() {
+                    let _ = tx.send(Err("internal error in the Parquet layer's reader".into()));
+                }
+            })
+            .map_err(|e| format!("could not start the reader thread: {e}"))?;
+        Ok(Prefetch { rx: Some(rx), thread: Some(thread) })
+    }
+}
+
+impl Drop for Prefetch {
+    fn drop(&mut self) {
+        self.rx = None;
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
 }
 
 impl Scan {
     fn next_batch(&mut self) -> Option<Result<RecordBatch, String>> {
         match self {
+            Scan::Ahead(p) => p.rx.as_ref().and_then(|rx| rx.recv().ok()),
             Scan::Parquet(r) => r.next().map(|b| b.map_err(|e| e.to_string())),
             Scan::Ipc { reader, batches, at } => {
                 if *at >= batches.len() {
@@ -1203,6 +1249,21 @@ pub extern "C" fn tp_reader_start(
             .map(|&c| sorted.binary_search(&(c as usize)).unwrap())
             .collect();
         r.wanted = cols.iter().map(|&c| c as usize).collect();
+        Ok(0)
+    })
+}
+
+/// Decode the started read on a thread of its own from now on (the caller
+/// blocks every signal around this call).  0, or -1 with the error.
+#[no_mangle]
+pub extern "C" fn tp_reader_prefetch(r: *mut TpReader, err: *mut c_char, errlen: usize) -> c_int {
+    guarded(err, errlen, -1, || {
+        let r = reader_ref(r);
+        let scan = r.reader.take().ok_or("reader not started")?;
+        r.reader = Some(match scan {
+            Scan::Ahead(p) => Scan::Ahead(p),
+            other => Scan::Ahead(Prefetch::start(other)?),
+        });
         Ok(0)
     })
 }

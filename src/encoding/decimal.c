@@ -55,6 +55,8 @@ typedef struct DecimalHeader
 } DecimalHeader;
 
 static uint128 pow10_128[DEC_MAX_DIGITS + 1];
+/* 10^DEC_MAX_DIGITS / 10^i: the most a value may be before * 10^i */
+static uint128 limit_div[DEC_MAX_DIGITS + 1];
 static bool pow10_ready = false;
 
 static void
@@ -65,6 +67,8 @@ init_pow10(void)
 	pow10_128[0] = 1;
 	for (int i = 1; i <= DEC_MAX_DIGITS; i++)
 		pow10_128[i] = pow10_128[i - 1] * 10;
+	for (int i = 0; i <= DEC_MAX_DIGITS; i++)
+		limit_div[i] = pow10_128[DEC_MAX_DIGITS] / pow10_128[i];
 	pow10_ready = true;
 }
 
@@ -179,20 +183,20 @@ parse_numeric(Datum d, int128 *value, int *dscale_out)
 				/* digits below the display scale must be zero */
 				if (k > 3 || dig % (int) pow10_128[k] != 0)
 					return false;
-				if (acc > limit / pow10_128[4 - k])
+				if (acc > limit_div[4 - k])
 					return false;
 				acc = acc * pow10_128[4 - k] + (uint128) (dig / (int) pow10_128[k]);
 			}
 			else
 			{
-				if (acc > limit / NBASE)
+				if (acc > limit_div[4])
 					return false;
 				acc = acc * NBASE + (uint128) dig;
 			}
 		}
 		if (e_last > 0)
 		{
-			if (e_last > DEC_MAX_DIGITS || acc > limit / pow10_128[e_last])
+			if (e_last > DEC_MAX_DIGITS || acc > limit_div[e_last])
 				return false;
 			acc *= pow10_128[e_last];
 		}
@@ -224,8 +228,19 @@ build_numeric(char *dst, int128 value, int dscale)
 	char	   *p;
 	Size		size;
 
-	groups[k++] = (uint16) ((m % pw) * (NBASE / pw));
-	m /= pw;
+	if (m <= PG_UINT64_MAX)
+	{
+		/* most values: no 128-bit division */
+		uint64		m64 = (uint64) m;
+
+		groups[k++] = (uint16) ((m64 % pw) * (NBASE / pw));
+		m = m64 / pw;
+	}
+	else
+	{
+		groups[k++] = (uint16) ((m % pw) * (NBASE / pw));
+		m /= pw;
+	}
 	while (m > PG_UINT64_MAX)
 	{
 		groups[k++] = (uint16) (m % NBASE);
@@ -675,6 +690,36 @@ TesseraNumericScaled(Datum d, int128 *value, int *dscale)
 	if (!pow10_ready)
 		init_pow10();
 	return parse_numeric(d, value, dscale);
+}
+
+/*
+ * TesseraNumericsFromScaled
+ *		values[i] * 10^-dscale as numerics (|values[i]| < 10^38; rows with
+ *		isnull[i] get 0), built as make_result() builds them, in one block
+ *		of the current memory context.
+ */
+void
+TesseraNumericsFromScaled(const int128 *values, const bool *isnull, int n, int dscale,
+						  Datum *out)
+{
+	char	   *arena;
+	Size		pos = 0;
+
+	if (!pow10_ready)
+		init_pow10();
+	arena = MemoryContextAllocHuge(CurrentMemoryContext, (Size) DEC_MAX_BYTES * Max(n, 1));
+	for (int i = 0; i < n; i++)
+	{
+		if (isnull[i])
+		{
+			out[i] = (Datum) 0;
+			continue;
+		}
+		Assert(values[i] < (int128) pow10_128[DEC_MAX_DIGITS] &&
+			   values[i] > -(int128) pow10_128[DEC_MAX_DIGITS]);
+		out[i] = PointerGetDatum(arena + pos);
+		pos += INTALIGN(build_numeric(arena + pos, values[i], dscale));
+	}
 }
 
 #else							/* !HAVE_INT128 */

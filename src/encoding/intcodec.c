@@ -66,11 +66,16 @@ packed_bytes(uint64 n, int width)
 	return (Size) ((n * (uint64) width + 7) / 8);
 }
 
-/* Pack n values of width bits into out, which must hold packed_bytes + 9 zeroed bytes. */
+/*
+ * Pack n values of width bits (each below 2^width) into out, which holds
+ * packed_bytes: the bits gather in a register and go out a word at a time
+ * (a load and store of the output per value made each wait on the last).
+ */
 static void
 pack_bits(const uint64 *vals, uint64 n, int width, uint8 *out)
 {
-	uint64		bitpos = 0;
+	uint64		acc = 0;
+	int			fill = 0;
 
 	if (width == 0)
 		return;
@@ -81,17 +86,21 @@ pack_bits(const uint64 *vals, uint64 n, int width, uint8 *out)
 	}
 	for (uint64 i = 0; i < n; i++)
 	{
-		Size		byte = bitpos >> 3;
-		int			shift = bitpos & 7;
-		uint64		word;
+		uint64		v = vals[i];
 
-		memcpy(&word, out + byte, sizeof(word));
-		word |= vals[i] << shift;
-		memcpy(out + byte, &word, sizeof(word));
-		if (shift + width > 64)
-			out[byte + 8] |= (uint8) (vals[i] >> (64 - shift));
-		bitpos += width;
+		acc |= v << fill;
+		fill += width;
+		if (fill >= 64)
+		{
+			memcpy(out, &acc, sizeof(acc));
+			out += sizeof(acc);
+			fill -= 64;
+			/* the bits of v that did not fit */
+			acc = fill > 0 ? v >> (width - fill) : 0;
+		}
 	}
+	if (fill > 0)
+		memcpy(out, &acc, (fill + 7) / 8);
 }
 
 /*
@@ -213,7 +222,7 @@ append_packed(TesseraBuf *out, const uint64 *vals, uint64 n, int width)
 
 	TesseraBufReserve(out, nbytes + 16);
 	p = (uint8 *) out->data + out->len;
-	memset(p, 0, nbytes + 16);
+	memset(p + nbytes, 0, 16);
 	pack_bits(vals, n, width, p);
 	out->len += nbytes;
 	return p;

@@ -26,6 +26,7 @@
 #include "utils/date.h"
 
 #include "tessera/compat.h"
+#include "tessera/encoding.h"
 #include "tessera/files.h"
 
 /* days from 1970-01-01 (Parquet's dates) to 2000-01-01 (PostgreSQL's) */
@@ -39,23 +40,41 @@ string_at(const TpVector *v, int64 row, int *len)
 	return (const char *) v->data + v->offsets[row];
 }
 
-static bool column_text_block(const TpVector *v, int n, Datum *values, bool *isnull);
+static bool column_text_block(const TpVector *v, int n, int maxchars, Datum *values,
+							  bool *isnull);
 
-/* text and varchar: the file's UTF-8 checked and kept, in one block */
+/*
+ * text and varchar(n): the file's UTF-8 checked and kept, in one block;
+ * varchar(n)'s values within n characters (longer ones are varcharrecv's:
+ * blanks cut, else its error)
+ */
 static bool
 column_text(TpFieldReader *fr, const TpVector *v, int n, Datum *values, bool *isnull)
 {
 	if (!(fr->path == TP_FIELD_DIRECT && fr->atttypid == fr->typid &&
 		(fr->type.kind == TP_KIND_TEXT || fr->type.kind == TP_KIND_JSON) &&
-		(fr->typid == TEXTOID || (fr->typid == VARCHAROID && fr->atttypmod < 0)) &&
+		(fr->typid == TEXTOID || fr->typid == VARCHAROID) &&
 		GetDatabaseEncoding() == PG_UTF8))
 		return false;
-	/* the file's bytes are checked as UTF-8 and kept as they are */
-	return column_text_block(v, n, values, isnull);
+	return column_text_block(v, n,
+							 fr->typid == VARCHAROID && fr->atttypmod >= (int32) VARHDRSZ ?
+							 fr->atttypmod - VARHDRSZ : -1,
+							 values, isnull);
+}
+
+/* characters of UTF-8 s: the bytes that do not continue one */
+static int
+utf8_chars(const char *s, int len)
+{
+	int			n = 0;
+
+	for (int i = 0; i < len; i++)
+		n += ((unsigned char) s[i] & 0xC0) != 0x80;
+	return n;
 }
 
 static bool
-column_text_block(const TpVector *v, int n, Datum *values, bool *isnull)
+column_text_block(const TpVector *v, int n, int maxchars, Datum *values, bool *isnull)
 {
 	Size		total = 0;
 	char	   *p;
@@ -75,8 +94,9 @@ column_text_block(const TpVector *v, int n, Datum *values, bool *isnull)
 			continue;
 		}
 		s = string_at(v, i, &len);
-		if (!pg_verify_mbstr(PG_UTF8, s, len, true))
-			return false;		/* the row's own error, by the caller */
+		if (!pg_verify_mbstr(PG_UTF8, s, len, true) ||
+			(maxchars >= 0 && len > maxchars && utf8_chars(s, len) > maxchars))
+			return false;		/* the row's own error (or cut), by the caller */
 		if (len + VARHDRSZ_SHORT <= VARATT_SHORT_MAX)
 		{
 			SET_VARSIZE_SHORT(p, len + VARHDRSZ_SHORT);
@@ -153,6 +173,24 @@ column_bpchar(TpFieldReader *fr, const TpVector *v, int n, Datum *values, bool *
 			p += out + VARHDRSZ;
 		}
 	}
+	return true;
+}
+
+/* numeric from a decimal column: as TesseraParquetFieldScaled takes it */
+static bool
+column_decimal(TpFieldReader *fr, const TpVector *v, int n, Datum *values, bool *isnull)
+{
+	__int128   *scaled;
+	bool	   *nulls;
+	int			bits;
+
+	if (!TesseraParquetFieldScaled(fr, v, n, &scaled, &nulls, &bits))
+		return false;
+	memcpy(isnull, nulls, n);
+	TesseraNumericsFromScaled(scaled, isnull, n, fr->type.scale, values);
+	if (scaled != v->values)
+		pfree(scaled);
+	pfree(nulls);
 	return true;
 }
 
@@ -262,7 +300,7 @@ TesseraParquetFieldColumnFast(TpFieldReader *fr, const TpVector *v, int n, Datum
 		return true;
 	}
 	return column_text(fr, v, n, values, isnull) || column_bpchar(fr, v, n, values, isnull) ||
-		column_byval(fr, v, n, values, isnull);
+		column_byval(fr, v, n, values, isnull) || column_decimal(fr, v, n, values, isnull);
 }
 
 /*

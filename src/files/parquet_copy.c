@@ -76,6 +76,7 @@
 #include "tessera/files.h"
 #include "tessera/reader.h"
 #include "tessera/tableam.h"
+#include "tessera/xlog.h"
 
 #define TP_ERRLEN			1024
 /* rows per batch handed to the writer, and the most bytes one may hold */
@@ -1007,40 +1008,228 @@ import_error_context(void *arg)
 	errcontext("COPY %s, line %llu", ic->relname, (unsigned long long) ic->row);
 }
 
+/* a direct import under way: the batch's values, a column each */
+typedef struct ImportState
+{
+	Relation	rel;
+	ParquetSource *src;
+	EState	   *estate;
+	ResultRelInfo *rri;
+	TupleTableSlot **slots;
+	BulkInsertState bistate;
+	CommandId	cid;
+	int			ti_options;
+	bool		by_columns;		/* TesseraInsertColumns, else slots */
+	int		   *atts;			/* file column -> attribute index */
+	Datum	  **values;			/* per file column */
+	bool	  **nulls;
+	bool	   *fast;			/* made by TesseraParquetFieldColumnFast */
+	Datum	  **attvalues;		/* per attribute (dropped ones: all NULL) */
+	bool	  **attnulls;
+	ItemPointerData *tids;
+	ImportContext ic;
+	uint64		processed;
+} ImportState;
+
+/* row of the batch into slot, as a virtual tuple */
+static void
+import_slot(ImportState *is, TupleTableSlot *slot, int64 row)
+{
+	ExecClearTuple(slot);
+	memset(slot->tts_isnull, true, sizeof(bool) * RelationGetDescr(is->rel)->natts);
+	for (int c = 0; c < is->src->ncols; c++)
+	{
+		slot->tts_values[is->atts[c]] = is->values[c][row];
+		slot->tts_isnull[is->atts[c]] = is->nulls[c][row];
+	}
+	ExecStoreVirtualTuple(slot);
+}
+
+/* the values of row that the fast paths did not make, raising the row's errors */
+static void
+import_row_values(ImportState *is, int64 row)
+{
+	for (int c = 0; c < is->src->ncols; c++)
+		if (!is->fast[c])
+			is->values[c][row] = TesseraParquetFieldDatum(&is->src->fields[c],
+														 &is->src->vectors[c], row,
+														 &is->nulls[c][row]);
+}
+
+/*
+ * Rows of the batch through table_multi_insert, as CopyFrom inserts them:
+ * a slot each, ExecConstraints, then the index entries.
+ */
+static void
+import_batch_slots(ImportState *is, int64 n)
+{
+	for (int64 start = 0; start < n; start += TP_IMPORT_SLOTS)
+	{
+		int			m = (int) Min((int64) TP_IMPORT_SLOTS, n - start);
+		MemoryContext old;
+
+		for (int k = 0; k < m; k++)
+		{
+			is->ic.row = is->processed + k + 1;
+			import_row_values(is, start + k);
+			import_slot(is, is->slots[k], start + k);
+			if (RelationGetDescr(is->rel)->constr != NULL)
+				ExecConstraints(is->rri, is->slots[k], is->estate);
+		}
+		is->ic.row = is->processed + 1;
+		old = MemoryContextSwitchTo(GetPerTupleMemoryContext(is->estate));
+		table_multi_insert(is->rel, is->slots, m, is->cid, is->ti_options, is->bistate);
+		MemoryContextSwitchTo(old);
+		for (int k = 0; k < m; k++)
+		{
+			is->ic.row = is->processed + k + 1;
+			if (is->rri->ri_NumIndices > 0)
+				list_free(TesseraExecInsertIndexTuples(is->rri, is->slots[k], is->estate));
+			ExecClearTuple(is->slots[k]);
+		}
+		ResetPerTupleExprContext(is->estate);
+		is->processed += m;
+	}
+}
+
+/*
+ * Rows of the batch written a column at a time (no CHECK constraints):
+ * NOT NULL checked on the columns, the first failing row raising
+ * ExecConstraints' error after its own conversion errors, as the row path
+ * would; index entries made from slots after.
+ */
+static void
+import_batch_columns(ImportState *is, int64 n)
+{
+	TupleDesc	desc = RelationGetDescr(is->rel);
+	int64		bad = n;
+	bool		slow = false;
+
+	for (int c = 0; c < is->src->ncols; c++)
+	{
+		slow |= !is->fast[c];
+		if (is->fast[c] && TupleDescAttr(desc, is->atts[c])->attnotnull)
+		{
+			const bool *p = memchr(is->nulls[c], true, bad);
+
+			if (p != NULL)
+				bad = p - is->nulls[c];
+		}
+	}
+	if (slow || bad < n)
+		for (int64 row = 0; row <= Min(bad, n - 1); row++)
+		{
+			is->ic.row = is->processed + row + 1;
+			import_row_values(is, row);
+			for (int c = 0; c < is->src->ncols; c++)
+				if (is->nulls[c][row] && TupleDescAttr(desc, is->atts[c])->attnotnull)
+					bad = row;
+		}
+	if (bad < n)
+	{
+		is->ic.row = is->processed + bad + 1;
+		import_slot(is, is->slots[0], bad);
+		ExecConstraints(is->rri, is->slots[0], is->estate);
+		elog(ERROR, "NOT NULL check passed a NULL value");
+	}
+
+	for (int c = 0; c < is->src->ncols; c++)
+	{
+		is->attvalues[is->atts[c]] = is->values[c];
+		is->attnulls[is->atts[c]] = is->nulls[c];
+	}
+	for (int a = 0; a < desc->natts; a++)
+		if (TupleDescAttr(desc, a)->attisdropped)
+		{
+			is->attvalues[a] = palloc0(sizeof(Datum) * n);
+			is->attnulls[a] = palloc(n);
+			memset(is->attnulls[a], true, n);
+		}
+	is->tids = palloc(sizeof(ItemPointerData) * n);
+	is->ic.row = is->processed + 1;
+	if (!TesseraInsertColumns(is->rel, is->attvalues, is->attnulls, (int) n, is->cid,
+							  is->ti_options, is->tids))
+	{
+		import_batch_slots(is, n);
+		return;
+	}
+	if (is->rri->ri_NumIndices > 0)
+		for (int64 row = 0; row < n; row++)
+		{
+			TupleTableSlot *slot = is->slots[0];
+
+			is->ic.row = is->processed + row + 1;
+			import_slot(is, slot, row);
+			slot->tts_tid = is->tids[row];
+			slot->tts_tableOid = RelationGetRelid(is->rel);
+			list_free(TesseraExecInsertIndexTuples(is->rri, slot, is->estate));
+			ResetPerTupleExprContext(is->estate);
+		}
+	is->processed += n;
+}
+
+static void
+import_batch(ImportState *is, int64 n, MemoryContext batch_cxt)
+{
+	MemoryContext old = MemoryContextSwitchTo(batch_cxt);
+
+	for (int c = 0; c < is->src->ncols; c++)
+	{
+		is->values[c] = MemoryContextAllocHuge(batch_cxt, sizeof(Datum) * n);
+		is->nulls[c] = MemoryContextAllocHuge(batch_cxt, n);
+		is->fast[c] = TesseraParquetFieldColumnFast(&is->src->fields[c], &is->src->vectors[c],
+													(int) n, is->values[c], is->nulls[c]);
+	}
+	if (is->by_columns)
+		import_batch_columns(is, n);
+	else
+		import_batch_slots(is, n);
+	pgstat_progress_update_param(PROGRESS_COPY_TUPLES_PROCESSED, (int64) is->processed);
+	MemoryContextSwitchTo(old);
+}
+
 static uint64
 direct_import(ParseState *pstate, Relation rel, ParquetSource *src, List *attnums)
 {
 	TupleDesc	desc = RelationGetDescr(rel);
-	EState	   *estate = CreateExecutorState();
-	ResultRelInfo *rri = makeNode(ResultRelInfo);
-	TupleTableSlot **slots = palloc(sizeof(TupleTableSlot *) * TP_IMPORT_SLOTS);
-	BulkInsertState bistate = GetBulkInsertState();
-	CommandId	mycid = GetCurrentCommandId(true);
-	int			ti_options = 0;
-	int		   *atts = palloc(sizeof(int) * Max(src->ncols, 1));
-	Datum	  **values = palloc(sizeof(Datum *) * Max(src->ncols, 1));
-	bool	  **nulls = palloc(sizeof(bool *) * Max(src->ncols, 1));
-	bool	   *fast = palloc(sizeof(bool) * Max(src->ncols, 1));
+	ImportState is = {0};
+	int			nc = Max(src->ncols, 1);
 	MemoryContext batch_cxt = AllocSetContextCreate(CurrentMemoryContext, "tessera parquet import",
 													ALLOCSET_DEFAULT_SIZES);
-	ImportContext ic = {RelationGetRelationName(rel), 0};
-	ErrorContextCallback errcallback = {error_context_stack, import_error_context, &ic};
-	uint64		processed = 0;
+	ErrorContextCallback errcallback = {error_context_stack, import_error_context, &is.ic};
 	char		err[TP_ERRLEN];
 	ListCell   *lc;
+
+	is.rel = rel;
+	is.src = src;
+	is.estate = CreateExecutorState();
+	is.rri = makeNode(ResultRelInfo);
+	is.slots = palloc(sizeof(TupleTableSlot *) * TP_IMPORT_SLOTS);
+	is.bistate = GetBulkInsertState();
+	is.cid = GetCurrentCommandId(true);
+	is.atts = palloc(sizeof(int) * nc);
+	is.values = palloc(sizeof(Datum *) * nc);
+	is.nulls = palloc(sizeof(bool *) * nc);
+	is.fast = palloc(sizeof(bool) * nc);
+	is.attvalues = palloc0(sizeof(Datum *) * Max(desc->natts, 1));
+	is.attnulls = palloc0(sizeof(bool *) * Max(desc->natts, 1));
+	is.ic.relname = RelationGetRelationName(rel);
 
 	/* a table created or given a new file in this subtransaction: no FSM */
 	if (rel->rd_createSubid != InvalidSubTransactionId ||
 		TesseraRelFirstLocatorSubid(rel) != InvalidSubTransactionId)
-		ti_options |= TABLE_INSERT_SKIP_FSM;
-	TesseraExecInitRangeTable(estate, pstate);
-	ExecInitResultRelation(estate, rri, 1);
-	TesseraCheckValidInsertRel(rri);
-	ExecOpenIndices(rri, false);
+		is.ti_options |= TABLE_INSERT_SKIP_FSM;
+	/* CHECK constraints and logical decoding take rows */
+	is.by_columns = (desc->constr == NULL || desc->constr->num_check == 0) &&
+		!TesseraLogicalWanted(rel, is.ti_options);
+	TesseraExecInitRangeTable(is.estate, pstate);
+	ExecInitResultRelation(is.estate, is.rri, 1);
+	TesseraCheckValidInsertRel(is.rri);
+	ExecOpenIndices(is.rri, false);
 	for (int k = 0; k < TP_IMPORT_SLOTS; k++)
-		slots[k] = table_slot_create(rel, NULL);
+		is.slots[k] = table_slot_create(rel, NULL);
 	foreach(lc, attnums)
-		atts[foreach_current_index(lc)] = lfirst_int(lc) - 1;
+		is.atts[foreach_current_index(lc)] = lfirst_int(lc) - 1;
 	for (int c = 0; c < src->ncols; c++)
 		TesseraParquetFieldPrepareDatums(&src->fields[c]);
 	error_context_stack = &errcallback;
@@ -1048,7 +1237,6 @@ direct_import(ParseState *pstate, Relation rel, ParquetSource *src, List *attnum
 	for (;;)
 	{
 		int64		n = tp_reader_next(src->handles->reader, src->vectors, err, sizeof(err));
-		MemoryContext old;
 
 		if (n < 0)
 			parquet_error("could not read Parquet file", err);
@@ -1056,66 +1244,39 @@ direct_import(ParseState *pstate, Relation rel, ParquetSource *src, List *attnum
 			break;
 		CHECK_FOR_INTERRUPTS();
 		MemoryContextReset(batch_cxt);
-		old = MemoryContextSwitchTo(batch_cxt);
-		for (int c = 0; c < src->ncols; c++)
-		{
-			values[c] = MemoryContextAllocHuge(batch_cxt, sizeof(Datum) * n);
-			nulls[c] = MemoryContextAllocHuge(batch_cxt, n);
-			fast[c] = TesseraParquetFieldColumnFast(&src->fields[c], &src->vectors[c], (int) n,
-													values[c], nulls[c]);
-		}
-		for (int64 start = 0; start < n; start += TP_IMPORT_SLOTS)
-		{
-			int			m = (int) Min((int64) TP_IMPORT_SLOTS, n - start);
-
-			for (int k = 0; k < m; k++)
-			{
-				TupleTableSlot *slot = slots[k];
-				int64		row = start + k;
-
-				ic.row = processed + k + 1;
-				ExecClearTuple(slot);
-				memset(slot->tts_isnull, true, sizeof(bool) * desc->natts);
-				for (int c = 0; c < src->ncols; c++)
-				{
-					if (!fast[c])
-						values[c][row] = TesseraParquetFieldDatum(&src->fields[c],
-																 &src->vectors[c], row,
-																 &nulls[c][row]);
-					slot->tts_values[atts[c]] = values[c][row];
-					slot->tts_isnull[atts[c]] = nulls[c][row];
-				}
-				ExecStoreVirtualTuple(slot);
-				if (desc->constr != NULL)
-					ExecConstraints(rri, slot, estate);
-			}
-			ic.row = processed + 1;
-			MemoryContextSwitchTo(GetPerTupleMemoryContext(estate));
-			table_multi_insert(rel, slots, m, mycid, ti_options, bistate);
-			MemoryContextSwitchTo(batch_cxt);
-			for (int k = 0; k < m; k++)
-			{
-				ic.row = processed + k + 1;
-				if (rri->ri_NumIndices > 0)
-					list_free(TesseraExecInsertIndexTuples(rri, slots[k], estate));
-				ExecClearTuple(slots[k]);
-			}
-			ResetPerTupleExprContext(estate);
-			processed += m;
-			pgstat_progress_update_param(PROGRESS_COPY_TUPLES_PROCESSED, (int64) processed);
-		}
-		MemoryContextSwitchTo(old);
+		import_batch(&is, n, batch_cxt);
 	}
 	error_context_stack = errcallback.previous;
-	table_finish_bulk_insert(rel, ti_options);
-	FreeBulkInsertState(bistate);
+	table_finish_bulk_insert(rel, is.ti_options);
+	FreeBulkInsertState(is.bistate);
 	for (int k = 0; k < TP_IMPORT_SLOTS; k++)
-		ExecDropSingleTupleTableSlot(slots[k]);
-	ExecCloseResultRelations(estate);
-	ExecCloseRangeTableRelations(estate);
-	FreeExecutorState(estate);
+		ExecDropSingleTupleTableSlot(is.slots[k]);
+	ExecCloseResultRelations(is.estate);
+	ExecCloseRangeTableRelations(is.estate);
+	FreeExecutorState(is.estate);
 	MemoryContextDelete(batch_cxt);
-	return processed;
+	return is.processed;
+}
+
+/*
+ * The file is decoded on a thread of its own from now on, a batch or two
+ * ahead of the load: the thread starts with every signal blocked, so that
+ * the backend's thread gets them all.
+ */
+static void
+start_prefetch(TpReader *reader)
+{
+	sigset_t	all;
+	sigset_t	old;
+	char		err[TP_ERRLEN];
+	int			rc;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = tp_reader_prefetch(reader, err, sizeof(err));
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0)
+		parquet_error("could not read Parquet file", err);
 }
 
 static uint64
@@ -1185,6 +1346,7 @@ copy_from(ParseState *pstate, CopyStmt *stmt, ParquetCopyOptions *opts)
 	if (tp_reader_start(src->handles->reader, src->ncols, filecols, TP_READ_BATCH_ROWS, NULL, -1,
 						err, sizeof(err)) != 0)
 		parquet_error("could not read Parquet file", err);
+	start_prefetch(src->handles->reader);
 	initStringInfo(&src->buf);
 	src->encode_cxt = AllocSetContextCreate(CurrentMemoryContext, "tessera parquet encode",
 											ALLOCSET_DEFAULT_SIZES);

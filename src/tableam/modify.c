@@ -735,6 +735,25 @@ tessera_multi_insert(Relation rel, TupleTableSlot **slots, int nslots, CommandId
 }
 
 /*
+ * TesseraInsertColumns
+ *		tessera_multi_insert of nrows rows given as columns (as
+ *		TesseraWriteColumns takes them); tids get their TIDs.  False, with
+ *		nothing inserted, where the rows must be slots: logical decoding
+ *		hears of inserts as tuples.
+ */
+bool
+TesseraInsertColumns(Relation rel, Datum **values, bool **isnull, int nrows, CommandId cid,
+					 int options, ItemPointer tids)
+{
+	if (TesseraLogicalWanted(rel, options))
+		return false;
+	CheckForSerializableConflictIn(rel, NULL, InvalidBlockNumber);
+	TesseraWriteColumns(rel, values, isnull, nrows, cid, tids);
+	pgstat_count_heap_insert(rel, nrows);
+	return true;
+}
+
+/*
  * INSERT ... ON CONFLICT: the row is inserted as usual, and its token
  * published (speculative.c): others' unique checks see an in-progress
  * insert (through the stripe placeholder) and wait for the token, as for

@@ -368,19 +368,22 @@ value_size(Form_pg_attribute attr, Datum d)
 	return strlen(DatumGetCString(d)) + 1;
 }
 
+/* Make room for need rows in the row group's arrays. */
 static void
-ensure_rg_capacity(WriteState *ws)
+ensure_rg_capacity(WriteState *ws, int need)
 {
 	int			cap;
 	MemoryContext old;
 
-	if (ws->rg_rows < ws->rg_cap)
+	if (need <= ws->rg_cap)
 		return;
 	cap = ws->rg_cap == 0 ? Min(64, ws->rg_limit) : ws->rg_cap * 2;
+	while (cap < need)
+		cap *= 2;
 	/* only a row group with folded rows outgrows the limit */
 	if (ws->rg_ndead == 0 && !ws->mark_dead)
 		cap = Min(cap, ws->rg_limit);
-	cap = Min(cap, TESSERA_MAX_ROW_GROUP_ROWS);
+	cap = Min(Max(cap, need), TESSERA_MAX_ROW_GROUP_ROWS);
 	old = MemoryContextSwitchTo(ws->cxt);
 	for (int i = 0; i < ws->natts; i++)
 	{
@@ -440,6 +443,41 @@ copy_value(WriteState *ws, const void *src, Size len)
 	return PointerGetDatum(memcpy(p, src, len));
 }
 
+/*
+ * The row group's copy of a non-NULL value (in rg_cxt, the current context):
+ * external, compressed or expanded values are stored plain.
+ */
+static inline Datum
+store_value(WriteState *ws, Form_pg_attribute attr, Datum d)
+{
+	if (attr->attbyval)
+		return d;
+	if (attr->attlen == -1 && (VARATT_IS_EXTERNAL(DatumGetPointer(d)) ||
+							   VARATT_IS_COMPRESSED(DatumGetPointer(d))))
+		return PointerGetDatum(detoast_attr((struct varlena *) DatumGetPointer(d)));
+	if (attr->attlen == -1)
+		return copy_value(ws, DatumGetPointer(d), VARSIZE_ANY(DatumGetPointer(d)));
+	if (attr->attlen > 0)
+		return copy_value(ws, DatumGetPointer(d), attr->attlen);
+	return copy_value(ws, DatumGetPointer(d), strlen(DatumGetCString(d)) + 1);
+}
+
+/* Rows appended now were inserted by command cid. */
+static inline void
+note_cid(WriteState *ws, CommandId cid)
+{
+	if (ws->ncids > 0 && ws->cids[ws->ncids - 1].cid == cid)
+		return;
+	if (ws->ncids == ws->cids_cap)
+	{
+		ws->cids_cap *= 2;
+		ws->cids = repalloc(ws->cids, sizeof(TesseraCidRun) * ws->cids_cap);
+	}
+	ws->cids[ws->ncids].cid = cid;
+	ws->cids[ws->ncids].first_row = (uint32) ws->stripe_rows;
+	ws->ncids++;
+}
+
 /* Append one row to the current row group (the stripe has room for it). */
 static void
 append_row(WriteState *ws, Datum *values, bool *isnull, Size row_bytes, CommandId cid)
@@ -447,7 +485,7 @@ append_row(WriteState *ws, Datum *values, bool *isnull, Size row_bytes, CommandI
 	MemoryContext old;
 	int			r;
 
-	ensure_rg_capacity(ws);
+	ensure_rg_capacity(ws, ws->rg_rows + 1);
 	r = ws->rg_rows;
 	if (ws->mark_dead)
 	{
@@ -465,46 +503,13 @@ append_row(WriteState *ws, Datum *values, bool *isnull, Size row_bytes, CommandI
 	for (int i = 0; i < ws->natts; i++)
 	{
 		Form_pg_attribute attr = TupleDescAttr(ws->tupdesc, i);
-		Datum		d = values[i];
 
-		if (isnull[i] || attr->attisdropped)
-		{
-			ws->isnull[i][r] = true;
-			ws->values[i][r] = (Datum) 0;
-			continue;
-		}
-		ws->isnull[i][r] = false;
-		if (attr->attbyval)
-			ws->values[i][r] = d;
-		else if (attr->attlen == -1 && (VARATT_IS_EXTERNAL(DatumGetPointer(d)) ||
-										VARATT_IS_COMPRESSED(DatumGetPointer(d))))
-		{
-			/* external, compressed or expanded: store the plain value */
-			ws->values[i][r] = PointerGetDatum(detoast_attr((struct varlena *) DatumGetPointer(d)));
-		}
-		else if (attr->attlen == -1)
-			ws->values[i][r] = copy_value(ws, DatumGetPointer(d),
-										  VARSIZE_ANY(DatumGetPointer(d)));
-		else if (attr->attlen > 0)
-			ws->values[i][r] = copy_value(ws, DatumGetPointer(d), attr->attlen);
-		else
-			ws->values[i][r] = copy_value(ws, DatumGetPointer(d),
-										  strlen(DatumGetCString(d)) + 1);
+		ws->isnull[i][r] = isnull[i] || attr->attisdropped;
+		ws->values[i][r] = ws->isnull[i][r] ? (Datum) 0 : store_value(ws, attr, values[i]);
 	}
 	MemoryContextSwitchTo(old);
 
-	if (ws->ncids == 0 || ws->cids[ws->ncids - 1].cid != cid)
-	{
-		if (ws->ncids == ws->cids_cap)
-		{
-			ws->cids_cap *= 2;
-			ws->cids = repalloc(ws->cids, sizeof(TesseraCidRun) * ws->cids_cap);
-		}
-		ws->cids[ws->ncids].cid = cid;
-		ws->cids[ws->ncids].first_row = (uint32) ws->stripe_rows;
-		ws->ncids++;
-	}
-
+	note_cid(ws, cid);
 	ws->next_rownum++;
 	ws->rg_rows++;
 	ws->stripe_rows++;
@@ -547,6 +552,126 @@ TesseraWriteRow(Relation rel, TupleTableSlot *slot, CommandId cid)
 
 	if (ws->stripe_rows >= (uint64) ws->opts.stripe_row_limit)
 		flush_stripe(ws, rel);
+}
+
+/*
+ * Append rows first..first+k-1 of the columns to the current row group (the
+ * stripe, its reservation and the row group have room for them), column by
+ * column; tids get their TIDs.
+ */
+static void
+append_rows(WriteState *ws, Datum **values, bool **isnull, int first, int k, Size bytes,
+			CommandId cid, ItemPointer tids)
+{
+	MemoryContext old;
+	int			r = ws->rg_rows;
+
+	Assert(!ws->mark_dead);
+	ensure_rg_capacity(ws, r + k);
+	old = MemoryContextSwitchTo(ws->rg_cxt);
+	for (int i = 0; i < ws->natts; i++)
+	{
+		Form_pg_attribute attr = TupleDescAttr(ws->tupdesc, i);
+		Datum	   *dst = ws->values[i] + r;
+		bool	   *dnull = ws->isnull[i] + r;
+
+		if (attr->attisdropped)
+		{
+			memset(dst, 0, sizeof(Datum) * k);
+			memset(dnull, true, k);
+			continue;
+		}
+		memcpy(dnull, isnull[i] + first, k);
+		if (attr->attbyval)
+		{
+			memcpy(dst, values[i] + first, sizeof(Datum) * k);
+			for (int j = 0; j < k; j++)
+				if (dnull[j])
+					dst[j] = (Datum) 0;
+			continue;
+		}
+		for (int j = 0; j < k; j++)
+			dst[j] = dnull[j] ? (Datum) 0 : store_value(ws, attr, values[i][first + j]);
+	}
+	MemoryContextSwitchTo(old);
+
+	note_cid(ws, cid);
+	for (int j = 0; j < k; j++)
+		TesseraRownumToTid(ws->next_rownum + j, &tids[j]);
+	ws->next_rownum += k;
+	ws->rg_rows += k;
+	ws->stripe_rows += k;
+	ws->rg_bytes += bytes;
+	if (ws->rg_rows - ws->rg_ndead >= ws->rg_limit || ws->rg_rows >= TESSERA_MAX_ROW_GROUP_ROWS)
+		finish_row_group(ws);
+}
+
+/*
+ * TesseraWriteColumns
+ *		Buffer nrows rows given a column at a time: values[att][r] and
+ *		isnull[att][r] for every attribute of the relation (dropped ones are
+ *		not read).  The same row groups, stripes and TIDs (into tids) as
+ *		TesseraWriteRow of each row in turn, without forming the rows: what
+ *		a load whose values come as columns (COPY FROM Parquet) calls.
+ */
+void
+TesseraWriteColumns(Relation rel, Datum **values, bool **isnull, int nrows, CommandId cid,
+					ItemPointer tids)
+{
+	WriteState *ws = get_state(rel);
+	Size	   *bytes = palloc0(sizeof(Size) * Max(nrows, 1));
+	int			r = 0;
+
+	/* each row's bytes, as row_size counts them */
+	for (int i = 0; i < ws->natts; i++)
+	{
+		Form_pg_attribute attr = TupleDescAttr(ws->tupdesc, i);
+
+		if (attr->attisdropped)
+			continue;
+		for (int j = 0; j < nrows; j++)
+			if (!isnull[i][j])
+				bytes[j] += value_size(attr, values[i][j]);
+	}
+
+	while (r < nrows)
+	{
+		uint64		room;
+		Size		sum;
+		int			k;
+
+		/* the boundaries TesseraWriteRow crosses before row r */
+		if (ws->rg_rows > 0 && ws->rg_bytes + bytes[r] > TESSERA_ROW_GROUP_BYTE_LIMIT)
+			finish_row_group(ws);
+		if (ws->has_stripe && ws->data.len >= TESSERA_STRIPE_BYTE_LIMIT)
+			flush_stripe(ws, rel);
+		if (!ws->has_stripe)
+			start_stripe(ws, rel);
+		else if (ws->next_rownum == ws->reserved_end && !extend_reservation(ws, rel))
+		{
+			flush_stripe(ws, rel);
+			start_stripe(ws, rel);
+		}
+
+		/* and the rows from r that cross none */
+		room = Min(ws->reserved_end - ws->next_rownum,
+				   (uint64) ws->opts.stripe_row_limit - ws->stripe_rows);
+		room = Min(room, (uint64) (ws->rg_limit - (ws->rg_rows - ws->rg_ndead)));
+		room = Min(room, (uint64) (TESSERA_MAX_ROW_GROUP_ROWS - ws->rg_rows));
+		room = Min(room, (uint64) (nrows - r));
+		sum = bytes[r];
+		for (k = 1; k < (int) room; k++)
+		{
+			if (ws->rg_bytes + sum + bytes[r + k] > TESSERA_ROW_GROUP_BYTE_LIMIT)
+				break;
+			sum += bytes[r + k];
+		}
+		append_rows(ws, values, isnull, r, k, sum, cid, tids + r);
+		if (ws->stripe_rows >= (uint64) ws->opts.stripe_row_limit)
+			flush_stripe(ws, rel);
+		r += k;
+	}
+	pfree(bytes);
 }
 
 /*

@@ -108,7 +108,78 @@ COPY pq_direct_u FROM :'f_q';
 COPY (SELECT i, 'r' || i AS t FROM generate_series(1, 2000) i) TO :'f_q';
 COPY pq_direct_u FROM :'f_q';
 SELECT count(*), min(i), max(i) FROM pq_direct_u;
-DROP TABLE pq_direct, pq_via_copyfrom, pq_direct_u;
+-- the direct import writes a batch's columns at once (no CHECK
+-- constraints): the same row groups and stripes as row by row through
+-- CopyFrom, across row group, stripe and batch boundaries; dropped columns
+CREATE TABLE pq_layout (a int, gone text, b text, c numeric(10,2), v varchar(8)) USING tessera
+    WITH (tessera_row_group_row_limit = 3000, tessera_stripe_row_limit = 20000);
+ALTER TABLE pq_layout DROP COLUMN gone;
+CREATE TABLE pq_layout_cf (LIKE pq_layout) USING tessera
+    WITH (tessera_row_group_row_limit = 3000, tessera_stripe_row_limit = 20000);
+CREATE TRIGGER pq_noop BEFORE INSERT ON pq_layout_cf FOR EACH ROW EXECUTE FUNCTION pq_noop();
+COPY (SELECT g AS a, CASE WHEN g % 11 = 0 THEN NULL ELSE repeat('x', g % 40) END AS b,
+             (g * 7.31)::numeric(10,2) AS c, CASE WHEN g % 13 = 0 THEN NULL ELSE 'v' || g % 997 END AS v
+      FROM generate_series(1, 70000) g) TO :'f_q';
+COPY pq_layout FROM :'f_q';
+COPY pq_layout_cf FROM :'f_q';
+SELECT (SELECT count(*) FROM (SELECT * FROM pq_layout EXCEPT ALL SELECT * FROM pq_layout_cf) x) AS differ,
+       (SELECT count(*) FROM pq_layout) AS n;
+SELECT a.row_count, a.row_groups, a.row_count = b.row_count AND a.row_groups = b.row_groups AS same
+FROM tessera.stripe_info('pq_layout') a
+     JOIN tessera.stripe_info('pq_layout_cf') b USING (first_row) ORDER BY first_row;
+SELECT count(*) AS row_groups,
+       count(*) FILTER (WHERE a.row_count = b.row_count) AS same
+FROM tessera.row_group_info('pq_layout') a
+     JOIN tessera.row_group_info('pq_layout_cf') b USING (first_row);
+-- and a row with a ctid the index finds
+CREATE INDEX ON pq_layout (a);
+COPY pq_layout FROM :'f_q';
+SET enable_seqscan = off;
+SET tessera.enable_custom_scan = off;
+SELECT a, length(b), c, v FROM pq_layout WHERE a = 65432;
+RESET enable_seqscan;
+RESET tessera.enable_custom_scan;
+
+-- which error comes first: the first row with one, a value's own error
+-- before its row's NOT NULL violation, as through CopyFrom (heap); and
+-- varchar(n)'s blanks cut as varcharrecv cuts them
+CREATE TABLE pq_err (a int NOT NULL, v varchar(3), n numeric(6,2) NOT NULL) USING tessera;
+CREATE TABLE pq_err_h (LIKE pq_err INCLUDING ALL) USING heap;
+COPY (SELECT g AS a, CASE WHEN g = 3 THEN 'abcdef' ELSE 'ab' END AS v,
+             CASE WHEN g = 5 THEN NULL ELSE 1.5 END::numeric(6,2) AS n
+      FROM generate_series(1, 10) g) TO :'f_q';
+COPY pq_err FROM :'f_q';
+COPY pq_err_h FROM :'f_q';
+COPY (SELECT g AS a, CASE WHEN g = 5 THEN 'abcdef' ELSE 'ab' END AS v,
+             CASE WHEN g = 3 THEN NULL ELSE 1.5 END::numeric(6,2) AS n
+      FROM generate_series(1, 10) g) TO :'f_q';
+COPY pq_err FROM :'f_q';
+COPY pq_err_h FROM :'f_q';
+COPY (SELECT g AS a, CASE WHEN g = 4 THEN 'abc   ' WHEN g = 6 THEN 'éé ' ELSE 'ab' END AS v,
+             g * 1.25 AS n FROM generate_series(1, 10) g) TO :'f_q';
+COPY pq_err FROM :'f_q';
+COPY pq_err_h FROM :'f_q';
+SELECT (SELECT count(*) FROM (SELECT a, v, n, scale(n) FROM pq_err
+            EXCEPT ALL SELECT a, v, n, scale(n) FROM pq_err_h) x) AS differ,
+       (SELECT string_agg(v || '|', ',' ORDER BY a) FROM pq_err) AS v;
+-- decimals into numeric (unconstrained: the file's scale), a wider
+-- numeric(p, s), another scale, and values beyond the precision
+CREATE TABLE pq_dec (a numeric, b numeric(14,3), c numeric(8,1), d numeric(5,2)) USING tessera;
+CREATE TABLE pq_dec_h (LIKE pq_dec) USING heap;
+COPY (SELECT (g * 1.25)::numeric(12,3) AS a, (g * -3.5)::numeric(12,3) AS b,
+             (g * 0.05)::numeric(12,3) AS c, (g * 0.01)::numeric(12,3) AS d
+      FROM generate_series(-2000, 2000) g) TO :'f_q';
+COPY pq_dec FROM :'f_q';
+COPY pq_dec_h FROM :'f_q';
+SELECT (SELECT count(*) FROM (SELECT a, b, c, d, scale(a), scale(b), scale(c) FROM pq_dec
+            EXCEPT ALL SELECT a, b, c, d, scale(a), scale(b), scale(c) FROM pq_dec_h) x) AS differ,
+       (SELECT count(*) FROM pq_dec) AS n;
+COPY (SELECT 999.994::numeric(12,3) AS a, 1 AS b, 1 AS c, 999.994::numeric(12,3) AS d
+      UNION ALL SELECT 1, 1, 1, 999.995::numeric(12,3)) TO :'f_q';
+COPY pq_dec FROM :'f_q';
+COPY pq_dec_h FROM :'f_q';
+DROP TABLE pq_direct, pq_via_copyfrom, pq_direct_u, pq_layout, pq_layout_cf, pq_err, pq_err_h,
+    pq_dec, pq_dec_h;
 DROP FUNCTION pq_noop();
 
 -- every compression, and small row groups; heap as the source too
