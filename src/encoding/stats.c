@@ -20,7 +20,9 @@
 #include "postgres.h"
 
 #include "access/tupmacs.h"
+#include "utils/fmgroids.h"
 #include "utils/float.h"
+#include "utils/varlena.h"
 
 #include "tessera/encoding.h"
 
@@ -43,6 +45,13 @@ cmp_datum(const TesseraColumnType *type, Datum a, Datum b)
 		case TESSERA_STATS_FLOAT8:
 			return float8_cmp_internal(DatumGetFloat8(a), DatumGetFloat8(b));
 		case TESSERA_STATS_CMP:
+			/* text: bttextcmp's comparison, without its call and detoasting */
+			if (type->cmp.fn_oid == F_BTTEXTCMP &&
+				!VARATT_IS_EXTERNAL(DatumGetPointer(a)) && !VARATT_IS_COMPRESSED(DatumGetPointer(a)) &&
+				!VARATT_IS_EXTERNAL(DatumGetPointer(b)) && !VARATT_IS_COMPRESSED(DatumGetPointer(b)))
+				return varstr_cmp(VARDATA_ANY(DatumGetPointer(a)), VARSIZE_ANY_EXHDR(DatumGetPointer(a)),
+								  VARDATA_ANY(DatumGetPointer(b)), VARSIZE_ANY_EXHDR(DatumGetPointer(b)),
+								  type->collation);
 			return DatumGetInt32(FunctionCall2Coll((FmgrInfo *) &type->cmp,
 												   type->collation, a, b));
 		default:

@@ -85,6 +85,7 @@ typedef struct WriteState
 	TupleDesc	tupdesc;		/* the columns buffered rows have */
 	TupleDesc	seen_desc;		/* the relcache's descriptor checked against it */
 	TesseraColumnType *types;
+	uint8	   *kinds;			/* how each column's values are kept: WK_* */
 	TesseraOptions opts;
 	int			rg_limit;
 
@@ -130,6 +131,13 @@ typedef struct WriteEntry
 	WriteState *top;
 	int			early_deltas;	/* delta stripes written before commit */
 } WriteEntry;
+
+/* how a column's values are kept in the row group (WriteState.kinds) */
+#define WK_DROPPED	0
+#define WK_BYVAL	1
+#define WK_VARLENA	2
+#define WK_FIXED	3			/* by reference, attlen bytes */
+#define WK_CSTRING	4
 
 static HTAB *write_entries = NULL;
 static WriteState *last_state = NULL;
@@ -220,12 +228,17 @@ set_state_columns(WriteState *ws, TupleDesc desc)
 	ws->tupdesc = CreateTupleDescCopy(desc);
 	ws->natts = ws->tupdesc->natts;
 	ws->types = palloc0(sizeof(TesseraColumnType) * Max(ws->natts, 1));
+	ws->kinds = palloc(Max(ws->natts, 1));
 	for (int i = 0; i < ws->natts; i++)
 	{
 		Form_pg_attribute attr = TupleDescAttr(ws->tupdesc, i);
 
 		if (!attr->attisdropped)
 			TesseraColumnTypeInit(&ws->types[i], attr);
+		ws->kinds[i] = attr->attisdropped ? WK_DROPPED :
+			attr->attbyval ? WK_BYVAL :
+			attr->attlen == -1 ? WK_VARLENA :
+			attr->attlen > 0 ? WK_FIXED : WK_CSTRING;
 	}
 	ws->chunks = palloc(sizeof(TesseraChunkDisk) * ws->rgs_cap * Max(ws->natts, 1));
 	ws->values = palloc0(sizeof(Datum *) * Max(ws->natts, 1));
@@ -356,16 +369,25 @@ extend_reservation(WriteState *ws, Relation rel)
 	return true;
 }
 
-static Size
-value_size(Form_pg_attribute attr, Datum d)
+/* bytes a non-NULL value of column i counts in a row group (detoasted) */
+static inline Size
+value_size(WriteState *ws, int i, Datum d)
 {
-	if (attr->attbyval)
-		return sizeof(Datum);
-	if (attr->attlen > 0)
-		return attr->attlen;
-	if (attr->attlen == -1)
-		return toast_raw_datum_size(d);
-	return strlen(DatumGetCString(d)) + 1;
+	switch (ws->kinds[i])
+	{
+		case WK_BYVAL:
+			return sizeof(Datum);
+		case WK_VARLENA:
+			if (VARATT_IS_EXTERNAL(DatumGetPointer(d)) || VARATT_IS_COMPRESSED(DatumGetPointer(d)))
+				return toast_raw_datum_size(d);
+			return VARSIZE_ANY(DatumGetPointer(d));
+		case WK_FIXED:
+			return TupleDescAttr(ws->tupdesc, i)->attlen;
+		case WK_CSTRING:
+			return strlen(DatumGetCString(d)) + 1;
+		default:
+			return 0;
+	}
 }
 
 /* Make room for need rows in the row group's arrays. */
@@ -408,12 +430,8 @@ row_size(WriteState *ws, Datum *values, bool *isnull)
 	Size		row_bytes = 0;
 
 	for (int i = 0; i < ws->natts; i++)
-	{
-		Form_pg_attribute attr = TupleDescAttr(ws->tupdesc, i);
-
-		if (!isnull[i] && !attr->attisdropped)
-			row_bytes += value_size(attr, values[i]);
-	}
+		if (!isnull[i])
+			row_bytes += value_size(ws, i, values[i]);
 	return row_bytes;
 }
 
@@ -448,18 +466,23 @@ copy_value(WriteState *ws, const void *src, Size len)
  * external, compressed or expanded values are stored plain.
  */
 static inline Datum
-store_value(WriteState *ws, Form_pg_attribute attr, Datum d)
+store_value(WriteState *ws, int i, Datum d)
 {
-	if (attr->attbyval)
-		return d;
-	if (attr->attlen == -1 && (VARATT_IS_EXTERNAL(DatumGetPointer(d)) ||
-							   VARATT_IS_COMPRESSED(DatumGetPointer(d))))
-		return PointerGetDatum(detoast_attr((struct varlena *) DatumGetPointer(d)));
-	if (attr->attlen == -1)
-		return copy_value(ws, DatumGetPointer(d), VARSIZE_ANY(DatumGetPointer(d)));
-	if (attr->attlen > 0)
-		return copy_value(ws, DatumGetPointer(d), attr->attlen);
-	return copy_value(ws, DatumGetPointer(d), strlen(DatumGetCString(d)) + 1);
+	switch (ws->kinds[i])
+	{
+		case WK_BYVAL:
+			return d;
+		case WK_VARLENA:
+			if (VARATT_IS_EXTERNAL(DatumGetPointer(d)) || VARATT_IS_COMPRESSED(DatumGetPointer(d)))
+				return PointerGetDatum(detoast_attr((struct varlena *) DatumGetPointer(d)));
+			return copy_value(ws, DatumGetPointer(d), VARSIZE_ANY(DatumGetPointer(d)));
+		case WK_FIXED:
+			return copy_value(ws, DatumGetPointer(d), TupleDescAttr(ws->tupdesc, i)->attlen);
+		case WK_CSTRING:
+			return copy_value(ws, DatumGetPointer(d), strlen(DatumGetCString(d)) + 1);
+		default:
+			return (Datum) 0;
+	}
 }
 
 /* Rows appended now were inserted by command cid. */
@@ -500,12 +523,21 @@ append_row(WriteState *ws, Datum *values, bool *isnull, Size row_bytes, CommandI
 		ws->mark_dead = false;
 	}
 	old = MemoryContextSwitchTo(ws->rg_cxt);
-	for (int i = 0; i < ws->natts; i++)
 	{
-		Form_pg_attribute attr = TupleDescAttr(ws->tupdesc, i);
+		/* in locals: the stores below could alias ws's fields for all the compiler knows */
+		Datum	  **cols = ws->values;
+		bool	  **nulls = ws->isnull;
+		const uint8 *kinds = ws->kinds;
+		int			natts = ws->natts;
 
-		ws->isnull[i][r] = isnull[i] || attr->attisdropped;
-		ws->values[i][r] = ws->isnull[i][r] ? (Datum) 0 : store_value(ws, attr, values[i]);
+		for (int i = 0; i < natts; i++)
+		{
+			bool		n = isnull[i] || kinds[i] == WK_DROPPED;
+
+			nulls[i][r] = n;
+			cols[i][r] = n ? (Datum) 0 :
+				kinds[i] == WK_BYVAL ? values[i] : store_value(ws, i, values[i]);
+		}
 	}
 	MemoryContextSwitchTo(old);
 
@@ -520,19 +552,13 @@ append_row(WriteState *ws, Datum *values, bool *isnull, Size row_bytes, CommandI
 }
 
 /*
- * TesseraWriteRow
- *		Buffer one row; sets slot->tts_tid to its TID.
+ * Before a row of row_bytes is appended: end the row group if the row would
+ * take it past its byte limit, write the stripe out if it is full, and have
+ * a stripe with a row number reserved for the row.
  */
-void
-TesseraWriteRow(Relation rel, TupleTableSlot *slot, CommandId cid)
+static void
+make_room(WriteState *ws, Relation rel, Size row_bytes)
 {
-	WriteState *ws = get_state(rel);
-	Size		row_bytes;
-
-	slot_getallattrs(slot);
-	row_bytes = row_size(ws, slot->tts_values, slot->tts_isnull);
-
-	/* a row group is capped by bytes as well as by rows */
 	if (ws->rg_rows > 0 && ws->rg_bytes + row_bytes > TESSERA_ROW_GROUP_BYTE_LIMIT)
 		finish_row_group(ws);
 	if (ws->has_stripe && ws->data.len >= TESSERA_STRIPE_BYTE_LIMIT)
@@ -545,6 +571,21 @@ TesseraWriteRow(Relation rel, TupleTableSlot *slot, CommandId cid)
 		flush_stripe(ws, rel);
 		start_stripe(ws, rel);
 	}
+}
+
+/*
+ * TesseraWriteRow
+ *		Buffer one row; sets slot->tts_tid to its TID.
+ */
+void
+TesseraWriteRow(Relation rel, TupleTableSlot *slot, CommandId cid)
+{
+	WriteState *ws = get_state(rel);
+	Size		row_bytes;
+
+	slot_getallattrs(slot);
+	row_bytes = row_size(ws, slot->tts_values, slot->tts_isnull);
+	make_room(ws, rel, row_bytes);
 
 	TesseraRownumToTid(ws->next_rownum, &slot->tts_tid);
 	slot->tts_tableOid = RelationGetRelid(rel);
@@ -571,18 +612,17 @@ append_rows(WriteState *ws, Datum **values, bool **isnull, int first, int k, Siz
 	old = MemoryContextSwitchTo(ws->rg_cxt);
 	for (int i = 0; i < ws->natts; i++)
 	{
-		Form_pg_attribute attr = TupleDescAttr(ws->tupdesc, i);
 		Datum	   *dst = ws->values[i] + r;
 		bool	   *dnull = ws->isnull[i] + r;
 
-		if (attr->attisdropped)
+		if (ws->kinds[i] == WK_DROPPED)
 		{
 			memset(dst, 0, sizeof(Datum) * k);
 			memset(dnull, true, k);
 			continue;
 		}
 		memcpy(dnull, isnull[i] + first, k);
-		if (attr->attbyval)
+		if (ws->kinds[i] == WK_BYVAL)
 		{
 			memcpy(dst, values[i] + first, sizeof(Datum) * k);
 			for (int j = 0; j < k; j++)
@@ -591,7 +631,7 @@ append_rows(WriteState *ws, Datum **values, bool **isnull, int first, int k, Siz
 			continue;
 		}
 		for (int j = 0; j < k; j++)
-			dst[j] = dnull[j] ? (Datum) 0 : store_value(ws, attr, values[i][first + j]);
+			dst[j] = dnull[j] ? (Datum) 0 : store_value(ws, i, values[i][first + j]);
 	}
 	MemoryContextSwitchTo(old);
 
@@ -625,13 +665,11 @@ TesseraWriteColumns(Relation rel, Datum **values, bool **isnull, int nrows, Comm
 	/* each row's bytes, as row_size counts them */
 	for (int i = 0; i < ws->natts; i++)
 	{
-		Form_pg_attribute attr = TupleDescAttr(ws->tupdesc, i);
-
-		if (attr->attisdropped)
+		if (ws->kinds[i] == WK_DROPPED)
 			continue;
 		for (int j = 0; j < nrows; j++)
 			if (!isnull[i][j])
-				bytes[j] += value_size(attr, values[i][j]);
+				bytes[j] += value_size(ws, i, values[i][j]);
 	}
 
 	while (r < nrows)
@@ -641,17 +679,7 @@ TesseraWriteColumns(Relation rel, Datum **values, bool **isnull, int nrows, Comm
 		int			k;
 
 		/* the boundaries TesseraWriteRow crosses before row r */
-		if (ws->rg_rows > 0 && ws->rg_bytes + bytes[r] > TESSERA_ROW_GROUP_BYTE_LIMIT)
-			finish_row_group(ws);
-		if (ws->has_stripe && ws->data.len >= TESSERA_STRIPE_BYTE_LIMIT)
-			flush_stripe(ws, rel);
-		if (!ws->has_stripe)
-			start_stripe(ws, rel);
-		else if (ws->next_rownum == ws->reserved_end && !extend_reservation(ws, rel))
-		{
-			flush_stripe(ws, rel);
-			start_stripe(ws, rel);
-		}
+		make_room(ws, rel, bytes[r]);
 
 		/* and the rows from r that cross none */
 		room = Min(ws->reserved_end - ws->next_rownum,
