@@ -331,6 +331,7 @@ try_dict(const TesseraColumnType *type, const Datum *vals, int n, TesseraBuf *ou
 	uint64		plain_bytes = 0;
 	uint64		dict_bytes = 0;
 	int			limit = Min(DICT_MAX_ENTRIES, n / 2 + 1);
+	int			probe = n >= 1024 ? n / 8 : n;
 	Size		hdr_pos;
 
 	if (n < DICT_MIN_VALUES)
@@ -345,6 +346,18 @@ try_dict(const TesseraColumnType *type, const Datum *vals, int n, TesseraBuf *ou
 		DictEntry  *e;
 		bool		found;
 
+		/*
+		 * An eighth of the way: values this distinct (most of them new)
+		 * would fill the dictionary long before the end.  High-cardinality
+		 * text (comments, hashes, URLs) gave up only after half the chunk.
+		 */
+		if (i == probe && (int64) ndict * 10 > (int64) i * 9)
+		{
+			dict_destroy(ht);
+			pfree(codes);
+			pfree(entries);
+			return false;
+		}
 		value_bytes(type, vals[i], &key.ptr, &key.len);
 		plain_bytes += key.len + 1;
 		e = dict_insert(ht, key, &found);
