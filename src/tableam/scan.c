@@ -81,6 +81,11 @@ typedef struct TesseraScanDescData
 	BlockNumber analyze_nblocks;
 	uint64		analyze_pos;
 	uint64		analyze_end;
+	/* the row group the last row was in: rows [rg_first, rg_end) */
+	int			analyze_stripe;
+	int			analyze_rg;
+	uint64		analyze_rg_first;
+	uint64		analyze_rg_end;
 
 	/* TABLESAMPLE */
 	BlockNumber sample_nblocks;
@@ -165,6 +170,7 @@ tessera_scan_begin(Relation rel, Snapshot snapshot, int nkeys, struct ScanKeyDat
 	scan->sample_block = InvalidBlockNumber;
 	scan->state_pages = -1;
 
+	scan->analyze_stripe = -1;
 	if (flags & SO_TYPE_ANALYZE)
 		scan->analyze_nblocks = RelationGetNumberOfBlocks(rel);
 	return (TableScanDesc) scan;
@@ -609,6 +615,25 @@ tessera_scan_analyze_next_tuple(TableScanDesc sscan, TransactionId OldestXmin,
 					row;
 
 		CHECK_FOR_INTERRUPTS();
+
+		/* most rows follow the last one in its row group: no searches */
+		if (scan->analyze_stripe >= 0)
+		{
+			TesseraScanStripe *ss = &r->stripes[scan->analyze_stripe];
+			uint64		rownum = ss->meta.first_rownum + (ord - ss->row_base);
+
+			if (ord >= ss->row_base && ord < ss->row_base + ss->visible_rows &&
+				rownum >= scan->analyze_rg_first && rownum < scan->analyze_rg_end)
+			{
+				stripe = scan->analyze_stripe;
+				rg = scan->analyze_rg;
+				row = (int) (rownum - scan->analyze_rg_first);
+				if (!TesseraReaderLoad(r, stripe, rg))
+					elog(ERROR, "tessera analyze lost row " UINT64_FORMAT, ord);
+				goto found;
+			}
+		}
+
 		/* the stripe holding the ord-th visible row */
 		while (lo <= hi)
 		{
@@ -629,7 +654,16 @@ tessera_scan_analyze_next_tuple(TableScanDesc sscan, TransactionId OldestXmin,
 								 (ord - r->stripes[stripe].row_base), &stripe, &rg, &row) ||
 			!TesseraReaderLoad(r, stripe, rg))
 			elog(ERROR, "tessera analyze lost row " UINT64_FORMAT, ord);
+		{
+			const TesseraRowGroupDisk *g = &TesseraReaderDir(r, stripe)->rgs[rg];
 
+			scan->analyze_stripe = stripe;
+			scan->analyze_rg = rg;
+			scan->analyze_rg_first = g->first_rownum;
+			scan->analyze_rg_end = g->first_rownum + g->row_count;
+		}
+
+found:
 		if (r->batch.deleted && r->batch.deleted[row])
 		{
 			*deadrows += 1;
