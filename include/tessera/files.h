@@ -114,6 +114,7 @@ extern void TesseraParquetFieldInit(TpFieldReader *fr, const char *attname, Oid 
 extern void TesseraParquetFieldEncode(TpFieldReader *fr, const TpVector *v, int64 row,
 									  StringInfo out);
 extern void TesseraParquetFieldPrepareDatums(TpFieldReader *fr);
+extern void TesseraParquetPrefetch(TpReader *reader);
 extern Datum TesseraParquetFieldDatum(TpFieldReader *fr, const TpVector *v, int64 row, bool *isnull);
 extern bool TesseraParquetFieldColumnFast(TpFieldReader *fr, const TpVector *v, int n,
 										  Datum *values, bool *isnull);

@@ -1258,27 +1258,6 @@ direct_import(ParseState *pstate, Relation rel, ParquetSource *src, List *attnum
 	return is.processed;
 }
 
-/*
- * The file is decoded on a thread of its own from now on, a batch or two
- * ahead of the load: the thread starts with every signal blocked, so that
- * the backend's thread gets them all.
- */
-static void
-start_prefetch(TpReader *reader)
-{
-	sigset_t	all;
-	sigset_t	old;
-	char		err[TP_ERRLEN];
-	int			rc;
-
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = tp_reader_prefetch(reader, err, sizeof(err));
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc != 0)
-		parquet_error("could not read Parquet file", err);
-}
-
 static uint64
 copy_from(ParseState *pstate, CopyStmt *stmt, ParquetCopyOptions *opts)
 {
@@ -1346,7 +1325,7 @@ copy_from(ParseState *pstate, CopyStmt *stmt, ParquetCopyOptions *opts)
 	if (tp_reader_start(src->handles->reader, src->ncols, filecols, TP_READ_BATCH_ROWS, NULL, -1,
 						err, sizeof(err)) != 0)
 		parquet_error("could not read Parquet file", err);
-	start_prefetch(src->handles->reader);
+	TesseraParquetPrefetch(src->handles->reader);
 	initStringInfo(&src->buf);
 	src->encode_cxt = AllocSetContextCreate(CurrentMemoryContext, "tessera parquet encode",
 											ALLOCSET_DEFAULT_SIZES);

@@ -723,6 +723,8 @@ next_unit(PqScanState *s)
 				groups[n++] = g;
 		s->groups_skipped += ngroups - n;
 		start_groups(s, groups, n == ngroups ? -1 : n);
+		/* a serial scan's file is decoded a batch or two ahead, on the other core */
+		TesseraParquetPrefetch(s->reader);
 		pfree(groups);
 		return true;
 	}

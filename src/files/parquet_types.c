@@ -34,6 +34,9 @@
  */
 #include "postgres.h"
 
+#include <pthread.h>
+#include <signal.h>
+
 #include "catalog/pg_type.h"
 #include "common/int.h"
 #include "datatype/timestamp.h"
@@ -1182,4 +1185,28 @@ TesseraParquetFieldDatum(TpFieldReader *fr, const TpVector *v, int64 row, bool *
 		body.cursor = 0;
 		return ReceiveFunctionCall(&fr->attrecv, &body, fr->attrecv_param, fr->atttypmod);
 	}
+}
+
+/*
+ * TesseraParquetPrefetch
+ *		The started read is decoded on a thread of the Rust layer from now
+ *		on, a batch or two ahead of the backend: the thread starts with
+ *		every signal blocked, so that the backend's thread gets them all.
+ */
+void
+TesseraParquetPrefetch(TpReader *reader)
+{
+	sigset_t	all;
+	sigset_t	old;
+	char		err[1024];
+	int			rc;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = tp_reader_prefetch(reader, err, sizeof(err));
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_RESOURCES),
+				 errmsg("could not read Parquet file: %s", err)));
 }
