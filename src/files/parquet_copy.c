@@ -1093,18 +1093,31 @@ import_batch_slots(ImportState *is, int64 n)
 }
 
 /*
- * Rows of the batch written a column at a time (no CHECK constraints):
- * NOT NULL checked on the columns, the first failing row raising
- * ExecConstraints' error after its own conversion errors, as the row path
- * would; index entries made from slots after.
+ * The batch's rows checked before they are written as columns, in the
+ * order the row path raises errors (a row's conversion errors, then its
+ * constraints, then the next row's).  Without CHECK constraints NOT NULL is
+ * checked on the columns, and only the first failing row goes to
+ * ExecConstraints for its error; with them every row does, on a slot.
  */
 static void
-import_batch_columns(ImportState *is, int64 n)
+import_check_rows(ImportState *is, int64 n)
 {
 	TupleDesc	desc = RelationGetDescr(is->rel);
 	int64		bad = n;
 	bool		slow = false;
 
+	if (desc->constr != NULL && desc->constr->num_check > 0)
+	{
+		for (int64 row = 0; row < n; row++)
+		{
+			is->ic.row = is->processed + row + 1;
+			import_row_values(is, row);
+			import_slot(is, is->slots[0], row);
+			ExecConstraints(is->rri, is->slots[0], is->estate);
+			ResetPerTupleExprContext(is->estate);
+		}
+		return;
+	}
 	for (int c = 0; c < is->src->ncols; c++)
 	{
 		slow |= !is->fast[c];
@@ -1132,7 +1145,15 @@ import_batch_columns(ImportState *is, int64 n)
 		ExecConstraints(is->rri, is->slots[0], is->estate);
 		elog(ERROR, "NOT NULL check passed a NULL value");
 	}
+}
 
+/* Rows of the batch written a column at a time; index entries made from slots after. */
+static void
+import_batch_columns(ImportState *is, int64 n)
+{
+	TupleDesc	desc = RelationGetDescr(is->rel);
+
+	import_check_rows(is, n);
 	for (int c = 0; c < is->src->ncols; c++)
 	{
 		is->attvalues[is->atts[c]] = is->values[c];
@@ -1219,9 +1240,8 @@ direct_import(ParseState *pstate, Relation rel, ParquetSource *src, List *attnum
 	if (rel->rd_createSubid != InvalidSubTransactionId ||
 		TesseraRelFirstLocatorSubid(rel) != InvalidSubTransactionId)
 		is.ti_options |= TABLE_INSERT_SKIP_FSM;
-	/* CHECK constraints and logical decoding take rows */
-	is.by_columns = (desc->constr == NULL || desc->constr->num_check == 0) &&
-		!TesseraLogicalWanted(rel, is.ti_options);
+	/* logical decoding hears of inserts as tuples */
+	is.by_columns = !TesseraLogicalWanted(rel, is.ti_options);
 	TesseraExecInitRangeTable(is.estate, pstate);
 	ExecInitResultRelation(is.estate, is.rri, 1);
 	TesseraCheckValidInsertRel(is.rri);

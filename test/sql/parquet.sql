@@ -162,6 +162,24 @@ COPY pq_err_h FROM :'f_q';
 SELECT (SELECT count(*) FROM (SELECT a, v, n, scale(n) FROM pq_err
             EXCEPT ALL SELECT a, v, n, scale(n) FROM pq_err_h) x) AS differ,
        (SELECT string_agg(v || '|', ',' ORDER BY a) FROM pq_err) AS v;
+-- with a CHECK constraint each row is checked in turn before the batch is
+-- written: the first failing row's error, whichever kind it is
+CREATE TABLE pq_chk (a int NOT NULL CHECK (a % 1000 <> 999), v varchar(3)) USING tessera;
+CREATE TABLE pq_chk_h (LIKE pq_chk INCLUDING ALL) USING heap;
+COPY (SELECT g AS a, CASE WHEN g = 500 THEN 'abcdef' ELSE 'ab' END AS v
+      FROM generate_series(1, 5000) g) TO :'f_q';
+COPY pq_chk FROM :'f_q';
+COPY pq_chk_h FROM :'f_q';
+COPY (SELECT g AS a, CASE WHEN g = 1200 THEN 'abcdef' ELSE 'ab' END AS v
+      FROM generate_series(1, 5000) g) TO :'f_q';
+COPY pq_chk FROM :'f_q';
+COPY pq_chk_h FROM :'f_q';
+COPY (SELECT g AS a, 'ab' AS v FROM generate_series(1, 40000) g WHERE g % 1000 <> 999) TO :'f_q';
+COPY pq_chk FROM :'f_q';
+COPY pq_chk_h FROM :'f_q';
+SELECT (SELECT count(*) FROM (SELECT * FROM pq_chk EXCEPT ALL SELECT * FROM pq_chk_h) x) AS differ,
+       (SELECT count(*) FROM pq_chk) AS n;
+DROP TABLE pq_chk, pq_chk_h;
 -- decimals into numeric (unconstrained: the file's scale), a wider
 -- numeric(p, s), another scale, and values beyond the precision
 CREATE TABLE pq_dec (a numeric, b numeric(14,3), c numeric(8,1), d numeric(5,2)) USING tessera;
