@@ -302,6 +302,10 @@ typedef enum StarDimField
 	STAR_DIM_KEY_POS,			/* the key's position in the dimension plan's rows */
 	STAR_DIM_KEY_TYPE,
 	STAR_DIM_KIND,				/* StarDimKind */
+	STAR_DIM_FACT_ATTIDX2,		/* a composite key's second column, or -1 */
+	STAR_DIM_FACT_TYPE2,
+	STAR_DIM_KEY_POS2,
+	STAR_DIM_KEY_TYPE2,
 	STAR_DIM_NFIELDS
 } StarDimField;
 

@@ -126,6 +126,10 @@ typedef struct TesseraStarDim
 	Oid			fact_type;
 	int			key_pos;		/* the key's column in the child's rows */
 	Oid			key_type;
+	int			fact_att2;		/* a composite key's second column, or -1 */
+	Oid			fact_type2;
+	int			key_pos2;
+	Oid			key_type2;
 	int			ncols;			/* child columns gathered: */
 	int		   *cols;			/* their positions in the child's rows */
 	int		   *ext;			/* the extra columns they become */

@@ -23,7 +23,10 @@
  *	  join would produce.
  *
  *	  Join keys are integers (int2, int4, int8, compared as values, as
- *	  the integer btree family's cross-type equality does) or dates.
+ *	  the integer btree family's cross-type equality does) or dates, or
+ *	  pairs of 32-bit ones (int2, int4, date) packed into one 64-bit key.
+ *	  A dimension's plan may be a join of several relations (a snowflake):
+ *	  the planner made sure its key is still unique in the join's rows.
  *
  *	  A semi or anti join (EXISTS, NOT EXISTS) of a relation is a
  *	  dimension whose rows are just a set of keys, duplicates and all: a
@@ -92,6 +95,16 @@ star_key(Datum d, Oid type)
 }
 
 /*
+ * A composite key of two 32-bit halves (int2, int4 or date values) as one
+ * 64-bit key: distinct pairs give distinct keys.
+ */
+static inline int64
+star_key2(int64 a, int64 b)
+{
+	return (int64) (((uint64) (uint32) a << 32) | (uint64) (uint32) b);
+}
+
+/*
  * TesseraStarInit
  *		Set up the star join described by desc (TAGG_PRIVATE_STAR) over the
  *		plans children; returns the row type the computed expressions read:
@@ -123,6 +136,10 @@ TesseraStarInit(TesseraStar *st, List *desc, List *children, TupleDesc reldesc)
 		dim->key_pos = desc_int(d, STAR_DIM_KEY_POS);
 		dim->key_type = (Oid) desc_int(d, STAR_DIM_KEY_TYPE);
 		dim->kind = desc_int(d, STAR_DIM_KIND);
+		dim->fact_att2 = desc_int(d, STAR_DIM_FACT_ATTIDX2);
+		dim->fact_type2 = (Oid) desc_int(d, STAR_DIM_FACT_TYPE2);
+		dim->key_pos2 = desc_int(d, STAR_DIM_KEY_POS2);
+		dim->key_type2 = (Oid) desc_int(d, STAR_DIM_KEY_TYPE2);
 		dim->cols = palloc(sizeof(int) * (st->next + 1));
 		dim->ext = palloc(sizeof(int) * (st->next + 1));
 		dim->collen = palloc(sizeof(int16) * (st->next + 1));
@@ -223,7 +240,8 @@ star_read_vectors(TesseraStar *st, TesseraStarDim *dim, StarRows *rows)
 	Instrumentation *instr = dim->child->instrument;
 	TesseraBatch *b;
 	const bool *sel;
-	int			katt;
+	int			katt,
+				katt2 = -1;
 	int		   *catt;
 	Datum	   *cv[TAGG_COMPUTED_MAX_COLUMNS];
 	bool	   *cn[TAGG_COMPUTED_MAX_COLUMNS];
@@ -237,6 +255,8 @@ star_read_vectors(TesseraStar *st, TesseraStarDim *dim, StarRows *rows)
 	values = MemoryContextAlloc(st->cxt, sizeof(Datum) * (dim->ncols + 1));
 	nulls = MemoryContextAlloc(st->cxt, sizeof(bool) * (dim->ncols + 1));
 	katt = ts->proj_att[dim->key_pos];
+	if (dim->key_pos2 >= 0)
+		katt2 = ts->proj_att[dim->key_pos2];
 	for (int c = 0; c < dim->ncols; c++)
 		catt[c] = ts->proj_att[dim->cols[c]];
 	/* (what EXPLAIN ANALYZE shows of the child: the rows it gave) */
@@ -244,11 +264,15 @@ star_read_vectors(TesseraStar *st, TesseraStarDim *dim, StarRows *rows)
 		InstrStartNode(instr);
 	while (TesseraScanNodeBatch(ts, &b, &sel))
 	{
-		Datum	   *kv;
-		bool	   *kn;
+		Datum	   *kv,
+				   *kv2 = NULL;
+		bool	   *kn,
+				   *kn2 = NULL;
 
 		CHECK_FOR_INTERRUPTS();
 		TesseraBatchColumn(b, katt, &kv, &kn);
+		if (katt2 >= 0)
+			TesseraBatchColumn(b, katt2, &kv2, &kn2);
 		for (int c = 0; c < dim->ncols; c++)
 			TesseraBatchColumn(b, catt[c], &cv[c], &cn[c]);
 		for (int i = 0; i < b->nrows; i++)
@@ -257,14 +281,18 @@ star_read_vectors(TesseraStar *st, TesseraStarDim *dim, StarRows *rows)
 				continue;
 			emitted++;
 			/* a NULL key joins nothing */
-			if (kn[i])
+			if (kn[i] || (kn2 != NULL && kn2[i]))
 				continue;
 			for (int c = 0; c < dim->ncols; c++)
 			{
 				values[c] = cv[c][i];
 				nulls[c] = cn[c][i];
 			}
-			star_append(st, dim, rows, star_key(kv[i], dim->key_type), values, nulls);
+			star_append(st, dim, rows,
+						kv2 == NULL ? star_key(kv[i], dim->key_type) :
+						star_key2(star_key(kv[i], dim->key_type),
+								  star_key(kv2[i], dim->key_type2)),
+						values, nulls);
 		}
 	}
 	if (instr)
@@ -306,22 +334,27 @@ star_build_dim(TesseraStar *st, TesseraStarDim *dim)
 		for (;;)
 		{
 			TupleTableSlot *slot;
+			int64		key;
 
 			CHECK_FOR_INTERRUPTS();
 			slot = ExecProcNode(dim->child);
 			if (TupIsNull(slot))
 				break;
 			slot_getallattrs(slot);
+
 			/* a NULL key joins nothing */
-			if (slot->tts_isnull[dim->key_pos])
+			if (slot->tts_isnull[dim->key_pos] ||
+				(dim->key_pos2 >= 0 && slot->tts_isnull[dim->key_pos2]))
 				continue;
 			for (int c = 0; c < dim->ncols; c++)
 			{
 				values[c] = slot->tts_values[dim->cols[c]];
 				nulls[c] = slot->tts_isnull[dim->cols[c]];
 			}
-			star_append(st, dim, &rows, star_key(slot->tts_values[dim->key_pos], dim->key_type),
-						values, nulls);
+			key = star_key(slot->tts_values[dim->key_pos], dim->key_type);
+			if (dim->key_pos2 >= 0)
+				key = star_key2(key, star_key(slot->tts_values[dim->key_pos2], dim->key_type2));
+			star_append(st, dim, &rows, key, values, nulls);
 		}
 	}
 	keys = rows.keys;
@@ -412,7 +445,7 @@ star_lookup(TesseraStarDim *dim, int64 key)
 
 /* A key of the table's column att for row i: from the decoded column, or read singly. */
 static inline bool
-star_fact_key(TesseraBatch *b, TesseraStarDim *dim, Datum *keys, bool *keynull, int i, int64 *key)
+star_fact_key1(TesseraBatch *b, int att, Oid type, Datum *keys, bool *keynull, int i, int64 *key)
 {
 	Datum		d;
 	bool		isnull;
@@ -425,11 +458,28 @@ star_fact_key(TesseraBatch *b, TesseraStarDim *dim, Datum *keys, bool *keynull, 
 	}
 	else
 	{
-		d = TesseraBatchValue(b, dim->fact_att, i, &isnull);
+		d = TesseraBatchValue(b, att, i, &isnull);
 		if (isnull)
 			return false;
 	}
-	*key = star_key(d, dim->fact_type);
+	*key = star_key(d, type);
+	return true;
+}
+
+/* The key of row i (false: NULL), of one column or two (a composite key). */
+static inline bool
+star_fact_key(TesseraBatch *b, TesseraStarDim *dim, Datum *keys, bool *keynull,
+			  Datum *keys2, bool *keynull2, int i, int64 *key)
+{
+	int64		k2;
+
+	if (!star_fact_key1(b, dim->fact_att, dim->fact_type, keys, keynull, i, key))
+		return false;
+	if (dim->fact_att2 < 0)
+		return true;
+	if (!star_fact_key1(b, dim->fact_att2, dim->fact_type2, keys2, keynull2, i, &k2))
+		return false;
+	*key = star_key2(*key, k2);
 	return true;
 }
 
@@ -468,20 +518,26 @@ TesseraStarProbe(TesseraStar *st, TesseraBatch *b, bool *ok, int n, TesseraCompu
 	{
 		TesseraStarDim *dim = &st->dims[d];
 		int32	   *match = st->match + (Size) d * st->cap;
-		Datum	   *keys = NULL;
-		bool	   *keynull = NULL;
+		Datum	   *keys = NULL,
+				   *keys2 = NULL;
+		bool	   *keynull = NULL,
+				   *keynull2 = NULL;
 		int64		key;
 		bool		anti = dim->kind == STAR_ANTI;	/* keeps rows without a match */
 
 		if (!b->sparse && (Size) m * 32 >= (Size) n)
+		{
 			TesseraBatchColumn(b, dim->fact_att, &keys, &keynull);
+			if (dim->fact_att2 >= 0)
+				TesseraBatchColumn(b, dim->fact_att2, &keys2, &keynull2);
+		}
 		if (!listed)
 		{
 			for (int i = 0; i < n; i++)
 			{
 				int32		row = -1;
 
-				if (ok[i] && star_fact_key(b, dim, keys, keynull, i, &key))
+				if (ok[i] && star_fact_key(b, dim, keys, keynull, keys2, keynull2, i, &key))
 					row = star_lookup(dim, key);
 				match[i] = row;
 				ok[i] = ok[i] && (row >= 0) != anti;
@@ -503,7 +559,7 @@ TesseraStarProbe(TesseraStar *st, TesseraBatch *b, bool *ok, int n, TesseraCompu
 				int			i = st->rows[j];
 				int32		row = -1;
 
-				if (star_fact_key(b, dim, keys, keynull, i, &key))
+				if (star_fact_key(b, dim, keys, keynull, keys2, keynull2, i, &key))
 					row = star_lookup(dim, key);
 				match[i] = row;
 				ok[i] = (row >= 0) != anti;

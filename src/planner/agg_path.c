@@ -628,7 +628,12 @@ tagg_source_attnums(TAggFindContext *cxt, RelOptInfo *rel, Bitmapset *attrs, Lis
 	pull_varattnos((Node *) cxt->aggs, rel->relid, &attrs);
 	/* a star join's keys in the table, which its probes read */
 	foreach(lc, cxt->star != NULL ? cxt->star->dims : NIL)
-		pull_varattnos((Node *) ((TesseraStarDimPlan *) lfirst(lc))->fact_key, rel->relid, &attrs);
+	{
+		TesseraStarDimPlan *dim = lfirst(lc);
+
+		pull_varattnos((Node *) dim->fact_key, rel->relid, &attrs);
+		pull_varattnos((Node *) dim->fact_key2, rel->relid, &attrs);
+	}
 	*attnums = NIL;
 	while ((x = bms_next_member(attrs, x)) >= 0)
 	{

@@ -36,10 +36,15 @@ extern Cost TesseraScanPathVectors(PlannerInfo *root, Path *path);
 typedef struct TesseraStarDimPlan
 {
 	int			kind;			/* StarDimKind */
-	RelOptInfo *rel;
+	Relids		relids;			/* its relations: one, or a join of several */
+	RelOptInfo *key_rel;		/* the one of them holding the key */
+	RelOptInfo *rel;			/* key_rel, or the join of relids */
 	EquivalenceClass *ec;		/* the class joining it to the fact table */
 	Var		   *fact_key;
 	Var		   *dim_key;		/* unique in rel */
+	EquivalenceClass *ec2;		/* a composite key's second class, or NULL */
+	Var		   *fact_key2;
+	Var		   *dim_key2;		/* (fact_key, fact_key2) = (dim_key, dim_key2) */
 	Path	   *path;			/* how it is read */
 } TesseraStarDimPlan;
 

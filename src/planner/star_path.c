@@ -6,18 +6,25 @@
  *	  rewriting the dimensions' columns as extra columns of the table's row.
  *
  * NOTES
- *	  Taken: inner joins only (no SpecialJoinInfo at all), of base
- *	  relations, where the tessera table F joins each other relation D by
+ *	  Taken: inner joins only (no SpecialJoinInfo but semi and anti joins
+ *	  of one relation), where the tessera table F joins each dimension by
  *	  exactly one equivalence class holding a column of F and a column of
- *	  D, of integer or date type (the executor compares the keys as
- *	  64-bit values), the D column being the single key of a unique,
- *	  immediate, non-partial index of D: each F row then matches at most
- *	  one D row, so the join only drops rows, never multiplies them.  No
- *	  equivalence class may join two dimensions except through F, and no
- *	  other join clause may exist (joininfo empty): then joining every D to
- *	  F on its key is the whole join.  Each D is read by its own cheapest
- *	  plan, with its own quals.  Everything else stays PostgreSQL's plan.
- *
+ *	  the dimension (or two classes: a composite key of two 32-bit
+ *	  columns), of integer or date type (the executor compares the keys as
+ *	  64-bit values), the dimension's columns being the key of a unique,
+ *	  immediate, non-partial index: each F row then matches at most one
+ *	  dimension row, so the join only drops rows, never multiplies them.
+ *	  A dimension is one relation, or several joined to each other but not
+ *	  through F (a snowflake: supplier and its nation): one of them holds
+ *	  the key, and each other one joins those before it on its own unique
+ *	  key, so a row of the first still matches at most one row of their
+ *	  join, which is read by the join's own plan.  No clause may join F
+ *	  other than through a class, and none may join two dimensions (that
+ *	  makes them one, which then joins F twice): then joining every
+ *	  dimension to F on its key is the whole join.  Each dimension is read
+ *	  by its own cheapest plan, with its own quals.  Everything else stays
+ *	  PostgreSQL's plan.
+
  *	  The aggregation's group keys and arguments may read D's columns:
  *	  they are rewritten into Vars of F numbered after F's attributes
  *	  ("extra columns"), which the classifier takes as computed
@@ -107,7 +114,8 @@ star_dim_kept(const TesseraStarDimPlan *dim)
 	/* (what an anti join keeps is not known: last) */
 	if (dim->kind == STAR_ANTI)
 		return 2.0;
-	return dim->rel->tuples > 0 ? dim->rel->rows / dim->rel->tuples : 1.0;
+	/* (a join's rows against its key relation's: what its quals keep of those) */
+	return dim->key_rel->tuples > 0 ? Min(dim->rel->rows / dim->key_rel->tuples, 1.0) : 1.0;
 }
 
 static int
@@ -179,7 +187,7 @@ star_special_dims(PlannerInfo *root, RelOptInfo *fact, TesseraStarPlan *star)
 		bool		seen = false;
 
 		foreach(lc, star->dims)
-			seen |= ((TesseraStarDimPlan *) lfirst(lc))->rel == rel;
+			seen |= ((TesseraStarDimPlan *) lfirst(lc))->key_rel == rel;
 		if (rel->joininfo == NIL)
 		{
 			/* a semi join through a class, found already */
@@ -194,6 +202,8 @@ star_special_dims(PlannerInfo *root, RelOptInfo *fact, TesseraStarPlan *star)
 		dim = palloc0(sizeof(TesseraStarDimPlan));
 		dim->kind = bms_is_member(rti, star->anti) ? STAR_ANTI : STAR_SEMI;
 		dim->rel = rel;
+		dim->key_rel = rel;
+		dim->relids = bms_make_singleton(rti);
 		dim->fact_key = fvar;
 		dim->dim_key = dvar;
 		star->dims = lappend(star->dims, dim);
@@ -206,17 +216,269 @@ star_special_dims(PlannerInfo *root, RelOptInfo *fact, TesseraStarPlan *star)
 	return true;
 }
 
+/* Is a key of this type one half of a composite key (32 bits)? */
+static bool
+star_key_narrow(Oid type)
+{
+	return type == INT2OID || type == INT4OID || type == DATEOID;
+}
+
 /*
- * Find the dimensions of fact in the join: for each other relation, the
- * one equivalence class joining it to fact.  False if the join is not a
- * star around fact.
+ * Is (var, var2) the key of a unique index of rel (var2 NULL: var alone)?
+ * opfamilies and opfamilies2 are their classes' families.
+ */
+static bool
+star_unique_key2(RelOptInfo *rel, Var *var, List *opfamilies, Var *var2, List *opfamilies2)
+{
+	ListCell   *lc;
+
+	if (var2 == NULL)
+		return star_unique_key(rel, var, opfamilies);
+	foreach(lc, rel->indexlist)
+	{
+		IndexOptInfo *index = lfirst(lc);
+		bool		ok = true;
+
+		if (!index->unique || !index->immediate || index->nkeycolumns != 2 ||
+			(index->indpred != NIL && !index->predOK))
+			continue;
+		/* each column once, in either order, compared in its class's family */
+		for (int c = 0; c < 2; c++)
+		{
+			Var		   *v = index->indexkeys[c] == var->varattno ? var :
+				index->indexkeys[c] == var2->varattno ? var2 : NULL;
+
+			ok &= v != NULL &&
+				list_member_oid(v == var ? opfamilies : opfamilies2, index->opfamily[c]);
+		}
+		if (ok && index->indexkeys[0] != index->indexkeys[1])
+			return true;
+	}
+	return false;
+}
+
+/* A class's members in the join (not children's, not constants). */
+static bool
+star_member_in(EquivalenceMember *em, Relids relids)
+{
+	return !em->em_is_const && !em->em_is_child && bms_is_subset(em->em_relids, relids);
+}
+
+/* Merge the groups that link's relations are in into one. */
+static List *
+star_merge_groups(List *groups, Relids link)
+{
+	Relids		merged = NULL;
+	List	   *out = NIL;
+	ListCell   *lc;
+
+	foreach(lc, groups)
+	{
+		Relids		g = lfirst(lc);
+
+		if (bms_overlap(g, link))
+			merged = bms_add_members(merged, g);
+		else
+			out = lappend(out, g);
+	}
+	return merged != NULL ? lappend(out, merged) : out;
+}
+
+/*
+ * The dimensions' relations, grouped: relations joined to each other not
+ * through fact (a class without a member of fact, or a join clause of
+ * their own) are one dimension, read by their join's plan.  NIL if such a
+ * join involves a semi or anti join's relation, or a clause joins fact
+ * other than through a class.
+ */
+static List *
+star_groups(PlannerInfo *root, RelOptInfo *joinrel, Index fact, TesseraStarPlan *star,
+			bool *ok)
+{
+	Relids		special = bms_union(star->semi, star->anti);
+	List	   *groups = NIL;
+	ListCell   *lc;
+	int			rti = -1;
+
+	*ok = false;
+	while ((rti = bms_next_member(joinrel->relids, rti)) >= 0)
+		if (rti != (int) fact && !bms_is_member(rti, star->joins))
+			groups = lappend(groups, bms_make_singleton(rti));
+	foreach(lc, root->eq_classes)
+	{
+		EquivalenceClass *ec = lfirst(lc);
+		Relids		rels = NULL;
+		ListCell   *mc;
+
+		if (ec->ec_has_const || list_length(ec->ec_members) < 2)
+			continue;
+		foreach(mc, ec->ec_members)
+		{
+			EquivalenceMember *em = lfirst(mc);
+
+			if (star_member_in(em, joinrel->relids))
+				rels = bms_add_members(rels, em->em_relids);
+		}
+		if (bms_num_members(rels) < 2 || bms_is_member(fact, rels))
+			continue;
+		if (bms_overlap(rels, special))
+			return NIL;
+		groups = star_merge_groups(groups, rels);
+	}
+	rti = -1;
+	while ((rti = bms_next_member(joinrel->relids, rti)) >= 0)
+	{
+		RelOptInfo *rel;
+
+		if (rti == (int) fact || bms_is_member(rti, star->joins) || bms_is_member(rti, special))
+			continue;
+		rel = find_base_rel(root, rti);
+		foreach(lc, rel->joininfo)
+		{
+			RestrictInfo *rinfo = lfirst(lc);
+			Relids		rels = bms_intersect(rinfo->required_relids, joinrel->relids);
+
+			if (bms_is_member(fact, rels) || bms_overlap(rels, special) ||
+				bms_overlap(rels, star->joins))
+				return NIL;
+			groups = star_merge_groups(groups, rels);
+		}
+	}
+	*ok = true;
+	return groups;
+}
+
+/*
+ * Does each row of the dimension's key relation join at most one row of
+ * the others?  True when they can be reached from it one at a time, each
+ * by a class that equates its unique key with a column of those reached
+ * before: a tree of many-to-one joins.  (Other clauses only filter.)
+ */
+static bool
+star_group_many_to_one(PlannerInfo *root, RelOptInfo *joinrel, TesseraStarDimPlan *dim)
+{
+	Relids		done = bms_make_singleton(dim->key_rel->relid);
+	bool		progress = true;
+
+	while (progress && !bms_equal(done, dim->relids))
+	{
+		ListCell   *lc;
+
+		progress = false;
+		foreach(lc, root->eq_classes)
+		{
+			EquivalenceClass *ec = lfirst(lc);
+			bool		linked = false;
+			ListCell   *mc;
+
+			if (ec->ec_has_const || ec->ec_has_volatile || ec->ec_broken)
+				continue;
+			foreach(mc, ec->ec_members)
+			{
+				EquivalenceMember *em = lfirst(mc);
+
+				linked |= star_member_in(em, done);
+			}
+			if (!linked)
+				continue;
+			foreach(mc, ec->ec_members)
+			{
+				EquivalenceMember *em = lfirst(mc);
+				Var		   *v = star_member_var(em);
+
+				if (v == NULL || !star_member_in(em, dim->relids) ||
+					bms_is_member(v->varno, done))
+					continue;
+				if (star_unique_key(find_base_rel(root, v->varno), v, ec->ec_opfamilies))
+				{
+					done = bms_add_member(done, v->varno);
+					progress = true;
+				}
+			}
+		}
+	}
+	return bms_equal(done, dim->relids);
+}
+
+/* The group holding relation rti. */
+static Relids
+star_group_of(List *groups, int rti)
+{
+	ListCell   *lc;
+
+	foreach(lc, groups)
+	{
+		if (bms_is_member(rti, lfirst(lc)))
+			return lfirst(lc);
+	}
+	return NULL;
+}
+
+/*
+ * Add to star->dims the dimension that fact's class ec reaches through
+ * dimension column dvar (or give an existing one its second key column);
+ * false if the join cannot be probed so.
+ */
+static bool
+star_add_key(PlannerInfo *root, TesseraStarPlan *star, List *groups, EquivalenceClass *ec,
+			 Var *fvar, Var *dvar)
+{
+	Relids		group = star_group_of(groups, dvar->varno);
+	TesseraStarDimPlan *dim;
+	ListCell   *dc;
+
+	if (group == NULL || !star_key_type_ok(dvar->vartype, ec->ec_opfamilies))
+		return false;
+	foreach(dc, star->dims)
+	{
+		dim = lfirst(dc);
+		if (!bms_equal(dim->relids, group))
+			continue;
+		/*
+		 * A second class: a composite key of one relation, both halves 32
+		 * bits wide (the executor packs them into one 64-bit key).
+		 */
+		if (dim->key_rel->relid != dvar->varno || dim->ec == ec || dim->ec2 != NULL ||
+			dim->kind != STAR_INNER || !star_key_narrow(dim->dim_key->vartype) ||
+			!star_key_narrow(dim->fact_key->vartype) || !star_key_narrow(dvar->vartype) ||
+			!star_key_narrow(fvar->vartype))
+			return false;
+		dim->ec2 = ec;
+		dim->fact_key2 = fvar;
+		dim->dim_key2 = dvar;
+		return true;
+	}
+	if (bms_is_member(dvar->varno, star->anti))
+		return false;
+	dim = palloc0(sizeof(TesseraStarDimPlan));
+	dim->relids = group;
+	dim->key_rel = find_base_rel(root, dvar->varno);
+	dim->ec = ec;
+	dim->fact_key = fvar;
+	dim->dim_key = dvar;
+	/* a semi join's keys are a set: an inner join's must be unique (checked later) */
+	dim->kind = bms_is_member(dvar->varno, star->semi) ? STAR_SEMI : STAR_INNER;
+	star->dims = lappend(star->dims, dim);
+	return true;
+}
+
+/*
+ * Find the dimensions of fact in the join: the groups of other relations
+ * (star_groups), each joined to fact by one equivalence class, or two on a
+ * composite key, through columns of one of its relations whose values are
+ * unique in the group's join.  False if the join is not a star around
+ * fact.
  */
 static bool
 star_dimensions(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *fact, TesseraStarPlan *star)
 {
 	ListCell   *lc;
 	int			rti;
+	bool		ok;
+	List	   *groups = star_groups(root, joinrel, fact->relid, star, &ok);
 
+	if (!ok)
+		return false;
 	star->dims = NIL;
 	foreach(lc, root->eq_classes)
 	{
@@ -224,7 +486,6 @@ star_dimensions(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *fact, Tesser
 		Var		   *fvar = NULL;
 		Bitmapset  *rels = NULL;
 		ListCell   *mc;
-		int			nmembers = 0;
 
 		/* (a sort or group key's class has one member: no join) */
 		if (ec->ec_has_const || list_length(ec->ec_members) < 2)
@@ -236,28 +497,19 @@ star_dimensions(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *fact, Tesser
 			EquivalenceMember *em = lfirst(mc);
 
 			/* (members of child relations do not concern the join) */
-			if (!bms_is_subset(em->em_relids, joinrel->relids) || em->em_is_const)
-				continue;
-			nmembers++;
-			rels = bms_add_members(rels, em->em_relids);
-		}
-		if (nmembers < 2)
-			continue;
-		foreach(mc, ec->ec_members)
-		{
-			EquivalenceMember *em = lfirst(mc);
-
-			if (!bms_is_subset(em->em_relids, joinrel->relids) || em->em_is_const)
+			if (!star_member_in(em, joinrel->relids))
 				continue;
 			/* an expression of two relations' columns, or volatile: a join of its own */
 			if (bms_num_members(em->em_relids) != 1 || ec->ec_has_volatile)
 				return false;
+			rels = bms_add_members(rels, em->em_relids);
 			if (fvar == NULL && bms_is_member(fact->relid, em->em_relids))
 				fvar = star_member_var(em);
 		}
-		if (bms_num_members(rels) < 2)
+		/* not a join, or a dimension's own (star_groups) */
+		if (bms_num_members(rels) < 2 || !bms_is_member(fact->relid, rels))
 			continue;
-		/* a join class: it must go through a plain column of fact */
+		/* a join class of fact: it must go through a plain column of fact */
 		if (fvar == NULL || fvar->varno != fact->relid ||
 			!star_key_type_ok(fvar->vartype, ec->ec_opfamilies))
 			return false;
@@ -265,40 +517,13 @@ star_dimensions(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *fact, Tesser
 		{
 			EquivalenceMember *em = lfirst(mc);
 			Var		   *dvar;
-			TesseraStarDimPlan *dim;
-			ListCell   *dc;
-			bool		seen = false;
 
-			if (!bms_is_subset(em->em_relids, joinrel->relids) || em->em_is_const ||
+			if (!star_member_in(em, joinrel->relids) ||
 				bms_is_member(fact->relid, em->em_relids))
 				continue;
 			dvar = star_member_var(em);
-			if (dvar == NULL || !star_key_type_ok(dvar->vartype, ec->ec_opfamilies))
+			if (dvar == NULL || !star_add_key(root, star, groups, ec, fvar, dvar))
 				return false;
-			foreach(dc, star->dims)
-			{
-				dim = lfirst(dc);
-				if (dim->rel->relid != dvar->varno)
-					continue;
-				/* one key per dimension (two classes: a composite key) */
-				if (dim->ec != ec)
-					return false;
-				seen = true;
-			}
-			if (seen)
-				continue;
-			if (bms_is_member(dvar->varno, star->anti))
-				return false;
-			dim = palloc0(sizeof(TesseraStarDimPlan));
-			dim->rel = find_base_rel(root, dvar->varno);
-			dim->ec = ec;
-			dim->fact_key = fvar;
-			dim->dim_key = dvar;
-			/* a semi join's keys are a set: an inner join's must be unique */
-			dim->kind = bms_is_member(dvar->varno, star->semi) ? STAR_SEMI : STAR_INNER;
-			if (dim->kind == STAR_INNER && !star_unique_key(dim->rel, dvar, ec->ec_opfamilies))
-				return false;
-			star->dims = lappend(star->dims, dim);
 		}
 	}
 
@@ -306,22 +531,31 @@ star_dimensions(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *fact, Tesser
 	if (!star_special_dims(root, fact, star))
 		return false;
 
-	/* every other relation is a dimension, with a plan of its own */
+	/* every other relation is in a dimension, with a plan of its own */
 	rti = -1;
 	while ((rti = bms_next_member(joinrel->relids, rti)) >= 0)
 	{
 		bool		found = rti == (int) fact->relid || bms_is_member(rti, star->joins);
 
 		foreach(lc, star->dims)
-			found |= ((TesseraStarDimPlan *) lfirst(lc))->rel->relid == (Index) rti;
+			found |= bms_is_member(rti, ((TesseraStarDimPlan *) lfirst(lc))->relids);
 		if (!found)
 			return false;
 	}
 	foreach(lc, star->dims)
 	{
 		TesseraStarDimPlan *dim = lfirst(lc);
-		Path	   *path = dim->rel->cheapest_total_path;
+		Path	   *path;
 
+		if (dim->kind == STAR_INNER &&
+			(!star_unique_key2(dim->key_rel, dim->dim_key, dim->ec->ec_opfamilies,
+							   dim->dim_key2, dim->ec2 ? dim->ec2->ec_opfamilies : NIL) ||
+			 !star_group_many_to_one(root, joinrel, dim)))
+			return false;
+		if (dim->rel == NULL)
+			dim->rel = bms_membership(dim->relids) == BMS_SINGLETON ? dim->key_rel :
+				find_join_rel(root, dim->relids);
+		path = dim->rel != NULL ? dim->rel->cheapest_total_path : NULL;
 		if (path == NULL || path->param_info != NULL ||
 			(dim->kind == STAR_INNER && dim->rel->joininfo != NIL))
 			return false;
@@ -526,28 +760,38 @@ TesseraStarDescribe(TesseraStarPlan *star, List **desc, List **clauses)
 	{
 		TesseraStarDimPlan *dim = lfirst(lc);
 		int			pos = star_target_pos(dim->rel, dim->dim_key);
-		Oid			eqop;
+		int			pos2 = dim->dim_key2 ? star_target_pos(dim->rel, dim->dim_key2) : -1;
+		List	   *d;
 
-		if (pos < 0)
+		if (pos < 0 || (dim->dim_key2 != NULL && pos2 < 0))
 			return false;
-		dims = lappend(dims, list_make5(makeInteger(dim->fact_key->varattno - 1),
-										makeInteger((int) dim->fact_key->vartype),
-										makeInteger(pos),
-										makeInteger((int) dim->dim_key->vartype),
-										makeInteger(dim->kind)));
-		eqop = get_opfamily_member(star_key_family(dim->dim_key->vartype),
-								   dim->fact_key->vartype, dim->dim_key->vartype,
-								   BTEqualStrategyNumber);
-		if (!OidIsValid(eqop))
-			return false;
+		d = list_make5(makeInteger(dim->fact_key->varattno - 1),
+					   makeInteger((int) dim->fact_key->vartype),
+					   makeInteger(pos),
+					   makeInteger((int) dim->dim_key->vartype),
+					   makeInteger(dim->kind));
+		d = lappend(d, makeInteger(dim->fact_key2 ? dim->fact_key2->varattno - 1 : -1));
+		d = lappend(d, makeInteger(dim->fact_key2 ? (int) dim->fact_key2->vartype : 0));
+		d = lappend(d, makeInteger(pos2));
+		d = lappend(d, makeInteger(dim->dim_key2 ? (int) dim->dim_key2->vartype : 0));
+		dims = lappend(dims, d);
+		/* EXPLAIN shows the inner, semi and anti joins' apart */
+		for (int k = 0; k < 2; k++)
 		{
-			Expr	   *clause = make_opclause(eqop, BOOLOID, false,
-											   (Expr *) copyObject(dim->fact_key),
-											   (Expr *) copyObject(dim->dim_key),
-											   InvalidOid, InvalidOid);
+			Var		   *fk = k == 0 ? dim->fact_key : dim->fact_key2;
+			Var		   *dk = k == 0 ? dim->dim_key : dim->dim_key2;
+			Oid			eqop;
+			Expr	   *clause;
 
+			if (fk == NULL)
+				continue;
+			eqop = get_opfamily_member(star_key_family(dk->vartype), fk->vartype, dk->vartype,
+									   BTEqualStrategyNumber);
+			if (!OidIsValid(eqop))
+				return false;
+			clause = make_opclause(eqop, BOOLOID, false, (Expr *) copyObject(fk),
+								   (Expr *) copyObject(dk), InvalidOid, InvalidOid);
 			set_opfuncid((OpExpr *) clause);
-			/* EXPLAIN shows the inner, semi and anti joins' apart */
 			by_kind[dim->kind] = lappend(by_kind[dim->kind], clause);
 		}
 	}
@@ -562,7 +806,7 @@ TesseraStarDescribe(TesseraStarPlan *star, List **desc, List **clauses)
 		{
 			TesseraStarDimPlan *dim = lfirst(dc);
 
-			if (dim->rel->relid == var->varno)
+			if (bms_is_member(var->varno, dim->relids))
 			{
 				d = foreach_current_index(dc);
 				pos = star_target_pos(dim->rel, var);
