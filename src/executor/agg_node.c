@@ -262,6 +262,12 @@ tagg_begin(CustomScanState *node, EState *estate, int eflags)
 		TesseraComputedInit(&as->comp, list_nth(priv, TAGG_PRIVATE_COMPUTED),
 							intVal(list_nth(priv, TAGG_PRIVATE_RELID)), &node->ss.ps,
 							rowdesc, reldesc->natts, estate);
+		/* a star join's filters read the same extra columns the probe fills */
+		TesseraComputedInit(&as->star_filters, as->star.filters,
+							intVal(list_nth(priv, TAGG_PRIVATE_RELID)), &node->ss.ps,
+							rowdesc, reldesc->natts, estate);
+		as->star_filters.ext_values = as->comp.ext_values;
+		as->star_filters.ext_nulls = as->comp.ext_nulls;
 		as->source_plan = list_nth(priv, TAGG_PRIVATE_SOURCE);
 		if (as->source_plan != NIL)
 		{
@@ -846,6 +852,30 @@ tagg_count_only(TesseraAggState *as)
 }
 
 /*
+ * A star join's filters across dimensions, on the rows the probes kept
+ * (PostgreSQL's join filter, on the same rows): a row stays if every one
+ * is true.  Rows not counted read as NULL extra columns; they are not
+ * evaluated.
+ */
+static void
+tagg_star_filter(TesseraAggState *as, TesseraBatch *b, bool *mask, int n)
+{
+	TesseraComputed *f = &as->star_filters;
+	uint64		before = TesseraSelCount(mask, n);
+
+	TesseraComputedBatch(f, b, mask, n, as->buf_cxt);
+	for (int j = 0; j < f->n; j++)
+	{
+		Datum	   *v = f->values[j];
+		bool	   *isnull = f->nulls[j];
+
+		for (int i = 0; i < n; i++)
+			mask[i] = mask[i] && !isnull[i] && DatumGetBool(v[i]);
+	}
+	as->star.rows_removed += before - TesseraSelCount(mask, n);
+}
+
+/*
  * The rows of the batch to count: the filter's selection, less deleted
  * rows (NULL: all), less those a star join finds no match for.
  */
@@ -877,7 +907,11 @@ tagg_counted_rows(TesseraAggState *as, TesseraBatch *b, const bool *sel)
 		for (int i = 0; i < n; i++)
 			mask[i] = sel[i] & !b->deleted[i];
 	if (as->star.ndims > 0)
+	{
 		TesseraStarProbe(&as->star, b, mask, n, &as->comp, as->buf_cxt);
+		if (as->star_filters.n > 0)
+			tagg_star_filter(as, b, mask, n);
+	}
 	return mask;
 }
 
@@ -1202,7 +1236,8 @@ tagg_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		/* planned with the query's own range table indexes, as the quals */
 		List	   *kinds = copyObject(list_nth(cscan->custom_private,
 												TAGG_PRIVATE_STAR_CLAUSES));
-		static const char *const labels[] = {"Star Join", "Semi Join", "Anti Join"};
+		static const char *const labels[] = {"Star Join", "Semi Join", "Anti Join",
+		"Join Filter"};
 
 		OffsetVarNodes((Node *) kinds, (int) cscan->scan.scanrelid - (int) plan_relid, 0);
 		foreach(lc, kinds)

@@ -158,6 +158,7 @@ typedef struct TesseraStar
 	int		   *rows;			/* the rows still counted, once few are */
 	int			cap;
 	uint64		rows_removed;	/* fact rows without a match */
+	List	   *filters;		/* clauses across dimensions, on the joined row */
 } TesseraStar;
 
 extern TupleDesc TesseraStarInit(TesseraStar *st, List *desc, List *children, TupleDesc reldesc);
@@ -199,6 +200,7 @@ typedef struct TesseraAggState
 	int			est_groups;		/* the planner's estimate, to size the hash table */
 	TesseraComputed comp;		/* expressions computed per row (TAGG_COMPUTED_ATTIDX + j) */
 	TesseraStar star;			/* dimensions joined to the table, if any */
+	TesseraComputed star_filters;	/* its filters on the joined rows */
 	TesseraGroups outer;
 	MemoryContext outer_cxt;
 	/* a foreign table's batches (TesseraBatchSource), instead of a table scan */

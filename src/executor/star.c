@@ -119,6 +119,7 @@ TesseraStarInit(TesseraStar *st, List *desc, List *children, TupleDesc reldesc)
 	ListCell   *lc;
 
 	memset(st, 0, sizeof(TesseraStar));
+	st->filters = lthird(desc);
 	st->ndims = list_length(dims);
 	st->dims = palloc0(sizeof(TesseraStarDim) * st->ndims);
 	st->next = list_length(ext);

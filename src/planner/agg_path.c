@@ -548,6 +548,14 @@ tagg_star_cost(PlannerInfo *root, TesseraStarPlan *star, double probe_rows, doub
 	}
 	*cost += *build_cost;
 	*cost += join_rows * list_length(star->ext) * 0.25 * cpu_operator_cost;
+	/* filters across dimensions: on the rows the probes keep (about the rows joined) */
+	if (star->filters != NIL)
+	{
+		QualCost	qc;
+
+		cost_qual_eval(&qc, star->filters, root);
+		*cost += qc.startup + join_rows * qc.per_tuple;
+	}
 	return bytes <= (double) get_hash_memory_limit();
 }
 
@@ -561,6 +569,8 @@ tagg_star_parallel_safe(TesseraStarPlan *star, List **paths)
 	ListCell   *lc;
 
 	*paths = NIL;
+	if (star != NULL && !star->filters_parallel_safe)
+		return false;
 	foreach(lc, star != NULL ? star->dims : NIL)
 	{
 		TesseraStarDimPlan *dim = lfirst(lc);

@@ -57,6 +57,9 @@ typedef struct TesseraStarPlan
 	Relids		semi;			/* right-hand relations of semi joins */
 	Relids		anti;			/* ... and of anti joins */
 	Relids		joins;			/* those joins' own indexes in relids (16+) */
+	List	   *filters;		/* RestrictInfos across dimensions (or with the
+								 * table), checked on the joined rows */
+	bool		filters_parallel_safe;
 } TesseraStarPlan;
 
 extern bool TesseraStarFind(PlannerInfo *root, RelOptInfo *joinrel, TesseraStarPlan *star);

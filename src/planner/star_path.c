@@ -44,8 +44,10 @@
 #include "catalog/pg_type.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
+#include "optimizer/clauses.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/pathnode.h"
+#include "optimizer/restrictinfo.h"
 #include "parser/parsetree.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
@@ -208,9 +210,10 @@ star_special_dims(PlannerInfo *root, RelOptInfo *fact, TesseraStarPlan *star)
 		dim->dim_key = dvar;
 		star->dims = lappend(star->dims, dim);
 	}
+	/* the others are filters on the joined rows, found with the groups */
 	foreach(lc, fact->joininfo)
 	{
-		if (!list_member_ptr(consumed, lfirst(lc)))
+		if (!list_member_ptr(consumed, lfirst(lc)) && !list_member_ptr(star->filters, lfirst(lc)))
 			return false;
 	}
 	return true;
@@ -262,6 +265,19 @@ static bool
 star_member_in(EquivalenceMember *em, Relids relids)
 {
 	return !em->em_is_const && !em->em_is_child && bms_is_subset(em->em_relids, relids);
+}
+
+static Relids star_group_of(List *groups, int rti);
+
+/* Does the expression read a parameter set at run time (PARAM_EXEC)? */
+static bool
+star_has_exec_param(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Param) && ((Param *) node)->paramkind == PARAM_EXEC)
+		return true;
+	return expression_tree_walker(node, star_has_exec_param, context);
 }
 
 /* Merge the groups that link's relations are in into one. */
@@ -325,6 +341,10 @@ star_groups(PlannerInfo *root, RelOptInfo *joinrel, Index fact, TesseraStarPlan 
 			return NIL;
 		groups = star_merge_groups(groups, rels);
 	}
+	/*
+	 * other join clauses: within a group, its join's plan applies them;
+	 * across groups or with fact, they filter the joined rows
+	 */
 	rti = -1;
 	while ((rti = bms_next_member(joinrel->relids, rti)) >= 0)
 	{
@@ -338,10 +358,16 @@ star_groups(PlannerInfo *root, RelOptInfo *joinrel, Index fact, TesseraStarPlan 
 			RestrictInfo *rinfo = lfirst(lc);
 			Relids		rels = bms_intersect(rinfo->required_relids, joinrel->relids);
 
-			if (bms_is_member(fact, rels) || bms_overlap(rels, special) ||
-				bms_overlap(rels, star->joins))
+			if (bms_overlap(rels, special) || bms_overlap(rels, star->joins) ||
+				!bms_is_subset(rinfo->required_relids, joinrel->relids))
 				return NIL;
-			groups = star_merge_groups(groups, rels);
+			if (!bms_is_member(fact, rels) && bms_is_subset(rels, star_group_of(groups, rti)))
+				continue;
+			if (rinfo->pseudoconstant || contain_volatile_functions((Node *) rinfo->clause) ||
+				contain_subplans((Node *) rinfo->clause) ||
+				star_has_exec_param((Node *) rinfo->clause, NULL))
+				return NIL;
+			star->filters = list_append_unique_ptr(star->filters, rinfo);
 		}
 	}
 	*ok = true;
@@ -546,6 +572,7 @@ star_dimensions(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *fact, Tesser
 	{
 		TesseraStarDimPlan *dim = lfirst(lc);
 		Path	   *path;
+		ListCell   *fc;
 
 		if (dim->kind == STAR_INNER &&
 			(!star_unique_key2(dim->key_rel, dim->dim_key, dim->ec->ec_opfamilies,
@@ -556,9 +583,14 @@ star_dimensions(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *fact, Tesser
 			dim->rel = bms_membership(dim->relids) == BMS_SINGLETON ? dim->key_rel :
 				find_join_rel(root, dim->relids);
 		path = dim->rel != NULL ? dim->rel->cheapest_total_path : NULL;
-		if (path == NULL || path->param_info != NULL ||
-			(dim->kind == STAR_INNER && dim->rel->joininfo != NIL))
+		if (path == NULL || path->param_info != NULL)
 			return false;
+		/* its join clauses to other relations: the filters alone */
+		foreach(fc, dim->kind == STAR_INNER ? dim->rel->joininfo : NIL)
+		{
+			if (!list_member_ptr(star->filters, lfirst(fc)))
+				return false;
+		}
 		dim->path = path;
 	}
 	/* probed in this order: the dimension whose quals keep the fewest of its rows first */
@@ -641,6 +673,7 @@ TesseraStarFind(PlannerInfo *root, RelOptInfo *joinrel, TesseraStarPlan *star)
 			return false;
 	}
 	star->fact = best->relid;
+	star->filters = NIL;
 	{
 		RangeTblEntry *rte = planner_rt_fetch(best->relid, root);
 		Relation	relation = table_open(rte->relid, NoLock);
@@ -648,7 +681,11 @@ TesseraStarFind(PlannerInfo *root, RelOptInfo *joinrel, TesseraStarPlan *star)
 		star->natts = RelationGetNumberOfAttributes(relation);
 		table_close(relation, NoLock);
 	}
-	return star_dimensions(root, joinrel, best, star);
+	if (!star_dimensions(root, joinrel, best, star))
+		return false;
+	star->filters_parallel_safe =
+		is_parallel_safe(root, (Node *) extract_actual_clauses(star->filters, false));
+	return true;
 }
 
 typedef struct StarRewriteContext
@@ -754,7 +791,13 @@ TesseraStarDescribe(TesseraStarPlan *star, List **desc, List **clauses)
 	List	   *dims = NIL,
 			   *ext = NIL,
 			   *by_kind[3] = {NIL, NIL, NIL};
+	List	   *filters = extract_actual_clauses(star->filters, false);
+	Node	   *row_filters = TesseraStarRewrite(star, (Node *) filters);
 	ListCell   *lc;
+
+	/* (first: the dimension columns the filters read become extra columns) */
+	if (filters != NIL && row_filters == NULL)
+		return false;
 
 	foreach(lc, star->dims)
 	{
@@ -818,7 +861,8 @@ TesseraStarDescribe(TesseraStarPlan *star, List **desc, List **clauses)
 									  makeInteger((int) var->vartype), makeInteger(var->vartypmod),
 									  makeInteger((int) var->varcollid)));
 	}
-	*desc = list_make2(dims, ext);
-	*clauses = list_make3(by_kind[STAR_INNER], by_kind[STAR_SEMI], by_kind[STAR_ANTI]);
+	*desc = list_make3(dims, ext, row_filters);
+	*clauses = list_make4(by_kind[STAR_INNER], by_kind[STAR_SEMI], by_kind[STAR_ANTI],
+						  copyObject(filters));
 	return true;
 }
