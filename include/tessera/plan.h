@@ -234,7 +234,7 @@ typedef enum TAggKeyKind
 	TAGG_KEY_NUMINT,			/* numerics that are always integers (extract's
 								 * integer fields): as int64, infinities at its
 								 * ends */
-	TAGG_KEY_TEXT,				/* text, varchar: interned bytes */
+	TAGG_KEY_TEXT,				/* text, varchar, numeric(p, s): interned bytes */
 	TAGG_KEY_BPCHAR				/* char(n): interned without trailing blanks */
 } TAggKeyKind;
 

@@ -1004,10 +1004,21 @@ TesseraKeyDescribe(Node *expr, int attidx)
 		kind = TAGG_KEY_BPCHAR;
 	else if (t == NUMERICOID && integral_extract(expr))
 		kind = TAGG_KEY_NUMINT;
+	else if (type == NUMERICOID && IsA(expr, Var) && ((Var *) expr)->vartypmod >= 0)
+	{
+		/*
+		 * A numeric(p, s) column: every value was rounded to display scale
+		 * s and built by make_result (leading and trailing zero digits
+		 * stripped, zero positive), so equal values have equal bytes and
+		 * are grouped by them as strings are (TPC-H q10's c_acctbal).
+		 */
+		kind = TAGG_KEY_TEXT;
+		collation = InvalidOid;
+	}
 	else
 		return NIL;
 	/* strings are grouped by their bytes: equality must be byte equality */
-	if ((kind == TAGG_KEY_TEXT || kind == TAGG_KEY_BPCHAR) &&
+	if ((kind == TAGG_KEY_TEXT || kind == TAGG_KEY_BPCHAR) && t != NUMERICOID &&
 		(!OidIsValid(collation) || !get_collation_isdeterministic(collation)))
 		return NIL;
 	desc = list_make4(makeInteger(attidx), makeInteger((int) t),

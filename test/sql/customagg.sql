@@ -158,6 +158,21 @@ SELECT g, tt.cmp('SELECT ' || g || ', count(*), sum(p), avg(q), min(id), max(i) 
 FROM (VALUES ('a'), ('b'), ('c'), ('a, b'), ('b, a'), ('a, i'), ('i, c, b'), ('c, id'), ('a, b, c, i')) v(g);
 SELECT tt.cmp('SELECT a, count(*) FROM {t} WHERE id % 2 = 1 OR a IS NULL GROUP BY a', 'kh', 'kt');
 SELECT tt.cmp_ordered('SELECT a, b, count(*) FROM {t} GROUP BY a, b ORDER BY a, b', 'kh', 'kt');
+-- numeric(p, s) keys are grouped by their bytes (one display scale, canonical
+-- digits): NULLs, zero, negatives, decimal-encoded and other chunks; an
+-- unconstrained numeric (1.0 and 1.00 equal, bytes not) stays PostgreSQL's
+CREATE TABLE nkh (LIKE kh);
+INSERT INTO nkh SELECT id, a, b, c, i, p, CASE WHEN id % 9 = 0 THEN -q ELSE q END, r FROM kh;
+CREATE TABLE nkt (LIKE nkh) USING tessera WITH (tessera_row_group_row_limit = 1000);
+INSERT INTO nkt SELECT * FROM nkh;
+UPDATE nkt SET p = p + 1 WHERE id % 101 = 0;
+UPDATE nkh SET p = p + 1 WHERE id % 101 = 0;
+SELECT g, tt.cmp('SELECT ' || g || ', count(*), sum(i), min(c) FROM {t} GROUP BY ' || g, 'nkh', 'nkt')
+FROM (VALUES ('p'), ('q'), ('q, a'), ('p, q, b')) v(g);
+SELECT count(*) FILTER (WHERE p LIKE '%TesseraAgg%') AS tessera_agg_nodes, g
+FROM (VALUES ('q'), ('r')) v(g), LATERAL tt.explain('SELECT ' || g || ', count(*) FROM nkt GROUP BY 1') p
+GROUP BY g ORDER BY g;
+DROP TABLE nkh, nkt;
 
 -- sum/avg of numeric arithmetic: exact values and display scales, NULLs,
 -- constants of other scales, chunks with NaN (computed as numerics), values
