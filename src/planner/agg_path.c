@@ -99,7 +99,35 @@ typedef struct TAggFindContext
 	TesseraStarPlan *star;		/* a star join, or NULL */
 	List	   *row_aggs;		/* aggs and group_vars as the executor's row */
 	List	   *row_group_vars; /* reads them (TesseraStarRewrite) */
+	int			ndependent;		/* the last of group_vars: columns that depend
+								 * on the GROUP BY keys (tagg_dependent) */
 } TAggFindContext;
+
+/*
+ * A column outside aggregates that is no GROUP BY key: the parser let it
+ * through because the keys include its table's primary key, and the
+ * planner took it out of the GROUP BY as redundant (TPC-H q10's c_name,
+ * c_acctbal... beside c_custkey).  Its value is the same in every row of
+ * a group, so it becomes a further key: the groups are the same, and the
+ * group's row carries its value.  False if it cannot be a key.
+ */
+static bool
+tagg_dependent(Var *var, TAggFindContext *cxt)
+{
+	Node	   *row_expr;
+
+	if (var->varlevelsup != 0 || var->varattno <= 0 || cxt->group_vars == NIL ||
+		list_length(cxt->group_vars) >= INDEX_MAX_KEYS ||
+		TesseraKeyDescribe((Node *) var, 0) == NIL)
+		return false;
+	row_expr = TesseraStarRewrite(cxt->star, (Node *) var);
+	if (row_expr == NULL || !IsA(row_expr, Var))
+		return false;
+	cxt->group_vars = lappend(cxt->group_vars, var);
+	cxt->row_group_vars = lappend(cxt->row_group_vars, row_expr);
+	cxt->ndependent++;
+	return true;
+}
 
 /* Collect the Aggrefs of the target; any other column is not ours. */
 static bool
@@ -127,6 +155,8 @@ tagg_find(Node *node, TAggFindContext *cxt)
 				return false;
 		}
 	}
+	if (IsA(node, Var) && tagg_dependent((Var *) node, cxt))
+		return false;
 	if (IsA(node, Var) || IsA(node, PlaceHolderVar) || IsA(node, GroupingFunc) ||
 		IsA(node, WindowFunc) || IsA(node, SubLink) || IsA(node, SubPlan))
 	{
@@ -667,7 +697,7 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 	TesseraStarPlan star_plan;
 	RangeTblEntry *rte;
 	Relation	relation;
-	TAggFindContext cxt = {NIL, NIL, true, NULL, NULL, NIL, NIL};
+	TAggFindContext cxt = {NIL, NIL, true, NULL, NULL, NIL, NIL, 0};
 	ListCell   *lc;
 	CustomPath *cpath;
 	double		rows_read,
@@ -740,7 +770,10 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 	if (cxt.distinct_var != NULL && has_float_sum)
 		cxt.ok = false;
 	if (cxt.group_vars != NIL)
-		groups = estimate_num_groups(root, cxt.group_vars, input_rel->rows, NULL, NULL);
+		groups = estimate_num_groups(root,
+									 list_truncate(list_copy(cxt.group_vars),
+												   list_length(cxt.group_vars) - cxt.ndependent),
+									 input_rel->rows, NULL, NULL);
 	inner_keys = cxt.group_vars;
 	inner_groups = groups;
 	if (cxt.distinct_var != NULL)

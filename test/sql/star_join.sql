@@ -195,6 +195,30 @@ SELECT count(*) AS star_plans FROM snow_not, LATERAL tt.explain(replace(q, '{t}'
 WHERE p LIKE '%Star Join%';
 DROP TABLE sn_grp, sn_region, sd_pair, sd_pair_t;
 
+-- columns that depend on the GROUP BY keys (their table's primary key is
+-- one): PostgreSQL drops them from the GROUP BY; they become further keys
+CREATE TEMP TABLE dep_q AS SELECT * FROM (VALUES
+    ('SELECT sd1.k, sd1.name, sd1.w, count(*), sum(f.v) FROM {t} f JOIN sd1 ON f.k1 = sd1.k GROUP BY sd1.k'),
+    ('SELECT sd1.k, f.x, sd1.name, sn_grp.gname, count(*) FROM {t} f JOIN sd1 ON f.k1 = sd1.k JOIN sn_grp ON sd1.grp = sn_grp.g GROUP BY sd1.k, f.x, sn_grp.g HAVING count(*) > 10'),
+    ('SELECT sdd.d, sdd.month, sdd.yr, min(f.s) FROM {t} f JOIN sdd ON f.dk = sdd.d GROUP BY sdd.d')
+) v(q);
+CREATE TABLE sn_grp (g int PRIMARY KEY, region_id int, gname text);
+INSERT INTO sn_grp SELECT i, i % 2, 'g' || i FROM generate_series(0, 2) i;
+ANALYZE sn_grp;
+SELECT q, tt.cmp(q, 'sf_h', 'sf_t') FROM dep_q;
+SELECT q FROM dep_q
+WHERE NOT EXISTS (SELECT FROM tt.explain(replace(q, '{t}', 'sf_t')) p WHERE p LIKE '%TesseraAgg%');
+SELECT tt.plan('SELECT sd1.k, sd1.name, count(*) FROM sf_t f JOIN sd1 ON f.k1 = sd1.k GROUP BY sd1.k');
+CREATE TABLE dep_h (id int PRIMARY KEY, name text, price numeric(8,2), g int);
+INSERT INTO dep_h SELECT i, 'n' || (i % 50), (i % 300) / 4.0, i % 5 FROM generate_series(1, 5000) i;
+CREATE TABLE dep_t (id int PRIMARY KEY, name text, price numeric(8,2), g int) USING tessera;
+INSERT INTO dep_t SELECT * FROM dep_h;
+ANALYZE dep_h, dep_t;
+SELECT tt.cmp('SELECT id, name, price, count(*), max(g) FROM {t} WHERE g < 3 GROUP BY id', 'dep_h', 'dep_t');
+SELECT count(*) FILTER (WHERE p LIKE '%TesseraAgg%') AS tessera_agg_nodes
+FROM tt.explain('SELECT id, name, price, count(*), max(g) FROM dep_t WHERE g < 3 GROUP BY id') p;
+DROP TABLE sn_grp, dep_h, dep_t;
+
 -- off: PostgreSQL's join
 SET tessera.enable_star_join = off;
 SELECT count(*) FILTER (WHERE p LIKE '%TesseraAgg%') AS tessera_agg_nodes
