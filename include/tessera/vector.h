@@ -163,8 +163,9 @@ typedef struct TAggSpec
 
 /*
  * One aggregate's state in one group.  Each kind of aggregate uses one
- * member of the union (64 bytes in all: a group of many aggregates, and
- * the states a parallel worker ships, stay small).
+ * member of the union (48 bytes in all: a group of many aggregates, and
+ * the states a parallel worker ships, stay small; a million groups of
+ * three aggregates fit where 64-byte states spilled).
  */
 typedef struct TAggState
 {
@@ -178,9 +179,9 @@ typedef struct TAggState
 		{
 			int128		sum;
 			Numeric		extra;	/* numeric values that did not fit in sum */
-			int64		nan;	/* numeric specials */
-			int64		pinf;
-			int64		ninf;
+			bool		nan;	/* numeric specials seen */
+			bool		pinf;
+			bool		ninf;
 		};
 		/* sum/avg of floats: sum(float4) in float4; float8_accum's Sx, Sxx */
 		struct
@@ -201,6 +202,8 @@ typedef struct TAggState
 		};
 	};
 } TAggState;
+
+StaticAssertDecl(sizeof(TAggState) <= 48, "TAggState grew past 48 bytes");
 
 /* Does an aggregate's state use the numeric sum (and its extra numeric)? */
 #define TAggStateHasSum(sp) \

@@ -101,14 +101,14 @@ TesseraAggNumericAccum(TAggState *st, Datum value, MemoryContext cxt)
 		Numeric		num = DatumGetNumeric(value);
 
 		if (numeric_is_nan(num))
-			st->nan++;
+			st->nan = true;
 		else if (numeric_is_inf(num))
 		{
 			if (DatumGetBool(DirectFunctionCall2(numeric_lt, value,
 												 NumericGetDatum(int64_to_numeric(0)))))
-				st->ninf++;
+				st->ninf = true;
 			else
-				st->pinf++;
+				st->pinf = true;
 		}
 		else
 			add_extra(st, value, cxt);
@@ -485,10 +485,10 @@ numeric_state_sum(TAggState *st, TAggSpec *sp)
 {
 	Numeric		r;
 
-	if (st->nan > 0 || (st->pinf > 0 && st->ninf > 0))
+	if (st->nan || (st->pinf && st->ninf))
 		return DirectFunctionCall3(numeric_in, CStringGetDatum("NaN"),
 								   ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
-	if (st->pinf > 0 || st->ninf > 0)
+	if (st->pinf || st->ninf)
 		return DirectFunctionCall3(numeric_in, CStringGetDatum(st->pinf ? "Infinity" : "-Infinity"),
 								   ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
 	if (sp->argtype == NUMERICOID)
@@ -618,9 +618,9 @@ merge_state(TAggSpec *sp, TAggState *dst, const TAggState *src, Numeric extra,
 				dst->count += src->count;
 				break;
 			}
-			dst->nan += src->nan;
-			dst->pinf += src->pinf;
-			dst->ninf += src->ninf;
+			dst->nan |= src->nan;
+			dst->pinf |= src->pinf;
+			dst->ninf |= src->ninf;
 			if (extra != NULL)
 				add_extra(dst, NumericGetDatum(extra), cxt);
 			if (sp->argtype == NUMERICOID)
