@@ -103,6 +103,16 @@ typedef struct TAggFindContext
 								 * on the GROUP BY keys (tagg_dependent) */
 } TAggFindContext;
 
+/* The groups expected: those of the real keys (not the dependent ones). */
+static double
+tagg_estimate_groups(PlannerInfo *root, TAggFindContext *cxt, double rows)
+{
+	List	   *keys = list_truncate(list_copy(cxt->group_vars),
+									 list_length(cxt->group_vars) - cxt->ndependent);
+
+	return estimate_num_groups(root, keys, rows, NULL, NULL);
+}
+
 /*
  * A column outside aggregates that is no GROUP BY key: the parser let it
  * through because the keys include its table's primary key, and the
@@ -770,10 +780,7 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 	if (cxt.distinct_var != NULL && has_float_sum)
 		cxt.ok = false;
 	if (cxt.group_vars != NIL)
-		groups = estimate_num_groups(root,
-									 list_truncate(list_copy(cxt.group_vars),
-												   list_length(cxt.group_vars) - cxt.ndependent),
-									 input_rel->rows, NULL, NULL);
+		groups = tagg_estimate_groups(root, &cxt, input_rel->rows);
 	inner_keys = cxt.group_vars;
 	inner_groups = groups;
 	if (cxt.distinct_var != NULL)
