@@ -33,6 +33,7 @@
 #include "common/hashfn.h"
 #include "common/int.h"
 #include "executor/executor.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
@@ -86,6 +87,7 @@ memo_equal(struct varlena *a, struct varlena *b)
 #define COMP_ONE_STRING	1		/* of one string column: per value */
 #define COMP_EXTRA		2		/* an extra column itself: its array */
 #define COMP_INT_ARITH	3		/* + - * of integer columns and constants: vectors */
+#define COMP_TEXTLEN	4		/* length() of a text column: characters counted */
 
 /*
  * Integer arithmetic (+, -, * of smallint, integer and bigint columns and
@@ -196,6 +198,110 @@ int_arith_overflow(Oid type)
 					type == INT4OID ? "integer out of range" : "bigint out of range")));
 }
 
+static inline void comp_column(TesseraComputed *c, TesseraBatch *b, int att, Datum **values,
+							   bool **isnull);
+
+/*
+ * Is expr length() (char_length, character_length) of a text or varchar
+ * column, in an encoding whose characters comp_textlen counts from the
+ * bytes (UTF-8, or one byte per character)?
+ */
+static bool
+textlen_of_column(Node *expr)
+{
+	FuncExpr   *f = (FuncExpr *) expr;
+	Node	   *arg;
+
+	if (!IsA(expr, FuncExpr) || list_length(f->args) != 1 ||
+		(f->funcid != F_TEXTLEN && f->funcid != F_LENGTH_TEXT &&
+		 f->funcid != F_CHARACTER_LENGTH_TEXT && f->funcid != F_CHAR_LENGTH_TEXT))
+		return false;
+	arg = linitial(f->args);
+	while (IsA(arg, RelabelType))
+		arg = (Node *) ((RelabelType *) arg)->arg;
+	return IsA(arg, Var) &&
+		(((Var *) arg)->vartype == TEXTOID || ((Var *) arg)->vartype == VARCHAROID) &&
+		(GetDatabaseEncoding() == PG_UTF8 || pg_database_encoding_max_length() == 1);
+}
+
+/*
+ * textlen's answer for a stored text value: its bytes in a single-byte
+ * encoding, else its UTF-8 characters, the bytes that do not continue a
+ * character (stored text is valid UTF-8 and has no NUL, so this is what
+ * pg_mbstrlen_with_len counts), eight bytes at a time.
+ */
+static inline int32
+comp_text_length(Datum d, bool utf8)
+{
+	text	   *t = (text *) DatumGetPointer(d);
+	const unsigned char *s;
+	int			len;
+	int32		chars;
+	int			i = 0;
+
+	if (VARATT_IS_EXTENDED(t) && !VARATT_IS_SHORT(t))
+		t = pg_detoast_datum_packed(t);
+	s = (const unsigned char *) VARDATA_ANY(t);
+	len = VARSIZE_ANY_EXHDR(t);
+	if (!utf8)
+		return len;
+	chars = len;
+	for (; i + 8 <= len; i += 8)
+	{
+		uint64		w;
+
+		memcpy(&w, s + i, sizeof(w));
+		/* bytes 10xxxxxx: top bit set, the next one clear */
+		w = w & ~(w << 1) & UINT64CONST(0x8080808080808080);
+		chars -= (int32) (((w >> 7) * UINT64CONST(0x0101010101010101)) >> 56);
+	}
+	for (; i < len; i++)
+		chars -= (s[i] & 0xC0) == 0x80;
+	return chars;
+}
+
+/*
+ * length() of a text column over the batch's counted rows: once per
+ * dictionary entry, else per row, without the function call.
+ */
+static void
+comp_textlen(TesseraComputed *c, int j, TesseraBatch *b, const bool *ok, int n)
+{
+	int			att = c->atts[j][0];
+	Datum	   *out = c->values[j];
+	bool	   *outnull = c->nulls[j];
+	bool		utf8 = pg_database_encoding_max_length() > 1;
+	int64	   *codes;
+	Datum	   *entries;
+	int			ndict;
+	Datum	   *values;
+	bool	   *isnull;
+
+	if (att < c->natts_rel && TesseraBatchDict(b, att, &codes, &entries, &ndict) && ndict < n)
+	{
+		int32	   *lens = palloc(sizeof(int32) * Max(ndict, 1));
+
+		for (int e = 0; e < ndict; e++)
+			lens[e] = comp_text_length(entries[e], utf8);
+		for (int i = 0; i < n; i++)
+		{
+			bool		counted = (ok == NULL || ok[i]) && codes[i] >= 0;
+
+			out[i] = counted ? Int32GetDatum(lens[codes[i]]) : (Datum) 0;
+			outnull[i] = !counted;
+		}
+		return;
+	}
+	comp_column(c, b, att, &values, &isnull);
+	for (int i = 0; i < n; i++)
+	{
+		bool		counted = (ok == NULL || ok[i]) && !isnull[i];
+
+		out[i] = counted ? Int32GetDatum(comp_text_length(values[i], utf8)) : (Datum) 0;
+		outnull[i] = !counted;
+	}
+}
+
 /* A column of the row over the batch: the relation's, or an extra one. */
 static inline void
 comp_column(TesseraComputed *c, TesseraBatch *b, int att, Datum **values, bool **isnull)
@@ -263,6 +369,8 @@ TesseraComputedInit(TesseraComputed *c, List *exprs, Index relid, PlanState *ps,
 		/* of one varlena column (text, bytea, numeric, arrays, …): per value */
 		c->mode[j] = m == 1 && TupleDescAttr(rowdesc, c->atts[j][0])->attlen == -1 ?
 			COMP_ONE_STRING : COMP_PROJECTED;
+		if (m == 1 && textlen_of_column(lfirst(lc)))
+			c->mode[j] = COMP_TEXTLEN;
 		/* an extra column as it is: its array */
 		if (IsA(lfirst(lc), Var) && m == 1 && c->atts[j][0] >= natts_rel)
 			c->mode[j] = COMP_EXTRA;
@@ -653,6 +761,8 @@ TesseraComputedBatch(TesseraComputed *c, TesseraBatch *b, const bool *ok, int n,
 	for (int j = 0; j < c->n; j++)
 		if (c->mode[j] == COMP_ONE_STRING)
 			comp_one_string(c, j, b, ok, n);
+		else if (c->mode[j] == COMP_TEXTLEN)
+			comp_textlen(c, j, b, ok, n);
 	if (c->any_int_arith)
 		comp_int_arith(c, b, ok, n, bufcxt);
 	if (c->proj != NULL)

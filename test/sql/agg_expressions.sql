@@ -98,6 +98,24 @@ SELECT count(*) AS spilled FROM tt.explain('(ANALYZE, COSTS OFF, TIMING OFF, SUM
 SELECT tt.cmp('SELECT id + 0, count(*), sum(g) FROM {t} GROUP BY 1', 'eh', 'et');
 RESET work_mem;
 
+-- length() of a text or varchar column counts characters from the bytes
+-- (per dictionary entry, or per row of a plain chunk): multibyte UTF-8
+-- (two, three and four bytes), long values, empty strings, NULLs
+CREATE TABLE lh (id int, u text, v varchar(300), w text);
+INSERT INTO lh SELECT i,
+    CASE WHEN i % 23 = 0 THEN NULL
+         ELSE repeat(substr('aé中😀bç', 1 + i % 6, 1 + i % 4), 1 + i % 37) || md5(i::text) END,
+    CASE WHEN i % 19 = 0 THEN '' ELSE left(repeat('ñx€' || i, 20), i % 300) END,
+    (ARRAY['', 'ab', 'éé', '中文字', NULL])[1 + i % 5]
+FROM generate_series(1, 20000) i;
+CREATE TABLE lt (LIKE lh) USING tessera WITH (tessera_row_group_row_limit = 3000);
+INSERT INTO lt SELECT * FROM lh;
+SELECT q, tt.cmp(q, 'lh', 'lt') FROM (VALUES
+    ('SELECT id % 10, sum(length(u)), avg(char_length(v)), max(character_length(w)), count(length(u)) FROM {t} GROUP BY 1'),
+    ('SELECT length(w), count(*), sum(length(v)) FROM {t} GROUP BY 1'),
+    ('SELECT length(u) % 7, count(*) FROM {t} WHERE id > 5000 GROUP BY 1')
+) v(q);
+
 -- integer +, -, * computed a column at a time: the same sums, NULLs and
 -- overflow errors, raised only when a counted row overflows
 CREATE TABLE ih (a int, b bigint, c smallint, big int);
@@ -222,5 +240,5 @@ FROM (VALUES
 ) v(q);
 SELECT tt.cmp('SELECT (s || '''') COLLATE ae_ci, count(*) FROM {t} GROUP BY 1', 'eh', 'et');
 
-DROP TABLE eh, et;
+DROP TABLE eh, et, lh, lt;
 DROP COLLATION ae_ci;
