@@ -160,6 +160,7 @@ CREATE TEMP TABLE snow_q AS SELECT * FROM (VALUES
     ('SELECT sd_pair.label, sn_grp.gname, count(*) FROM {t} f JOIN sd_pair ON f.k1 = sd_pair.a AND f.x = sd_pair.b JOIN sd1 ON f.k1 = sd1.k JOIN sn_grp ON sn_grp.g = sd1.grp GROUP BY 1, 2'),
     ('SELECT sd1.name, count(*) FROM {t} f JOIN sd1 ON f.k1 = sd1.k JOIN sd3 ON f.k3 = sd3.k WHERE sd1.grp = 1 OR sd3.label = ''L2'' GROUP BY 1'),
     ('SELECT sd1.name, count(*), sum(f.v) FROM {t} f JOIN sd1 ON f.k1 = sd1.k AND f.x < sd1.grp GROUP BY 1'),
+    ('SELECT sd1.name, count(*) FROM {t} f JOIN sd1 ON f.k1 = sd1.k WHERE 100 / (f.x - sd1.grp) > 10 AND f.x <> sd1.grp GROUP BY 1'),
     ('SELECT sd2.cat, sn_grp.gname, count(*) FROM {t} f JOIN sd1 ON f.k1 = sd1.k JOIN sn_grp ON sd1.grp = sn_grp.g JOIN sd2 ON f.k2 = sd2.k WHERE substr(sd1.name, 2) < substr(sd2.cat, 2) AND (sn_grp.gname <> sd1.name OR f.s IS NULL) GROUP BY 1, 2'),
     ('SELECT sd3.label, count(*) FROM {t} f JOIN sd1 ON f.k1 = sd1.k JOIN sd3 ON f.k3 = sd3.k WHERE sd1.w::int % 4 < sd3.k % 4 AND EXISTS (SELECT 1 FROM sd_many m WHERE m.k = f.x) GROUP BY 1')
 ) v(q);
@@ -179,7 +180,8 @@ WHERE EXISTS (SELECT FROM tt.explain(replace(q, '{t}', 'sf_t')) p WHERE p LIKE '
 RESET max_parallel_workers_per_gather; RESET parallel_setup_cost;
 RESET parallel_tuple_cost; RESET min_parallel_table_scan_size;
 -- (conditions across dimensions, or between a dimension and the table, are
--- filters on the joined rows)
+-- filters on the joined rows, evaluated in PostgreSQL's order: cheapest
+-- first, a later one not where an earlier one failed)
 -- not taken (rows could multiply, or the join is more than a star):
 -- a further relation joined on a column that is not its unique key, half
 -- of a composite key, a group joined to the table through two relations,
