@@ -18,12 +18,13 @@
  *	  through F (a snowflake: supplier and its nation): one of them holds
  *	  the key, and each other one joins those before it on its own unique
  *	  key, so a row of the first still matches at most one row of their
- *	  join, which is read by the join's own plan.  No clause may join F
- *	  other than through a class, and none may join two dimensions (that
- *	  makes them one, which then joins F twice): then joining every
- *	  dimension to F on its key is the whole join.  Each dimension is read
- *	  by its own cheapest plan, with its own quals.  Everything else stays
- *	  PostgreSQL's plan.
+ *	  join, which is read by the join's own plan.  An equivalence between
+ *	  two dimensions makes them one, which then joins F twice: not taken.
+ *	  Other join clauses between dimensions, or between a dimension and F,
+ *	  filter the joined rows (star->filters).  Then joining every
+ *	  dimension to F on its key, and filtering, is the whole join.  Each
+ *	  dimension is read by its own cheapest plan, with its own quals.
+ *	  Everything else stays PostgreSQL's plan.
 
  *	  The aggregation's group keys and arguments may read D's columns:
  *	  they are rewritten into Vars of F numbered after F's attributes
