@@ -275,23 +275,13 @@ tagg_own_columns(Bitmapset *attrs, TesseraStarPlan *star)
 }
 
 static bool
-tagg_exec_param_walker(Node *node, void *context)
-{
-	if (node == NULL)
-		return false;
-	if (IsA(node, Param) && ((Param *) node)->paramkind == PARAM_EXEC)
-		return true;
-	return expression_tree_walker(node, tagg_exec_param_walker, context);
-}
-
-static bool
 tagg_has_exec_param(List *rinfos)
 {
 	ListCell   *lc;
 
 	foreach(lc, rinfos)
 	{
-		if (tagg_exec_param_walker((Node *) lfirst_node(RestrictInfo, lc)->clause, NULL))
+		if (TesseraHasExecParam((Node *) lfirst_node(RestrictInfo, lc)->clause, NULL))
 			return true;
 	}
 	return false;
@@ -652,8 +642,8 @@ tagg_try_parallel(PlannerInfo *root, RelOptInfo *rel, RelOptInfo *output_rel, Cu
 		!tagg_star_parallel_safe(cxt->star, &dim_paths) ||
 		cxt->aggs == NIL ||		/* the partial states ride in an Aggref */
 		tagg_has_exec_param(rel->baserestrictinfo) ||
-		tagg_exec_param_walker((Node *) cxt->aggs, NULL) ||
-		tagg_exec_param_walker((Node *) cxt->group_vars, NULL) ||
+		TesseraHasExecParam((Node *) cxt->aggs, NULL) ||
+		TesseraHasExecParam((Node *) cxt->group_vars, NULL) ||
 		run_cost <= 10 * parallel_setup_cost)
 		return;
 	workers = compute_parallel_worker(rel, rel->pages, -1, max_parallel_workers_per_gather);

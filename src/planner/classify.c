@@ -1059,6 +1059,21 @@ TesseraComputable(Node *expr, Index relid)
 	return true;
 }
 
+/*
+ * Does the expression read a parameter set at run time (PARAM_EXEC)?  Its
+ * value would not reach parallel workers, and quals with one stay where
+ * PostgreSQL evaluates them.  (An expression_tree_walker: context unused.)
+ */
+bool
+TesseraHasExecParam(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Param) && ((Param *) node)->paramkind == PARAM_EXEC)
+		return true;
+	return expression_tree_walker(node, TesseraHasExecParam, context);
+}
+
 /* The computed column of expr, added to *computed if new. */
 int
 TesseraComputedColumn(List **computed, Node *expr)

@@ -27,6 +27,7 @@ extern void TesseraDescribeVectorQuals(List *quals, Index relid, Relation rel, L
 extern List *TesseraAggDescribe(Aggref *agg, Index relid, Relation rel, List **computed);
 extern List *TesseraKeyDescribe(Node *expr, int attidx);
 extern bool TesseraComputable(Node *expr, Index relid);
+extern bool TesseraHasExecParam(Node *node, void *context);
 extern int	TesseraComputedColumn(List **computed, Node *expr);
 
 /* scan_path.c */

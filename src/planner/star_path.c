@@ -271,17 +271,6 @@ star_member_in(EquivalenceMember *em, Relids relids)
 
 static Relids star_group_of(List *groups, int rti);
 
-/* Does the expression read a parameter set at run time (PARAM_EXEC)? */
-static bool
-star_has_exec_param(Node *node, void *context)
-{
-	if (node == NULL)
-		return false;
-	if (IsA(node, Param) && ((Param *) node)->paramkind == PARAM_EXEC)
-		return true;
-	return expression_tree_walker(node, star_has_exec_param, context);
-}
-
 /* Merge the groups that link's relations are in into one. */
 static List *
 star_merge_groups(List *groups, Relids link)
@@ -367,7 +356,7 @@ star_groups(PlannerInfo *root, RelOptInfo *joinrel, Index fact, TesseraStarPlan 
 				continue;
 			if (rinfo->pseudoconstant || contain_volatile_functions((Node *) rinfo->clause) ||
 				contain_subplans((Node *) rinfo->clause) ||
-				star_has_exec_param((Node *) rinfo->clause, NULL))
+				TesseraHasExecParam((Node *) rinfo->clause, NULL))
 				return NIL;
 			star->filters = list_append_unique_ptr(star->filters, rinfo);
 		}
@@ -383,7 +372,7 @@ star_groups(PlannerInfo *root, RelOptInfo *joinrel, Index fact, TesseraStarPlan 
  * before: a tree of many-to-one joins.  (Other clauses only filter.)
  */
 static bool
-star_group_many_to_one(PlannerInfo *root, RelOptInfo *joinrel, TesseraStarDimPlan *dim)
+star_group_many_to_one(PlannerInfo *root, TesseraStarDimPlan *dim)
 {
 	Relids		done = bms_make_singleton(dim->key_rel->relid);
 	bool		progress = true;
@@ -579,7 +568,7 @@ star_dimensions(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *fact, Tesser
 		if (dim->kind == STAR_INNER &&
 			(!star_unique_key2(dim->key_rel, dim->dim_key, dim->ec->ec_opfamilies,
 							   dim->dim_key2, dim->ec2 ? dim->ec2->ec_opfamilies : NIL) ||
-			 !star_group_many_to_one(root, joinrel, dim)))
+			 !star_group_many_to_one(root, dim)))
 			return false;
 		if (dim->rel == NULL)
 			dim->rel = bms_membership(dim->relids) == BMS_SINGLETON ? dim->key_rel :

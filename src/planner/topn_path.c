@@ -99,16 +99,6 @@ topn_sort_keys(PlannerInfo *root, Index relid)
 	return keys;
 }
 
-static bool
-topn_has_exec_param(Node *node, void *context)
-{
-	if (node == NULL)
-		return false;
-	if (IsA(node, Param) && ((Param *) node)->paramkind == PARAM_EXEC)
-		return true;
-	return expression_tree_walker(node, topn_has_exec_param, context);
-}
-
 static void
 tessera_topn_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_rel,
 						 RelOptInfo *output_rel, void *extra)
@@ -152,7 +142,7 @@ tessera_topn_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo 
 
 		if (rinfo->pseudoconstant ||
 			TesseraVecDescribe((Node *) rinfo->clause, input_rel->relid, relation) == NIL ||
-			topn_has_exec_param((Node *) rinfo->clause, NULL))
+			TesseraHasExecParam((Node *) rinfo->clause, NULL))
 		{
 			table_close(relation, NoLock);
 			return;
