@@ -285,6 +285,7 @@ typedef enum TaggPrivate
 	TAGG_PRIVATE_STAR,			/* a star join: [dimensions, extra columns], or NIL */
 	TAGG_PRIVATE_STAR_CLAUSES,	/* its join clauses (for EXPLAIN) */
 	TAGG_PRIVATE_SOURCE,		/* a batch source's plan (TesseraBatchSource), or NIL */
+	TAGG_PRIVATE_ROW_QUALS,		/* quals evaluated row by row: [one AND], or NIL */
 	TAGG_PRIVATE_NFIELDS
 } TaggPrivate;
 

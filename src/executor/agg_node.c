@@ -268,6 +268,11 @@ tagg_begin(CustomScanState *node, EState *estate, int eflags)
 							rowdesc, reldesc->natts, estate);
 		as->star_filters.ext_values = as->comp.ext_values;
 		as->star_filters.ext_nulls = as->comp.ext_nulls;
+		TesseraComputedInit(&as->row_quals, list_nth(priv, TAGG_PRIVATE_ROW_QUALS),
+							intVal(list_nth(priv, TAGG_PRIVATE_RELID)), &node->ss.ps,
+							rowdesc, reldesc->natts, estate);
+		as->row_quals.ext_values = as->comp.ext_values;
+		as->row_quals.ext_nulls = as->comp.ext_nulls;
 		as->source_plan = list_nth(priv, TAGG_PRIVATE_SOURCE);
 		if (as->source_plan != NIL)
 		{
@@ -843,7 +848,7 @@ static bool
 tagg_count_only(TesseraAggState *as)
 {
 	if (as->groups.nkeys > 0 || as->ts.skip != NIL || as->ts.nvquals > 0 ||
-		as->ts.css.ss.ps.qual != NULL || as->star.ndims > 0)
+		as->ts.css.ss.ps.qual != NULL || as->star.ndims > 0 || as->row_quals.n > 0)
 		return false;
 	for (int k = 0; k < as->nspecs; k++)
 		if (as->specs[k].kind != TAGG_COUNT_STAR || as->specs[k].nfq > 0)
@@ -852,15 +857,15 @@ tagg_count_only(TesseraAggState *as)
 }
 
 /*
- * A star join's filters across dimensions, on the rows the probes kept
- * (PostgreSQL's join filter, on the same rows): a row stays if every one
- * is true.  Rows not counted read as NULL extra columns; they are not
- * evaluated.
+ * Quals evaluated row by row on the rows still counted: the table's quals
+ * with no vector form, then a star join's filters across dimensions (on
+ * the rows the probes kept: PostgreSQL's join filter, on the same rows).
+ * A row stays if the qual (one AND) is true; rows not counted are not
+ * evaluated.  Returns the rows it removed.
  */
-static void
-tagg_star_filter(TesseraAggState *as, TesseraBatch *b, bool *mask, int n)
+static uint64
+tagg_row_filter(TesseraAggState *as, TesseraComputed *f, TesseraBatch *b, bool *mask, int n)
 {
-	TesseraComputed *f = &as->star_filters;
 	uint64		before = TesseraSelCount(mask, n);
 
 	TesseraComputedBatch(f, b, mask, n, as->buf_cxt);
@@ -872,7 +877,7 @@ tagg_star_filter(TesseraAggState *as, TesseraBatch *b, bool *mask, int n)
 		for (int i = 0; i < n; i++)
 			mask[i] = mask[i] && !isnull[i] && DatumGetBool(v[i]);
 	}
-	as->star.rows_removed += before - TesseraSelCount(mask, n);
+	return before - TesseraSelCount(mask, n);
 }
 
 /*
@@ -885,7 +890,7 @@ tagg_counted_rows(TesseraAggState *as, TesseraBatch *b, const bool *sel)
 	int			n = b->nrows;
 	bool	   *mask;
 
-	if (b->deleted == NULL && as->star.ndims == 0)
+	if (b->deleted == NULL && as->star.ndims == 0 && as->row_quals.n == 0)
 		return sel;
 	if (as->ok_cap < n || as->ok == NULL)
 	{
@@ -907,11 +912,11 @@ tagg_counted_rows(TesseraAggState *as, TesseraBatch *b, const bool *sel)
 		for (int i = 0; i < n; i++)
 			mask[i] = sel[i] & !b->deleted[i];
 	if (as->star.ndims > 0)
-	{
 		TesseraStarProbe(&as->star, b, mask, n, &as->comp, as->buf_cxt);
-		if (as->star_filters.n > 0)
-			tagg_star_filter(as, b, mask, n);
-	}
+	if (as->row_quals.n > 0)
+		as->rows_removed_by_quals += tagg_row_filter(as, &as->row_quals, b, mask, n);
+	if (as->star_filters.n > 0)
+		as->star.rows_removed += tagg_row_filter(as, &as->star_filters, b, mask, n);
 	return mask;
 }
 
@@ -1255,14 +1260,16 @@ tagg_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyText("Phase", as->mode == TAGG_PARTIAL ? "Partial" : "Finalize", es);
 
 	/* the quals carry the planning-time varno: show them as the scan's */
-	foreach(lc, list_make2(as->ts.skip_exprs, as->ts.vector_exprs))
+	foreach(lc, list_make3(as->ts.skip_exprs, as->ts.vector_exprs,
+						   list_nth(cscan->custom_private, TAGG_PRIVATE_ROW_QUALS)))
 	{
 		List	   *quals = copyObject(lfirst(lc));
+		int			k = foreach_current_index(lc);
 
 		if (quals == NIL)
 			continue;
 		ChangeVarNodes((Node *) quals, plan_relid, cscan->scan.scanrelid, 0);
-		ExplainPropertyText(lfirst(lc) == as->ts.skip_exprs ? "Row Group Filter" : "Vector Filter",
+		ExplainPropertyText(k == 0 ? "Row Group Filter" : k == 1 ? "Vector Filter" : "Filter",
 							deparse_expression((Node *) make_ands_explicit(quals), context,
 											   es->verbose, false), es);
 	}
@@ -1283,6 +1290,9 @@ tagg_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		}
 		TesseraExplainFilterCounts(&node->ss.ps, as->ts.skip_exprs != NIL,
 								   as->ts.vector_exprs != NIL, es);
+		/* (a partial node's: the leader's share only) */
+		if (list_nth(cscan->custom_private, TAGG_PRIVATE_ROW_QUALS) != NIL)
+			ExplainPropertyUInteger("Rows Removed by Filter", NULL, as->rows_removed_by_quals, es);
 		/* (a partial node's: the leader's share only) */
 		if (as->star.ndims > 0)
 			ExplainPropertyUInteger("Rows Removed by Star Join", NULL, as->star.rows_removed, es);

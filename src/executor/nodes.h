@@ -201,6 +201,8 @@ typedef struct TesseraAggState
 	TesseraComputed comp;		/* expressions computed per row (TAGG_COMPUTED_ATTIDX + j) */
 	TesseraStar star;			/* dimensions joined to the table, if any */
 	TesseraComputed star_filters;	/* its filters on the joined rows */
+	TesseraComputed row_quals;	/* quals with no vector form, on counted rows */
+	uint64		rows_removed_by_quals;
 	TesseraGroups outer;
 	MemoryContext outer_cxt;
 	/* a foreign table's batches (TesseraBatchSource), instead of a table scan */

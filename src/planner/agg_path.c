@@ -40,6 +40,7 @@
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
+#include "optimizer/clauses.h"
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/pathnode.h"
@@ -76,8 +77,9 @@ typedef enum TaggPathPrivate
 	TAGG_PATH_STAR,				/* a star join: [description, clauses], or NIL */
 	TAGG_PATH_ROW_AGGS,			/* the aggregates and group keys as the row */
 	TAGG_PATH_ROW_GROUP_VARS,	/* reads them (star joins rewritten) */
-	TAGG_PATH_SOURCE_ATTNUMS	/* a foreign table's batch source: the columns
+	TAGG_PATH_SOURCE_ATTNUMS,	/* a foreign table's batch source: the columns
 								 * read; NIL for a tessera table */
+	TAGG_PATH_ROW_QUALS			/* quals evaluated row by row, in order */
 } TaggPathPrivate;
 
 static Plan *tagg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
@@ -101,6 +103,8 @@ typedef struct TAggFindContext
 	List	   *row_group_vars; /* reads them (TesseraStarRewrite) */
 	int			ndependent;		/* the last of group_vars: columns that depend
 								 * on the GROUP BY keys (tagg_dependent) */
+	List	   *row_quals;		/* quals with no vector form (RestrictInfos,
+								 * in PostgreSQL's order) */
 } TAggFindContext;
 
 /* The groups expected: those of the real keys (not the dependent ones). */
@@ -287,6 +291,17 @@ tagg_has_exec_param(List *rinfos)
 	return false;
 }
 
+static Index
+tagg_max_security_level(List *rinfos)
+{
+	Index		level = 0;
+	ListCell   *lc;
+
+	foreach(lc, rinfos)
+		level = Max(level, lfirst_node(RestrictInfo, lc)->security_level);
+	return level;
+}
+
 /* The partial node's column of serialized states, as an Aggref-like marker. */
 static Aggref *
 tagg_state_marker(List *aggs)
@@ -327,6 +342,8 @@ tagg_path_finish(CustomPath *cpath, Index relid, TAggFindContext *cxt, TAggMode 
 	cpath->custom_private = lappend(cpath->custom_private, cxt->row_aggs);
 	cpath->custom_private = lappend(cpath->custom_private, cxt->row_group_vars);
 	cpath->custom_private = lappend(cpath->custom_private, source_attnums);
+	cpath->custom_private = lappend(cpath->custom_private,
+									extract_actual_clauses(cxt->row_quals, false));
 	cpath->methods = &tagg_path_methods;
 }
 
@@ -642,6 +659,7 @@ tagg_try_parallel(PlannerInfo *root, RelOptInfo *rel, RelOptInfo *output_rel, Cu
 		!tagg_star_parallel_safe(cxt->star, &dim_paths) ||
 		cxt->aggs == NIL ||		/* the partial states ride in an Aggref */
 		tagg_has_exec_param(rel->baserestrictinfo) ||
+		!is_parallel_safe(root, (Node *) extract_actual_clauses(cxt->row_quals, false)) ||
 		TesseraHasExecParam((Node *) cxt->aggs, NULL) ||
 		TesseraHasExecParam((Node *) cxt->group_vars, NULL) ||
 		run_cost <= 10 * parallel_setup_cost)
@@ -686,6 +704,54 @@ tagg_source_attnums(TAggFindContext *cxt, RelOptInfo *rel, Bitmapset *attrs, Lis
 	if (*attnums == NIL)
 		*attnums = list_make1_int(0);
 	return true;
+}
+
+/*
+ * Every qual a vector qual, or one evaluated row by row on the rows the
+ * vector quals keep (cxt->row_quals, in PostgreSQL's order; not for a
+ * batch source: it filters by vector quals only).  The columns they read
+ * go to *attrs.
+ */
+static void
+tagg_classify_quals(PlannerInfo *root, RelOptInfo *rel, Relation relation, bool external,
+					TAggFindContext *cxt, Bitmapset **attrs)
+{
+	ListCell   *lc;
+
+	foreach(lc, rel->baserestrictinfo)
+	{
+		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
+
+		if (TesseraVecDescribe((Node *) rinfo->clause, rel->relid, relation) != NIL)
+			;
+		else if (!external && TesseraRowQual(rinfo, rel->relid))
+			cxt->row_quals = lappend(cxt->row_quals, rinfo);
+		else
+			cxt->ok = false;
+		pull_varattnos((Node *) rinfo->clause, rel->relid, attrs);
+	}
+	/* (the vector quals go first: under a security barrier, PostgreSQL's order) */
+	if (!TesseraOrderQuals(root, &cxt->row_quals) ||
+		(cxt->row_quals != NIL && tagg_max_security_level(rel->baserestrictinfo) > 0))
+		cxt->ok = false;
+}
+
+/*
+ * Quals with no vector form: evaluated on the rows the vector quals keep,
+ * as PostgreSQL's; *agg_rows, of a single table, is what they keep.
+ */
+static Cost
+tagg_row_quals_cost(PlannerInfo *root, TAggFindContext *cxt, Index relid, double rows,
+					double *agg_rows)
+{
+	QualCost	qc;
+
+	if (cxt->row_quals == NIL)
+		return 0;
+	cost_qual_eval(&qc, cxt->row_quals, root);
+	if (cxt->star == NULL)
+		*agg_rows *= clauselist_selectivity(root, cxt->row_quals, relid, JOIN_INNER, NULL);
+	return qc.startup + rows * qc.per_tuple;
 }
 
 static void
@@ -739,16 +805,8 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 		table_close(relation, NoLock);
 		return;
 	}
-
-	/* every qual must be a vector qual; every output an aggregate of ours */
-	foreach(lc, rel->baserestrictinfo)
-	{
-		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
-
-		if (TesseraVecDescribe((Node *) rinfo->clause, rel->relid, relation) == NIL)
-			cxt.ok = false;
-		pull_varattnos((Node *) rinfo->clause, rel->relid, &attrs);
-	}
+	/* the quals; every output an aggregate of ours */
+	tagg_classify_quals(root, rel, relation, external, &cxt, &attrs);
 	foreach(lc, output_rel->reltarget->exprs)
 		(void) tagg_find(lfirst(lc), &cxt);
 	/* HAVING: evaluated on each group's row, its aggregates computed too */
@@ -814,8 +872,9 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 						&build_cost))
 		return;
 	run_cost = rows_read * (est.decode_ops * 0.25 + est.nvec * 0.1) * cpu_operator_cost +
-		agg_rows * (agg_work + 0.5 * list_length(inner_keys)) * cpu_operator_cost + star_cost +
-		spill_cost;
+		star_cost + spill_cost;
+	run_cost += tagg_row_quals_cost(root, &cxt, rel->relid, rows_read * est.vec_sel, &agg_rows);
+	run_cost += agg_rows * (agg_work + 0.5 * list_length(inner_keys)) * cpu_operator_cost;
 	/* count(DISTINCT): each inner group is folded into its outer group */
 	if (cxt.distinct_var != NULL)
 		run_cost += inner_groups * list_length(cxt.aggs) * cpu_operator_cost;
@@ -851,6 +910,9 @@ tagg_collect_params(Node *node, List **params)
 		*params = list_append_unique(*params, copyObject(node));
 		return false;
 	}
+	/* a subplan's test reads its own output columns: only its arguments are ours */
+	if (IsA(node, SubPlan))
+		return tagg_collect_params((Node *) ((SubPlan *) node)->args, params);
 	return expression_tree_walker(node, tagg_collect_params, params);
 }
 
@@ -937,6 +999,8 @@ tagg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *
 	List	   *row_aggs = list_nth(best_path->custom_private, TAGG_PATH_ROW_AGGS);
 	List	   *row_group_vars = list_nth(best_path->custom_private, TAGG_PATH_ROW_GROUP_VARS);
 	List	   *source_attnums = list_nth(best_path->custom_private, TAGG_PATH_SOURCE_ATTNUMS);
+	List	   *row_quals = list_nth(best_path->custom_private, TAGG_PATH_ROW_QUALS);
+	List	   *rest = NIL;
 	List	   *source_plan = NIL;
 	TesseraStarPlan star_plan;
 	RelOptInfo *input_rel = find_base_rel(root, relid);
@@ -956,7 +1020,10 @@ tagg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *
 	if (mode != TAGG_FINAL)
 	{
 		TesseraDescribeVectorQuals(extract_actual_clauses(input_rel->baserestrictinfo, false),
-								   relid, relation, &skip, &skip_descs, &vector, &vector_descs);
+								   relid, relation, &skip, &skip_descs, &vector, &vector_descs,
+								   &rest);
+		if (list_length(rest) != list_length(row_quals))
+			elog(ERROR, "TesseraAgg: quals no longer as planned");
 		/* a source skips by its own statistics; every qual is a vector qual */
 		if (source_attnums != NIL)
 		{
@@ -1009,7 +1076,7 @@ tagg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *
 	cscan->custom_scan_tlist = scan_tlist;
 	cscan->custom_plans = custom_plans;
 	cscan->custom_exprs = NIL;
-	(void) tagg_collect_params((Node *) list_make3(vector, row_aggs, computed),
+	(void) tagg_collect_params((Node *) list_make4(vector, row_aggs, computed, row_quals),
 							   &cscan->custom_exprs);
 
 	cscan->custom_private = NIL;
@@ -1034,6 +1101,10 @@ tagg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *
 	cscan->custom_private = lappend(cscan->custom_private,
 									star != NIL ? copyObject(lsecond(star)) : NIL);
 	cscan->custom_private = lappend(cscan->custom_private, source_plan);
+	/* the row quals as one AND, PostgreSQL's order: a qual is not evaluated after one failed */
+	cscan->custom_private = lappend(cscan->custom_private,
+									mode == TAGG_FINAL || row_quals == NIL ? NIL :
+									list_make1(make_ands_explicit(copyObject(row_quals))));
 	Assert(list_length(cscan->custom_private) == TAGG_PRIVATE_NFIELDS);
 	return &cscan->scan.plan;
 }

@@ -42,6 +42,7 @@
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/clauses.h"
+#include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
@@ -231,13 +232,14 @@ TesseraSkipDescribe(Node *node, Index relid, Relation rel)
 
 /*
  * TesseraDescribeVectorQuals
- *		For a node whose every qual is a vector qual (TesseraAgg, TesseraTopN):
- *		the quals that skip row groups and their descriptions, and every
- *		qual with its vector description.
+ *		For a node whose every qual is a vector qual (TesseraTopN), or
+ *		whose other quals go to *rest (TesseraAgg's row quals): the quals
+ *		that skip row groups and their descriptions, and every vector qual
+ *		with its description.
  */
 void
 TesseraDescribeVectorQuals(List *quals, Index relid, Relation rel, List **skip,
-						   List **skip_descs, List **vector, List **vector_descs)
+						   List **skip_descs, List **vector, List **vector_descs, List **rest)
 {
 	ListCell   *lc;
 
@@ -251,6 +253,11 @@ TesseraDescribeVectorQuals(List *quals, Index relid, Relation rel, List **skip,
 		{
 			*skip = lappend(*skip, qual);
 			*skip_descs = lappend(*skip_descs, sdesc);
+		}
+		if (vdesc == NIL && rest != NULL)
+		{
+			*rest = lappend(*rest, qual);
+			continue;
 		}
 		if (vdesc == NIL)
 			elog(ERROR, "tessera: qual no longer a vector qual at plan time");
@@ -1067,11 +1074,135 @@ TesseraComputable(Node *expr, Index relid)
 bool
 TesseraHasExecParam(Node *node, void *context)
 {
+	List	   *own = (List *) context;
+
 	if (node == NULL)
 		return false;
 	if (IsA(node, Param) && ((Param *) node)->paramkind == PARAM_EXEC)
-		return true;
+		return !list_member_int(own, ((Param *) node)->paramid);
+
+	/*
+	 * A subplan's test compares with its own output columns, Params of its
+	 * paramIds that it sets itself for each of its rows: not run-time
+	 * parameters of the plan it sits in.
+	 */
+	if (IsA(node, SubPlan))
+	{
+		SubPlan    *sp = (SubPlan *) node;
+
+		return TesseraHasExecParam((Node *) sp->args, context) ||
+			TesseraHasExecParam(sp->testexpr, list_concat_copy(own, sp->paramIds));
+	}
 	return expression_tree_walker(node, TesseraHasExecParam, context);
+}
+
+/*
+ * TesseraOrderQuals
+ *		Put quals (RestrictInfos) in the order PostgreSQL evaluates a node's
+ *		quals (order_qual_clauses: cheapest first, ties as written): they
+ *		are evaluated as one AND, so a later one is not evaluated where an
+ *		earlier one failed, and errors come as PostgreSQL's would.  False if
+ *		one comes from a security barrier (its order among them matters
+ *		otherwise).
+ */
+bool
+TesseraOrderQuals(PlannerInfo *root, List **quals)
+{
+	int			n = list_length(*quals);
+	RestrictInfo **rinfos = palloc(sizeof(RestrictInfo *) * Max(n, 1));
+	Cost	   *costs = palloc(sizeof(Cost) * Max(n, 1));
+	ListCell   *lc;
+
+	foreach(lc, *quals)
+	{
+		RestrictInfo *rinfo = lfirst(lc);
+		QualCost	qc;
+		int			i = foreach_current_index(lc);
+
+		if (rinfo->security_level > 0)
+			return false;
+		cost_qual_eval_node(&qc, (Node *) rinfo->clause, root);
+		/* (a stable insertion sort by cost) */
+		while (i > 0 && costs[i - 1] > qc.per_tuple)
+		{
+			rinfos[i] = rinfos[i - 1];
+			costs[i] = costs[i - 1];
+			i--;
+		}
+		rinfos[i] = rinfo;
+		costs[i] = qc.per_tuple;
+	}
+	*quals = NIL;
+	for (int i = 0; i < n; i++)
+		*quals = lappend(*quals, rinfos[i]);
+	return true;
+}
+
+typedef struct RowQualContext
+{
+	Index		relid;
+	int			ncolumns;
+	bool		ok;
+} RowQualContext;
+
+static bool
+row_qual_walker(Node *node, RowQualContext *cxt)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Var))
+	{
+		Var		   *var = (Var *) node;
+
+		if (var->varno != cxt->relid || var->varlevelsup != 0 || var->varattno <= 0)
+			cxt->ok = false;
+		cxt->ncolumns++;
+		return false;
+	}
+	/*
+	 * An uncorrelated subplan that hashes its rows (x [NOT] IN (SELECT
+	 * ...)) is run once and probed per row.  Any other subplan runs per
+	 * row, and an AlternativeSubPlan is resolved by setrefs, which does not
+	 * see this copy of the qual.
+	 */
+	if (IsA(node, SubPlan))
+	{
+		SubPlan    *sp = (SubPlan *) node;
+
+		if (!sp->useHashTable || sp->args != NIL || sp->parParam != NIL || sp->setParam != NIL)
+			cxt->ok = false;
+		return row_qual_walker(sp->testexpr, cxt);
+	}
+	if (IsA(node, AlternativeSubPlan) || IsA(node, SubLink) || IsA(node, PlaceHolderVar) ||
+		IsA(node, Aggref) || IsA(node, WindowFunc) || IsA(node, GroupingFunc))
+	{
+		cxt->ok = false;
+		return false;
+	}
+	return expression_tree_walker(node, row_qual_walker, cxt);
+}
+
+/*
+ * TesseraRowQual
+ *		Can TesseraAgg evaluate qual of relation relid row by row, on the
+ *		rows its vector quals keep?  A qual with no vector form, of the
+ *		relation's own columns, with no volatile function, set-returning
+ *		function or run-time parameter, and no subplan but a hashed
+ *		uncorrelated one; not one of a security barrier (the order of quals
+ *		across barriers matters, and the vector quals go first).
+ */
+bool
+TesseraRowQual(RestrictInfo *rinfo, Index relid)
+{
+	RowQualContext cxt = {relid, 0, true};
+	Node	   *qual = (Node *) rinfo->clause;
+
+	if (rinfo->security_level > 0 || rinfo->pseudoconstant ||
+		contain_volatile_functions(qual) || expression_returns_set(qual) ||
+		TesseraHasExecParam(qual, NIL))
+		return false;
+	(void) row_qual_walker(qual, &cxt);
+	return cxt.ok && cxt.ncolumns <= TAGG_COMPUTED_MAX_COLUMNS;
 }
 
 /* The computed column of expr, added to *computed if new. */

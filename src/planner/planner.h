@@ -23,11 +23,14 @@ extern bool TesseraIntLikeType(Oid t);
 extern List *TesseraSkipDescribe(Node *qual, Index relid, Relation rel);
 extern List *TesseraVecDescribe(Node *qual, Index relid, Relation rel);
 extern void TesseraDescribeVectorQuals(List *quals, Index relid, Relation rel, List **skip,
-									   List **skip_descs, List **vector, List **vector_descs);
+									   List **skip_descs, List **vector, List **vector_descs,
+									   List **rest);
 extern List *TesseraAggDescribe(Aggref *agg, Index relid, Relation rel, List **computed);
 extern List *TesseraKeyDescribe(Node *expr, int attidx);
 extern bool TesseraComputable(Node *expr, Index relid);
 extern bool TesseraHasExecParam(Node *node, void *context);
+extern bool TesseraRowQual(RestrictInfo *rinfo, Index relid);
+extern bool TesseraOrderQuals(PlannerInfo *root, List **quals);
 extern int	TesseraComputedColumn(List **computed, Node *expr);
 
 /* scan_path.c */

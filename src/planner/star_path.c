@@ -590,46 +590,6 @@ star_dimensions(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *fact, Tesser
 }
 
 /*
- * Put the filters in the order PostgreSQL evaluates a join's quals
- * (order_qual_clauses: cheapest first, ties as written): they are
- * evaluated as one AND, so a later one is not evaluated where an earlier
- * one failed, and errors come as PostgreSQL's would.  False if one comes
- * from a security barrier (its order among them matters otherwise).
- */
-static bool
-star_order_filters(PlannerInfo *root, TesseraStarPlan *star)
-{
-	int			n = list_length(star->filters);
-	RestrictInfo **rinfos = palloc(sizeof(RestrictInfo *) * Max(n, 1));
-	Cost	   *costs = palloc(sizeof(Cost) * Max(n, 1));
-	ListCell   *lc;
-
-	foreach(lc, star->filters)
-	{
-		RestrictInfo *rinfo = lfirst(lc);
-		QualCost	qc;
-		int			i = foreach_current_index(lc);
-
-		if (rinfo->security_level > 0)
-			return false;
-		cost_qual_eval_node(&qc, (Node *) rinfo->clause, root);
-		/* (a stable insertion sort by cost) */
-		while (i > 0 && costs[i - 1] > qc.per_tuple)
-		{
-			rinfos[i] = rinfos[i - 1];
-			costs[i] = costs[i - 1];
-			i--;
-		}
-		rinfos[i] = rinfo;
-		costs[i] = qc.per_tuple;
-	}
-	star->filters = NIL;
-	for (int i = 0; i < n; i++)
-		star->filters = lappend(star->filters, rinfos[i]);
-	return true;
-}
-
-/*
  * TesseraStarFind
  *		Is joinrel a star join around a tessera table TesseraAgg can probe
  *		itself?  Fills star (the fact table's relid and its dimensions).
@@ -712,7 +672,7 @@ TesseraStarFind(PlannerInfo *root, RelOptInfo *joinrel, TesseraStarPlan *star)
 		star->natts = RelationGetNumberOfAttributes(relation);
 		table_close(relation, NoLock);
 	}
-	if (!star_dimensions(root, joinrel, best, star) || !star_order_filters(root, star))
+	if (!star_dimensions(root, joinrel, best, star) || !TesseraOrderQuals(root, &star->filters))
 		return false;
 	star->filters_parallel_safe =
 		is_parallel_safe(root, (Node *) extract_actual_clauses(star->filters, false));

@@ -209,7 +209,7 @@ topn_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *
 			   *vector_descs = NIL;
 
 	TesseraDescribeVectorQuals(extract_actual_clauses(input_rel->baserestrictinfo, false),
-							   relid, relation, &skip, &skip_descs, &vector, &vector_descs);
+							   relid, relation, &skip, &skip_descs, &vector, &vector_descs, NULL);
 	table_close(relation, NoLock);
 
 	cscan->scan.plan.targetlist = tlist;

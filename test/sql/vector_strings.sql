@@ -59,8 +59,9 @@ PREPARE vs_ph(text) AS SELECT count(*) FROM vh WHERE s LIKE $1;
 EXECUTE vs_p('%google%'); EXECUTE vs_ph('%google%');
 EXECUTE vs_p('%\'); EXECUTE vs_ph('%\');
 DEALLOCATE vs_p; DEALLOCATE vs_ph;
--- a pattern ending in an escape is left to PostgreSQL's own qual (which
--- raises its error only for a value that reaches the escape)
+-- a pattern ending in an escape is no vector qual: PostgreSQL's evaluator
+-- runs it row by row (raising its error only for a value that reaches the
+-- escape)
 EXPLAIN (COSTS OFF) SELECT count(*) FROM vt WHERE s LIKE 'abc\';
 SELECT tt.cmp($$SELECT count(*) FROM {t} WHERE s LIKE 'abc\'$$, 'vh', 'vt');
 SELECT count(*) FROM vt WHERE s LIKE 'http%\';
@@ -170,7 +171,8 @@ DROP TABLE sph, spt;
 
 -- not ours: two DISTINCT columns, DISTINCT of an expression, with FILTER,
 -- and float sums beside a count(DISTINCT) (added in scan order by
--- PostgreSQL); regular expressions
+-- PostgreSQL); ours, though not a vector qual: a regular expression
+-- (evaluated row by row: agg_row_quals)
 SELECT q, tt.cmp(q, 'vh', 'vt'),
     (SELECT count(*) FROM tt.explain('(COSTS OFF) ' || replace(q, '{t}', 'vt')) l
      WHERE l LIKE '%TesseraAgg%') AS tessera_agg_nodes
