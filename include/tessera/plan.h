@@ -313,14 +313,30 @@ typedef enum StarDimField
 /*
  * How a dimension joins: an inner join on its unique key, or a semi or
  * anti join (EXISTS, NOT EXISTS) on any key, whose rows are only a set of
- * keys.
+ * keys; or a left join from the dimension (the table is the nullable
+ * side) on the dimension's unique key, its rows without a match emitted
+ * as groups of their own (star.c).
  */
 typedef enum StarDimKind
 {
 	STAR_INNER,
 	STAR_SEMI,
-	STAR_ANTI
+	STAR_ANTI,
+	STAR_LEFT
 } StarDimKind;
+
+/*
+ * A left join's groups of dimension rows without a match: per GROUP BY
+ * column, its extra column; per aggregate, what it is over the one
+ * null-extended row (StarLeftAgg).  The fourth element of the star join's
+ * description.
+ */
+typedef enum StarLeftAgg
+{
+	STAR_LEFT_NULL,				/* sum, avg, min, max of the table's columns */
+	STAR_LEFT_ZERO,				/* count(x), count(DISTINCT x) */
+	STAR_LEFT_ONE				/* count(*) */
+} StarLeftAgg;
 
 typedef enum StarExtField
 {

@@ -77,6 +77,10 @@ typedef struct VecQual
 	int			shape;			/* how the value is matched bytewise (filter.c) */
 	const char *sbytes;			/* the bytes matched */
 	int			slen;
+	int			nparts;			/* a LIKE of literals between '%'s: */
+	int		   *parts;			/* [2 * nparts] each one's offset and length in sbytes */
+	bool		open_start;		/* the pattern starts with '%' */
+	bool		open_end;		/* ... ends with '%' */
 	/* VEC_IN: the list's non-NULL elements, and whether it has a NULL */
 	int			nelems;
 	int64	   *ielems;			/* integer-like columns, sorted */

@@ -340,6 +340,7 @@ tagg_reset(TesseraAggState *as)
 	as->ok = NULL;
 	as->ok_cap = 0;
 	as->computed = false;
+	as->groups_done = false;
 	as->next = 0;
 }
 
@@ -911,9 +912,15 @@ tagg_counted_rows(TesseraAggState *as, TesseraBatch *b, const bool *sel)
 	else
 		for (int i = 0; i < n; i++)
 			mask[i] = sel[i] & !b->deleted[i];
+	/*
+	 * The table's quals on the rows that join (the probe is cheaper), but
+	 * before a left join's probe marks the dimension rows joined.
+	 */
+	if (as->row_quals.n > 0 && as->star.left)
+		as->rows_removed_by_quals += tagg_row_filter(as, &as->row_quals, b, mask, n);
 	if (as->star.ndims > 0)
 		TesseraStarProbe(&as->star, b, mask, n, &as->comp, as->buf_cxt);
-	if (as->row_quals.n > 0)
+	if (as->row_quals.n > 0 && !as->star.left)
 		as->rows_removed_by_quals += tagg_row_filter(as, &as->row_quals, b, mask, n);
 	if (as->star_filters.n > 0)
 		as->star.rows_removed += tagg_row_filter(as, &as->star_filters, b, mask, n);
@@ -1128,6 +1135,30 @@ tagg_group_tuple(TesseraAggState *as, TesseraGroups *g, int group, TupleTableSlo
 	ExecStoreVirtualTuple(slot);
 }
 
+/*
+ * A left join's next dimension row that no row of the table joined, as a
+ * group of its own: the aggregates over its null-extended row.  False when
+ * there are no more.
+ */
+static bool
+tagg_unmatched_tuple(TesseraAggState *as, TupleTableSlot *slot)
+{
+	int			nkeys = as->star.nleft_keys;
+
+	if (!as->star.left)
+		return false;
+	ExecClearTuple(slot);
+	if (!TesseraStarNextUnmatched(&as->star, slot->tts_values, slot->tts_isnull))
+		return false;
+	for (int k = 0; k < as->nspecs; k++)
+	{
+		slot->tts_values[nkeys + k] = Int64GetDatum(as->star.left_aggs[k] == STAR_LEFT_ONE);
+		slot->tts_isnull[nkeys + k] = as->star.left_aggs[k] == STAR_LEFT_NULL;
+	}
+	ExecStoreVirtualTuple(slot);
+	return true;
+}
+
 static TupleTableSlot *
 tagg_exec(CustomScanState *node)
 {
@@ -1149,27 +1180,34 @@ tagg_exec(CustomScanState *node)
 	}
 	for (;;)
 	{
-		if (as->distinct && as->mode != TAGG_PARTIAL)
+		group = -1;
+		if (as->groups_done)
+			;
+		else if (as->distinct && as->mode != TAGG_PARTIAL)
 		{
 			/* the rolled-up groups */
 			g = &as->outer;
-			if (as->next >= g->ngroups)
-				return ExecClearTuple(ss->ps.ps_ResultTupleSlot);
-			group = as->next++;
+			if (as->next < g->ngroups)
+				group = as->next++;
 		}
 		else if (as->spill.sort != NULL)
 		{
-			if (!TesseraSpillNextGroup(&as->spill, g, as->specs))
-				return ExecClearTuple(ss->ps.ps_ResultTupleSlot);
-			group = 0;
+			if (TesseraSpillNextGroup(&as->spill, g, as->specs))
+				group = 0;
 		}
-		else if (as->next >= g->ngroups)
-			return ExecClearTuple(ss->ps.ps_ResultTupleSlot);
-		else
+		else if (as->next < g->ngroups)
 			group = as->next++;
 
 		ResetExprContext(econtext);
-		tagg_group_tuple(as, g, group, slot, econtext);
+		if (group >= 0)
+			tagg_group_tuple(as, g, group, slot, econtext);
+		else
+		{
+			/* then a left join's dimension rows without a match */
+			as->groups_done = true;
+			if (!tagg_unmatched_tuple(as, slot))
+				return ExecClearTuple(ss->ps.ps_ResultTupleSlot);
+		}
 		econtext->ecxt_scantuple = slot;
 
 		/* HAVING */
@@ -1198,6 +1236,7 @@ tagg_rescan(CustomScanState *node)
 	if (as->star.ndims > 0)
 		TesseraStarRescan(&as->star);
 	as->computed = false;
+	as->groups_done = false;
 	as->next = 0;
 	TesseraSpillEnd(&as->spill);
 }
@@ -1242,7 +1281,7 @@ tagg_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		List	   *kinds = copyObject(list_nth(cscan->custom_private,
 												TAGG_PRIVATE_STAR_CLAUSES));
 		static const char *const labels[] = {"Star Join", "Semi Join", "Anti Join",
-		"Join Filter"};
+		"Join Filter", "Left Join"};
 
 		OffsetVarNodes((Node *) kinds, (int) cscan->scan.scanrelid - (int) plan_relid, 0);
 		foreach(lc, kinds)

@@ -144,6 +144,7 @@ typedef struct TesseraStarDim
 	int32	   *direct;			/* [key - min] -> row or -1; or NULL */
 	uint64	   *present;		/* with direct: a bit per key that has a row */
 	struct starhash_hash *hash; /* else key -> row */
+	bool	   *matched;		/* a left join's: [row] some row of the table joined it */
 } TesseraStarDim;
 
 typedef struct TesseraStar
@@ -159,12 +160,19 @@ typedef struct TesseraStar
 	int			cap;
 	uint64		rows_removed;	/* fact rows without a match */
 	List	   *filters;		/* clauses across dimensions, on the joined row */
+	/* a left join (one dimension): its rows without a match, as groups */
+	bool		left;
+	int			left_next;		/* the next row to look at */
+	int			nleft_keys;
+	int		   *left_keys;		/* [GROUP BY column] its extra column */
+	int		   *left_aggs;		/* [aggregate] StarLeftAgg */
 } TesseraStar;
 
 extern TupleDesc TesseraStarInit(TesseraStar *st, List *desc, List *children, TupleDesc reldesc);
 extern void TesseraStarProbe(TesseraStar *st, TesseraBatch *b, bool *ok, int n,
 							 TesseraComputed *c, MemoryContext bufcxt);
 extern void TesseraStarRescan(TesseraStar *st);
+extern bool TesseraStarNextUnmatched(TesseraStar *st, Datum *values, bool *isnull);
 extern void TesseraComputedBatch(TesseraComputed *c, TesseraBatch *b, const bool *ok, int n,
 								 MemoryContext bufcxt);
 
@@ -212,6 +220,7 @@ typedef struct TesseraAggState
 	TesseraReader *source_reader;
 	/* output */
 	bool		computed;
+	bool		groups_done;	/* every group emitted (a left join's rows without a match next) */
 	int			next;
 	uint64		metadata_answers;	/* chunk aggregates answered from summaries */
 } TesseraAggState;

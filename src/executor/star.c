@@ -120,6 +120,21 @@ TesseraStarInit(TesseraStar *st, List *desc, List *children, TupleDesc reldesc)
 
 	memset(st, 0, sizeof(TesseraStar));
 	st->filters = lthird(desc);
+	if (list_length(desc) > 3 && lfourth(desc) != NIL)
+	{
+		List	   *keys = linitial(lfourth(desc));
+		List	   *aggs = lsecond(lfourth(desc));
+		ListCell   *lc;
+
+		st->left = true;
+		st->nleft_keys = list_length(keys);
+		st->left_keys = palloc(sizeof(int) * Max(list_length(keys), 1));
+		st->left_aggs = palloc(sizeof(int) * Max(list_length(aggs), 1));
+		foreach(lc, keys)
+			st->left_keys[foreach_current_index(lc)] = lfirst_int(lc);
+		foreach(lc, aggs)
+			st->left_aggs[foreach_current_index(lc)] = lfirst_int(lc);
+	}
 	st->ndims = list_length(dims);
 	st->dims = palloc0(sizeof(TesseraStarDim) * st->ndims);
 	st->next = list_length(ext);
@@ -375,7 +390,7 @@ star_build_dim(TesseraStar *st, TesseraStarDim *dim)
 		Size		span = (Size) ((uint64) max - (uint64) min) + 1;
 
 		/* (a semi or anti join's set of keys is the bits alone) */
-		if (dim->kind == STAR_INNER)
+		if (dim->kind == STAR_INNER || dim->kind == STAR_LEFT)
 		{
 			dim->direct = palloc_extended(sizeof(int32) * span, MCXT_ALLOC_HUGE);
 			memset(dim->direct, 0xff, sizeof(int32) * span);
@@ -403,12 +418,14 @@ star_build_dim(TesseraStar *st, TesseraStarDim *dim)
 			bool		found;
 			StarEntry  *e = starhash_insert(dim->hash, keys[r], &found);
 
-			if (found && dim->kind == STAR_INNER)
+			if (found && (dim->kind == STAR_INNER || dim->kind == STAR_LEFT))
 				elog(ERROR, "TesseraAgg: a dimension's join key is not unique");
-			e->row = dim->kind == STAR_INNER ? r : 0;
+			e->row = dim->kind == STAR_INNER || dim->kind == STAR_LEFT ? r : 0;
 		}
 	}
 	pfree(keys);
+	dim->matched = dim->kind == STAR_LEFT ?
+		palloc_extended(Max(dim->nrows, 1), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO) : NULL;
 	MemoryContextSwitchTo(old);
 }
 
@@ -419,6 +436,7 @@ star_build(TesseraStar *st)
 	MemoryContextReset(st->cxt);
 	for (int d = 0; d < st->ndims; d++)
 		star_build_dim(st, &st->dims[d]);
+	st->left_next = 0;
 	st->built = true;
 }
 
@@ -624,6 +642,20 @@ TesseraStarProbe(TesseraStar *st, TesseraBatch *b, bool *ok, int n, TesseraCompu
 	}
 	st->rows_removed -= m;
 
+	/* a left join: the dimension rows some row of the table joined */
+	if (st->left)
+	{
+		bool	   *matched = st->dims[0].matched;
+
+		if (listed)
+			for (int j = 0; j < m; j++)
+				matched[st->match[st->rows[j]]] = true;
+		else if (m > 0)
+			for (int i = 0; i < n; i++)
+				if (ok[i])
+					matched[st->match[i]] = true;
+	}
+
 	for (int d = 0; d < st->ndims; d++)
 	{
 		TesseraStarDim *dim = &st->dims[d];
@@ -667,6 +699,45 @@ TesseraStarProbe(TesseraStar *st, TesseraBatch *b, bool *ok, int n, TesseraCompu
 	/* few rows joined: their other columns are read value by value */
 	if ((Size) m * 32 < (Size) n)
 		b->sparse = true;
+}
+
+/*
+ * TesseraStarNextUnmatched
+ *		A left join's next dimension row that no row of the table joined:
+ *		its GROUP BY columns' values (valid until the dimensions are read
+ *		again); false when there are no more.  Called once every row of the
+ *		table has been probed.
+ */
+bool
+TesseraStarNextUnmatched(TesseraStar *st, Datum *values, bool *isnull)
+{
+	TesseraStarDim *dim = &st->dims[0];
+
+	if (!st->left)
+		return false;
+	/* (a table without a row: its dimension never read) */
+	if (!st->built)
+		star_build(st);
+	while (st->left_next < dim->nrows)
+	{
+		int			r = st->left_next++;
+
+		if (dim->matched[r])
+			continue;
+		for (int j = 0; j < st->nleft_keys; j++)
+		{
+			int			c = 0;
+
+			while (c < dim->ncols && dim->ext[c] != st->left_keys[j])
+				c++;
+			if (c == dim->ncols)
+				elog(ERROR, "TesseraAgg: a left join's group column is not gathered");
+			values[j] = dim->values[c][r];
+			isnull[j] = dim->nulls[c][r];
+		}
+		return true;
+	}
+	return false;
 }
 
 /* TesseraStarRescan: read the dimensions again (their parameters may have changed). */

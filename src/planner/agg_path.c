@@ -447,6 +447,75 @@ tagg_spill_cost(TAggFindContext *cxt, List *inner_keys, double inner_groups, boo
  * count(DISTINCT)'s column and the columns to decode; the work per row kept,
  * in operators.
  */
+/*
+ * A left join's dimension rows without a match are groups of their own,
+ * computed from the dimension row alone: every GROUP BY column is one of
+ * the dimension's, its key among them (so no row of the table falls in
+ * such a group), and every aggregate reads the table's columns through a
+ * strict expression with no FILTER, so that over the null-extended row it
+ * is NULL, or 0 for a count (1 for count(*)).
+ */
+static bool
+tagg_left_ok(TAggFindContext *cxt)
+{
+	TesseraStarDimPlan *dim = linitial(cxt->star->dims);
+	bool		has_key = false;
+	ListCell   *lc;
+
+	foreach(lc, cxt->group_vars)
+	{
+		Var		   *var = lfirst(lc);
+
+		if (!IsA(var, Var) || var->varno != dim->dim_key->varno || var->varlevelsup != 0)
+			return false;
+		has_key |= var->varattno == dim->dim_key->varattno;
+	}
+	if (!has_key)
+		return false;
+	foreach(lc, cxt->aggs)
+	{
+		Aggref	   *agg = lfirst(lc);
+		Node	   *arg;
+
+		if (agg->aggfilter != NULL)
+			return false;
+		if (agg->aggstar)
+			continue;
+		if (list_length(agg->args) != 1)
+			return false;
+		arg = (Node *) linitial_node(TargetEntry, agg->args)->expr;
+		if (!bms_equal(pull_varnos(NULL, arg), bms_make_singleton(cxt->star->fact)) ||
+			contain_nonstrict_functions(arg))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The executor's description of a left join's groups without a match
+ * (StarLeftAgg): the extra column of each GROUP BY column, and what each
+ * aggregate is over the null-extended row.
+ */
+static List *
+tagg_left_desc(List *row_group_vars, List *specs, int natts)
+{
+	List	   *keys = NIL,
+			   *aggs = NIL;
+	ListCell   *lc;
+
+	foreach(lc, row_group_vars)
+		keys = lappend_int(keys, lfirst_node(Var, lc)->varattno - natts - 1);
+	foreach(lc, specs)
+	{
+		TAggKind	kind = (TAggKind) desc_int(lfirst(lc), AGG_DESC_KIND);
+
+		aggs = lappend_int(aggs, kind == TAGG_COUNT_STAR ? STAR_LEFT_ONE :
+						   kind == TAGG_COUNT || kind == TAGG_COUNT_DISTINCT ? STAR_LEFT_ZERO :
+						   STAR_LEFT_NULL);
+	}
+	return list_make2(keys, aggs);
+}
+
 static double
 tagg_check_aggs(TAggFindContext *cxt, RelOptInfo *input_rel, Relation relation,
 				Bitmapset **attrs, bool *has_float_sum, bool *only_distinct, List **computed)
@@ -521,6 +590,8 @@ tagg_check_aggs(TAggFindContext *cxt, RelOptInfo *input_rel, Relation relation,
 				0.1 * list_length(make_ands_implicit((Expr *) agg->aggfilter));
 		}
 	}
+	if (cxt->star != NULL && cxt->star->left && !tagg_left_ok(cxt))
+		cxt->ok = false;
 	return work;
 }
 
@@ -569,7 +640,8 @@ tagg_dim_build_cost(PlannerInfo *root, Path *path, int kind)
 	 * too, by-reference values copied (an operator per 8 bytes)
 	 */
 	return (read >= 0 ? read : path->total_cost) +
-		path->rows * (kind == STAR_INNER ? 2 + path->pathtarget->width / 8.0 : 1) *
+		path->rows * (kind == STAR_INNER || kind == STAR_LEFT ?
+					  2 + path->pathtarget->width / 8.0 : 1) *
 		cpu_operator_cost;
 }
 
@@ -590,7 +662,7 @@ tagg_star_cost(PlannerInfo *root, TesseraStarPlan *star, double probe_rows, doub
 
 		*build_cost += tagg_dim_build_cost(root, dim->path, dim->kind);
 		*cost += probe_rows * cpu_operator_cost;
-		bytes += dim->path->rows * (dim->kind == STAR_INNER ?
+		bytes += dim->path->rows * (dim->kind == STAR_INNER || dim->kind == STAR_LEFT ?
 									32 + dim->rel->reltarget->width : 16);
 	}
 	*cost += *build_cost;
@@ -1096,8 +1168,14 @@ tagg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *
 									copyObject(list_nth(best_path->custom_private,
 														TAGG_PATH_GROUPS)));
 	cscan->custom_private = lappend(cscan->custom_private, copyObject(computed));
+	/* a left join: what its groups of rows without a match hold */
 	cscan->custom_private = lappend(cscan->custom_private,
-									star != NIL ? copyObject(linitial(star)) : NIL);
+									star == NIL ? NIL :
+									lappend(copyObject(linitial(star)),
+											desc_int(linitial(linitial(linitial(star))),
+													 STAR_DIM_KIND) == STAR_LEFT ?
+											tagg_left_desc(row_group_vars, specs, star_plan.natts) :
+											NIL));
 	cscan->custom_private = lappend(cscan->custom_private,
 									star != NIL ? copyObject(lsecond(star)) : NIL);
 	cscan->custom_private = lappend(cscan->custom_private, source_plan);

@@ -64,6 +64,7 @@ typedef struct TesseraStarPlan
 	List	   *filters;		/* RestrictInfos across dimensions (or with the
 								 * table), checked on the joined rows */
 	bool		filters_parallel_safe;
+	bool		left;			/* one dimension, joined LEFT to the table */
 } TesseraStarPlan;
 
 extern bool TesseraStarFind(PlannerInfo *root, RelOptInfo *joinrel, TesseraStarPlan *star);

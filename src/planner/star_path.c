@@ -6,8 +6,9 @@
  *	  rewriting the dimensions' columns as extra columns of the table's row.
  *
  * NOTES
- *	  Taken: inner joins only (no SpecialJoinInfo but semi and anti joins
- *	  of one relation), where the tessera table F joins each dimension by
+ *	  Taken: inner joins (no SpecialJoinInfo but semi and anti joins of
+ *	  one relation; or one left join of two relations: star_left_find),
+ *	  where the tessera table F joins each dimension by
  *	  exactly one equivalence class holding a column of F and a column of
  *	  the dimension (or two classes: a composite key of two 32-bit
  *	  columns), of integer or date type (the executor compares the keys as
@@ -589,6 +590,109 @@ star_dimensions(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *fact, Tesser
 	return star->dims != NIL;
 }
 
+/* Is the column declared NOT NULL? */
+static bool
+star_not_null(Oid relid, AttrNumber attno)
+{
+	Relation	relation = table_open(relid, NoLock);
+	bool		notnull = TupleDescAttr(RelationGetDescr(relation), attno - 1)->attnotnull;
+
+	table_close(relation, NoLock);
+	return notnull;
+}
+
+/*
+ * A left join of two relations, D LEFT JOIN F ON F.fk = D.key, F a tessera
+ * table and D.key a unique, non-null key of D: F probes D as an inner
+ * dimension would, and the rows of D no row of F matched are the
+ * null-extended rows (executor/star.c).  Taken when the ON clause is that
+ * equality alone (a condition of F alone is F's qual; any other makes it
+ * not ours), and nothing else is joined.
+ */
+static bool
+star_left_find(PlannerInfo *root, RelOptInfo *joinrel, SpecialJoinInfo *sjinfo,
+			   TesseraStarPlan *star)
+{
+	Relids		rels = bms_del_member(bms_copy(joinrel->relids), TesseraSpecialJoinRelid(sjinfo));
+	RelOptInfo *drel,
+			   *frel;
+	RangeTblEntry *drte,
+			   *frte;
+	RestrictInfo *rinfo;
+	List	   *args;
+	Var		   *fkey = NULL,
+			   *dkey = NULL;
+	Relation	relation;
+	bool		tessera;
+	TesseraStarDimPlan *dim;
+
+	if (bms_membership(sjinfo->min_lefthand) != BMS_SINGLETON ||
+		bms_membership(sjinfo->min_righthand) != BMS_SINGLETON ||
+		!bms_equal(sjinfo->min_lefthand, sjinfo->syn_lefthand) ||
+		!bms_equal(sjinfo->min_righthand, sjinfo->syn_righthand) ||
+		!bms_equal(rels, bms_union(sjinfo->min_lefthand, sjinfo->min_righthand)))
+		return false;
+	drel = find_base_rel(root, bms_singleton_member(sjinfo->min_lefthand));
+	frel = find_base_rel(root, bms_singleton_member(sjinfo->min_righthand));
+	drte = planner_rt_fetch(drel->relid, root);
+	frte = planner_rt_fetch(frel->relid, root);
+	if (drel->reloptkind != RELOPT_BASEREL || frel->reloptkind != RELOPT_BASEREL ||
+		drel->lateral_relids != NULL || frel->lateral_relids != NULL ||
+		drte->rtekind != RTE_RELATION || frte->rtekind != RTE_RELATION ||
+		frte->relkind != RELKIND_RELATION || frte->tablesample != NULL || frte->inh ||
+		drte->inh)
+		return false;
+	relation = table_open(frte->relid, NoLock);
+	tessera = IsTesseraRelation(relation);
+	star->natts = RelationGetNumberOfAttributes(relation);
+	table_close(relation, NoLock);
+	if (!tessera)
+		return false;
+
+	/* the ON clause: F.fk = D.key, each relation's only join clause */
+	if (list_length(frel->joininfo) != 1 || list_length(drel->joininfo) != 1 ||
+		linitial(frel->joininfo) != linitial(drel->joininfo))
+		return false;
+	rinfo = linitial(frel->joininfo);
+	if (rinfo->is_pushed_down || rinfo->pseudoconstant || rinfo->mergeopfamilies == NIL ||
+		!is_opclause(rinfo->clause) || list_length(((OpExpr *) rinfo->clause)->args) != 2)
+		return false;
+	args = ((OpExpr *) rinfo->clause)->args;
+	for (int i = 0; i < 2; i++)
+	{
+		Var		   *var = list_nth(args, i);
+
+		if (!IsA(var, Var) || var->varlevelsup != 0 || var->varattno <= 0)
+			return false;
+		if (var->varno == frel->relid)
+			fkey = var;
+		else if (var->varno == drel->relid)
+			dkey = var;
+	}
+	if (fkey == NULL || dkey == NULL ||
+		!star_key_type_ok(fkey->vartype, rinfo->mergeopfamilies) ||
+		!star_key_type_ok(dkey->vartype, rinfo->mergeopfamilies) ||
+		!star_unique_key(drel, dkey, rinfo->mergeopfamilies) ||
+		!star_not_null(drte->relid, dkey->varattno) ||
+		drel->cheapest_total_path == NULL || drel->cheapest_total_path->param_info != NULL)
+		return false;
+
+	dim = palloc0(sizeof(TesseraStarDimPlan));
+	dim->kind = STAR_LEFT;
+	dim->relids = bms_make_singleton(drel->relid);
+	dim->key_rel = drel;
+	dim->rel = drel;
+	dim->fact_key = fkey;
+	dim->dim_key = dkey;
+	dim->path = drel->cheapest_total_path;
+	star->fact = frel->relid;
+	star->dims = list_make1(dim);
+	star->left = true;
+	/* (each process would see only its own matches: serial) */
+	star->filters_parallel_safe = false;
+	return true;
+}
+
 /*
  * TesseraStarFind
  *		Is joinrel a star join around a tessera table TesseraAgg can probe
@@ -607,10 +711,13 @@ TesseraStarFind(PlannerInfo *root, RelOptInfo *joinrel, TesseraStarPlan *star)
 		root->placeholder_list != NIL || joinrel->lateral_relids != NULL ||
 		root->hasLateralRTEs)
 		return false;
-	/* no outer joins; semi and anti joins (EXISTS) of one relation */
+	/* no outer joins but one left join of two; semi and anti joins (EXISTS) of one relation */
 	foreach(lc, root->join_info_list)
 	{
 		SpecialJoinInfo *sjinfo = lfirst(lc);
+
+		if (sjinfo->jointype == JOIN_LEFT && list_length(root->join_info_list) == 1)
+			return star_left_find(root, joinrel, sjinfo, star);
 
 		if ((sjinfo->jointype != JOIN_SEMI && sjinfo->jointype != JOIN_ANTI) ||
 			bms_membership(sjinfo->min_righthand) != BMS_SINGLETON ||
@@ -772,7 +879,8 @@ star_target_pos(RelOptInfo *rel, Var *var)
 /*
  * TesseraStarDescribe
  *		The executor's description of the star join (TAGG_PRIVATE_STAR) and
- *		its join clauses for EXPLAIN (inner, semi and anti joins' lists);
+ *		its join clauses for EXPLAIN (inner, semi and anti joins' lists,
+ *		the filters, the left join's);
  *		false if a column the executor needs
  *		is missing from a dimension plan's rows.
  */
@@ -781,7 +889,7 @@ TesseraStarDescribe(TesseraStarPlan *star, List **desc, List **clauses)
 {
 	List	   *dims = NIL,
 			   *ext = NIL,
-			   *by_kind[3] = {NIL, NIL, NIL};
+			   *by_kind[4] = {NIL, NIL, NIL, NIL};
 	List	   *filters = extract_actual_clauses(star->filters, false);
 	Node	   *row_filters = filters == NIL ? NULL :
 		TesseraStarRewrite(star, (Node *) list_make1(make_ands_explicit(filters)));
@@ -854,7 +962,7 @@ TesseraStarDescribe(TesseraStarPlan *star, List **desc, List **clauses)
 									  makeInteger((int) var->varcollid)));
 	}
 	*desc = list_make3(dims, ext, row_filters);
-	*clauses = list_make4(by_kind[STAR_INNER], by_kind[STAR_SEMI], by_kind[STAR_ANTI],
-						  copyObject(filters));
+	*clauses = list_make5(by_kind[STAR_INNER], by_kind[STAR_SEMI], by_kind[STAR_ANTI],
+						  copyObject(filters), by_kind[STAR_LEFT]);
 	return true;
 }

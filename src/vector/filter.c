@@ -195,9 +195,10 @@ date_ts_thresholds(VecQual *vq, Timestamp ts)
 
 /*
  * How a VEC_STRING qual matches a value's bytes: equality, a LIKE pattern
- * that is a literal with `%` only at its ends (LIKE compares literal
- * characters bytewise; in UTF-8 and single-byte encodings a byte match is
- * a character match), or by calling the operator's function.
+ * that is a literal with `%` only at its ends, or literals separated by
+ * `%`s (LIKE compares literal characters bytewise; in UTF-8 and
+ * single-byte encodings a byte match is a character match), or by calling
+ * the operator's function.
  */
 typedef enum StringShape
 {
@@ -206,8 +207,80 @@ typedef enum StringShape
 	SHAPE_PREFIX,
 	SHAPE_SUFFIX,
 	SHAPE_CONTAINS,
-	SHAPE_ANY					/* '%': every non-NULL value */
+	SHAPE_ANY,					/* '%': every non-NULL value */
+	SHAPE_PARTS					/* 'a%b', '%a%b%': the literals in order */
 } StringShape;
+
+/*
+ * Split a LIKE pattern's bytes between its first and last literal (no
+ * '_' or '\' in it) at its runs of '%' into vq->parts.
+ */
+static void
+string_parts(VecQual *vq, const char *p, int from, int to)
+{
+	int			i = from;
+
+	vq->parts = palloc(sizeof(int) * 2 * (to - from + 1));
+	vq->nparts = 0;
+	while (i < to)
+	{
+		int			start = i;
+
+		while (i < to && p[i] != '%')
+			i++;
+		vq->parts[2 * vq->nparts] = start;
+		vq->parts[2 * vq->nparts + 1] = i - start;
+		vq->nparts++;
+		while (i < to && p[i] == '%')
+			i++;
+	}
+}
+
+/*
+ * Does a value's bytes match vq's literals in order, the first at its start
+ * unless the pattern starts with '%', the last at its end unless it ends
+ * with '%'?  Each literal's leftmost match after the previous one's is the
+ * right one to take: with '%' the only wildcard, a later match leaves less
+ * room for the rest and gains nothing.
+ */
+static bool
+string_parts_match(const VecQual *vq, const char *p, int len)
+{
+	int			pos = 0,
+				end = len,
+				first = 0,
+				last = vq->nparts;
+
+	if (!vq->open_start)
+	{
+		int			l = vq->parts[1];
+
+		if (len < l || memcmp(p, vq->sbytes + vq->parts[0], l) != 0)
+			return false;
+		pos = l;
+		first = 1;
+	}
+	if (!vq->open_end)
+	{
+		int			l = vq->parts[2 * (last - 1) + 1];
+
+		if (end - pos < l || memcmp(p + end - l, vq->sbytes + vq->parts[2 * (last - 1)], l) != 0)
+			return false;
+		end -= l;
+		last--;
+	}
+	for (int k = first; k < last; k++)
+	{
+		int			l = vq->parts[2 * k + 1];
+		const char *found = end - pos >= l ?
+			memmem(p + pos, end - pos, vq->sbytes + vq->parts[2 * k], l) : NULL;
+
+		if (found == NULL)
+			return false;
+		pos = (found - p) + l;
+	}
+	return true;
+}
 
 static void
 string_prepare(VecQual *vq, Datum d)
@@ -235,8 +308,16 @@ string_prepare(VecQual *vq, Datum d)
 	while (trail < len - lead && p[len - 1 - trail] == '%')
 		trail++;
 	for (int i = lead; i < len - trail; i++)
-		if (p[i] == '%' || p[i] == '_' || p[i] == '\\')
+		if (p[i] == '_' || p[i] == '\\')
 			return;
+	if (memchr(p + lead, '%', len - lead - trail) != NULL)
+	{
+		vq->shape = SHAPE_PARTS;
+		vq->open_start = lead > 0;
+		vq->open_end = trail > 0;
+		string_parts(vq, p, lead, len - trail);
+		return;
+	}
 	vq->sbytes = p + lead;
 	vq->slen = len - lead - trail;
 	if (vq->slen == 0)
@@ -277,6 +358,9 @@ string_passes(VecQual *vq, Datum v)
 				break;
 			case SHAPE_CONTAINS:
 				match = len >= slen && memmem(p, len, vq->sbytes, slen) != NULL;
+				break;
+			case SHAPE_PARTS:
+				match = string_parts_match(vq, p, len);
 				break;
 			default:
 				match = true;

@@ -51,7 +51,11 @@ SELECT q, tt.cmp('SELECT count(*), sum(id) FROM {t} WHERE ' || q, 'vh', 'vt') FR
     ($$u LIKE '%ab%'$$), ($$u NOT LIKE '%ab%'$$), ($$u < '5'$$), ($$u = md5('77')$$),
     ($$u LIKE 'a%' AND s <> ''$$), ($$s = u$$),
     ($$ci = 'ABC'$$), ($$ci <> 'abc'$$), ($$ci < 'b'$$),
-    ($$s = current_setting('application_name')$$), ($$s LIKE NULL$$), ($$s = NULL$$)
+    ($$s = current_setting('application_name')$$), ($$s LIKE NULL$$), ($$s = NULL$$),
+    ($$s LIKE '%oo%le%'$$), ($$s LIKE 'http%google%/%'$$), ($$s LIKE 'mail%google%3'$$),
+    ($$s LIKE '%g%g%g%'$$), ($$s NOT LIKE '%o%.%'$$), ($$s LIKE 'G%E%'$$), ($$s LIKE 'é%é'$$),
+    ($$s LIKE '%ü%é%'$$), ($$s LIKE 'x%%y%'$$), ($$u LIKE '%a%b%c%'$$), ($$u LIKE 'a%0'$$),
+    ($$u NOT LIKE '%1%2%'$$), ($$u LIKE '%e%e%e%e%e%e%'$$)
 ) x(q);
 -- in a prepared statement: the value comes from a parameter
 PREPARE vs_p(text) AS SELECT count(*) FROM vt WHERE s LIKE $1;
