@@ -124,7 +124,6 @@ TesseraStarInit(TesseraStar *st, List *desc, List *children, TupleDesc reldesc)
 	{
 		List	   *keys = linitial(lfourth(desc));
 		List	   *aggs = lsecond(lfourth(desc));
-		ListCell   *lc;
 
 		st->left = true;
 		st->nleft_keys = list_length(keys);
