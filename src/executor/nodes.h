@@ -144,6 +144,7 @@ typedef struct TesseraStarDim
 	int32	   *direct;			/* [key - min] -> row or -1; or NULL */
 	uint64	   *present;		/* with direct: a bit per key that has a row */
 	struct starhash_hash *hash; /* else key -> row */
+	uint64	   *bits;			/* with hash: a bit per key of a small range, or NULL */
 	bool	   *matched;		/* a left join's: [row] some row of the table joined it */
 } TesseraStarDim;
 

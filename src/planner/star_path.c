@@ -271,6 +271,8 @@ star_member_in(EquivalenceMember *em, Relids relids)
 }
 
 static Relids star_group_of(List *groups, int rti);
+static bool star_clause_filters(PlannerInfo *root, RelOptInfo *joinrel, Index fact,
+								TesseraStarPlan *star, List *groups);
 
 /* Merge the groups that link's relations are in into one. */
 static List *
@@ -333,11 +335,25 @@ star_groups(PlannerInfo *root, RelOptInfo *joinrel, Index fact, TesseraStarPlan 
 			return NIL;
 		groups = star_merge_groups(groups, rels);
 	}
-	/*
-	 * other join clauses: within a group, its join's plan applies them;
-	 * across groups or with fact, they filter the joined rows
-	 */
-	rti = -1;
+	if (!star_clause_filters(root, joinrel, fact, star, groups))
+		return NIL;
+	*ok = true;
+	return groups;
+}
+
+/*
+ * The join clauses of the dimensions' relations: within a group, its
+ * join's plan applies them; across groups or with fact, they filter the
+ * joined rows (star->filters).  False if one cannot.
+ */
+static bool
+star_clause_filters(PlannerInfo *root, RelOptInfo *joinrel, Index fact, TesseraStarPlan *star,
+					List *groups)
+{
+	Relids		special = bms_union(star->semi, star->anti);
+	ListCell   *lc;
+	int			rti = -1;
+
 	while ((rti = bms_next_member(joinrel->relids, rti)) >= 0)
 	{
 		RelOptInfo *rel;
@@ -352,16 +368,198 @@ star_groups(PlannerInfo *root, RelOptInfo *joinrel, Index fact, TesseraStarPlan 
 
 			if (bms_overlap(rels, special) || bms_overlap(rels, star->joins) ||
 				!bms_is_subset(rinfo->required_relids, joinrel->relids))
-				return NIL;
+				return false;
 			if (!bms_is_member(fact, rels) && bms_is_subset(rels, star_group_of(groups, rti)))
 				continue;
 			if (rinfo->pseudoconstant || contain_volatile_functions((Node *) rinfo->clause) ||
 				contain_subplans((Node *) rinfo->clause) ||
 				TesseraHasExecParam((Node *) rinfo->clause, NULL))
-				return NIL;
+				return false;
 			star->filters = list_append_unique_ptr(star->filters, rinfo);
 		}
 	}
+	return true;
+}
+
+/* Add relation rti to the group holding relation member. */
+static void
+star_group_add(List *groups, int member, int rti)
+{
+	ListCell   *lc;
+
+	foreach(lc, groups)
+	{
+		if (bms_is_member(member, lfirst(lc)))
+			lfirst(lc) = bms_add_member(lfirst(lc), rti);
+	}
+}
+
+/*
+ * `a = b` for two members of class ec (plain columns of integer or date
+ * type), as a filter; NULL if the class's families have no such operator.
+ */
+static RestrictInfo *
+star_class_filter(PlannerInfo *root, EquivalenceClass *ec, Var *a, Var *b)
+{
+	ListCell   *lc;
+
+	if (!OidIsValid(star_key_family(a->vartype)) || !OidIsValid(star_key_family(b->vartype)))
+		return NULL;
+	foreach(lc, ec->ec_opfamilies)
+	{
+		Oid			opno = get_opfamily_member(lfirst_oid(lc), a->vartype, b->vartype,
+											   BTEqualStrategyNumber);
+		Expr	   *clause;
+
+		if (!OidIsValid(opno))
+			continue;
+		clause = make_opclause(opno, BOOLOID, false, (Expr *) copyObject(a),
+							   (Expr *) copyObject(b), InvalidOid, ec->ec_collation);
+		set_opfuncid((OpExpr *) clause);
+		return make_simple_restrictinfo(root, clause);
+	}
+	return NULL;
+}
+
+/*
+ * The dimensions' relations grouped from the keys of fact, a second try
+ * when star_groups puts two of them in one group (TPC-H q05: customer's
+ * and supplier's nation keys are one class, which makes lineitem's
+ * orders and supplier one group joined twice).  Each relation holding a
+ * column of a class of fact roots a group; a relation joins the group of
+ * one it is reached from by a class on its own unique key (the first
+ * found); a class without a member of fact that still spans two groups
+ * becomes a filter on the joined rows, an equality between a member of
+ * each (the groups' own plans apply the class within each).
+ */
+static List *
+star_groups_rooted(PlannerInfo *root, RelOptInfo *joinrel, Index fact, TesseraStarPlan *star,
+				   bool *ok)
+{
+	Relids		special = bms_union(star->semi, star->anti);
+	Relids		placed = NULL;
+	Relids		all = NULL;
+	List	   *groups = NIL;
+	bool		progress = true;
+	ListCell   *lc;
+	int			rti = -1;
+
+	*ok = false;
+	while ((rti = bms_next_member(joinrel->relids, rti)) >= 0)
+		if (rti != (int) fact && !bms_is_member(rti, star->joins))
+			all = bms_add_member(all, rti);
+	/* the roots: fact's classes' relations, and each semi or anti join's */
+	foreach(lc, root->eq_classes)
+	{
+		EquivalenceClass *ec = lfirst(lc);
+		ListCell   *mc;
+		bool		of_fact = false;
+
+		foreach(mc, ec->ec_members)
+			of_fact |= star_member_in(lfirst(mc), joinrel->relids) &&
+				bms_is_member(fact, ((EquivalenceMember *) lfirst(mc))->em_relids);
+		if (!of_fact || ec->ec_has_const)
+			continue;
+		foreach(mc, ec->ec_members)
+		{
+			Var		   *v = star_member_var(lfirst(mc));
+
+			if (v != NULL && star_member_in(lfirst(mc), joinrel->relids) && v->varno != fact &&
+				!bms_is_member(v->varno, placed))
+			{
+				groups = lappend(groups, bms_make_singleton(v->varno));
+				placed = bms_add_member(placed, v->varno);
+			}
+		}
+	}
+	rti = -1;
+	while ((rti = bms_next_member(special, rti)) >= 0)
+		if (!bms_is_member(rti, placed))
+		{
+			groups = lappend(groups, bms_make_singleton(rti));
+			placed = bms_add_member(placed, rti);
+		}
+	/* the others, each reached on its unique key from a relation placed */
+	while (progress && !bms_equal(placed, all))
+	{
+		progress = false;
+		foreach(lc, root->eq_classes)
+		{
+			EquivalenceClass *ec = lfirst(lc);
+			ListCell   *mc;
+
+			if (ec->ec_has_const || ec->ec_has_volatile || ec->ec_broken)
+				continue;
+			foreach(mc, ec->ec_members)
+			{
+				Var		   *v = star_member_var(lfirst(mc));
+				ListCell   *oc;
+
+				if (v == NULL || !star_member_in(lfirst(mc), joinrel->relids) ||
+					v->varno == fact || bms_is_member(v->varno, placed) ||
+					!star_unique_key(find_base_rel(root, v->varno), v, ec->ec_opfamilies))
+					continue;
+				foreach(oc, ec->ec_members)
+				{
+					Var		   *o = star_member_var(lfirst(oc));
+
+					if (o != NULL && star_member_in(lfirst(oc), joinrel->relids) &&
+						o->varno != fact && bms_is_member(o->varno, placed) &&
+						!bms_is_member(o->varno, special))
+					{
+						star_group_add(groups, o->varno, v->varno);
+						placed = bms_add_member(placed, v->varno);
+						progress = true;
+						break;
+					}
+				}
+			}
+		}
+	}
+	if (!bms_equal(placed, all))
+		return NIL;
+	/* classes spanning groups: filters */
+	foreach(lc, root->eq_classes)
+	{
+		EquivalenceClass *ec = lfirst(lc);
+		Var		   *first = NULL;
+		ListCell   *mc;
+		Relids		covered = NULL;
+
+		bool		of_fact = false;
+
+		foreach(mc, ec->ec_members)
+			of_fact |= star_member_in(lfirst(mc), joinrel->relids) &&
+				bms_is_member(fact, ((EquivalenceMember *) lfirst(mc))->em_relids);
+		/* (fact's classes are its keys: each dimension probed on its value) */
+		if (ec->ec_has_const || list_length(ec->ec_members) < 2 || of_fact)
+			continue;
+		foreach(mc, ec->ec_members)
+		{
+			EquivalenceMember *em = lfirst(mc);
+			Var		   *v = star_member_var(em);
+			Relids		g;
+
+			if (!star_member_in(em, joinrel->relids))
+				continue;
+			if (v == NULL || bms_overlap(em->em_relids, special) || ec->ec_has_volatile)
+				return NIL;
+			g = star_group_of(groups, v->varno);
+			if (first == NULL)
+				first = v;
+			else if (!bms_overlap(g, covered))
+			{
+				RestrictInfo *rinfo = star_class_filter(root, ec, first, v);
+
+				if (rinfo == NULL)
+					return NIL;
+				star->filters = lappend(star->filters, rinfo);
+			}
+			covered = bms_add_members(covered, g);
+		}
+	}
+	if (!star_clause_filters(root, joinrel, fact, star, groups))
+		return NIL;
 	*ok = true;
 	return groups;
 }
@@ -488,12 +686,14 @@ star_add_key(PlannerInfo *root, TesseraStarPlan *star, List *groups, Equivalence
  * fact.
  */
 static bool
-star_dimensions(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *fact, TesseraStarPlan *star)
+star_dimensions(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *fact, TesseraStarPlan *star,
+				bool rooted)
 {
 	ListCell   *lc;
 	int			rti;
 	bool		ok;
-	List	   *groups = star_groups(root, joinrel, fact->relid, star, &ok);
+	List	   *groups = rooted ? star_groups_rooted(root, joinrel, fact->relid, star, &ok) :
+		star_groups(root, joinrel, fact->relid, star, &ok);
 
 	if (!ok)
 		return false;
@@ -779,7 +979,15 @@ TesseraStarFind(PlannerInfo *root, RelOptInfo *joinrel, TesseraStarPlan *star)
 		star->natts = RelationGetNumberOfAttributes(relation);
 		table_close(relation, NoLock);
 	}
-	if (!star_dimensions(root, joinrel, best, star) || !TesseraOrderQuals(root, &star->filters))
+	if (!star_dimensions(root, joinrel, best, star, false))
+	{
+		/* a second try, grouping from fact's keys */
+		star->dims = NIL;
+		star->filters = NIL;
+		if (!star_dimensions(root, joinrel, best, star, true))
+			return false;
+	}
+	if (!TesseraOrderQuals(root, &star->filters))
 		return false;
 	star->filters_parallel_safe =
 		is_parallel_safe(root, (Node *) extract_actual_clauses(star->filters, false));

@@ -142,6 +142,11 @@ CREATE TABLE sn_grp (g int PRIMARY KEY, region_id int, gname text);
 INSERT INTO sn_grp SELECT i, i % 2, 'g' || i FROM generate_series(0, 2) i;
 CREATE TABLE sn_region (r int PRIMARY KEY, rname text) USING tessera;
 INSERT INTO sn_region VALUES (0, 'east'), (1, NULL);
+-- two dimensions whose columns are one class with a third's key (TPC-H
+-- q05: customer's and supplier's nation): grouped from the table's keys,
+-- the class across the groups a filter
+CREATE TABLE sn_sup (k int PRIMARY KEY, g int);
+INSERT INTO sn_sup SELECT i, i % 3 FROM generate_series(0, 5) i;
 CREATE TABLE sd_pair (a int, b int, label text, w int, PRIMARY KEY (a, b));
 INSERT INTO sd_pair SELECT i % 120, i / 120, 'p' || (i % 9), i
 FROM generate_series(0, 120 * 7 - 1) i WHERE i % 5 <> 0;
@@ -149,7 +154,7 @@ CREATE TABLE sd_pair_t (a smallint, b date, label text) USING tessera;
 CREATE UNIQUE INDEX ON sd_pair_t (b, a);
 INSERT INTO sd_pair_t SELECT i % 9, date '2024-01-01' + i / 9, 'q' || (i % 4)
 FROM generate_series(0, 9 * 400 - 1) i WHERE i % 7 <> 0;
-ANALYZE sn_grp, sn_region, sd_pair, sd_pair_t;
+ANALYZE sn_grp, sn_region, sd_pair, sd_pair_t, sn_sup;
 CREATE TEMP TABLE snow_q AS SELECT * FROM (VALUES
     ('SELECT sd1.name, count(*) FROM {t} f JOIN sd1 ON f.k1 = sd1.k JOIN sd2 ON sd1.grp = sd2.k GROUP BY 1'),
     ('SELECT sn_grp.gname, sn_region.rname, count(*), sum(f.v), max(sd1.w) FROM {t} f JOIN sd1 ON f.k1 = sd1.k JOIN sn_grp ON sd1.grp = sn_grp.g JOIN sn_region ON sn_grp.region_id = sn_region.r GROUP BY 1, 2'),
@@ -162,7 +167,10 @@ CREATE TEMP TABLE snow_q AS SELECT * FROM (VALUES
     ('SELECT sd1.name, count(*), sum(f.v) FROM {t} f JOIN sd1 ON f.k1 = sd1.k AND f.x < sd1.grp GROUP BY 1'),
     ('SELECT sd1.name, count(*) FROM {t} f JOIN sd1 ON f.k1 = sd1.k WHERE 100 / (f.x - sd1.grp) > 10 AND f.x <> sd1.grp GROUP BY 1'),
     ('SELECT sd2.cat, sn_grp.gname, count(*) FROM {t} f JOIN sd1 ON f.k1 = sd1.k JOIN sn_grp ON sd1.grp = sn_grp.g JOIN sd2 ON f.k2 = sd2.k WHERE substr(sd1.name, 2) < substr(sd2.cat, 2) AND (sn_grp.gname <> sd1.name OR f.s IS NULL) GROUP BY 1, 2'),
-    ('SELECT sd3.label, count(*) FROM {t} f JOIN sd1 ON f.k1 = sd1.k JOIN sd3 ON f.k3 = sd3.k WHERE sd1.w::int % 4 < sd3.k % 4 AND EXISTS (SELECT 1 FROM sd_many m WHERE m.k = f.x) GROUP BY 1')
+    ('SELECT sd3.label, count(*) FROM {t} f JOIN sd1 ON f.k1 = sd1.k JOIN sd3 ON f.k3 = sd3.k WHERE sd1.w::int % 4 < sd3.k % 4 AND EXISTS (SELECT 1 FROM sd_many m WHERE m.k = f.x) GROUP BY 1'),
+    ('SELECT sn_grp.gname, count(*), sum(f.v) FROM {t} f, sd1, sn_sup, sn_grp WHERE f.k1 = sd1.k AND f.x = sn_sup.k AND sd1.grp = sn_sup.g AND sn_sup.g = sn_grp.g GROUP BY 1'),
+    ('SELECT sn_grp.gname, sd1.name, count(*) FROM {t} f, sd1, sn_sup, sn_grp, sn_region WHERE f.k1 = sd1.k AND f.x = sn_sup.k AND sd1.grp = sn_sup.g AND sn_sup.g = sn_grp.g AND sn_grp.region_id = sn_region.r AND sn_region.rname = ''east'' GROUP BY 1, 2'),
+    ('SELECT sn_sup.g, count(*) FROM {t} f, sd1, sn_sup WHERE f.k1 = sd1.k AND f.x = sn_sup.k AND sd1.grp = sn_sup.g GROUP BY 1')
 ) v(q);
 SELECT q, tt.cmp(q, 'sf_h', 'sf_t') FROM snow_q;
 -- each a star join of TesseraAgg (none listed)
@@ -195,7 +203,7 @@ CREATE TEMP TABLE snow_not AS SELECT * FROM (VALUES
 SELECT q, tt.cmp(q, 'sf_h', 'sf_t') FROM snow_not;
 SELECT count(*) AS star_plans FROM snow_not, LATERAL tt.explain(replace(q, '{t}', 'sf_t')) p
 WHERE p LIKE '%Star Join%';
-DROP TABLE sn_grp, sn_region, sd_pair, sd_pair_t;
+DROP TABLE sn_grp, sn_region, sd_pair, sd_pair_t, sn_sup;
 
 -- columns that depend on the GROUP BY keys (their table's primary key is
 -- one): PostgreSQL drops them from the GROUP BY; they become further keys
@@ -237,4 +245,29 @@ ROLLBACK;
 -- EXPLAIN ANALYZE counts the fact rows without a match
 SELECT p FROM tt.explain_analyze('SELECT count(*) FROM sf_t f JOIN sd2 ON f.k2 = sd2.k WHERE sd2.w <= 10') p
 WHERE p ~ 'Star|Removed by Star';
-DROP TABLE sf_h, sf_t, sd1, sd2, sd3, sdd, sd_dup, sd_many;
+
+-- dimensions whose keys are sparse in a wide range are hashed: with a bit
+-- per key of the range beside the hash table where the range is small
+-- enough (8M keys here), without where it is not (10^12)
+CREATE TABLE sd_sparse (k int PRIMARY KEY, tag text);
+INSERT INTO sd_sparse SELECT i, 's' || (i % 5) FROM generate_series(0, 30000, 7) i;
+INSERT INTO sd_sparse SELECT 8000000 + i, 'far' FROM generate_series(1, 50) i;
+CREATE TABLE sd_wide (k bigint PRIMARY KEY, tag text);
+INSERT INTO sd_wide SELECT i, 'w' || (i % 3) FROM generate_series(1, 20) i;
+INSERT INTO sd_wide VALUES (1000000000000, 'huge'), (-5, 'neg');
+ANALYZE sd_sparse, sd_wide;
+SELECT q, tt.cmp(q, 'sf_h', 'sf_t') FROM (VALUES
+    ('SELECT sd_sparse.tag, count(*), sum(f.v) FROM {t} f JOIN sd_sparse ON f.id = sd_sparse.k GROUP BY 1'),
+    ('SELECT sd_wide.tag, sd_sparse.tag, count(*) FROM {t} f JOIN sd_sparse ON f.id = sd_sparse.k JOIN sd_wide ON f.k2 = sd_wide.k GROUP BY 1, 2'),
+    ('SELECT f.x, count(*) FROM {t} f WHERE EXISTS (SELECT 1 FROM sd_sparse WHERE sd_sparse.k = f.id) GROUP BY 1'),
+    ('SELECT f.x, count(*) FROM {t} f WHERE NOT EXISTS (SELECT 1 FROM sd_sparse WHERE sd_sparse.k = f.id) GROUP BY 1'),
+    ('SELECT sd_sparse.k, count(f.id), sum(f.v) FROM sd_sparse LEFT JOIN {t} f ON f.id = sd_sparse.k GROUP BY 1'),
+    ('SELECT sd_wide.k, count(f.id) FROM sd_wide LEFT JOIN {t} f ON f.k2 = sd_wide.k GROUP BY 1')
+) v(q);
+SELECT count(*) AS star_plans FROM (VALUES
+    ('SELECT sd_sparse.tag, count(*) FROM sf_t f JOIN sd_sparse ON f.id = sd_sparse.k GROUP BY 1'),
+    ('SELECT sd_wide.tag, count(*) FROM sf_t f JOIN sd_wide ON f.k2 = sd_wide.k GROUP BY 1'),
+    ('SELECT sd_sparse.k, count(f.id) FROM sd_sparse LEFT JOIN sf_t f ON f.id = sd_sparse.k GROUP BY 1')
+) v(q), LATERAL tt.explain(q) p
+WHERE p ~ 'Star Join|Left Join';
+DROP TABLE sf_h, sf_t, sd1, sd2, sd3, sdd, sd_dup, sd_many, sd_sparse, sd_wide;
