@@ -64,7 +64,7 @@ def setup():
     cur.execute(f"create table ft (like fh) using tessera with ({tessera_opts})")
     # dimension tables for star, semi and anti joins (heap, shared by both sides):
     # du unique on k (NULL keys too), dm with duplicate keys, dd keyed by date
-    cur.execute("drop table if exists du, dm, dd")
+    cur.execute("drop table if exists du, dm, dd, dl")
     cur.execute("create table du (k int, name text, grp int)")
     cur.execute("create unique index on du (k)")
     cur.execute("insert into du select k, case when random() < 0.1 then null else 'n' || (k % 7) end, k % 3 "
@@ -77,7 +77,12 @@ def setup():
     cur.execute("create table dd (dk date primary key, wk int)")
     cur.execute("insert into dd select d, extract(week from d) from generate_series(date '2020-01-01', "
                 f"date '2020-01-{random.randint(2, 28):02d}', interval '1 day') d")
-    cur.execute("analyze du, dm, dd")
+    # dl: a NOT NULL unique key for left joins from it (TesseraAgg's left star join)
+    cur.execute("create table dl (k int primary key, name text)")
+    cur.execute("insert into dl select k, case when random() < 0.1 then null else 'l' || (k % 5) end "
+                f"from generate_series({random.randint(-1200, 0)}, {random.randint(0, 1200)}) k "
+                f"where random() < {random.choice([0.3, 0.9])}")
+    cur.execute("analyze du, dm, dd, dl")
     n = random.choice([0, 1, 500, 5000, 20000])
     rows = [gen(i) for i in range(n)]
     # sorted-ish on a for skipping
@@ -148,10 +153,17 @@ def qual():
     if k < 0.5 and t == "timestamp":
         return f"{n} > timestamp '2024-02-{random.randint(1,28):02d} {random.randint(0,23):02d}:30' and {n} <= timestamp '2024-02-{random.randint(1,28):02d}'"
     return f"{n} {random.choice(ops)} {v}"
+def row_qual():
+    # quals with no vector form: TesseraAgg evaluates them row by row
+    return random.choice([
+        "md5(h) < '8'", "abs(a) % 7 = 3", "(c * 2 + 1) % 5 = 0", "length(h) > 2",
+        "h ~ '^s[1-3]'", "a not in (select k from dm)", "a not in (select k from dm where k is not null)",
+        "(c in (select k from dm where tag = 't1') or a > 500)", "coalesce(b, 0) % 3 <> 1",
+        f"a <> 0 and 1000 / a > {random.randint(-5, 5)}"])
 def where():
     k = random.random()
     if k < 0.2: return ""
-    qs = [qual() for _ in range(random.randint(1,3))]
+    qs = [qual() if random.random() < 0.8 else row_qual() for _ in range(random.randint(1,3))]
     j = random.choice([" and ", " or "])
     return " where " + j.join(qs)
 aggs = ["count(*)", "count(a)", "sum(a)", "sum(b)", "sum(c)", "avg(a)", "avg(b)", "avg(c)", "sum(d)", "avg(d)", "min(a)", "max(b)", "min(c)", "max(e)", "min(e)", "min(f)", "max(g)", "min(r)", "max(r)", "count(h)", "min(h)",
@@ -192,9 +204,23 @@ def star_query():
     if random.random() < 0.3:
         return f"select {a} from {{t}} x {' '.join(joins)}{w}"
     return f"select {g}, {a} from {{t}} x {' '.join(joins)}{w} group by {g}"
+def left_query():
+    # dl LEFT JOIN the table on dl's key, grouped by dl's columns: TesseraAgg's
+    # left star join on tessera (each dl row without a match a group of its own)
+    col = random.choice(["a", "c", "b"])
+    # (the table's columns need no prefix: dl has k and name only)
+    on = random.choice(["", "", f" and {qual()}", " and md5(x.h) < '9'"])
+    g = random.choice(["dl.k", "dl.k, dl.name", "dl.name, dl.k"])
+    a = ", ".join(random.sample(["count(*)", "count(x.a)", "sum(x.b)", "min(x.h)", "max(x.g)", "avg(x.d)",
+                                 "count(distinct x.c)", "sum(x.d * 2)", "count(x.h)"], random.randint(1, 3)))
+    w = random.choice(["", "", " where dl.name is not null", " where dl.k > 0"])
+    h = random.choice(["", "", " having count(x.a) = 0", " having count(*) > 1"])
+    return f"select {g}, {a} from dl left join {{t}} x on x.{col} = dl.k{on}{w} group by {g}{h}"
 def query():
     w = where()
     k = random.random()
+    if k < 0.05:
+        return left_query()
     if k < 0.1:
         return star_query()
     if k < 0.2:
