@@ -90,6 +90,14 @@ CREATE TEMP TABLE rq_r4 AS EXECUTE rq_ph('c', -20);
 SELECT tt.cmp('SELECT * FROM {t}', 'rq_r3', 'rq_r4');
 RESET plan_cache_mode;
 
+-- run again with new parameters (a subquery per outer row): the hashed
+-- subplan probed on every run, the quals seeing each run's parameter
+SELECT g, (SELECT count(*) FROM rq_t WHERE x = g AND md5(s) < '9' AND k NOT IN (SELECT k FROM rq_sub WHERE tag = 't1')) AS t,
+          (SELECT count(*) FROM rq_h WHERE x = g AND md5(s) < '9' AND k NOT IN (SELECT k FROM rq_sub WHERE tag = 't1')) AS h
+FROM generate_series(0, 4) g;
+SELECT count(*) AS tessera_aggs FROM tt.explain('SELECT g, (SELECT count(*) FROM rq_t WHERE x = g AND md5(s) < ''9'' AND k NOT IN (SELECT k FROM rq_sub WHERE tag = ''t1'')) FROM generate_series(0, 4) g') l
+WHERE l LIKE '%TesseraAgg%';
+
 -- stay PostgreSQL's: a volatile qual, a correlated subplan, a barrier's qual
 SELECT count(*) FROM tt.explain('SELECT count(*) FROM rq_t WHERE x + random() > 3') l
 WHERE l LIKE '%TesseraAgg%';
