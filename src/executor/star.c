@@ -247,6 +247,44 @@ star_append(TesseraStar *st, TesseraStarDim *dim, StarRows *rows, int64 key,
 }
 
 /*
+ * A semi or anti join's keys of a batch (a set: a key equal to the one
+ * before it is not added again; the table's rows often come in key order,
+ * TPC-H's lineitem by l_orderkey), in one loop.  Returns the rows given.
+ */
+static double
+star_append_keys(TesseraStar *st, TesseraStarDim *dim, StarRows *rows, TesseraBatch *b,
+				 const bool *sel, const Datum *kv, const bool *kn)
+{
+	double		given = 0;
+	int64		last = dim->nrows > 0 ? rows->keys[dim->nrows - 1] : 0;
+
+	for (int i = 0; i < b->nrows; i++)
+	{
+		int64		key;
+
+		if ((sel != NULL && !sel[i]) || (b->deleted != NULL && b->deleted[i]))
+			continue;
+		given++;
+		/* a NULL key joins nothing */
+		if (kn[i])
+			continue;
+		key = star_key(kv[i], dim->key_type);
+		if (dim->nrows > 0 && key == last)
+			continue;
+		if (dim->nrows == rows->cap)
+		{
+			rows->cap *= 2;
+			rows->keys = repalloc_huge(rows->keys, sizeof(int64) * rows->cap);
+		}
+		rows->keys[dim->nrows++] = key;
+		rows->min = Min(rows->min, key);
+		rows->max = Max(rows->max, key);
+		last = key;
+	}
+	return given;
+}
+
+/*
  * Read a dimension's rows from a TesseraScan as column vectors (no row is
  * formed); false if its plan is not one that can be read so.
  */
@@ -290,6 +328,11 @@ star_read_vectors(TesseraStar *st, TesseraStarDim *dim, StarRows *rows)
 		TesseraBatchColumn(b, katt, &kv, &kn);
 		if (katt2 >= 0)
 			TesseraBatchColumn(b, katt2, &kv2, &kn2);
+		else if (dim->kind == STAR_SEMI || dim->kind == STAR_ANTI)
+		{
+			emitted += star_append_keys(st, dim, rows, b, sel, kv, kn);
+			continue;
+		}
 		for (int c = 0; c < dim->ncols; c++)
 			TesseraBatchColumn(b, catt[c], &cv[c], &cn[c]);
 		for (int i = 0; i < b->nrows; i++)
@@ -386,8 +429,11 @@ star_build_dim(TesseraStar *st, TesseraStarDim *dim)
 	dim->hash = NULL;
 	dim->min = min;
 	dim->max = max;
-	if (dim->nrows > 0 && (uint64) max - (uint64) min <
-		(uint64) Max((int64) dim->nrows * STAR_DIRECT_SPREAD, STAR_DIRECT_MIN))
+	/* (a semi or anti join's set is bits alone: up to STAR_BITS_MAX of them) */
+	if (dim->nrows > 0 && ((uint64) max - (uint64) min <
+						   (uint64) Max((int64) dim->nrows * STAR_DIRECT_SPREAD, STAR_DIRECT_MIN) ||
+						   ((dim->kind == STAR_SEMI || dim->kind == STAR_ANTI) &&
+							(uint64) max - (uint64) min < STAR_BITS_MAX)))
 	{
 		Size		span = (Size) ((uint64) max - (uint64) min) + 1;
 

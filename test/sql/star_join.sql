@@ -255,19 +255,31 @@ INSERT INTO sd_sparse SELECT 8000000 + i, 'far' FROM generate_series(1, 50) i;
 CREATE TABLE sd_wide (k bigint PRIMARY KEY, tag text);
 INSERT INTO sd_wide SELECT i, 'w' || (i % 3) FROM generate_series(1, 20) i;
 INSERT INTO sd_wide VALUES (1000000000000, 'huge'), (-5, 'neg');
-ANALYZE sd_sparse, sd_wide;
+-- a tessera table as a semi or anti join's set, read as vectors: its keys
+-- repeated in a row and out of order, NULLs, and far keys (a sparse range)
+CREATE TABLE sk_t (k int, w int) USING tessera WITH (tessera_row_group_row_limit = 1000);
+INSERT INTO sk_t SELECT i / 3, i FROM generate_series(0, 9000) i;
+INSERT INTO sk_t SELECT (i * 7919) % 20000, i FROM generate_series(1, 3000) i;
+INSERT INTO sk_t SELECT NULL, i FROM generate_series(1, 50) i;
+INSERT INTO sk_t SELECT 9000000 + i, i FROM generate_series(1, 20) i;
+ANALYZE sd_sparse, sd_wide, sk_t;
 SELECT q, tt.cmp(q, 'sf_h', 'sf_t') FROM (VALUES
     ('SELECT sd_sparse.tag, count(*), sum(f.v) FROM {t} f JOIN sd_sparse ON f.id = sd_sparse.k GROUP BY 1'),
     ('SELECT sd_wide.tag, sd_sparse.tag, count(*) FROM {t} f JOIN sd_sparse ON f.id = sd_sparse.k JOIN sd_wide ON f.k2 = sd_wide.k GROUP BY 1, 2'),
     ('SELECT f.x, count(*) FROM {t} f WHERE EXISTS (SELECT 1 FROM sd_sparse WHERE sd_sparse.k = f.id) GROUP BY 1'),
     ('SELECT f.x, count(*) FROM {t} f WHERE NOT EXISTS (SELECT 1 FROM sd_sparse WHERE sd_sparse.k = f.id) GROUP BY 1'),
     ('SELECT sd_sparse.k, count(f.id), sum(f.v) FROM sd_sparse LEFT JOIN {t} f ON f.id = sd_sparse.k GROUP BY 1'),
-    ('SELECT sd_wide.k, count(f.id) FROM sd_wide LEFT JOIN {t} f ON f.k2 = sd_wide.k GROUP BY 1')
+    ('SELECT sd_wide.k, count(f.id) FROM sd_wide LEFT JOIN {t} f ON f.k2 = sd_wide.k GROUP BY 1'),
+    ('SELECT f.x, count(*), sum(f.v) FROM {t} f WHERE EXISTS (SELECT 1 FROM sk_t WHERE sk_t.k = f.id) GROUP BY 1'),
+    ('SELECT f.x, count(*) FROM {t} f WHERE NOT EXISTS (SELECT 1 FROM sk_t WHERE sk_t.k = f.id AND sk_t.w > 100) GROUP BY 1'),
+    ('SELECT count(*) FROM {t} f WHERE f.k1 IN (SELECT k FROM sk_t WHERE w % 2 = 0)')
 ) v(q);
 SELECT count(*) AS star_plans FROM (VALUES
     ('SELECT sd_sparse.tag, count(*) FROM sf_t f JOIN sd_sparse ON f.id = sd_sparse.k GROUP BY 1'),
     ('SELECT sd_wide.tag, count(*) FROM sf_t f JOIN sd_wide ON f.k2 = sd_wide.k GROUP BY 1'),
-    ('SELECT sd_sparse.k, count(f.id) FROM sd_sparse LEFT JOIN sf_t f ON f.id = sd_sparse.k GROUP BY 1')
+    ('SELECT sd_sparse.k, count(f.id) FROM sd_sparse LEFT JOIN sf_t f ON f.id = sd_sparse.k GROUP BY 1'),
+    ('SELECT f.x, count(*) FROM sf_t f WHERE EXISTS (SELECT 1 FROM sk_t WHERE sk_t.k = f.id) GROUP BY 1'),
+    ('SELECT f.x, count(*) FROM sf_t f WHERE NOT EXISTS (SELECT 1 FROM sk_t WHERE sk_t.k = f.id AND sk_t.w > 100) GROUP BY 1')
 ) v(q), LATERAL tt.explain(q) p
-WHERE p ~ 'Star Join|Left Join';
-DROP TABLE sf_h, sf_t, sd1, sd2, sd3, sdd, sd_dup, sd_many, sd_sparse, sd_wide;
+WHERE p ~ 'Star Join|Left Join|Semi Join|Anti Join';
+DROP TABLE sf_h, sf_t, sd1, sd2, sd3, sdd, sd_dup, sd_many, sd_sparse, sd_wide, sk_t;
