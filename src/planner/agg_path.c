@@ -448,6 +448,26 @@ tagg_spill_cost(TAggFindContext *cxt, List *inner_keys, double inner_groups, boo
  * in operators.
  */
 /*
+ * Does expr read columns of relation fact, and no other?  (Not pull_varnos:
+ * since 16 a Var above the outer join is marked with the join's relid too.)
+ */
+static bool
+tagg_of_fact_only(Node *expr, Index fact)
+{
+	List	   *vars = pull_var_clause(expr, PVC_INCLUDE_PLACEHOLDERS);
+	ListCell   *lc;
+
+	foreach(lc, vars)
+	{
+		Var		   *var = lfirst(lc);
+
+		if (!IsA(var, Var) || var->varno != fact || var->varlevelsup != 0)
+			return false;
+	}
+	return vars != NIL;
+}
+
+/*
  * A left join's dimension rows without a match are groups of their own,
  * computed from the dimension row alone: every GROUP BY column is one of
  * the dimension's, its key among them (so no row of the table falls in
@@ -484,8 +504,7 @@ tagg_left_ok(TAggFindContext *cxt)
 		if (list_length(agg->args) != 1)
 			return false;
 		arg = (Node *) linitial_node(TargetEntry, agg->args)->expr;
-		if (!bms_equal(pull_varnos(NULL, arg), bms_make_singleton(cxt->star->fact)) ||
-			contain_nonstrict_functions(arg))
+		if (!tagg_of_fact_only(arg, cxt->star->fact) || contain_nonstrict_functions(arg))
 			return false;
 	}
 	return true;
