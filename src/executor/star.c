@@ -252,8 +252,8 @@ star_append(TesseraStar *st, TesseraStarDim *dim, StarRows *rows, int64 key,
  * TPC-H's lineitem by l_orderkey), in one loop.  Returns the rows given.
  */
 static double
-star_append_keys(TesseraStar *st, TesseraStarDim *dim, StarRows *rows, TesseraBatch *b,
-				 const bool *sel, const Datum *kv, const bool *kn)
+star_append_keys(TesseraStarDim *dim, StarRows *rows, TesseraBatch *b, const bool *sel,
+				 const Datum *kv, const bool *kn)
 {
 	double		given = 0;
 	int64		last = dim->nrows > 0 ? rows->keys[dim->nrows - 1] : 0;
@@ -330,7 +330,7 @@ star_read_vectors(TesseraStar *st, TesseraStarDim *dim, StarRows *rows)
 			TesseraBatchColumn(b, katt2, &kv2, &kn2);
 		else if (dim->kind == STAR_SEMI || dim->kind == STAR_ANTI)
 		{
-			emitted += star_append_keys(st, dim, rows, b, sel, kv, kn);
+			emitted += star_append_keys(dim, rows, b, sel, kv, kn);
 			continue;
 		}
 		for (int c = 0; c < dim->ncols; c++)

@@ -24,11 +24,14 @@ CREATE TABLE rq_subn (k int);
 INSERT INTO rq_subn VALUES (3), (NULL), (7);
 ANALYZE rq_h, rq_t, rq_sub, rq_subn;
 
--- the plan: one TesseraAgg, the vector quals first, then the others as its Filter
+-- the plan: one TesseraAgg, the vector quals first, then the others as its
+-- Filter (a subplan's is shown per version: 17 prints its test)
 EXPLAIN (COSTS OFF)
 SELECT x, count(*), sum(v) FROM rq_t
-WHERE id > 100 AND md5(s) < '8' AND k NOT IN (SELECT k FROM rq_sub WHERE tag = 't1')
+WHERE id > 100 AND md5(s) < '8' AND s ~ 'w1'
 GROUP BY x;
+SELECT regexp_replace(l, 'NOT \(ANY \(k = \((hashed SubPlan 1)\)\.col1\)\)', 'NOT (\1)') AS plan
+FROM tt.explain('(COSTS OFF) SELECT x, count(*), sum(v) FROM rq_t WHERE id > 100 AND md5(s) < ''8'' AND k NOT IN (SELECT k FROM rq_sub WHERE tag = ''t1'') GROUP BY x') l;
 
 CREATE TEMP TABLE rq_q AS SELECT * FROM (VALUES
     ('SELECT x, count(*), sum(v) FROM {t} WHERE id > 100 AND md5(s) < ''8'' AND k NOT IN (SELECT k FROM rq_sub WHERE tag = ''t1'') GROUP BY x'),
@@ -67,8 +70,8 @@ SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
 SET max_parallel_workers_per_gather = 2;
-EXPLAIN (COSTS OFF)
-SELECT x, count(*), sum(v) FROM rq_t WHERE md5(s) < '8' AND k NOT IN (SELECT k FROM rq_sub WHERE tag = 't1') GROUP BY x;
+SELECT regexp_replace(l, 'NOT \(ANY \(k = \((hashed SubPlan 1)\)\.col1\)\)', 'NOT (\1)') AS plan
+FROM tt.explain('(COSTS OFF) SELECT x, count(*), sum(v) FROM rq_t WHERE md5(s) < ''8'' AND k NOT IN (SELECT k FROM rq_sub WHERE tag = ''t1'') GROUP BY x') l;
 SELECT q, tt.cmp(q, 'rq_h', 'rq_t') FROM rq_q;
 SELECT count(*) AS parallel_plans FROM rq_q
 WHERE EXISTS (SELECT 1 FROM tt.explain(replace(q, '{t}', 'rq_t')) l
