@@ -66,6 +66,10 @@ typedef struct TesseraTopNState
 	int			next;
 	MemoryContext keys_cxt;
 	uint64		candidates;		/* rows that entered the heap (EXPLAIN) */
+	/* quals with no vector form (the plan's qual): on the rows that would enter */
+	TupleTableSlot *qual_slot;	/* a virtual row of the table, their columns set */
+	int			nqual_atts;
+	int		   *qual_atts;
 } TesseraTopNState;
 
 static Node *topn_create_state(CustomScan *cscan);
@@ -156,6 +160,24 @@ topn_begin(CustomScanState *node, EState *estate, int eflags)
 			if (attidx >= 0 && attidx < natts)
 				tn->ts.needed[attidx] = true;
 		}
+		/* and the plan qual's, set in a virtual row for it */
+		attrs = NULL;
+		pull_varattnos((Node *) cscan->scan.plan.qual, cscan->scan.scanrelid, &attrs);
+		tn->qual_atts = palloc(sizeof(int) * (bms_num_members(attrs) + 1));
+		a = -1;
+		while ((a = bms_next_member(attrs, a)) >= 0)
+		{
+			int			attidx = a + FirstLowInvalidHeapAttributeNumber - 1;
+
+			if (attidx >= 0 && attidx < natts)
+			{
+				tn->ts.needed[attidx] = true;
+				tn->qual_atts[tn->nqual_atts++] = attidx;
+			}
+		}
+		if (cscan->scan.plan.qual != NIL)
+			tn->qual_slot = ExecAllocTableSlot(&estate->es_tupleTable, RelationGetDescr(rel),
+											   &TTSOpsVirtual);
 	}
 	TesseraFiltersInit(&tn->ts, list_copy_head(cscan->custom_exprs, nskip), skip_descs,
 					   list_copy_tail(cscan->custom_exprs, nskip),
@@ -258,6 +280,35 @@ topn_store(TesseraTopNState *tn, TopNRow *r, uint64 rownum, const Datum *keys, c
 	MemoryContextSwitchTo(old);
 }
 
+/*
+ * Does row i of the batch pass the plan's qual (the quals with no vector
+ * form)?  Evaluated only for a row that would enter the top ones: any other
+ * cannot be in the result whatever its qual says.
+ */
+static bool
+topn_row_passes(TesseraTopNState *tn, TesseraBatch *b, int i)
+{
+	ScanState  *ss = &tn->ts.css.ss;
+	ExprContext *econtext = ss->ps.ps_ExprContext;
+	TupleTableSlot *slot = tn->qual_slot;
+
+	ExecClearTuple(slot);
+	memset(slot->tts_isnull, true, sizeof(bool) * slot->tts_tupleDescriptor->natts);
+	for (int c = 0; c < tn->nqual_atts; c++)
+	{
+		int			a = tn->qual_atts[c];
+
+		slot->tts_values[a] = TesseraBatchValue(b, a, i, &slot->tts_isnull[a]);
+	}
+	ExecStoreVirtualTuple(slot);
+	ResetExprContext(econtext);
+	econtext->ecxt_scantuple = slot;
+	if (ExecQual(ss->ps.qual, econtext))
+		return true;
+	InstrCountFiltered1(tn, 1);
+	return false;
+}
+
 /* The batch's kept rows against the heap. */
 static void
 topn_batch(TesseraTopNState *tn, TesseraBatch *b, const bool *sel)
@@ -278,6 +329,10 @@ topn_batch(TesseraTopNState *tn, TesseraBatch *b, const bool *sel)
 			keys[k] = cols[k][i];
 			nulls[k] = colnulls[k][i];
 		}
+		if (tn->qual_slot != NULL &&
+			(tn->nrows < tn->bound || topn_compare(tn, keys, nulls, &tn->rows[0]) < 0) &&
+			!topn_row_passes(tn, b, i))
+			continue;
 		if (tn->nrows < tn->bound)
 		{
 			tn->rows[tn->nrows].keys = NULL;

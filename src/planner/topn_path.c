@@ -13,7 +13,9 @@
  *	  UPPERREL_ORDERED, for ordered output of a base relation with no
  *	  grouping, window, DISTINCT, row marks or set-returning functions, when
  *	  the LIMIT (plus OFFSET) is a constant of at most TOPN_MAX_ROWS, every
- *	  qual is a vector qual, and every sort key is a column of the table.
+ *	  qual is a vector qual or one TesseraAgg would evaluate row by row
+ *	  (TesseraRowQual: the plan's qual, evaluated on the rows that would
+ *	  enter the top ones only), and every sort key is a column of the table.
  *	  It yields the top rows in order; the Limit above it stays PostgreSQL's.
  *
  * IDENTIFICATION
@@ -109,6 +111,7 @@ tessera_topn_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo 
 	CustomPath *cpath;
 	List	   *keys;
 	Bitmapset  *attrs = NULL;
+	List	   *row_quals = NIL;
 	TscanEstimate est;
 	ListCell   *lc;
 	double		rows_read;
@@ -140,15 +143,32 @@ tessera_topn_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo 
 	{
 		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
 
-		if (rinfo->pseudoconstant ||
-			TesseraVecDescribe((Node *) rinfo->clause, input_rel->relid, relation) == NIL ||
-			TesseraHasExecParam((Node *) rinfo->clause, NULL))
+		if (rinfo->pseudoconstant || TesseraHasExecParam((Node *) rinfo->clause, NULL))
+			;					/* not ours */
+		else if (TesseraVecDescribe((Node *) rinfo->clause, input_rel->relid, relation) != NIL)
 		{
-			table_close(relation, NoLock);
-			return;
+			pull_varattnos((Node *) rinfo->clause, input_rel->relid, &attrs);
+			continue;
 		}
-		pull_varattnos((Node *) rinfo->clause, input_rel->relid, &attrs);
+		else if (TesseraRowQual(rinfo, input_rel->relid))
+		{
+			row_quals = lappend(row_quals, rinfo);
+			pull_varattnos((Node *) rinfo->clause, input_rel->relid, &attrs);
+			continue;
+		}
+		table_close(relation, NoLock);
+		return;
 	}
+	/* (the vector quals go first: under a security barrier, PostgreSQL's order) */
+	if (row_quals != NIL)
+		foreach(lc, input_rel->baserestrictinfo)
+		{
+			if (lfirst_node(RestrictInfo, lc)->security_level > 0)
+			{
+				table_close(relation, NoLock);
+				return;
+			}
+		}
 	keys = topn_sort_keys(root, input_rel->relid);
 	if (keys == NIL)
 	{
@@ -172,6 +192,14 @@ tessera_topn_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo 
 		rows_read * est.vec_sel * list_length(keys) * 2 * cpu_operator_cost +
 		root->limit_tuples * (cpu_tuple_cost + 50 * cpu_operator_cost *
 							  RelationGetDescr(relation)->natts);
+	/* the other quals: charged as on every row the vector quals keep, as PostgreSQL's */
+	if (row_quals != NIL)
+	{
+		QualCost	qc;
+
+		cost_qual_eval(&qc, row_quals, root);
+		run_cost += qc.startup + rows_read * est.vec_sel * qc.per_tuple;
+	}
 
 	cpath = makeNode(CustomPath);
 	cpath->path.pathtype = T_CustomScan;
@@ -208,12 +236,23 @@ topn_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *
 			   *vector = NIL,
 			   *vector_descs = NIL;
 
+	List	   *rest = NIL;
+	List	   *row_quals = NIL;
+	ListCell   *lc;
+
 	TesseraDescribeVectorQuals(extract_actual_clauses(input_rel->baserestrictinfo, false),
-							   relid, relation, &skip, &skip_descs, &vector, &vector_descs, NULL);
+							   relid, relation, &skip, &skip_descs, &vector, &vector_descs, &rest);
+	foreach(lc, input_rel->baserestrictinfo)
+	{
+		if (list_member_ptr(rest, lfirst_node(RestrictInfo, lc)->clause))
+			row_quals = lappend(row_quals, lfirst(lc));
+	}
 	table_close(relation, NoLock);
 
 	cscan->scan.plan.targetlist = tlist;
-	cscan->scan.plan.qual = NIL;
+	/* the others: the plan's qual, in PostgreSQL's order, on the rows that would enter the top */
+	(void) TesseraOrderQuals(root, &row_quals);
+	cscan->scan.plan.qual = extract_actual_clauses(row_quals, false);
 	cscan->scan.scanrelid = relid;
 	cscan->flags = best_path->flags;
 	cscan->methods = &TesseraTopNPlanMethods;

@@ -72,19 +72,40 @@ FETCH 5 FROM cur;
 ROLLBACK;
 SELECT id FROM th ORDER BY ts DESC, id LIMIT 4;
 
+-- quals with no vector form are the node's Filter, evaluated on the rows
+-- that would enter the top ones (a function, a regular expression, NOT IN
+-- through a hashed subplan, a division an earlier qual guards)
+CREATE TABLE tn_sub (k int PRIMARY KEY);
+INSERT INTO tn_sub SELECT i FROM generate_series(0, 1000, 3) i;
+ANALYZE tn_sub;
+EXPLAIN (COSTS OFF) SELECT id, s FROM tt_t WHERE s ~ 'ab' AND id > 50 ORDER BY ts LIMIT 5;
+SELECT q, tt.cmp_ordered(q, 'th', 'tt_t'),
+    (SELECT count(*) FROM tt.explain('(COSTS OFF) ' || replace(q, '{t}', 'tt_t')) l
+     WHERE l LIKE '%TesseraTopN%') AS topn_nodes
+FROM (VALUES
+    ('SELECT id, s FROM {t} WHERE s ~ ''ab'' ORDER BY ts, id LIMIT 10'),
+    ('SELECT * FROM {t} WHERE md5(s) < ''4'' AND k > 100 ORDER BY k DESC NULLS LAST, id LIMIT 25 OFFSET 5'),
+    ('SELECT id, k FROM {t} WHERE k NOT IN (SELECT k FROM tn_sub) ORDER BY n, id LIMIT 30'),
+    ('SELECT id FROM {t} WHERE k <> 0 AND 100000 / k > 150 ORDER BY f DESC, id LIMIT 12'),
+    ('SELECT id, c FROM {t} WHERE upper(c) = ''B'' OR length(pad) > 45 ORDER BY c, ts, id LIMIT 40'),
+    ('SELECT id FROM {t} WHERE s ~ ''^zzz'' ORDER BY id LIMIT 5')
+) v(q);
+SELECT * FROM tt.explain_analyze('SELECT id FROM tt_t WHERE s ~ ''ab'' ORDER BY ts, id LIMIT 10')
+WHERE "QUERY PLAN" ~ 'TesseraTopN|Filter';
+
 -- not ours: a LIMIT from a parameter, more rows than TOPN_MAX_ROWS,
--- expressions as keys, FOR UPDATE, quals the vector filter does not take
+-- expressions as keys, FOR UPDATE, a volatile qual
 SELECT q, (SELECT count(*) FROM tt.explain('(COSTS OFF) ' || replace(q, '{t}', 'tt_t')) l
            WHERE l LIKE '%TesseraTopN%') AS topn_nodes
 FROM (VALUES
     ('SELECT id FROM {t} ORDER BY id LIMIT 20000'),
     ('SELECT id FROM {t} ORDER BY id + 1 LIMIT 5'),
     ('SELECT id FROM {t} ORDER BY id LIMIT 5 FOR UPDATE'),
-    ('SELECT id FROM {t} WHERE s ~ ''ab'' ORDER BY id LIMIT 5'),
+    ('SELECT id FROM {t} WHERE k > random() * 10 ORDER BY id LIMIT 5'),
     ('SELECT id FROM {t} ORDER BY id')
 ) v(q);
 SET tessera.enable_topn = off;
 EXPLAIN (COSTS OFF) SELECT * FROM tt_t ORDER BY ts LIMIT 10;
 RESET tessera.enable_topn;
 
-DROP TABLE th, tt_t;
+DROP TABLE th, tt_t, tn_sub;
