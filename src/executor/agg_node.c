@@ -1235,6 +1235,10 @@ tagg_rescan(CustomScanState *node)
 		ExecReScan(linitial(node->custom_ps));
 	if (as->star.ndims > 0)
 		TesseraStarRescan(&as->star);
+	/* (their memos hold results under the old parameters) */
+	TesseraComputedRescan(&as->comp);
+	TesseraComputedRescan(&as->star_filters);
+	TesseraComputedRescan(&as->row_quals);
 	as->computed = false;
 	as->groups_done = false;
 	as->next = 0;

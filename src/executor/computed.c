@@ -420,6 +420,21 @@ comp_eval(TesseraComputed *c, int j, bool *isnull)
 }
 
 /*
+ * TesseraComputedRescan
+ *		Forget the memos: the expressions may read parameters that changed
+ *		(a subquery run again for another outer row), and a memo holds the
+ *		results of one scan's values.
+ */
+void
+TesseraComputedRescan(TesseraComputed *c)
+{
+	if (c->n == 0)
+		return;
+	MemoryContextReset(c->memo_cxt);
+	memset(c->memos, 0, sizeof(void *) * c->n);
+}
+
+/*
  * Expression j of one string column for a value: from the memo, else
  * evaluated and remembered (the value and a copy of the result in the
  * memo's memory).

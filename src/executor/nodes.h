@@ -176,6 +176,7 @@ extern void TesseraStarRescan(TesseraStar *st);
 extern bool TesseraStarNextUnmatched(TesseraStar *st, Datum *values, bool *isnull);
 extern void TesseraComputedBatch(TesseraComputed *c, TesseraBatch *b, const bool *ok, int n,
 								 MemoryContext bufcxt);
+extern void TesseraComputedRescan(TesseraComputed *c);
 
 typedef struct TesseraAggState
 {

@@ -240,5 +240,18 @@ FROM (VALUES
 ) v(q);
 SELECT tt.cmp('SELECT (s || '''') COLLATE ae_ci, count(*) FROM {t} GROUP BY 1', 'eh', 'et');
 
+-- a subquery run again for each outer row: an expression of a string
+-- column that reads the outer value is remembered per value within one run
+-- only (a memo kept across runs gave the first run's results to all)
+SELECT gg,
+    (SELECT min(k) FROM (SELECT s || gg::text AS k, count(*) FROM et GROUP BY 1) q) AS key_t,
+    (SELECT min(k) FROM (SELECT s || gg::text AS k, count(*) FROM eh GROUP BY 1) q) AS key_h,
+    (SELECT sum(length(s || repeat('x', gg))) FROM et) AS sum_t,
+    (SELECT sum(length(s || repeat('x', gg))) FROM eh) AS sum_h
+FROM generate_series(1, 3) gg;
+SELECT count(*) AS tessera_aggs
+FROM tt.explain('SELECT gg, (SELECT sum(length(s || repeat(''x'', gg))) FROM et) FROM generate_series(1, 3) gg') l
+WHERE l LIKE '%TesseraAgg%';
+
 DROP TABLE eh, et, lh, lt;
 DROP COLLATION ae_ci;
