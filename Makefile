@@ -47,12 +47,14 @@ OBJS = \
 	src/executor/computed.o \
 	src/executor/star.o \
 	src/executor/topn_node.o \
+	src/executor/join_node.o \
 	src/planner/classify.o \
 	src/planner/cost.o \
 	src/planner/scan_path.o \
 	src/planner/agg_path.o \
 	src/planner/topn_path.o \
 	src/planner/star_path.o \
+	src/planner/join_path.o \
 	src/files/parquet_types.o \
 	src/files/parquet_columns.o \
 	src/files/parquet_copy.o \

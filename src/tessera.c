@@ -166,14 +166,22 @@ _PG_init(void)
 							 &tessera_enable_star_join, true, PGC_USERSET, 0,
 							 NULL, NULL, NULL);
 
+	DefineCustomBoolVariable("tessera.enable_join",
+							 "Lets TesseraJoin join dimension tables to a tessera table and hand up the joined rows.",
+							 "An inner join of one tessera table with relations joined on their unique integer or date keys probes the dimensions' rows with the table's key column vectors and forms only the rows that join; tessera.enable_star_join off turns it off too.",
+							 &tessera_enable_join, true, PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+
 	TesseraInstallHooks();
 	TesseraRegisterScanNode();
 	TesseraRegisterAggNode();
 	TesseraRegisterTopNNode();
+	TesseraRegisterJoinNode();
 	TesseraInstallScanPaths();
 	TesseraInstallAggPaths();
 	TesseraRegisterParquetSource();
 	TesseraInstallTopNPaths();
+	TesseraInstallJoinPaths();
 	TesseraRegisterRmgr(TesseraLogicalDecode);
 	TesseraSharedCacheDefineGuc();
 

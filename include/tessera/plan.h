@@ -32,19 +32,23 @@ extern bool tessera_enable_custom_scan;
 extern bool tessera_enable_custom_agg;
 extern bool tessera_enable_topn;
 extern bool tessera_enable_star_join;
+extern bool tessera_enable_join;
 
 /* _PG_init: the planner's paths (planner/scan_path.c, planner/agg_path.c) */
 extern void TesseraInstallScanPaths(void);
 extern void TesseraInstallAggPaths(void);
 extern void TesseraInstallTopNPaths(void);
+extern void TesseraInstallJoinPaths(void);
 
 /* the nodes' methods (executor/scan_node.c, executor/agg_node.c) */
 extern const CustomScanMethods TesseraScanPlanMethods;
 extern const CustomScanMethods TesseraAggPlanMethods;
 extern const CustomScanMethods TesseraTopNPlanMethods;
+extern const CustomScanMethods TesseraJoinPlanMethods;
 extern void TesseraRegisterScanNode(void);
 extern void TesseraRegisterAggNode(void);
 extern void TesseraRegisterTopNNode(void);
+extern void TesseraRegisterJoinNode(void);
 
 /*
  * Batches from outside tessera's stripes: a foreign table whose rows a
@@ -347,6 +351,26 @@ typedef enum StarExtField
 	STAR_EXT_COLLATION,
 	STAR_EXT_NFIELDS
 } StarExtField;
+
+/*
+ * TesseraJoin: a star join of a tessera table (scanrelid) handing up the
+ * joined rows.  The scan tuple (custom_scan_tlist) holds columns of the
+ * table and of the dimensions; custom_plans are the dimensions' plans.
+ */
+typedef enum TjoinPrivate
+{
+	TJOIN_PRIVATE_RELID,		/* the table's index as planned */
+	TJOIN_PRIVATE_SKIP_QUALS,	/* the table's quals that skip row groups */
+	TJOIN_PRIVATE_SKIP,			/* ... their descriptions */
+	TJOIN_PRIVATE_VECTOR_QUALS, /* its vector quals */
+	TJOIN_PRIVATE_VECTOR,		/* ... their descriptions */
+	TJOIN_PRIVATE_STAR,			/* the star join (StarDimField, StarExtField) */
+	TJOIN_PRIVATE_STAR_CLAUSES, /* its key clauses, for EXPLAIN */
+	TJOIN_PRIVATE_SOURCES,		/* per scan tuple column: the table's attribute
+								 * index, or its number + an extra column */
+	TJOIN_PRIVATE_NEEDED,		/* attnums of the table decoded */
+	TJOIN_PRIVATE_NFIELDS
+} TjoinPrivate;
 
 /*
  * TesseraTopN: the top rows of one table by columns, read whole only for

@@ -84,7 +84,6 @@ typedef enum TaggPathPrivate
 
 static Plan *tagg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 							List *tlist, List *clauses, List *custom_plans);
-static Cost tagg_dim_build_cost(PlannerInfo *root, Path *path, int kind);
 
 static const CustomPathMethods tagg_path_methods = {
 	.CustomName = "TesseraAgg",
@@ -391,7 +390,7 @@ tagg_add_parallel_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *out
 	 */
 	build_cost = 0;
 	foreach(lc, dim_paths)
-		build_cost += tagg_dim_build_cost(root, lfirst(lc),
+		build_cost += TesseraStarDimBuildCost(root, lfirst(lc),
 										  ((TesseraStarDimPlan *) list_nth(cxt->star->dims,
 																		   foreach_current_index(lc)))->kind);
 	build_cost *= (workers + 1) / divisor;
@@ -627,7 +626,7 @@ tagg_scanned_rel(PlannerInfo *root, RelOptInfo *input_rel, TesseraStarPlan *star
 	*star_out = NULL;
 	if (input_rel->reloptkind == RELOPT_JOINREL)
 	{
-		if (!tessera_enable_star_join || !TesseraStarFind(root, input_rel, star))
+		if (!tessera_enable_star_join || !TesseraStarFind(root, input_rel, star, false))
 			return NULL;
 		*star_out = star;
 		return find_base_rel(root, star->fact);
@@ -640,96 +639,6 @@ tagg_scanned_rel(PlannerInfo *root, RelOptInfo *input_rel, TesseraStarPlan *star
 		rte->tablesample != NULL || rte->inh)
 		return NULL;
 	return input_rel;
-}
-
-/*
- * What a star join adds to the cost: reading each dimension, hashing its
- * rows, one lookup per dimension for each fact row the quals keep, and
- * gathering the dimension columns of the rows joined.  False if the
- * dimensions' tables should not fit hash_mem.
- */
-static Cost
-tagg_dim_build_cost(PlannerInfo *root, Path *path, int kind)
-{
-	/* a TesseraScan read as column vectors forms no row */
-	Cost		read = TesseraScanPathVectors(root, path);
-
-	/*
-	 * a key set's row sets a bit; an inner dimension's stores its columns
-	 * too, by-reference values copied (an operator per 8 bytes)
-	 */
-	return (read >= 0 ? read : path->total_cost) +
-		path->rows * (kind == STAR_INNER || kind == STAR_LEFT ?
-					  2 + path->pathtarget->width / 8.0 : 1) *
-		cpu_operator_cost;
-}
-
-static bool
-tagg_star_cost(PlannerInfo *root, TesseraStarPlan *star, double probe_rows, double join_rows,
-			   Cost *cost, Cost *build_cost)
-{
-	double		bytes = 0;
-	ListCell   *lc;
-
-	*cost = 0;
-	*build_cost = 0;
-	if (star == NULL)
-		return true;
-	foreach(lc, star->dims)
-	{
-		TesseraStarDimPlan *dim = lfirst(lc);
-
-		*build_cost += tagg_dim_build_cost(root, dim->path, dim->kind);
-		*cost += probe_rows * cpu_operator_cost;
-		bytes += dim->path->rows * (dim->kind == STAR_INNER || dim->kind == STAR_LEFT ?
-									32 + dim->rel->reltarget->width : 16);
-	}
-	*cost += *build_cost;
-	*cost += join_rows * list_length(star->ext) * 0.25 * cpu_operator_cost;
-	/* filters across dimensions: on the rows the probes keep (about the rows joined) */
-	if (star->filters != NIL)
-	{
-		QualCost	qc;
-
-		cost_qual_eval(&qc, star->filters, root);
-		*cost += qc.startup + join_rows * qc.per_tuple;
-	}
-	return bytes <= (double) get_hash_memory_limit();
-}
-
-/*
- * Can every process of a parallel plan read the star join's dimensions
- * itself?  *paths: the cheapest parallel-safe plain path of each.
- */
-static bool
-tagg_star_parallel_safe(TesseraStarPlan *star, List **paths)
-{
-	ListCell   *lc;
-
-	*paths = NIL;
-	if (star != NULL && !star->filters_parallel_safe)
-		return false;
-	foreach(lc, star != NULL ? star->dims : NIL)
-	{
-		TesseraStarDimPlan *dim = lfirst(lc);
-		Path	   *best = NULL;
-		ListCell   *pc;
-
-		if (!dim->rel->consider_parallel)
-			return false;
-		foreach(pc, dim->rel->pathlist)
-		{
-			Path	   *path = lfirst(pc);
-
-			if (path->parallel_safe && path->param_info == NULL &&
-				(best == NULL || path->total_cost < best->total_cost))
-				best = path;
-		}
-		if (best == NULL)
-			return false;
-		*paths = lappend(*paths, best);
-	}
-	return true;
 }
 
 /*
@@ -747,7 +656,7 @@ tagg_try_parallel(PlannerInfo *root, RelOptInfo *rel, RelOptInfo *output_rel, Cu
 	int			workers;
 
 	if (!rel->consider_parallel || max_parallel_workers_per_gather <= 0 ||
-		!tagg_star_parallel_safe(cxt->star, &dim_paths) ||
+		!TesseraStarParallelSafe(cxt->star, &dim_paths) ||
 		cxt->aggs == NIL ||		/* the partial states ride in an Aggref */
 		tagg_has_exec_param(rel->baserestrictinfo) ||
 		!is_parallel_safe(root, (Node *) extract_actual_clauses(cxt->row_quals, false)) ||
@@ -959,7 +868,7 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 	 */
 	rows_read = rel->tuples * est.read_frac;
 	agg_rows = cxt.star != NULL ? input_rel->rows : rows_read * est.vec_sel;
-	if (!tagg_star_cost(root, cxt.star, rows_read * est.vec_sel, agg_rows, &star_cost,
+	if (!TesseraStarCost(root, cxt.star, rows_read * est.vec_sel, agg_rows, &star_cost,
 						&build_cost))
 		return;
 	run_cost = rows_read * (est.decode_ops * 0.25 + est.nvec * 0.1) * cpu_operator_cost +
@@ -991,8 +900,13 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 	add_path(output_rel, &cpath->path);
 }
 
-static bool
-tagg_collect_params(Node *node, List **params)
+/*
+ * TesseraCollectParams
+ *		The Params an expression reads (a subplan's own aside), for a plan's
+ *		custom_exprs: the executor learns from them what it depends on.
+ */
+bool
+TesseraCollectParams(Node *node, List **params)
 {
 	if (node == NULL)
 		return false;
@@ -1003,8 +917,8 @@ tagg_collect_params(Node *node, List **params)
 	}
 	/* a subplan's test reads its own output columns: only its arguments are ours */
 	if (IsA(node, SubPlan))
-		return tagg_collect_params((Node *) ((SubPlan *) node)->args, params);
-	return expression_tree_walker(node, tagg_collect_params, params);
+		return TesseraCollectParams((Node *) ((SubPlan *) node)->args, params);
+	return expression_tree_walker(node, TesseraCollectParams, params);
 }
 
 /*
@@ -1167,7 +1081,7 @@ tagg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *
 	cscan->custom_scan_tlist = scan_tlist;
 	cscan->custom_plans = custom_plans;
 	cscan->custom_exprs = NIL;
-	(void) tagg_collect_params((Node *) list_make4(vector, row_aggs, computed, row_quals),
+	(void) TesseraCollectParams((Node *) list_make4(vector, row_aggs, computed, row_quals),
 							   &cscan->custom_exprs);
 
 	cscan->custom_private = NIL;

@@ -33,6 +33,9 @@ extern bool TesseraRowQual(RestrictInfo *rinfo, Index relid);
 extern bool TesseraOrderQuals(PlannerInfo *root, List **quals);
 extern int	TesseraComputedColumn(List **computed, Node *expr);
 
+/* agg_path.c */
+extern bool TesseraCollectParams(Node *node, List **params);
+
 /* scan_path.c */
 extern Cost TesseraScanPathVectors(PlannerInfo *root, Path *path);
 
@@ -65,9 +68,18 @@ typedef struct TesseraStarPlan
 								 * table), checked on the joined rows */
 	bool		filters_parallel_safe;
 	bool		left;			/* one dimension, joined LEFT to the table */
+	bool		part;			/* the join is a part of the query's, an inner
+								 * join of its relations; clauses to other
+								 * relations are applied above it */
 } TesseraStarPlan;
 
-extern bool TesseraStarFind(PlannerInfo *root, RelOptInfo *joinrel, TesseraStarPlan *star);
+extern bool TesseraStarFind(PlannerInfo *root, RelOptInfo *joinrel, TesseraStarPlan *star,
+							bool inner_only);
+extern Cost TesseraStarDimBuildCost(PlannerInfo *root, Path *path, int kind);
+extern bool TesseraStarCost(PlannerInfo *root, TesseraStarPlan *star, double probe_rows,
+							double join_rows, Cost *cost, Cost *build_cost);
+extern bool TesseraStarParallelSafe(TesseraStarPlan *star, List **paths);
+extern double TesseraStarRows(TesseraStarPlan *star, double probe_rows);
 extern Node *TesseraStarRewrite(TesseraStarPlan *star, Node *expr);
 extern bool TesseraStarExtra(TesseraStarPlan *star, AttrNumber attno);
 extern bool TesseraStarDescribe(TesseraStarPlan *star, List **desc, List **clauses);

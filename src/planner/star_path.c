@@ -366,6 +366,9 @@ star_clause_filters(PlannerInfo *root, RelOptInfo *joinrel, Index fact, TesseraS
 			RestrictInfo *rinfo = lfirst(lc);
 			Relids		rels = bms_intersect(rinfo->required_relids, joinrel->relids);
 
+			/* (a part of the query's join: clauses to the rest apply above it) */
+			if (star->part && !bms_is_subset(rinfo->required_relids, joinrel->relids))
+				continue;
 			if (bms_overlap(rels, special) || bms_overlap(rels, star->joins) ||
 				!bms_is_subset(rinfo->required_relids, joinrel->relids))
 				return false;
@@ -780,7 +783,10 @@ star_dimensions(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *fact, Tesser
 		/* its join clauses to other relations: the filters alone */
 		foreach(fc, dim->kind == STAR_INNER ? dim->rel->joininfo : NIL)
 		{
-			if (!list_member_ptr(star->filters, lfirst(fc)))
+			RestrictInfo *rinfo = lfirst(fc);
+
+			if (!list_member_ptr(star->filters, rinfo) &&
+				!(star->part && !bms_is_subset(rinfo->required_relids, joinrel->relids)))
 				return false;
 		}
 		dim->path = path;
@@ -895,11 +901,12 @@ star_left_find(PlannerInfo *root, RelOptInfo *joinrel, SpecialJoinInfo *sjinfo,
 
 /*
  * TesseraStarFind
- *		Is joinrel a star join around a tessera table TesseraAgg can probe
- *		itself?  Fills star (the fact table's relid and its dimensions).
+ *		Is joinrel a star join around a tessera table TesseraAgg (or
+ *		TesseraJoin) can probe itself?  Fills star (the fact table's relid
+ *		and its dimensions).
  */
 bool
-TesseraStarFind(PlannerInfo *root, RelOptInfo *joinrel, TesseraStarPlan *star)
+TesseraStarFind(PlannerInfo *root, RelOptInfo *joinrel, TesseraStarPlan *star, bool inner_only)
 {
 	int			rti = -1;
 	RelOptInfo *best = NULL;
@@ -907,12 +914,17 @@ TesseraStarFind(PlannerInfo *root, RelOptInfo *joinrel, TesseraStarPlan *star)
 	ListCell   *lc;
 
 	memset(star, 0, sizeof(TesseraStarPlan));
+	star->part = inner_only;
 	if (joinrel->reloptkind != RELOPT_JOINREL ||
 		root->placeholder_list != NIL || joinrel->lateral_relids != NULL ||
 		root->hasLateralRTEs)
 		return false;
-	/* no outer joins but one left join of two; semi and anti joins (EXISTS) of one relation */
-	foreach(lc, root->join_info_list)
+	/*
+	 * no outer joins but one left join of two; semi and anti joins (EXISTS)
+	 * of one relation.  (inner_only: the caller made sure joinrel is an inner
+	 * join of its relations, whatever joins come above it.)
+	 */
+	foreach(lc, inner_only ? NIL : root->join_info_list)
 	{
 		SpecialJoinInfo *sjinfo = lfirst(lc);
 
@@ -963,7 +975,7 @@ TesseraStarFind(PlannerInfo *root, RelOptInfo *joinrel, TesseraStarPlan *star)
 	if (best == NULL)
 		return false;
 	/* every semi or anti join's left-hand side is the table alone */
-	foreach(lc, root->join_info_list)
+	foreach(lc, inner_only ? NIL : root->join_info_list)
 	{
 		SpecialJoinInfo *sjinfo = lfirst(lc);
 
@@ -991,6 +1003,115 @@ TesseraStarFind(PlannerInfo *root, RelOptInfo *joinrel, TesseraStarPlan *star)
 		return false;
 	star->filters_parallel_safe =
 		is_parallel_safe(root, (Node *) extract_actual_clauses(star->filters, false));
+	return true;
+}
+
+/*
+ * What a star join adds to the cost: reading each dimension, hashing its
+ * rows, one lookup per dimension for each fact row the quals and the
+ * dimensions probed before it keep, and
+ * gathering the dimension columns of the rows joined.  False if the
+ * dimensions' tables should not fit hash_mem.
+ */
+Cost
+TesseraStarDimBuildCost(PlannerInfo *root, Path *path, int kind)
+{
+	/* a TesseraScan read as column vectors forms no row */
+	Cost		read = TesseraScanPathVectors(root, path);
+
+	/*
+	 * a key set's row sets a bit; an inner dimension's stores its columns
+	 * too, by-reference values copied (an operator per 8 bytes)
+	 */
+	return (read >= 0 ? read : path->total_cost) +
+		path->rows * (kind == STAR_INNER || kind == STAR_LEFT ?
+					  2 + path->pathtarget->width / 8.0 : 1) *
+		cpu_operator_cost;
+}
+
+bool
+TesseraStarCost(PlannerInfo *root, TesseraStarPlan *star, double probe_rows, double join_rows,
+				Cost *cost, Cost *build_cost)
+{
+	double		bytes = 0;
+	ListCell   *lc;
+
+	*cost = 0;
+	*build_cost = 0;
+	if (star == NULL)
+		return true;
+	foreach(lc, star->dims)
+	{
+		TesseraStarDimPlan *dim = lfirst(lc);
+
+		*build_cost += TesseraStarDimBuildCost(root, dim->path, dim->kind);
+		/* each probes the rows the ones before it kept */
+		*cost += probe_rows * cpu_operator_cost;
+		probe_rows *= Min(star_dim_kept(dim), 1.0);
+		bytes += dim->path->rows * (dim->kind == STAR_INNER || dim->kind == STAR_LEFT ?
+									32 + dim->rel->reltarget->width : 16);
+	}
+	*cost += *build_cost;
+	*cost += join_rows * list_length(star->ext) * 0.25 * cpu_operator_cost;
+	/* filters across dimensions: on the rows the probes keep (about the rows joined) */
+	if (star->filters != NIL)
+	{
+		QualCost	qc;
+
+		cost_qual_eval(&qc, star->filters, root);
+		*cost += qc.startup + join_rows * qc.per_tuple;
+	}
+	return bytes <= (double) get_hash_memory_limit();
+}
+
+/*
+ * TesseraStarRows
+ *		The rows of the table that join every dimension, of probe_rows: each
+ *		joins at most one row of a dimension, and one where the dimension's
+ *		quals keep it (as a foreign key would have it).
+ */
+double
+TesseraStarRows(TesseraStarPlan *star, double probe_rows)
+{
+	ListCell   *lc;
+
+	foreach(lc, star->dims)
+		probe_rows *= Min(star_dim_kept(lfirst(lc)), 1.0);
+	return probe_rows;
+}
+
+/*
+ * Can every process of a parallel plan read the star join's dimensions
+ * itself?  *paths: the cheapest parallel-safe plain path of each.
+ */
+bool
+TesseraStarParallelSafe(TesseraStarPlan *star, List **paths)
+{
+	ListCell   *lc;
+
+	*paths = NIL;
+	if (star != NULL && !star->filters_parallel_safe)
+		return false;
+	foreach(lc, star != NULL ? star->dims : NIL)
+	{
+		TesseraStarDimPlan *dim = lfirst(lc);
+		Path	   *best = NULL;
+		ListCell   *pc;
+
+		if (!dim->rel->consider_parallel)
+			return false;
+		foreach(pc, dim->rel->pathlist)
+		{
+			Path	   *path = lfirst(pc);
+
+			if (path->parallel_safe && path->param_info == NULL &&
+				(best == NULL || path->total_cost < best->total_cost))
+				best = path;
+		}
+		if (best == NULL)
+			return false;
+		*paths = lappend(*paths, best);
+	}
 	return true;
 }
 

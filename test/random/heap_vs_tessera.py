@@ -204,6 +204,21 @@ def star_query():
     if random.random() < 0.3:
         return f"select {a} from {{t}} x {' '.join(joins)}{w}"
     return f"select {g}, {a} from {{t}} x {' '.join(joins)}{w} group by {g}"
+def star_rows_query():
+    # the rows of joins with unique-keyed dimensions: TesseraJoin on tessera
+    # (the table scanned as vectors, a row formed for each row that joins)
+    joins, cols = [f"join du on {random.choice(['x.a', 'x.c', 'x.b'])} = du.k"], ["x.a", "x.c", "x.h", "x.f", "x.d", "du.name", "du.grp"]
+    if random.random() < 0.4:
+        joins.append("join dd on x.f = dd.dk")
+        cols += ["dd.wk", "dd.dk"]
+    random.shuffle(joins)
+    conds = [q for q in [random.choice(["", "", "du.grp = 1", "du.name <> 'n3'", "x.c % 3 < du.grp"]),
+                         random.choice(["", "dd.wk > 1"]) if len(joins) > 1 else ""] if q]
+    if random.random() < 0.4:
+        conds.append(qual())
+    c = ", ".join(random.sample(cols, random.randint(1, 4)))
+    w = (" where " + " and ".join(conds)) if conds else ""
+    return f"select {c} from {{t}} x {' '.join(joins)}{w}"
 def left_query():
     # dl LEFT JOIN the table on dl's key, grouped by dl's columns: TesseraAgg's
     # left star join on tessera (each dl row without a match a group of its own)
@@ -221,6 +236,8 @@ def query():
     k = random.random()
     if k < 0.05:
         return left_query()
+    if k < 0.08:
+        return star_rows_query()
     if k < 0.1:
         return star_query()
     if k < 0.2:
@@ -235,6 +252,7 @@ def query():
     c = ", ".join(random.sample([n for n,_ in cols], random.randint(1,4)))
     return f"select {c} from {{t}}{w}"
 bad = 0
+nodes_seen = {"TesseraScan": 0, "TesseraAgg": 0, "TesseraJoin": 0, "TesseraTopN": 0}
 for it in range(args.rounds):
     setup()
     for q in range(args.queries):
@@ -256,6 +274,14 @@ for it in range(args.rounds):
         if res[0] != res[1]:
             bad += 1
             print("MISMATCH", qq, res)
+        # which of tessera's nodes the queries ran (that the paths are exercised)
+        try:
+            cur.execute("explain " + qq.format(t="ft"))
+            plan = " ".join(r[0] for r in cur.fetchall())
+            for node in nodes_seen:
+                nodes_seen[node] += plan.count(f"({node})") > 0
+        except Exception:
+            pass
     for g in ("max_parallel_workers_per_gather", "parallel_setup_cost", "parallel_tuple_cost",
               "min_parallel_table_scan_size", "enable_hashjoin", "enable_mergejoin", "enable_seqscan",
               "enable_indexscan"):
@@ -265,5 +291,6 @@ for it in range(args.rounds):
         bad += phases.cursor_phase(cur, random)
         bad += phases.concurrency_phase(args.dsn, cur, random)
 cur.execute("drop table if exists fh, ft, du, dm, dd")
-print(f"seed {args.seed}: {args.rounds} rounds x {args.queries} queries, {bad} differences")
+print(f"seed {args.seed}: {args.rounds} rounds x {args.queries} queries, {bad} differences"
+      f" (queries planned with " + ", ".join(f"{k} {v}" for k, v in nodes_seen.items()) + ")")
 sys.exit(1 if bad else 0)

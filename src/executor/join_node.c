@@ -1,0 +1,319 @@
+/*-------------------------------------------------------------------------
+ *
+ * join_node.c
+ *	  TesseraJoin's executor: a tessera table scanned as column vectors,
+ *	  joined to dimension relations by probing their keys, a row formed
+ *	  only for each row that joins.
+ *
+ * NOTES
+ *	  The planner (planner/join_path.c) hands a join of the table F with
+ *	  dimensions D1..Dn, each joined on its unique key, as a plan over F
+ *	  whose custom_plans are the dimensions' plans.  The dimensions are
+ *	  read and keyed once (star.c, as TesseraAgg's star join does); each
+ *	  batch of F is filtered by its vector quals, its key columns looked up
+ *	  in every dimension, and for each row that joins the scan tuple is
+ *	  filled from F's decoded columns and the matched dimension rows.  The
+ *	  plan qual (F's other quals, then the clauses across dimensions) and
+ *	  the projection are ExecScan's.
+ *
+ *	  Parallel: F's scan is shared through the table AM's parallel scan
+ *	  (TesseraScan's DSM parts); every process reads the dimensions itself.
+ *
+ * IDENTIFICATION
+ *	  src/executor/join_node.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/relscan.h"
+#include "access/tableam.h"
+#include "executor/executor.h"
+#include "executor/nodeCustom.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "rewrite/rewriteManip.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/ruleutils.h"
+
+#include "tessera/reader.h"
+#include "tessera/tableam.h"
+#include "nodes.h"
+
+typedef struct TesseraJoinState
+{
+	TesseraScanState ts;		/* the table's scan and filters; first */
+	TesseraStar star;			/* the dimensions */
+	TesseraComputed ext;		/* only its extra columns, which the probes fill */
+	int			nsrc;
+	int		   *src;			/* per scan tuple column (TJOIN_PRIVATE_SOURCES) */
+	int			natts;
+	MemoryContext buf_cxt;		/* buffers reused from batch to batch */
+	bool	   *ok;				/* per batch: rows that join */
+	int		   *rows;			/* ... listed */
+	int			cap;
+	int			nrows;
+	int			pos;			/* the next of them to hand up */
+	TesseraBatch *batch;
+} TesseraJoinState;
+
+static Node *tjoin_create_state(CustomScan *cscan);
+static void tjoin_begin(CustomScanState *node, EState *estate, int eflags);
+static TupleTableSlot *tjoin_exec(CustomScanState *node);
+static void tjoin_end(CustomScanState *node);
+static void tjoin_rescan(CustomScanState *node);
+static void tjoin_explain(CustomScanState *node, List *ancestors, ExplainState *es);
+
+const CustomScanMethods TesseraJoinPlanMethods = {
+	.CustomName = "TesseraJoin",
+	.CreateCustomScanState = tjoin_create_state,
+};
+
+static const CustomExecMethods tjoin_exec_methods = {
+	.CustomName = "TesseraJoin",
+	.BeginCustomScan = tjoin_begin,
+	.ExecCustomScan = tjoin_exec,
+	.EndCustomScan = tjoin_end,
+	.ReScanCustomScan = tjoin_rescan,
+	.EstimateDSMCustomScan = TesseraScanEstimateDSM,
+	.InitializeDSMCustomScan = TesseraScanInitDSM,
+	.ReInitializeDSMCustomScan = TesseraScanReInitDSM,
+	.InitializeWorkerCustomScan = TesseraScanInitWorker,
+	.ShutdownCustomScan = TesseraScanShutdown,
+	.ExplainCustomScan = tjoin_explain,
+};
+
+static Node *
+tjoin_create_state(CustomScan *cscan)
+{
+	TesseraJoinState *js = (TesseraJoinState *) newNode(sizeof(TesseraJoinState),
+														T_CustomScanState);
+
+	js->ts.css.methods = &tjoin_exec_methods;
+	return (Node *) js;
+}
+
+static void
+tjoin_begin(CustomScanState *node, EState *estate, int eflags)
+{
+	TesseraJoinState *js = (TesseraJoinState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	List	   *priv = cscan->custom_private;
+	TupleDesc	reldesc = RelationGetDescr(node->ss.ss_currentRelation);
+	ListCell   *lc;
+
+	js->natts = reldesc->natts;
+	TesseraFiltersInit(&js->ts, list_nth(priv, TJOIN_PRIVATE_SKIP_QUALS),
+					   list_nth(priv, TJOIN_PRIVATE_SKIP),
+					   list_nth(priv, TJOIN_PRIVATE_VECTOR_QUALS),
+					   list_nth(priv, TJOIN_PRIVATE_VECTOR));
+	js->ts.needed_list = list_nth(priv, TJOIN_PRIVATE_NEEDED);
+	js->ts.needed = palloc0(sizeof(bool) * Max(js->natts, 1));
+	foreach(lc, js->ts.needed_list)
+		js->ts.needed[lfirst_int(lc) - 1] = true;
+
+	js->nsrc = list_length(list_nth(priv, TJOIN_PRIVATE_SOURCES));
+	js->src = palloc(sizeof(int) * Max(js->nsrc, 1));
+	foreach(lc, list_nth(priv, TJOIN_PRIVATE_SOURCES))
+		js->src[foreach_current_index(lc)] = lfirst_int(lc);
+
+	foreach(lc, cscan->custom_plans)
+		node->custom_ps = lappend(node->custom_ps, ExecInitNode(lfirst(lc), estate, eflags));
+	(void) TesseraStarInit(&js->star, list_nth(priv, TJOIN_PRIVATE_STAR), node->custom_ps,
+						   reldesc);
+	js->ext.natts_rel = js->natts;
+	js->ext.ext_values = palloc0(sizeof(Datum *) * Max(js->star.next, 1));
+	js->ext.ext_nulls = palloc0(sizeof(bool *) * Max(js->star.next, 1));
+	js->buf_cxt = AllocSetContextCreate(estate->es_query_cxt, "TesseraJoin buffers",
+										ALLOCSET_DEFAULT_SIZES);
+}
+
+/*
+ * The table scan, begun on first use (a parallel one was begun by the DSM
+ * callbacks), with its filters set and their values evaluated.
+ */
+static TableScanDesc
+tjoin_start(TesseraJoinState *js)
+{
+	ScanState  *ss = &js->ts.css.ss;
+
+	if (ss->ss_currentScanDesc == NULL)
+	{
+		ss->ss_currentScanDesc = table_beginscan(ss->ss_currentRelation,
+												 ss->ps.state->es_snapshot, 0, NULL);
+		js->ts.filters_set = false;
+	}
+	if (!js->ts.filters_set)
+		TesseraFiltersStart(&js->ts);
+	if (!js->ts.values_ready)
+		TesseraFiltersEval(&js->ts);
+	return ss->ss_currentScanDesc;
+}
+
+/* Join the next batch with rows to hand up: false at the end of the scan. */
+static bool
+tjoin_next_batch(TesseraJoinState *js)
+{
+	TableScanDesc scan = tjoin_start(js);
+	TesseraBatch *b;
+	const bool *sel;
+
+	while (TesseraScanNextBatch(scan, &b, &sel))
+	{
+		int			n = b->nrows;
+
+		CHECK_FOR_INTERRUPTS();
+		if (n == 0)
+			continue;
+		if (js->cap < n)
+		{
+			js->cap = Max(n, 1024);
+			js->ok = MemoryContextAlloc(js->buf_cxt, js->cap);
+			js->rows = MemoryContextAlloc(js->buf_cxt, sizeof(int) * js->cap);
+		}
+		if (sel == NULL)
+			memset(js->ok, true, n);
+		else
+			memcpy(js->ok, sel, n);
+		if (b->deleted != NULL)
+			for (int i = 0; i < n; i++)
+				js->ok[i] &= !b->deleted[i];
+		TesseraStarProbe(&js->star, b, js->ok, n, &js->ext, js->buf_cxt);
+		js->nrows = TesseraSelRows(js->ok, n, js->rows);
+		js->pos = 0;
+		js->batch = b;
+		if (js->nrows > 0)
+			return true;
+	}
+	js->batch = NULL;
+	return false;
+}
+
+/* ExecScan's access method: the next joined row in the scan tuple. */
+static TupleTableSlot *
+tjoin_next(ScanState *ss)
+{
+	TesseraJoinState *js = (TesseraJoinState *) ss;
+	TupleTableSlot *slot = ss->ss_ScanTupleSlot;
+	TesseraBatch *b;
+	int			row;
+
+	ExecClearTuple(slot);
+	if (js->pos >= js->nrows && !tjoin_next_batch(js))
+		return slot;
+	b = js->batch;
+	row = js->rows[js->pos++];
+	for (int j = 0; j < js->nsrc; j++)
+	{
+		int			a = js->src[j];
+
+		if (a >= js->natts)
+		{
+			slot->tts_values[j] = js->ext.ext_values[a - js->natts][row];
+			slot->tts_isnull[j] = js->ext.ext_nulls[a - js->natts][row];
+		}
+		else if (b->values[a] != NULL)
+		{
+			slot->tts_values[j] = b->values[a][row];
+			slot->tts_isnull[j] = b->isnull[a][row];
+		}
+		else if (b->sparse)
+			slot->tts_values[j] = TesseraBatchValue(b, a, row, &slot->tts_isnull[j]);
+		else
+		{
+			Datum	   *values;
+			bool	   *isnull;
+
+			TesseraBatchColumn(b, a, &values, &isnull);
+			slot->tts_values[j] = values[row];
+			slot->tts_isnull[j] = isnull[row];
+		}
+	}
+	return ExecStoreVirtualTuple(slot);
+}
+
+/* No EvalPlanQual: the planner leaves queries with row locks to PostgreSQL. */
+static bool
+tjoin_recheck(ScanState *ss, TupleTableSlot *slot)
+{
+	return true;
+}
+
+static TupleTableSlot *
+tjoin_exec(CustomScanState *node)
+{
+	return ExecScan(&node->ss, tjoin_next, tjoin_recheck);
+}
+
+static void
+tjoin_end(CustomScanState *node)
+{
+	ListCell   *lc;
+
+	foreach(lc, node->custom_ps)
+		ExecEndNode(lfirst(lc));
+	TesseraScanEnd(node);
+}
+
+static void
+tjoin_rescan(CustomScanState *node)
+{
+	TesseraJoinState *js = (TesseraJoinState *) node;
+
+	if (node->ss.ss_currentScanDesc)
+		table_rescan(node->ss.ss_currentScanDesc, NULL);
+	/* parameters may have changed */
+	js->ts.values_ready = false;
+	TesseraStarRescan(&js->star);
+	js->nrows = js->pos = 0;
+	js->batch = NULL;
+	ExecScanReScan(&node->ss);
+}
+
+static void
+tjoin_explain(CustomScanState *node, List *ancestors, ExplainState *es)
+{
+	TesseraJoinState *js = (TesseraJoinState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	int			offset = (int) cscan->scan.scanrelid -
+		intVal(list_nth(cscan->custom_private, TJOIN_PRIVATE_RELID));
+	List	   *context = set_deparse_context_plan(es->deparse_cxt, node->ss.ps.plan, ancestors);
+	List	   *keys = copyObject(list_nth(cscan->custom_private, TJOIN_PRIVATE_STAR_CLAUSES));
+	ListCell   *lc;
+
+	/* planned with the query's own range table indexes: shown as the plan's */
+	OffsetVarNodes((Node *) keys, offset, 0);
+	ExplainPropertyText("Join Cond",
+						deparse_expression((Node *) make_ands_explicit(keys), context, true,
+										   false), es);
+	foreach(lc, list_make2(js->ts.skip_exprs, js->ts.vector_exprs))
+	{
+		List	   *quals = copyObject(lfirst(lc));
+
+		if (quals == NIL)
+			continue;
+		OffsetVarNodes((Node *) quals, offset, 0);
+		ExplainPropertyText(foreach_current_index(lc) == 0 ? "Row Group Filter" : "Vector Filter",
+							deparse_expression((Node *) make_ands_explicit(quals), context,
+											   es->verbose, false), es);
+	}
+	if (es->analyze && node->ss.ps.instrument)
+	{
+		if (js->ts.skip_exprs != NIL && !node->ss.ps.plan->parallel_aware)
+			ExplainPropertyUInteger("Row Groups Read", NULL, js->ts.rgs_read, es);
+		TesseraExplainFilterCounts(&node->ss.ps, js->ts.skip_exprs != NIL,
+								   js->ts.vector_exprs != NIL, es);
+		/* (a parallel node's: the leader's share only) */
+		ExplainPropertyUInteger("Rows Removed by Star Join", NULL, js->star.rows_removed, es);
+		TesseraScanExplainBytes(&js->ts, es);
+	}
+}
+
+/* _PG_init: the node's plan methods, by name for plans read back (parallel workers). */
+void
+TesseraRegisterJoinNode(void)
+{
+	RegisterCustomScanMethods(&TesseraJoinPlanMethods);
+}
