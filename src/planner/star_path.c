@@ -176,7 +176,7 @@ star_key_clause(RestrictInfo *rinfo, Index fact, Index rel, Var **fvar, Var **dv
  * one of them.
  */
 static bool
-star_special_dims(PlannerInfo *root, RelOptInfo *fact, TesseraStarPlan *star)
+star_special_dims(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *fact, TesseraStarPlan *star)
 {
 	Relids		special = bms_union(star->semi, star->anti);
 	List	   *consumed = NIL;
@@ -216,7 +216,12 @@ star_special_dims(PlannerInfo *root, RelOptInfo *fact, TesseraStarPlan *star)
 	/* the others are filters on the joined rows, found with the groups */
 	foreach(lc, fact->joininfo)
 	{
-		if (!list_member_ptr(consumed, lfirst(lc)) && !list_member_ptr(star->filters, lfirst(lc)))
+		RestrictInfo *rinfo = lfirst(lc);
+
+		/* (a part of the query's join: clauses to the rest apply above it) */
+		if (star->part && !bms_is_subset(rinfo->required_relids, joinrel->relids))
+			continue;
+		if (!list_member_ptr(consumed, rinfo) && !list_member_ptr(star->filters, rinfo))
 			return false;
 	}
 	return true;
@@ -374,8 +379,12 @@ star_clause_filters(PlannerInfo *root, RelOptInfo *joinrel, Index fact, TesseraS
 				return false;
 			if (!bms_is_member(fact, rels) && bms_is_subset(rels, star_group_of(groups, rti)))
 				continue;
+			/*
+			 * (a subplan: TesseraJoin's plan qual runs it per joined row, as
+			 * PostgreSQL's join filter would; TesseraAgg does not)
+			 */
 			if (rinfo->pseudoconstant || contain_volatile_functions((Node *) rinfo->clause) ||
-				contain_subplans((Node *) rinfo->clause) ||
+				(contain_subplans((Node *) rinfo->clause) && !star->part) ||
 				TesseraHasExecParam((Node *) rinfo->clause, NULL))
 				return false;
 			star->filters = list_append_unique_ptr(star->filters, rinfo);
@@ -422,6 +431,56 @@ star_class_filter(PlannerInfo *root, EquivalenceClass *ec, Var *a, Var *b)
 		return make_simple_restrictinfo(root, clause);
 	}
 	return NULL;
+}
+
+/*
+ * A class joining fact otherwise than by a key (a column of another type,
+ * an expression: TPC-H q02's `ps_supplycost = (SELECT min(...) ...)`, a
+ * class of partsupp's column and a subplan of part's), in a join that is
+ * a part of the query's: equalities of fact's member with each other
+ * member in joinrel, as filters on the joined rows, with the operator
+ * PostgreSQL's join clause would take from the class's families.  False
+ * if one has none.
+ */
+static bool
+star_class_filters(PlannerInfo *root, RelOptInfo *joinrel, Index fact, EquivalenceClass *ec,
+				   TesseraStarPlan *star)
+{
+	Expr	   *fexpr = NULL;
+	ListCell   *lc;
+
+	foreach(lc, ec->ec_members)
+	{
+		EquivalenceMember *em = lfirst(lc);
+
+		if (fexpr == NULL && bms_equal(em->em_relids, bms_make_singleton(fact)))
+			fexpr = em->em_expr;
+	}
+	if (fexpr == NULL || contain_subplans((Node *) fexpr))
+		return false;
+	foreach(lc, ec->ec_members)
+	{
+		EquivalenceMember *em = lfirst(lc);
+		Oid			opno = InvalidOid;
+		ListCell   *fc;
+		Expr	   *clause;
+
+		if (!star_member_in(em, joinrel->relids) || bms_is_member(fact, em->em_relids))
+			continue;
+		foreach(fc, ec->ec_opfamilies)
+		{
+			if (!OidIsValid(opno))
+				opno = get_opfamily_member(lfirst_oid(fc), exprType((Node *) fexpr),
+										   exprType((Node *) em->em_expr), BTEqualStrategyNumber);
+		}
+		if (!OidIsValid(opno))
+			return false;
+		clause = make_opclause(opno, BOOLOID, false, (Expr *) copyObject(fexpr),
+							   (Expr *) copyObject(em->em_expr), InvalidOid, ec->ec_collation);
+		set_opfuncid((OpExpr *) clause);
+		star->filters = lappend(star->filters, make_simple_restrictinfo(root, clause));
+	}
+	return true;
 }
 
 /*
@@ -730,10 +789,17 @@ star_dimensions(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *fact, Tesser
 		/* not a join, or a dimension's own (star_groups) */
 		if (bms_num_members(rels) < 2 || !bms_is_member(fact->relid, rels))
 			continue;
-		/* a join class of fact: it must go through a plain column of fact */
+		/*
+		 * a join class of fact: it must go through a plain column of fact,
+		 * or (a part of the query's join) it filters the joined rows
+		 */
 		if (fvar == NULL || fvar->varno != fact->relid ||
 			!star_key_type_ok(fvar->vartype, ec->ec_opfamilies))
-			return false;
+		{
+			if (!star->part || !star_class_filters(root, joinrel, fact->relid, ec, star))
+				return false;
+			continue;
+		}
 		foreach(mc, ec->ec_members)
 		{
 			EquivalenceMember *em = lfirst(mc);
@@ -749,7 +815,7 @@ star_dimensions(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *fact, Tesser
 	}
 
 	/* semi and anti joins whose clause is not in a class (anti joins' never are) */
-	if (!star_special_dims(root, fact, star))
+	if (!star_special_dims(root, joinrel, fact, star))
 		return false;
 
 	/* every other relation is in a dimension, with a plan of its own */

@@ -61,7 +61,9 @@ CREATE TEMP TABLE join_q AS SELECT * FROM (VALUES
     ('SELECT f.id, jd1.name FROM {t} f JOIN jd1 ON f.k1 = jd1.k WHERE 100 / (f.x - jd1.grp) > 10 AND f.x <> jd1.grp'),
     ('SELECT f.id, jd2.cat FROM {t} f JOIN jd2 ON f.k2 = jd2.k WHERE jd2.cat = ''nullkey'''),
     ('SELECT f.id, jd1.name FROM {t} f JOIN jd1 ON f.k1 = jd1.k WHERE jd1.k > 1000'),
-    ('SELECT f.id, jd1.name FROM {t} f JOIN jd1 ON f.k1 = jd1.k WHERE f.s = ''delta''')
+    ('SELECT f.id, jd1.name FROM {t} f JOIN jd1 ON f.k1 = jd1.k WHERE f.s = ''delta'''),
+    ('SELECT f.id, jd1.name FROM {t} f JOIN jd1 ON f.k1 = jd1.k AND f.s = ''s'' || substr(jd1.name, 2)'),
+    ('SELECT f.id, jd1.name FROM {t} f JOIN jd1 ON f.k1 = jd1.k WHERE f.v = (SELECT max(g.v) FROM {t} g WHERE g.k1 = jd1.k AND g.x = 3)')
 ) v(q);
 SELECT q, tt.cmp(q, 'jf_h', 'jf_t') FROM join_q;
 -- each of them a TesseraJoin (none listed)
