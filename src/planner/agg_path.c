@@ -113,7 +113,7 @@ tagg_estimate_groups(PlannerInfo *root, TAggFindContext *cxt, double rows)
 	List	   *keys = list_truncate(list_copy(cxt->group_vars),
 									 list_length(cxt->group_vars) - cxt->ndependent);
 
-	return estimate_num_groups(root, keys, rows, NULL, NULL);
+	return TesseraEstimateGroups(root, keys, rows);
 }
 
 /*
@@ -834,7 +834,7 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 	if (cxt.distinct_var != NULL)
 	{
 		inner_keys = lappend(list_copy(cxt.group_vars), cxt.distinct_var);
-		inner_groups = estimate_num_groups(root, inner_keys, input_rel->rows, NULL, NULL);
+		inner_groups = TesseraEstimateGroups(root, inner_keys, input_rel->rows);
 		if (list_length(inner_keys) > INDEX_MAX_KEYS)
 			cxt.ok = false;
 	}

@@ -253,5 +253,21 @@ SELECT count(*) AS tessera_aggs
 FROM tt.explain('SELECT gg, (SELECT sum(length(s || repeat(''x'', gg))) FROM et) FROM generate_series(1, 3) gg') l
 WHERE l LIKE '%TesseraAgg%';
 
+-- the groups of time fields are estimated from their range (a year from
+-- the column's histogram), not as the column's distinct values
+CREATE TABLE ey (d date, ts timestamp, v int) USING tessera;
+INSERT INTO ey SELECT date '2019-03-01' + (i % 1800), timestamp '2024-01-01' + i * interval '7 minutes', i
+FROM generate_series(1, 20000) i;
+ANALYZE ey;
+SELECT q, (regexp_match(l, 'rows=(\d+)'))[1]::int AS groups_expected
+FROM (VALUES
+    ('SELECT extract(year FROM d), count(*) FROM ey GROUP BY 1'),
+    ('SELECT extract(month FROM ts), extract(year FROM d), sum(v) FROM ey GROUP BY 1, 2'),
+    ('SELECT extract(hour FROM ts), count(*) FROM ey GROUP BY 1'),
+    ('SELECT extract(dow FROM d), extract(quarter FROM d), count(*) FROM ey GROUP BY 1, 2')
+) v(q), LATERAL (SELECT l FROM tt.explain(q) l WHERE l LIKE '%TesseraAgg%' LIMIT 1) p;
+SELECT tt.cmp('SELECT extract(year FROM d), extract(month FROM ts), count(*), sum(v) FROM {t} GROUP BY 1, 2', 'ey', 'ey');
+DROP TABLE ey;
+
 DROP TABLE eh, et, lh, lt;
 DROP COLLATION ae_ci;
