@@ -50,6 +50,7 @@
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
 #include "optimizer/pathnode.h"
+#include "optimizer/planmain.h"
 #include "optimizer/restrictinfo.h"
 #include "parser/parsetree.h"
 #include "utils/lsyscache.h"
@@ -93,11 +94,32 @@ star_key_type_ok(Oid type, List *opfamilies)
 	return OidIsValid(family) && list_member_oid(opfamilies, family);
 }
 
-/* Is var (of dim) the only key column of a unique index of dim? */
+/*
+ * Is var (of dim) the only key column of a unique index of dim?  Or, dim
+ * a subquery, are its rows distinct on that column (its GROUP BY or
+ * DISTINCT: TPC-H q18's `IN (SELECT l_orderkey … GROUP BY l_orderkey
+ * HAVING …)`, which PostgreSQL makes an inner join for that reason)?
+ */
 static bool
 star_unique_key(RelOptInfo *dim, Var *var, List *opfamilies)
 {
 	ListCell   *lc;
+
+	if (dim->rtekind == RTE_SUBQUERY && dim->subroot != NULL &&
+		query_supports_distinctness(dim->subroot->parse))
+	{
+		foreach(lc, opfamilies)
+		{
+			Oid			opno = get_opfamily_member(lfirst_oid(lc), var->vartype, var->vartype,
+												   BTEqualStrategyNumber);
+
+			if (OidIsValid(opno) &&
+				query_is_distinct_for(dim->subroot->parse, list_make1_int(var->varattno),
+									  list_make1_oid(opno)))
+				return true;
+		}
+		return false;
+	}
 
 	foreach(lc, dim->indexlist)
 	{
@@ -1040,12 +1062,24 @@ TesseraStarFind(PlannerInfo *root, RelOptInfo *joinrel, TesseraStarPlan *star, b
 	}
 	if (best == NULL)
 		return false;
-	/* every semi or anti join's left-hand side is the table alone */
+	/*
+	 * every semi or anti join's left-hand side is the table alone; or, a
+	 * semi join whose clauses are all in classes (its relation has no other
+	 * join clause), relations inner-joined to it (TPC-H q18's `o_orderkey
+	 * IN (SELECT l_orderkey …)` beside `o_orderkey = l_orderkey`): the
+	 * class holds a column of the table too, which is then the set's key
+	 * (star_special_dims makes sure), and a row of the table joins a row
+	 * of those relations only where their columns are equal
+	 */
 	foreach(lc, inner_only ? NIL : root->join_info_list)
 	{
 		SpecialJoinInfo *sjinfo = lfirst(lc);
 
-		if (!bms_equal(sjinfo->min_lefthand, best->relids))
+		if (!bms_equal(sjinfo->min_lefthand, best->relids) &&
+			(sjinfo->jointype != JOIN_SEMI ||
+			 find_base_rel(root, bms_singleton_member(sjinfo->min_righthand))->joininfo != NIL ||
+			 !bms_is_subset(sjinfo->min_lefthand, joinrel->relids) ||
+			 bms_overlap(sjinfo->min_lefthand, bms_union(star->semi, star->anti))))
 			return false;
 	}
 	star->fact = best->relid;

@@ -104,8 +104,11 @@ CREATE TEMP TABLE semi_q AS SELECT * FROM (VALUES
     ('SELECT count(*) FROM {t} f WHERE f.k1 IN (SELECT k FROM sd_many WHERE tag <> ''t0'')'),
     ('SELECT sd1.name, count(*) FROM {t} f JOIN sd1 ON f.k1 = sd1.k WHERE EXISTS (SELECT 1 FROM sd_many m WHERE m.k = f.x) GROUP BY 1'),
     ('SELECT sd1.name, count(*) FROM {t} f JOIN sd1 ON f.k1 = sd1.k WHERE NOT EXISTS (SELECT 1 FROM sd_many m WHERE m.k = f.k3 AND m.tag = ''t2'') AND EXISTS (SELECT 1 FROM sd_many m2 WHERE m2.k = f.x) GROUP BY 1'),
-    ('SELECT f.s, count(*) FROM {t} f WHERE NOT EXISTS (SELECT 1 FROM sd2 WHERE sd2.k = f.k2 AND sd2.w < 10) GROUP BY 1')
+    ('SELECT f.s, count(*) FROM {t} f WHERE NOT EXISTS (SELECT 1 FROM sd2 WHERE sd2.k = f.k2 AND sd2.w < 10) GROUP BY 1'),
+    ('SELECT sd1.name, count(*), sum(f.v) FROM {t} f JOIN sd1 ON f.k1 = sd1.k WHERE sd1.k IN (SELECT k FROM sd_many WHERE tag = ''t1'') GROUP BY 1'),
+    ('SELECT sd1.k, sd1.name, sum(f.v) FROM {t} f JOIN sd1 ON f.k1 = sd1.k WHERE sd1.k IN (SELECT k1 FROM {t} GROUP BY k1 HAVING count(*) > 240 AND k1 % 3 = 0) GROUP BY 1, 2')
 ) v(q);
+-- (the last two: IN on a dimension's column, a class with the table's key)
 SELECT q, tt.cmp(q, 'sf_h', 'sf_t') FROM semi_q;
 SELECT string_agg(DISTINCT substring(p FROM '(Star|Semi|Anti) Join'), ', ') AS joins, q
 FROM semi_q, LATERAL tt.explain(replace(q, '{t}', 'sf_t')) p

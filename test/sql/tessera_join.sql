@@ -43,7 +43,8 @@ CREATE TABLE jouter (x int, tag text);
 INSERT INTO jouter SELECT i, 't' || i FROM generate_series(0, 11) i;
 ANALYZE jf_h, jf_t, jd1, jd2, jdd, jgrp, jpair, jouter;
 
--- the plan: one node scanning the table, the dimensions' plans below it
+-- the plan: one node scanning the table, the dimensions' plans below it;
+-- a subquery whose GROUP BY or DISTINCT makes its key unique is a dimension
 EXPLAIN (COSTS OFF)
 SELECT f.id, jd1.name, jd2.cat FROM jf_t f JOIN jd1 ON f.k1 = jd1.k JOIN jd2 ON f.k2 = jd2.k
 WHERE jd1.grp = 1 AND f.x < 5 ORDER BY f.id LIMIT 5;
@@ -63,7 +64,10 @@ CREATE TEMP TABLE join_q AS SELECT * FROM (VALUES
     ('SELECT f.id, jd1.name FROM {t} f JOIN jd1 ON f.k1 = jd1.k WHERE jd1.k > 1000'),
     ('SELECT f.id, jd1.name FROM {t} f JOIN jd1 ON f.k1 = jd1.k WHERE f.s = ''delta'''),
     ('SELECT f.id, jd1.name FROM {t} f JOIN jd1 ON f.k1 = jd1.k AND f.s = ''s'' || substr(jd1.name, 2)'),
-    ('SELECT f.id, jd1.name FROM {t} f JOIN jd1 ON f.k1 = jd1.k WHERE f.v = (SELECT max(g.v) FROM {t} g WHERE g.k1 = jd1.k AND g.x = 3)')
+    ('SELECT f.id, jd1.name FROM {t} f JOIN jd1 ON f.k1 = jd1.k WHERE f.v = (SELECT max(g.v) FROM {t} g WHERE g.k1 = jd1.k AND g.x = 3)'),
+    ('SELECT f.id, s.n FROM {t} f JOIN (SELECT k1, count(*) AS n FROM {t} WHERE x = 2 GROUP BY k1 HAVING count(*) > 60) s ON f.k1 = s.k1'),
+    ('SELECT f.id, s.k2 FROM {t} f JOIN (SELECT DISTINCT k2 FROM {t} WHERE x < 2) s ON f.k2 = s.k2 WHERE f.x = 5'),
+    ('SELECT f.id FROM {t} f WHERE f.k1 IN (SELECT k1 FROM {t} GROUP BY k1 HAVING sum(v) > 13400)')
 ) v(q);
 SELECT q, tt.cmp(q, 'jf_h', 'jf_t') FROM join_q;
 -- each of them a TesseraJoin (none listed)
@@ -105,12 +109,14 @@ RESET parallel_tuple_cost; RESET min_parallel_table_scan_size;
 
 -- not taken: the table on the nullable side of an outer join, row locks,
 -- a volatile qual of the table, a key of text, a key that is not unique
+-- (a column, or a subquery's column its GROUP BY does not make distinct)
 CREATE TEMP TABLE join_not AS SELECT * FROM (VALUES
     ('SELECT jd1.k, f.id FROM jd1 LEFT JOIN {t} f ON f.k1 = jd1.k'),
     ('SELECT f.id FROM {t} f JOIN jd1 ON f.k1 = jd1.k WHERE f.x = 1 FOR UPDATE OF jd1'),
     ('SELECT f.id FROM {t} f JOIN jd1 ON f.k1 = jd1.k WHERE f.x = 1 AND random() < 2'),
     ('SELECT f.id FROM {t} f JOIN jd1 ON f.s = jd1.name'),
-    ('SELECT f.id FROM {t} f JOIN jd1 ON f.x = jd1.grp')
+    ('SELECT f.id FROM {t} f JOIN jd1 ON f.x = jd1.grp'),
+    ('SELECT f.id FROM {t} f JOIN (SELECT k1, x FROM {t} GROUP BY k1, x) s ON f.k1 = s.k1')
 ) v(q);
 SELECT q, tt.cmp(q, 'jf_h', 'jf_t') FROM join_not;
 SELECT count(*) AS join_plans FROM join_not, LATERAL tt.explain(replace(q, '{t}', 'jf_t')) p
