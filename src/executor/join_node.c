@@ -130,33 +130,11 @@ tjoin_begin(CustomScanState *node, EState *estate, int eflags)
 										ALLOCSET_DEFAULT_SIZES);
 }
 
-/*
- * The table scan, begun on first use (a parallel one was begun by the DSM
- * callbacks), with its filters set and their values evaluated.
- */
-static TableScanDesc
-tjoin_start(TesseraJoinState *js)
-{
-	ScanState  *ss = &js->ts.css.ss;
-
-	if (ss->ss_currentScanDesc == NULL)
-	{
-		ss->ss_currentScanDesc = table_beginscan(ss->ss_currentRelation,
-												 ss->ps.state->es_snapshot, 0, NULL);
-		js->ts.filters_set = false;
-	}
-	if (!js->ts.filters_set)
-		TesseraFiltersStart(&js->ts);
-	if (!js->ts.values_ready)
-		TesseraFiltersEval(&js->ts);
-	return ss->ss_currentScanDesc;
-}
-
 /* Join the next batch with rows to hand up: false at the end of the scan. */
 static bool
 tjoin_next_batch(TesseraJoinState *js)
 {
-	TableScanDesc scan = tjoin_start(js);
+	TableScanDesc scan = TesseraScanStart(&js->ts);
 	TesseraBatch *b;
 	const bool *sel;
 
@@ -214,22 +192,8 @@ tjoin_next(ScanState *ss)
 			slot->tts_values[j] = js->ext.ext_values[a - js->natts][row];
 			slot->tts_isnull[j] = js->ext.ext_nulls[a - js->natts][row];
 		}
-		else if (b->values[a] != NULL)
-		{
-			slot->tts_values[j] = b->values[a][row];
-			slot->tts_isnull[j] = b->isnull[a][row];
-		}
-		else if (b->sparse)
-			slot->tts_values[j] = TesseraBatchValue(b, a, row, &slot->tts_isnull[j]);
 		else
-		{
-			Datum	   *values;
-			bool	   *isnull;
-
-			TesseraBatchColumn(b, a, &values, &isnull);
-			slot->tts_values[j] = values[row];
-			slot->tts_isnull[j] = isnull[row];
-		}
+			slot->tts_values[j] = TesseraBatchDatum(b, a, row, &slot->tts_isnull[j]);
 	}
 	return ExecStoreVirtualTuple(slot);
 }

@@ -14,12 +14,14 @@
 #ifndef TESSERA_EXECUTOR_NODES_H
 #define TESSERA_EXECUTOR_NODES_H
 
+#include "access/relscan.h"
 #include "commands/explain.h"
 #include "nodes/execnodes.h"
 #include "nodes/extensible.h"
 #include "port/atomics.h"
 
 #include "tessera/plan.h"
+#include "tessera/reader.h"
 #include "tessera/vector.h"
 
 /* A row-group filter at run time: the description's fields and the value in this scan. */
@@ -246,6 +248,27 @@ extern void TesseraScanShutdown(CustomScanState *node);
 extern void TesseraScanEnd(CustomScanState *node);
 extern void TesseraScanExplainBytes(TesseraScanState *ts, ExplainState *es);
 extern TesseraScanState *TesseraScanVectorSource(PlanState *ps);
+extern TableScanDesc TesseraScanStart(TesseraScanState *ts);
+
+/*
+ * Column a of a batch's row: from the decoded column, decoding it first,
+ * or the one value alone when few rows of the batch are read (sparse).
+ */
+static inline Datum
+TesseraBatchDatum(TesseraBatch *b, int a, int row, bool *isnull)
+{
+	Datum	   *values = b->values[a];
+	bool	   *nulls = b->isnull[a];
+
+	if (unlikely(values == NULL))
+	{
+		if (b->sparse)
+			return TesseraBatchValue(b, a, row, isnull);
+		TesseraBatchColumn(b, a, &values, &nulls);
+	}
+	*isnull = nulls[row];
+	return values[row];
+}
 extern bool TesseraScanNodeBatch(TesseraScanState *ts, TesseraBatch **b, const bool **sel);
 
 #endif							/* TESSERA_EXECUTOR_NODES_H */

@@ -149,11 +149,13 @@ tscan_begin(CustomScanState *node, EState *estate, int eflags)
 }
 
 /*
- * The table scan, begun on first use (a parallel one was begun by the DSM
- * callbacks), with its filters set and their values evaluated.
+ * TesseraScanStart
+ *		The table scan, begun on first use (a parallel one was begun by the
+ *		DSM callbacks), with its filters set and their values evaluated.
+ *		TesseraJoin's scan of its table too.
  */
-static TableScanDesc
-tscan_start(TesseraScanState *ts)
+TableScanDesc
+TesseraScanStart(TesseraScanState *ts)
 {
 	ScanState  *ss = &ts->css.ss;
 
@@ -173,7 +175,7 @@ tscan_start(TesseraScanState *ts)
 static TupleTableSlot *
 tscan_next(ScanState *ss)
 {
-	TableScanDesc scan = tscan_start((TesseraScanState *) ss);
+	TableScanDesc scan = TesseraScanStart((TesseraScanState *) ss);
 	TupleTableSlot *slot = ss->ss_ScanTupleSlot;
 
 	if (table_scan_getnextslot(scan, ss->ps.state->es_direction, slot))
@@ -197,7 +199,7 @@ static TupleTableSlot *
 tscan_exec_fast(TesseraScanState *ts)
 {
 	ScanState  *ss = &ts->css.ss;
-	TableScanDesc scan = tscan_start(ts);
+	TableScanDesc scan = TesseraScanStart(ts);
 	TupleTableSlot *out = ss->ps.ps_ResultTupleSlot;
 	TesseraBatch *b;
 	int			row;
@@ -206,23 +208,7 @@ tscan_exec_fast(TesseraScanState *ts)
 	if (!TesseraScanNextRow(scan, ss->ps.state->es_direction, &b, &row))
 		return out;
 	for (int j = 0; j < ts->nproj; j++)
-	{
-		int			a = ts->proj_att[j];
-		Datum	   *values = b->values[a];
-		bool	   *isnull = b->isnull[a];
-
-		if (unlikely(values == NULL))
-		{
-			if (b->sparse)
-			{
-				out->tts_values[j] = TesseraBatchValue(b, a, row, &out->tts_isnull[j]);
-				continue;
-			}
-			TesseraBatchColumn(b, a, &values, &isnull);
-		}
-		out->tts_values[j] = values[row];
-		out->tts_isnull[j] = isnull[row];
-	}
+		out->tts_values[j] = TesseraBatchDatum(b, ts->proj_att[j], row, &out->tts_isnull[j]);
 	return ExecStoreVirtualTuple(out);
 }
 
@@ -252,7 +238,7 @@ TesseraScanVectorSource(PlanState *ps)
 bool
 TesseraScanNodeBatch(TesseraScanState *ts, TesseraBatch **b, const bool **sel)
 {
-	return TesseraScanNextBatch(tscan_start(ts), b, sel);
+	return TesseraScanNextBatch(TesseraScanStart(ts), b, sel);
 }
 
 static TupleTableSlot *
