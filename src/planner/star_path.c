@@ -1153,13 +1153,18 @@ TesseraStarCost(PlannerInfo *root, TesseraStarPlan *star, double probe_rows, dou
 	}
 	*cost += *build_cost;
 	*cost += join_rows * list_length(star->ext) * 0.25 * cpu_operator_cost;
-	/* filters across dimensions: on the rows the probes keep (about the rows joined) */
+	/*
+	 * filters across dimensions: on the rows the probes keep, before the
+	 * filters (the rows joined are after them: a correlated subquery as a
+	 * filter was charged for the 31 rows it keeps, not the 30,000 it runs
+	 * for)
+	 */
 	if (star->filters != NIL)
 	{
 		QualCost	qc;
 
 		cost_qual_eval(&qc, star->filters, root);
-		*cost += qc.startup + join_rows * qc.per_tuple;
+		*cost += qc.startup + Max(join_rows, probe_rows) * qc.per_tuple;
 	}
 	return bytes <= (double) get_hash_memory_limit();
 }
