@@ -656,7 +656,7 @@ tagg_try_parallel(PlannerInfo *root, RelOptInfo *rel, RelOptInfo *output_rel, Cu
 	int			workers;
 
 	if (!rel->consider_parallel || max_parallel_workers_per_gather <= 0 ||
-		!TesseraStarParallelSafe(cxt->star, &dim_paths) ||
+		!TesseraStarParallelSafe(root, cxt->star, &dim_paths) ||
 		cxt->aggs == NIL ||		/* the partial states ride in an Aggref */
 		tagg_has_exec_param(rel->baserestrictinfo) ||
 		!is_parallel_safe(root, (Node *) extract_actual_clauses(cxt->row_quals, false)) ||

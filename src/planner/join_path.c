@@ -327,7 +327,7 @@ tessera_set_join_pathlist(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *ou
 	 * plans of the dimensions that are parallel-safe.
 	 */
 	parallel_ok = joinrel->consider_parallel && fact->consider_parallel &&
-		TesseraStarParallelSafe(star, &safe_paths) &&
+		TesseraStarParallelSafe(root, star, &safe_paths) &&
 		is_parallel_safe(root, (Node *) extract_actual_clauses(fact->baserestrictinfo, false));
 	foreach(lc, star->dims)
 	{
@@ -374,6 +374,17 @@ tjoin_scan_column(List **scan_tlist, Var *var)
 	return list_length(*scan_tlist) - 1;
 }
 
+/* A copy of node with the expressions of computed as NULLs. */
+static Node *
+tjoin_strip_computed(Node *node, List *computed)
+{
+	if (node == NULL)
+		return NULL;
+	if (list_member(computed, node))
+		return (Node *) makeNullConst(exprType(node), exprTypmod(node), exprCollation(node));
+	return expression_tree_mutator(node, tjoin_strip_computed, computed);
+}
+
 /*
  * The plan: the scan tuple holds the columns of the table and of the
  * dimensions that the target list and the plan qual read; the executor
@@ -401,7 +412,8 @@ tjoin_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List 
 			   *scan_tlist = NIL,
 			   *sources = NIL,
 			   *needed = NIL,
-			   *params = NIL;
+			   *params = NIL,
+			   *computed = NIL;
 	Bitmapset  *attrs = NULL;
 	ListCell   *lc;
 
@@ -414,17 +426,41 @@ tjoin_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List 
 
 	/*
 	 * (the path's target, not tlist: a projection above, taking this node's
-	 * tlist for its own, plans it with none)
+	 * tlist for its own, plans it with none)  The expressions a dimension
+	 * computes for the filters (the extra columns that are not Vars) are
+	 * columns of the scan tuple, which setrefs finds in the quals; the
+	 * columns they read are not needed here.
 	 */
-	foreach(lc, pull_var_clause((Node *) list_make2(best_path->path.pathtarget->exprs, quals),
+	foreach(lc, ext)
+	{
+		if (!IsA(lfirst(lc), Var))
+			computed = lappend(computed, lfirst(lc));
+	}
+	foreach(lc, pull_var_clause(tjoin_strip_computed((Node *) list_make2(best_path->path.pathtarget->exprs,
+																		 quals),
+													 computed),
 								0))
 		(void) tjoin_scan_column(&scan_tlist, lfirst(lc));
+	foreach(lc, computed)
+		scan_tlist = lappend(scan_tlist,
+							 makeTargetEntry((Expr *) copyObject(lfirst(lc)),
+											 list_length(scan_tlist) + 1, NULL, false));
 	foreach(lc, scan_tlist)
 	{
 		Var		   *var = (Var *) lfirst_node(TargetEntry, lc)->expr;
 		int			src = -1;
 
-		if (var->varno == relid)
+		if (!IsA(var, Var))
+		{
+			ListCell   *ec;
+
+			foreach(ec, ext)
+			{
+				if (equal(lfirst(ec), var))
+					src = natts + foreach_current_index(ec);
+			}
+		}
+		else if (var->varno == relid)
 			src = var->varattno - 1;
 		else
 		{
@@ -434,7 +470,7 @@ tjoin_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List 
 			{
 				Var		   *e = lfirst(ec);
 
-				if (e->varno == var->varno && e->varattno == var->varattno)
+				if (IsA(e, Var) && e->varno == var->varno && e->varattno == var->varattno)
 					src = natts + foreach_current_index(ec);
 			}
 		}

@@ -53,6 +53,9 @@ typedef struct TesseraStarDimPlan
 	Var		   *fact_key2;
 	Var		   *dim_key2;		/* (fact_key, fact_key2) = (dim_key, dim_key2) */
 	Path	   *path;			/* how it is read */
+	List	   *computed;		/* expressions of its columns the filters read,
+								 * computed for each of its rows after rel's
+								 * target (star_find_computed) */
 } TesseraStarDimPlan;
 
 typedef struct TesseraStarPlan
@@ -78,7 +81,7 @@ extern bool TesseraStarFind(PlannerInfo *root, RelOptInfo *joinrel, TesseraStarP
 extern Cost TesseraStarDimBuildCost(PlannerInfo *root, Path *path, int kind);
 extern bool TesseraStarCost(PlannerInfo *root, TesseraStarPlan *star, double probe_rows,
 							double join_rows, Cost *cost, Cost *build_cost);
-extern bool TesseraStarParallelSafe(TesseraStarPlan *star, List **paths);
+extern bool TesseraStarParallelSafe(PlannerInfo *root, TesseraStarPlan *star, List **paths);
 extern double TesseraStarRows(TesseraStarPlan *star, double probe_rows);
 extern Node *TesseraStarRewrite(TesseraStarPlan *star, Node *expr);
 extern bool TesseraStarExtra(TesseraStarPlan *star, AttrNumber attno);

@@ -80,6 +80,15 @@ WHERE NOT EXISTS (SELECT FROM tt.explain(replace(q, '{t}', 'jf_t')) p WHERE p LI
 SET enable_hashjoin = off; SET enable_mergejoin = off; SET enable_nestloop = off;
 SELECT tt.plan('SELECT f.id, jd1.name FROM jf_t f JOIN jd1 ON f.k1 = jd1.k WHERE f.x <> (SELECT min(jd2.w) % 9 FROM jd2 WHERE jd2.k = f.k2 AND jd2.w > jd1.grp + 2)');
 SELECT tt.cmp('SELECT f.id, jd1.name FROM {t} f JOIN jd1 ON f.k1 = jd1.k WHERE f.x <> (SELECT min(jd2.w) % 9 FROM jd2 WHERE jd2.k = f.k2 AND jd2.w > jd1.grp + 2)', 'jf_h', 'jf_t');
+-- a subquery reading one dimension's columns alone (TPC-H q02's shape) is
+-- computed once for each of its rows, below the join, and the filter reads
+-- the result (the SubPlan under the dimension's plan); with a NULL result too
+SELECT tt.plan('SELECT f.id, jd1.name FROM jf_t f JOIN jd1 ON f.k1 = jd1.k WHERE f.x = (SELECT max(d.w) % 9 FROM jd2 d WHERE d.k = jd1.grp + 1)');
+SELECT q, tt.cmp(q, 'jf_h', 'jf_t') FROM (VALUES
+    ('SELECT f.id, jd1.name FROM {t} f JOIN jd1 ON f.k1 = jd1.k WHERE f.x = (SELECT max(d.w) % 9 FROM jd2 d WHERE d.k = jd1.grp + 1)'),
+    ('SELECT f.id, jd1.name FROM {t} f JOIN jd1 ON f.k1 = jd1.k JOIN jd2 ON f.k2 = jd2.k WHERE f.x < (SELECT count(*) FROM jd2 d WHERE d.w < jd1.grp * 3) + jd2.w % 3'),
+    ('SELECT f.id FROM {t} f JOIN jd1 ON f.k1 = jd1.k WHERE f.v > coalesce((SELECT min(d.w) FROM jd2 d WHERE d.k = jd1.k AND d.w > 15), 50)')
+) v(q);
 RESET enable_hashjoin; RESET enable_mergejoin; RESET enable_nestloop;
 
 -- under a sort and a limit, an aggregation of PostgreSQL's, a join above
