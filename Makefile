@@ -54,6 +54,7 @@ OBJS = \
 	src/planner/agg_path.o \
 	src/planner/topn_path.o \
 	src/planner/star_path.o \
+	src/planner/star_plan.o \
 	src/planner/join_path.o \
 	src/files/parquet_types.o \
 	src/files/parquet_columns.o \

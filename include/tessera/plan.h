@@ -311,6 +311,10 @@ typedef enum StarDimField
 	STAR_DIM_FACT_TYPE2,
 	STAR_DIM_KEY_POS2,
 	STAR_DIM_KEY_TYPE2,
+	STAR_DIM_NE_FACT_ATTIDX,	/* a semi or anti join's `<>` column of the table, or -1 */
+	STAR_DIM_NE_FACT_TYPE,
+	STAR_DIM_NE_POS,			/* ... and of the dimension plan's rows */
+	STAR_DIM_NE_TYPE,
 	STAR_DIM_NFIELDS
 } StarDimField;
 

@@ -132,6 +132,13 @@ typedef struct TesseraStarDim
 	Oid			fact_type2;
 	int			key_pos2;
 	Oid			key_type2;
+	/* a semi or anti join's `fact.col <> dim.col`, or ne_pos -1 */
+	int			ne_fact_att;
+	Oid			ne_fact_type;
+	int			ne_pos;
+	Oid			ne_type;
+	int64	   *ne_first;		/* [row: a distinct key] one of its values */
+	bool	   *ne_multi;		/* ... and whether it has others */
 	int			ncols;			/* child columns gathered: */
 	int		   *cols;			/* their positions in the child's rows */
 	int		   *ext;			/* the extra columns they become */

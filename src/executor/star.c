@@ -157,6 +157,10 @@ TesseraStarInit(TesseraStar *st, List *desc, List *children, TupleDesc reldesc)
 		dim->fact_type2 = (Oid) desc_int(d, STAR_DIM_FACT_TYPE2);
 		dim->key_pos2 = desc_int(d, STAR_DIM_KEY_POS2);
 		dim->key_type2 = (Oid) desc_int(d, STAR_DIM_KEY_TYPE2);
+		dim->ne_fact_att = desc_int(d, STAR_DIM_NE_FACT_ATTIDX);
+		dim->ne_fact_type = (Oid) desc_int(d, STAR_DIM_NE_FACT_TYPE);
+		dim->ne_pos = desc_int(d, STAR_DIM_NE_POS);
+		dim->ne_type = (Oid) desc_int(d, STAR_DIM_NE_TYPE);
 		dim->cols = palloc(sizeof(int) * (st->next + 1));
 		dim->ext = palloc(sizeof(int) * (st->next + 1));
 		dim->collen = palloc(sizeof(int16) * (st->next + 1));
@@ -189,6 +193,8 @@ TesseraStarInit(TesseraStar *st, List *desc, List *children, TupleDesc reldesc)
 typedef struct StarRows
 {
 	int64	   *keys;
+	int64	   *vals;			/* a `<>` join's values, beside keys, */
+	bool	   *multi;			/* ... and whether a run of its key had others */
 	int			cap;
 	int64		min;
 	int64		max;
@@ -326,6 +332,91 @@ star_append_keys(TesseraStarDim *dim, StarRows *rows, TesseraBatch *b, const boo
 }
 
 /*
+ * A `<>` semi or anti join's row: its key and its value (neither NULL: a
+ * NULL never compares unequal, and such a row joins nothing).
+ */
+static inline void
+star_append_pair(TesseraStarDim *dim, StarRows *rows, int64 key, int64 val)
+{
+	int			n = dim->nrows;
+
+	/* a run of one key (lineitem's lines of an order) is one entry */
+	if (n > 0 && rows->keys[n - 1] == key)
+	{
+		rows->multi[n - 1] |= rows->vals[n - 1] != val;
+		return;
+	}
+	if (n == rows->cap)
+	{
+		rows->cap *= 2;
+		rows->keys = repalloc_huge(rows->keys, sizeof(int64) * rows->cap);
+		rows->vals = repalloc_huge(rows->vals, sizeof(int64) * rows->cap);
+		rows->multi = repalloc_huge(rows->multi, sizeof(bool) * rows->cap);
+	}
+	rows->keys[n] = key;
+	rows->vals[n] = val;
+	rows->multi[n] = false;
+	dim->nrows = n + 1;
+	rows->min = Min(rows->min, key);
+	rows->max = Max(rows->max, key);
+}
+
+/*
+ * A batch's rows of a `<>` join (star_append_pair's runs of a key folded),
+ * in a loop without data-dependent branches (as star_append_keys_typed):
+ * each row writes its entry and advances the count by whether it starts
+ * a run.  Returns the rows given.
+ */
+static int
+star_append_pairs(TesseraStarDim *dim, StarRows *rows, TesseraBatch *b, const bool *sel,
+				  const Datum *kv, const bool *kn, const Datum *vv, const bool *vn)
+{
+	const bool *deleted = b->deleted;
+	int			n = b->nrows;
+	int			nk = dim->nrows;
+	int64		last = nk > 0 ? rows->keys[nk - 1] : 0;
+	int64		first = nk > 0 ? rows->vals[nk - 1] : 0;
+	int64		mn = rows->min;
+	int64		mx = rows->max;
+	int			given = 0;
+
+	if ((Size) nk + n + 1 > (Size) rows->cap)
+	{
+		while ((Size) nk + n + 1 > (Size) rows->cap)
+			rows->cap *= 2;
+		rows->keys = repalloc_huge(rows->keys, sizeof(int64) * rows->cap);
+		rows->vals = repalloc_huge(rows->vals, sizeof(int64) * rows->cap);
+		rows->multi = repalloc_huge(rows->multi, sizeof(bool) * rows->cap);
+	}
+	for (int i = 0; i < n; i++)
+	{
+		int			counted = (sel == NULL || sel[i]) & (deleted == NULL || !deleted[i]);
+		int			keep = counted & !kn[i] & !vn[i];
+		int64		key = star_key(kv[i], dim->key_type);
+		int64		val = star_key(vv[i], dim->ne_type);
+		int			same = (nk > 0) & (key == last);
+		int			start = keep & !same;
+		int64		mask = -(int64) start;
+
+		given += counted;
+		/* a row of the last run: another value marks it */
+		rows->multi[nk - (nk > 0)] |= keep & same & (val != first);
+		rows->keys[nk] = key;
+		rows->vals[nk] = val;
+		rows->multi[nk] = rows->multi[nk] & !start;
+		nk += start;
+		last = (key & mask) | (last & ~mask);
+		first = (val & mask) | (first & ~mask);
+		mn = Min(mn, (key & mask) | (mn & ~mask));
+		mx = Max(mx, (key & mask) | (mx & ~mask));
+	}
+	dim->nrows = nk;
+	rows->min = mn;
+	rows->max = mx;
+	return given;
+}
+
+/*
  * Read a dimension's rows from a TesseraScan as column vectors (no row is
  * formed); false if its plan is not one that can be read so.
  */
@@ -367,6 +458,15 @@ star_read_vectors(TesseraStar *st, TesseraStarDim *dim, StarRows *rows)
 
 		CHECK_FOR_INTERRUPTS();
 		TesseraBatchColumn(b, katt, &kv, &kn);
+		if (dim->ne_pos >= 0)
+		{
+			Datum	   *vv;
+			bool	   *vn;
+
+			TesseraBatchColumn(b, ts->proj_att[dim->ne_pos], &vv, &vn);
+			emitted += star_append_pairs(dim, rows, b, sel, kv, kn, vv, vn);
+			continue;
+		}
 		if (katt2 >= 0)
 			TesseraBatchColumn(b, katt2, &kv2, &kn2);
 		else if (dim->kind == STAR_SEMI || dim->kind == STAR_ANTI)
@@ -401,6 +501,91 @@ star_read_vectors(TesseraStar *st, TesseraStarDim *dim, StarRows *rows)
 	return true;
 }
 
+/*
+ * The table of a `<>` semi or anti join: a row per distinct key (direct
+ * for a dense range of keys, else hashed), holding one of the key's values
+ * and whether it has another.  A row of the table with key k and value v
+ * then has a match (some row of k whose value is not v) where k has two
+ * values or its one value is not v.
+ */
+static void
+star_build_ne(TesseraStar *st, TesseraStarDim *dim, StarRows *rows)
+{
+	MemoryContext old = MemoryContextSwitchTo(st->cxt);
+	int			n = dim->nrows;
+	int			nd = 0;
+	Size		span = n > 0 ? (Size) ((uint64) rows->max - (uint64) rows->min) + 1 : 0;
+
+	dim->direct = NULL;
+	dim->present = NULL;
+	dim->bits = NULL;
+	dim->hash = NULL;
+	dim->min = rows->min;
+	dim->max = rows->max;
+	dim->ne_first = palloc_extended(sizeof(int64) * Max(n, 1), MCXT_ALLOC_HUGE);
+	dim->ne_multi = palloc_extended(Max(n, 1), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	/*
+	 * (direct where its 4 bytes per key of the range take less than a hash
+	 * table's ~32 per key: q21's 1.5M orders among 6M keys, 36% of the
+	 * query hashed)
+	 */
+	if (n > 0 && span < (Size) Max((int64) n * 2 * STAR_DIRECT_SPREAD, STAR_DIRECT_MIN))
+	{
+		dim->direct = palloc_extended(sizeof(int32) * span, MCXT_ALLOC_HUGE);
+		memset(dim->direct, 0xff, sizeof(int32) * span);
+		dim->present = palloc_extended(sizeof(uint64) * (span / 64 + 1),
+									   MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+		for (int r = 0; r < n; r++)
+		{
+			Size		slot = (Size) ((uint64) rows->keys[r] - (uint64) rows->min);
+			int32		row = dim->direct[slot];
+
+			if (row < 0)
+			{
+				row = dim->direct[slot] = nd++;
+				dim->present[slot / 64] |= UINT64CONST(1) << (slot % 64);
+				dim->ne_first[row] = rows->vals[r];
+				dim->ne_multi[row] = rows->multi[r];
+			}
+			else if (rows->multi[r] || dim->ne_first[row] != rows->vals[r])
+				dim->ne_multi[row] = true;
+		}
+	}
+	else if (n > 0)
+	{
+		if (span > 0 && span < STAR_BITS_MAX)
+			dim->bits = palloc_extended(sizeof(uint64) * (span / 64 + 1),
+										MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+		dim->hash = starhash_create(st->cxt, n, NULL);
+		for (int r = 0; r < n; r++)
+		{
+			bool		found;
+			StarEntry  *e = starhash_insert(dim->hash, rows->keys[r], &found);
+
+			if (!found)
+			{
+				e->row = nd++;
+				dim->ne_first[e->row] = rows->vals[r];
+				dim->ne_multi[e->row] = rows->multi[r];
+				if (dim->bits != NULL)
+				{
+					Size		slot = (Size) ((uint64) rows->keys[r] - (uint64) rows->min);
+
+					dim->bits[slot / 64] |= UINT64CONST(1) << (slot % 64);
+				}
+			}
+			else if (rows->multi[r] || dim->ne_first[e->row] != rows->vals[r])
+				dim->ne_multi[e->row] = true;
+		}
+	}
+	dim->nrows = nd;
+	pfree(rows->keys);
+	pfree(rows->vals);
+	pfree(rows->multi);
+	dim->matched = NULL;
+	MemoryContextSwitchTo(old);
+}
+
 /* Read a dimension's rows into its table. */
 static void
 star_build_dim(TesseraStar *st, TesseraStarDim *dim)
@@ -415,6 +600,8 @@ star_build_dim(TesseraStar *st, TesseraStarDim *dim)
 
 	rows.cap = 1024;
 	rows.keys = palloc(sizeof(int64) * rows.cap);
+	rows.vals = dim->ne_pos >= 0 ? palloc(sizeof(int64) * rows.cap) : NULL;
+	rows.multi = dim->ne_pos >= 0 ? palloc(sizeof(bool) * rows.cap) : NULL;
 	rows.arena = NULL;
 	rows.free = 0;
 	rows.min = PG_INT64_MAX;
@@ -447,6 +634,14 @@ star_build_dim(TesseraStar *st, TesseraStarDim *dim)
 			if (slot->tts_isnull[dim->key_pos] ||
 				(dim->key_pos2 >= 0 && slot->tts_isnull[dim->key_pos2]))
 				continue;
+			if (dim->ne_pos >= 0)
+			{
+				if (!slot->tts_isnull[dim->ne_pos])
+					star_append_pair(dim, &rows,
+									 star_key(slot->tts_values[dim->key_pos], dim->key_type),
+									 star_key(slot->tts_values[dim->ne_pos], dim->ne_type));
+				continue;
+			}
 			for (int c = 0; c < dim->ncols; c++)
 			{
 				values[c] = slot->tts_values[dim->cols[c]];
@@ -461,6 +656,11 @@ star_build_dim(TesseraStar *st, TesseraStarDim *dim)
 	keys = rows.keys;
 	min = rows.min;
 	max = rows.max;
+	if (dim->ne_pos >= 0)
+	{
+		star_build_ne(st, dim, &rows);
+		return;
+	}
 
 	/* the table: direct for a dense range of keys, else hashed */
 	old = MemoryContextSwitchTo(st->cxt);
@@ -680,6 +880,81 @@ star_probe_direct(TesseraStarDim *dim, const Datum *keys, const bool *keynull, b
 }
 
 /*
+ * The probe of a `<>` semi or anti join (star_build_ne): the key's row,
+ * then the row's value against the table's.  Rows of ok (all n, or the m
+ * listed) are updated in place; returns the rows still counted.
+ */
+static int
+star_probe_ne(TesseraStar *st, TesseraStarDim *dim, TesseraBatch *b, Datum *keys, bool *keynull,
+			  bool *ok, int32 *match, int n, int m, bool *listed)
+{
+	Datum	   *vals = NULL;
+	bool	   *valnull = NULL;
+	bool		anti = dim->kind == STAR_ANTI;
+	int			kept = 0;
+
+	if (keys != NULL)
+		TesseraBatchColumn(b, dim->ne_fact_att, &vals, &valnull);
+	/* every row, decoded columns, a direct table: one pass with no branch per row */
+	if (!*listed && keys != NULL && dim->direct != NULL)
+	{
+		uint64		span = (uint64) dim->max - (uint64) dim->min;
+
+		for (int i = 0; i < n; i++)
+		{
+			uint64		slot = (uint64) star_key(keys[i], dim->fact_type) - (uint64) dim->min;
+			bool		inside = !keynull[i] && slot <= span;
+			uint64		s = inside ? slot : 0;
+			bool		hit = inside && ((dim->present[s >> 6] >> (s & 63)) & 1) != 0;
+			int32		row = hit ? dim->direct[s] : 0;
+			bool		unequal = dim->ne_multi[row] ||
+				dim->ne_first[row] != star_key(vals[i], dim->ne_fact_type);
+
+			hit = hit && !valnull[i] && unequal;
+			match[i] = hit ? row : -1;
+			ok[i] = ok[i] && hit != anti;
+		}
+		m = (int) TesseraSelCount(ok, n);
+		if ((Size) m * 8 < (Size) n)
+		{
+			m = TesseraSelRows(ok, n, st->rows);
+			*listed = true;
+		}
+		return m;
+	}
+	for (int j = 0; j < (*listed ? m : n); j++)
+	{
+		int			i = *listed ? st->rows[j] : j;
+		int32		row = -1;
+		int64		key;
+		int64		val;
+		bool		hit = false;
+
+		if (ok[i] && star_fact_key(b, dim, keys, keynull, NULL, NULL, i, &key) &&
+			(row = star_lookup(dim, key)) >= 0 &&
+			star_fact_key1(b, dim->ne_fact_att, dim->ne_fact_type, vals, valnull, i, &val))
+			hit = dim->ne_multi[row] || dim->ne_first[row] != val;
+		match[i] = hit ? row : -1;
+		ok[i] = ok[i] && hit != anti;
+		if (*listed)
+		{
+			st->rows[kept] = i;
+			kept += ok[i];
+		}
+	}
+	if (*listed)
+		return kept;
+	m = (int) TesseraSelCount(ok, n);
+	/* few rows left: visit only them from now on */
+	if ((Size) m * 8 < (Size) n)
+	{
+		m = TesseraSelRows(ok, n, st->rows);
+		*listed = true;
+	}
+	return m;
+}
+
+/*
  * TesseraStarProbe
  *		Join the batch's counted rows (ok, n of them; updated in place) with
  *		every dimension, and gather the dimension columns of the rows still
@@ -726,6 +1001,11 @@ TesseraStarProbe(TesseraStar *st, TesseraBatch *b, bool *ok, int n, TesseraCompu
 			TesseraBatchColumn(b, dim->fact_att, &keys, &keynull);
 			if (dim->fact_att2 >= 0)
 				TesseraBatchColumn(b, dim->fact_att2, &keys2, &keynull2);
+		}
+		if (dim->ne_pos >= 0)
+		{
+			m = star_probe_ne(st, dim, b, keys, keynull, ok, match, n, m, &listed);
+			continue;
 		}
 		if (!listed)
 		{

@@ -691,6 +691,7 @@ tagg_source_attnums(TAggFindContext *cxt, RelOptInfo *rel, Bitmapset *attrs, Lis
 
 		pull_varattnos((Node *) dim->fact_key, rel->relid, &attrs);
 		pull_varattnos((Node *) dim->fact_key2, rel->relid, &attrs);
+		pull_varattnos((Node *) dim->ne_fact, rel->relid, &attrs);
 	}
 	*attnums = NIL;
 	while ((x = bms_next_member(attrs, x)) >= 0)

@@ -53,6 +53,9 @@ typedef struct TesseraStarDimPlan
 	Var		   *fact_key2;
 	Var		   *dim_key2;		/* (fact_key, fact_key2) = (dim_key, dim_key2) */
 	Path	   *path;			/* how it is read */
+	Var		   *ne_fact;		/* a semi or anti join's `fact.col <> rel.col`, */
+	Var		   *ne_dim;			/* or NULLs */
+	Expr	   *ne_clause;
 	List	   *computed;		/* expressions of its columns the filters read,
 								 * computed for each of its rows after rel's
 								 * target (star_find_computed) */
@@ -76,6 +79,9 @@ typedef struct TesseraStarPlan
 								 * relations are applied above it */
 } TesseraStarPlan;
 
+extern Oid	TesseraStarKeyFamily(Oid type);
+extern double TesseraStarDimKept(const TesseraStarDimPlan *dim);
+extern void TesseraStarFindComputed(PlannerInfo *root, TesseraStarPlan *star);
 extern bool TesseraStarFind(PlannerInfo *root, RelOptInfo *joinrel, TesseraStarPlan *star,
 							bool inner_only);
 extern Cost TesseraStarDimBuildCost(PlannerInfo *root, Path *path, int kind);

@@ -195,6 +195,12 @@ def star_query():
     if random.random() < 0.5:
         conds.append(f"{random.choice(['', 'not '])}exists (select 1 from dm where dm.k = x.{random.choice(['a', 'c'])}"
                      f"{random.choice(['', ' and dm.tag = ' + repr('t%d' % random.randint(0, 3))])})")
+    if random.random() < 0.25:
+        # a semi or anti join with a `<>` beside its key (TPC-H q21's shape)
+        key, ne = random.choice([("c", "a"), ("f", "c"), ("c", "b"), ("a", "c")])
+        conds.append(f"{random.choice(['', 'not '])}exists (select 1 from {{t}} z where z.{key} = x.{key}"
+                     f" and {random.choice([f'z.{ne} <> x.{ne}', f'x.{ne} <> z.{ne}'])}"
+                     f"{random.choice(['', ' and z.d > 0'])})")
     if random.random() < 0.3:
         conds.append(qual())
     g = random.choice(groups)

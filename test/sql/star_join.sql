@@ -120,6 +120,37 @@ SELECT q, tt.cmp(q, 'sf_h', 'sf_t') FROM (VALUES
     ('SELECT sd1.name, count(*) FROM {t} f LEFT JOIN sd1 ON f.k1 = sd1.k WHERE NOT EXISTS (SELECT 1 FROM sd_many m WHERE m.k = f.k3 AND m.tag = ''t2'') GROUP BY 1')
 ) v(q);
 
+-- a semi or anti join with one `<>` beside its key (TPC-H q21: a line of
+-- the same order from another supplier): the set keeps, for each key, one
+-- value and whether it has others; a NULL on either side is never unequal
+CREATE TABLE sd_ne (k int, s bigint, tag text) USING tessera;
+INSERT INTO sd_ne SELECT CASE WHEN i % 23 = 0 THEN NULL ELSE i % 90 END,
+    CASE WHEN i % 17 = 0 THEN NULL WHEN i % 90 < 30 THEN 3 ELSE i % 7 END, 't' || (i % 3)
+FROM generate_series(1, 700) i;
+CREATE TABLE sd_ne_h (k int, s bigint, tag text);
+INSERT INTO sd_ne_h SELECT * FROM sd_ne;
+ANALYZE sd_ne, sd_ne_h;
+CREATE TEMP TABLE ne_q AS SELECT * FROM (VALUES
+    ('SELECT f.x, count(*), sum(f.v) FROM {t} f WHERE EXISTS (SELECT 1 FROM sd_ne m WHERE m.k = f.k1 AND m.s <> f.x) GROUP BY 1'),
+    ('SELECT f.x, count(*), sum(f.v) FROM {t} f WHERE NOT EXISTS (SELECT 1 FROM sd_ne_h m WHERE m.k = f.k1 AND m.s <> f.x) GROUP BY 1'),
+    ('SELECT count(*), count(f.k1) FROM {t} f WHERE EXISTS (SELECT 1 FROM sd_ne m WHERE m.k = f.k1 AND f.x <> m.s AND m.tag = ''t1'')'),
+    ('SELECT sd1.name, count(*) FROM {t} f JOIN sd1 ON f.k1 = sd1.k WHERE EXISTS (SELECT 1 FROM sd_ne a WHERE a.k = f.k1 AND a.s <> f.x) AND NOT EXISTS (SELECT 1 FROM sd_ne_h b WHERE b.k = f.k1 AND b.s <> f.x AND b.tag = ''t2'') GROUP BY 1'),
+    ('SELECT f.k3, count(*) FROM {t} f WHERE EXISTS (SELECT 1 FROM {t} g WHERE g.k1 = f.k1 AND g.x <> f.x) GROUP BY 1'),
+    ('SELECT f.x, count(*) FROM {t} f WHERE NOT EXISTS (SELECT 1 FROM {t} g WHERE g.k1 = f.k1 AND g.k3 <> f.k3 AND g.x > 4) GROUP BY 1'),
+    ('SELECT f.x, count(*), count(f.k1) FROM {t} f WHERE NOT EXISTS (SELECT 1 FROM sd_ne m WHERE m.k = f.x AND m.s <> f.k1) GROUP BY 1')
+) v(q);
+SELECT q, tt.cmp(q, 'sf_h', 'sf_t') FROM ne_q;
+SELECT string_agg(DISTINCT substring(p FROM '(Star|Semi|Anti) Join'), ', ') AS joins, q
+FROM ne_q, LATERAL tt.explain(replace(q, '{t}', 'sf_t')) p
+WHERE p ~ '(Star|Semi|Anti) Join:' GROUP BY q ORDER BY q;
+SELECT p FROM tt.explain('SELECT f.x, count(*) FROM sf_t f WHERE NOT EXISTS (SELECT 1 FROM sd_ne_h m WHERE m.k = f.k1 AND m.s <> f.x) GROUP BY 1') p
+WHERE p ~ 'Join:';
+SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0;
+SELECT q, tt.cmp(q, 'sf_h', 'sf_t') FROM ne_q;
+RESET max_parallel_workers_per_gather; RESET parallel_setup_cost;
+RESET parallel_tuple_cost; RESET min_parallel_table_scan_size;
+
 -- not a star join: PostgreSQL's plan (and the same answers)
 CREATE TABLE sd_dup (k int, name text);
 INSERT INTO sd_dup SELECT i % 50, 'd' || i FROM generate_series(1, 100) i;
@@ -288,4 +319,4 @@ SELECT count(*) AS star_plans FROM (VALUES
     ('SELECT f.x, count(*) FROM sf_t f WHERE NOT EXISTS (SELECT 1 FROM sk_t WHERE sk_t.k = f.id AND sk_t.w > 100) GROUP BY 1')
 ) v(q), LATERAL tt.explain(q) p
 WHERE p ~ 'Star Join|Left Join|Semi Join|Anti Join';
-DROP TABLE sf_h, sf_t, sd1, sd2, sd3, sdd, sd_dup, sd_many, sd_sparse, sd_wide, sk_t;
+DROP TABLE sf_h, sf_t, sd1, sd2, sd3, sdd, sd_dup, sd_many, sd_ne, sd_ne_h, sd_sparse, sd_wide, sk_t;
