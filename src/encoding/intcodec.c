@@ -541,8 +541,24 @@ TesseraDecodeInts(const char *p, const char *end, int n, int64 *out)
 						pfree(lens);
 						return NULL;
 					}
-					for (uint64 k = 0; k < len; k++)
-						out[pos + k] = v;
+
+					/*
+					 * Short runs (SSB's lo_orderdate: an order's few lines)
+					 * store eight values whatever the length, a fixed loop
+					 * the compiler makes a few vector stores, where a loop
+					 * of the run's length cost a mispredicted exit per run;
+					 * the next run overwrites the extra ones.
+					 */
+					if (len <= 8 && pos + 8 <= (uint64) n)
+					{
+						for (int k = 0; k < 8; k++)
+							out[pos + k] = v;
+					}
+					else
+					{
+						for (uint64 k = 0; k < len; k++)
+							out[pos + k] = v;
+					}
 					pos += len;
 				}
 				pfree(vals);
