@@ -514,7 +514,9 @@ star_build_ne(TesseraStar *st, TesseraStarDim *dim, StarRows *rows)
 	MemoryContext old = MemoryContextSwitchTo(st->cxt);
 	int			n = dim->nrows;
 	int			nd = 0;
-	Size		span = n > 0 ? (Size) ((uint64) rows->max - (uint64) rows->min) + 1 : 0;
+	/* (the range less one: the full range of int64 would wrap to 0 slots) */
+	uint64		range = n > 0 ? (uint64) rows->max - (uint64) rows->min : 0;
+	Size		span = 0;
 
 	dim->direct = NULL;
 	dim->present = NULL;
@@ -529,8 +531,9 @@ star_build_ne(TesseraStar *st, TesseraStarDim *dim, StarRows *rows)
 	 * table's ~32 per key: q21's 1.5M orders among 6M keys, 36% of the
 	 * query hashed)
 	 */
-	if (n > 0 && span < (Size) Max((int64) n * 2 * STAR_DIRECT_SPREAD, STAR_DIRECT_MIN))
+	if (n > 0 && range < (uint64) Max((int64) n * 2 * STAR_DIRECT_SPREAD, STAR_DIRECT_MIN))
 	{
+		span = (Size) range + 1;
 		dim->direct = palloc_extended(sizeof(int32) * span, MCXT_ALLOC_HUGE);
 		memset(dim->direct, 0xff, sizeof(int32) * span);
 		dim->present = palloc_extended(sizeof(uint64) * (span / 64 + 1),
@@ -553,8 +556,8 @@ star_build_ne(TesseraStar *st, TesseraStarDim *dim, StarRows *rows)
 	}
 	else if (n > 0)
 	{
-		if (span > 0 && span < STAR_BITS_MAX)
-			dim->bits = palloc_extended(sizeof(uint64) * (span / 64 + 1),
+		if (range < STAR_BITS_MAX)
+			dim->bits = palloc_extended(sizeof(uint64) * (range / 64 + 1),
 										MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 		dim->hash = starhash_create(st->cxt, n, NULL);
 		for (int r = 0; r < n; r++)

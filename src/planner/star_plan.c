@@ -104,28 +104,28 @@ star_computed_dim(StarComputedContext *cxt, Node *expr, Relids relids)
 	return NULL;
 }
 
-static bool
-star_computed_walker(Node *node, StarComputedContext *cxt)
+/*
+ * An operand of a filter's equality that one dimension computes: a
+ * subquery (or an expression holding one) of that dimension's columns.
+ * Only an equality's operand: PostgreSQL's hash join computes the same
+ * one as a hash key for each inner row too, whether it joins or not, so
+ * an error it raises for a row that joins nothing (a subquery returning
+ * two rows) is one PostgreSQL's plan may raise as well; an operand nested
+ * in other filters is left to run per joined row as in a join filter.
+ */
+static void
+star_computed_operand(Node *node, StarComputedContext *cxt)
 {
-	if (node == NULL)
-		return false;
-	if (!IsA(node, Var) && !IsA(node, RestrictInfo) && contain_subplans(node) &&
-		!contain_volatile_functions(node) &&
-		!contain_vars_of_level(node, 1) &&
-		!expression_returns_set(node))
-	{
-		Relids		relids = pull_varnos(cxt->root, node);
-		TesseraStarDimPlan *dim = bms_is_empty(relids) ? NULL :
-			star_computed_dim(cxt, node, relids);
+	Relids		relids;
+	TesseraStarDimPlan *dim;
 
-		if (dim != NULL)
-		{
-			if (!list_member(dim->computed, node))
-				dim->computed = lappend(dim->computed, node);
-			return false;
-		}
-	}
-	return expression_tree_walker(node, star_computed_walker, cxt);
+	if (IsA(node, Var) || !contain_subplans(node) || contain_volatile_functions(node) ||
+		contain_vars_of_level(node, 1) || expression_returns_set(node))
+		return;
+	relids = pull_varnos(cxt->root, node);
+	dim = bms_is_empty(relids) ? NULL : star_computed_dim(cxt, node, relids);
+	if (dim != NULL && !list_member(dim->computed, node))
+		dim->computed = lappend(dim->computed, node);
 }
 
 /* A plan of dim giving its computed expressions after its target's columns. */
@@ -166,7 +166,16 @@ TesseraStarFindComputed(PlannerInfo *root, TesseraStarPlan *star)
 	ListCell   *lc;
 
 	foreach(lc, star->filters)
-		(void) star_computed_walker((Node *) lfirst_node(RestrictInfo, lc)->clause, &cxt);
+	{
+		OpExpr	   *op = (OpExpr *) lfirst_node(RestrictInfo, lc)->clause;
+
+		if (IsA(op, OpExpr) && list_length(op->args) == 2 &&
+			get_mergejoin_opfamilies(op->opno) != NIL)
+		{
+			star_computed_operand(linitial(op->args), &cxt);
+			star_computed_operand(lsecond(op->args), &cxt);
+		}
+	}
 	foreach(lc, star->dims)
 	{
 		TesseraStarDimPlan *dim = lfirst(lc);

@@ -129,7 +129,10 @@ INSERT INTO sd_ne SELECT CASE WHEN i % 23 = 0 THEN NULL ELSE i % 90 END,
 FROM generate_series(1, 700) i;
 CREATE TABLE sd_ne_h (k int, s bigint, tag text);
 INSERT INTO sd_ne_h SELECT * FROM sd_ne;
-ANALYZE sd_ne, sd_ne_h;
+-- (keys spanning all of bigint: the set is hashed, its range not counted in slots)
+CREATE TABLE sd_ne_wide (k bigint, s int);
+INSERT INTO sd_ne_wide VALUES (-9223372036854775808, 1), (9223372036854775807, 2), (5, 3), (5, 4), (7, 1), (9, NULL);
+ANALYZE sd_ne, sd_ne_h, sd_ne_wide;
 CREATE TEMP TABLE ne_q AS SELECT * FROM (VALUES
     ('SELECT f.x, count(*), sum(f.v) FROM {t} f WHERE EXISTS (SELECT 1 FROM sd_ne m WHERE m.k = f.k1 AND m.s <> f.x) GROUP BY 1'),
     ('SELECT f.x, count(*), sum(f.v) FROM {t} f WHERE NOT EXISTS (SELECT 1 FROM sd_ne_h m WHERE m.k = f.k1 AND m.s <> f.x) GROUP BY 1'),
@@ -137,7 +140,8 @@ CREATE TEMP TABLE ne_q AS SELECT * FROM (VALUES
     ('SELECT sd1.name, count(*) FROM {t} f JOIN sd1 ON f.k1 = sd1.k WHERE EXISTS (SELECT 1 FROM sd_ne a WHERE a.k = f.k1 AND a.s <> f.x) AND NOT EXISTS (SELECT 1 FROM sd_ne_h b WHERE b.k = f.k1 AND b.s <> f.x AND b.tag = ''t2'') GROUP BY 1'),
     ('SELECT f.k3, count(*) FROM {t} f WHERE EXISTS (SELECT 1 FROM {t} g WHERE g.k1 = f.k1 AND g.x <> f.x) GROUP BY 1'),
     ('SELECT f.x, count(*) FROM {t} f WHERE NOT EXISTS (SELECT 1 FROM {t} g WHERE g.k1 = f.k1 AND g.k3 <> f.k3 AND g.x > 4) GROUP BY 1'),
-    ('SELECT f.x, count(*), count(f.k1) FROM {t} f WHERE NOT EXISTS (SELECT 1 FROM sd_ne m WHERE m.k = f.x AND m.s <> f.k1) GROUP BY 1')
+    ('SELECT f.x, count(*), count(f.k1) FROM {t} f WHERE NOT EXISTS (SELECT 1 FROM sd_ne m WHERE m.k = f.x AND m.s <> f.k1) GROUP BY 1'),
+    ('SELECT f.x, count(*) FROM {t} f WHERE EXISTS (SELECT 1 FROM sd_ne_wide w WHERE w.k = f.k2 AND w.s <> f.x) GROUP BY 1')
 ) v(q);
 SELECT q, tt.cmp(q, 'sf_h', 'sf_t') FROM ne_q;
 SELECT string_agg(DISTINCT substring(p FROM '(Star|Semi|Anti) Join'), ', ') AS joins, q
@@ -319,4 +323,4 @@ SELECT count(*) AS star_plans FROM (VALUES
     ('SELECT f.x, count(*) FROM sf_t f WHERE NOT EXISTS (SELECT 1 FROM sk_t WHERE sk_t.k = f.id AND sk_t.w > 100) GROUP BY 1')
 ) v(q), LATERAL tt.explain(q) p
 WHERE p ~ 'Star Join|Left Join|Semi Join|Anti Join';
-DROP TABLE sf_h, sf_t, sd1, sd2, sd3, sdd, sd_dup, sd_many, sd_ne, sd_ne_h, sd_sparse, sd_wide, sk_t;
+DROP TABLE sf_h, sf_t, sd1, sd2, sd3, sdd, sd_dup, sd_many, sd_ne, sd_ne_h, sd_ne_wide, sd_sparse, sd_wide, sk_t;
