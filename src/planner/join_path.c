@@ -374,17 +374,6 @@ tjoin_scan_column(List **scan_tlist, Var *var)
 	return list_length(*scan_tlist) - 1;
 }
 
-/* A copy of node with the expressions of computed as NULLs. */
-static Node *
-tjoin_strip_computed(Node *node, List *computed)
-{
-	if (node == NULL)
-		return NULL;
-	if (list_member(computed, node))
-		return (Node *) makeNullConst(exprType(node), exprTypmod(node), exprCollation(node));
-	return expression_tree_mutator(node, tjoin_strip_computed, computed);
-}
-
 /*
  * The plan: the scan tuple holds the columns of the table and of the
  * dimensions that the target list and the plan qual read; the executor
@@ -436,7 +425,7 @@ tjoin_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List 
 		if (!IsA(lfirst(lc), Var))
 			computed = lappend(computed, lfirst(lc));
 	}
-	foreach(lc, pull_var_clause(tjoin_strip_computed((Node *) list_make2(best_path->path.pathtarget->exprs,
+	foreach(lc, pull_var_clause(TesseraStarStripComputed((Node *) list_make2(best_path->path.pathtarget->exprs,
 																		 quals),
 													 computed),
 								0))

@@ -82,6 +82,7 @@ typedef struct TesseraStarPlan
 extern Oid	TesseraStarKeyFamily(Oid type);
 extern double TesseraStarDimKept(const TesseraStarDimPlan *dim);
 extern void TesseraStarFindComputed(PlannerInfo *root, TesseraStarPlan *star);
+extern Node *TesseraStarStripComputed(Node *node, List *computed);
 extern bool TesseraStarFind(PlannerInfo *root, RelOptInfo *joinrel, TesseraStarPlan *star,
 							bool inner_only);
 extern Cost TesseraStarDimBuildCost(PlannerInfo *root, Path *path, int kind);

@@ -134,48 +134,13 @@ star_dim_cmp(const ListCell *a, const ListCell *b)
 }
 
 /*
- * Is clause `fact.col = rel.col` with an integer or date equality?  Fills
- * *fvar and *dvar.
+ * Is clause `fact.col = rel.col` (either way round) with an integer or date
+ * equality, or with negated, `fact.col <> rel.col`, the negator of one?
+ * Fills *fvar and *dvar.
  */
 static bool
-star_key_clause(RestrictInfo *rinfo, Index fact, Index rel, Var **fvar, Var **dvar)
-{
-	OpExpr	   *op = (OpExpr *) rinfo->clause;
-	Var		   *l,
-			   *r;
-	Oid			family;
-
-	if (!IsA(op, OpExpr) || list_length(op->args) != 2 || rinfo->pseudoconstant)
-		return false;
-	l = linitial(op->args);
-	r = lsecond(op->args);
-	if (!IsA(l, Var) || !IsA(r, Var) || l->varlevelsup != 0 || r->varlevelsup != 0 ||
-		l->varattno <= 0 || r->varattno <= 0)
-		return false;
-	if (l->varno == rel && r->varno == fact)
-	{
-		Var		   *t = l;
-
-		l = r;
-		r = t;
-	}
-	if (l->varno != fact || r->varno != rel)
-		return false;
-	family = TesseraStarKeyFamily(l->vartype);
-	if (!OidIsValid(family) || family != TesseraStarKeyFamily(r->vartype) ||
-		get_op_opfamily_strategy(op->opno, family) != BTEqualStrategyNumber)
-		return false;
-	*fvar = l;
-	*dvar = r;
-	return true;
-}
-
-/*
- * Is clause `fact.col <> rel.col` (either way round), the negator of an
- * integer or date equality?  Fills *fvar and *dvar.
- */
-static bool
-star_ne_clause(RestrictInfo *rinfo, Index fact, Index rel, Var **fvar, Var **dvar)
+star_var_clause(RestrictInfo *rinfo, Index fact, Index rel, bool negated, Var **fvar,
+				Var **dvar)
 {
 	OpExpr	   *op = (OpExpr *) rinfo->clause;
 	Var		   *l,
@@ -200,7 +165,7 @@ star_ne_clause(RestrictInfo *rinfo, Index fact, Index rel, Var **fvar, Var **dva
 	if (l->varno != fact || r->varno != rel)
 		return false;
 	family = TesseraStarKeyFamily(l->vartype);
-	eq = get_negator(op->opno);
+	eq = negated ? get_negator(op->opno) : op->opno;
 	if (!OidIsValid(family) || family != TesseraStarKeyFamily(r->vartype) || !OidIsValid(eq) ||
 		get_op_opfamily_strategy(eq, family) != BTEqualStrategyNumber)
 		return false;
@@ -250,13 +215,13 @@ star_special_dims(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *fact, Tess
 					   *d;
 
 			if (dim == NULL && key_rinfo == NULL &&
-				star_key_clause(rinfo, fact->relid, rti, &f, &d))
+				star_var_clause(rinfo, fact->relid, rti, false, &f, &d))
 			{
 				key_rinfo = rinfo;
 				fvar = f;
 				dvar = d;
 			}
-			else if (ne_rinfo == NULL && star_ne_clause(rinfo, fact->relid, rti, &f, &d))
+			else if (ne_rinfo == NULL && star_var_clause(rinfo, fact->relid, rti, true, &f, &d))
 			{
 				ne_rinfo = rinfo;
 				ne_fvar = f;

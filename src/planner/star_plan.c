@@ -215,15 +215,19 @@ star_is_computed(TesseraStarPlan *star, Node *node)
 	return false;
 }
 
-/* A copy of expr with the computed expressions as NULLs (what is left to cost). */
-static Node *
-star_strip_computed_mutator(Node *node, TesseraStarPlan *star)
+/*
+ * TesseraStarStripComputed
+ *		A copy of node with the expressions of computed as NULLs: what is left
+ *		to cost of the filters, or the columns they read beside them.
+ */
+Node *
+TesseraStarStripComputed(Node *node, List *computed)
 {
 	if (node == NULL)
 		return NULL;
-	if (star_is_computed(star, node))
+	if (list_member(computed, node))
 		return (Node *) makeNullConst(exprType(node), exprTypmod(node), exprCollation(node));
-	return expression_tree_mutator(node, star_strip_computed_mutator, star);
+	return expression_tree_mutator(node, TesseraStarStripComputed, computed);
 }
 
 /*
@@ -297,8 +301,12 @@ TesseraStarCost(PlannerInfo *root, TesseraStarPlan *star, double probe_rows, dou
 	{
 		QualCost	qc;
 
-		cost_qual_eval(&qc, (List *) star_strip_computed_mutator((Node *) extract_actual_clauses(star->filters, false),
-																	 star), root);
+		List	   *computed = NIL;
+
+		foreach(lc, star->dims)
+			computed = list_concat(computed, ((TesseraStarDimPlan *) lfirst(lc))->computed);
+		cost_qual_eval(&qc, (List *) TesseraStarStripComputed((Node *) extract_actual_clauses(star->filters, false),
+															  computed), root);
 		*cost += qc.startup + Max(join_rows, probe_rows) * qc.per_tuple;
 	}
 	return bytes <= (double) get_hash_memory_limit();
