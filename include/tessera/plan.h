@@ -323,14 +323,17 @@ typedef enum StarDimField
  * anti join (EXISTS, NOT EXISTS) on any key, whose rows are only a set of
  * keys; or a left join from the dimension (the table is the nullable
  * side) on the dimension's unique key, its rows without a match emitted
- * as groups of their own (star.c).
+ * as groups of their own (star.c); or an inner join on a key that is not
+ * unique, none of whose columns the aggregation reads: a count of rows per
+ * key, each row of the table counted that many times (STAR_COUNT).
  */
 typedef enum StarDimKind
 {
 	STAR_INNER,
 	STAR_SEMI,
 	STAR_ANTI,
-	STAR_LEFT
+	STAR_LEFT,
+	STAR_COUNT
 } StarDimKind;
 
 /*

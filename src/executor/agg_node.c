@@ -693,6 +693,9 @@ tagg_fold_spec(TesseraAggState *as, int k, TesseraBatch *b, const bool *ok, cons
 
 		if (whole)
 			TesseraGroupState(&as->groups, 0, k)->count += n;
+		else if (gidx == NULL)
+			TesseraGroupState(&as->groups, 0, k)->count +=
+				ok != NULL ? TesseraSelCount(ok, n) : n;
 		else if (gidx != NULL && as->groups.ngroups <= n / 4)
 			TesseraAggCountGroups(as->groups.states, as->groups.nspecs, as->groups.ngroups, k,
 								  &as->partials, gidx, n);
@@ -897,6 +900,7 @@ tagg_counted_rows(TesseraAggState *as, TesseraBatch *b, const bool *sel)
 	{
 		as->ok_cap = Max(Max(n, 1024), as->ok_cap);
 		as->ok = MemoryContextAlloc(as->buf_cxt, as->ok_cap);
+		as->again = as->star.counting ? MemoryContextAlloc(as->buf_cxt, as->ok_cap) : NULL;
 	}
 	mask = as->ok;
 	if (b->deleted == NULL)
@@ -925,6 +929,31 @@ tagg_counted_rows(TesseraAggState *as, TesseraBatch *b, const bool *sel)
 	if (as->star_filters.n > 0)
 		as->star.rows_removed += tagg_row_filter(as, &as->star_filters, b, mask, n);
 	return mask;
+}
+
+/*
+ * Fold the batch's counted rows (sel: the vector quals' selection).  A row
+ * a counted star join (STAR_COUNT) joins to w rows is folded w times: the
+ * batch is folded again for the rows that join a second row, a third, and
+ * so on -- at most STAR_COUNT_MAX_REPEAT times where the statistics held.
+ * Every aggregate, FILTER and count(DISTINCT) then sees each joined row
+ * as PostgreSQL's join would give it.
+ */
+static void
+tagg_fold(TesseraAggState *as, TesseraBatch *b, const bool *sel)
+{
+	int			n = b->nrows;
+	const bool *ok = tagg_counted_rows(as, b, sel);
+	const int64 *w = as->star.weight;
+
+	tagg_batch(as, b, ok, n);
+	for (int64 k = 2; as->star.counting && k <= as->star.max_weight; k++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		for (int i = 0; i < n; i++)
+			as->again[i] = ok[i] & (w[i] >= k);
+		tagg_batch(as, b, as->again, n);
+	}
 }
 
 /* FILTER values, in the filter context TesseraFiltersEval just reset */
@@ -965,7 +994,7 @@ tagg_compute_source(TesseraAggState *as)
 		batches++;
 		if (b->nrows == 0)
 			continue;
-		tagg_batch(as, b, tagg_counted_rows(as, b, sel), b->nrows);
+		tagg_fold(as, b, sel);
 		tagg_check_memory(as);
 	}
 	TesseraSpillFinish(&as->spill, &as->groups, as->specs, as->ts.css.ss.ps.state->es_query_cxt,
@@ -1009,7 +1038,7 @@ tagg_compute(TesseraAggState *as)
 	while (TesseraScanNextBatch(scan, &b, &sel))
 	{
 		batches++;
-		tagg_batch(as, b, tagg_counted_rows(as, b, sel), b->nrows);
+		tagg_fold(as, b, sel);
 		tagg_check_memory(as);
 	}
 	TesseraSpillFinish(&as->spill, &as->groups, as->specs, ss->ps.state->es_query_cxt,

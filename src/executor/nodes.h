@@ -169,6 +169,9 @@ typedef struct TesseraStar
 	int		   *rows;			/* the rows still counted, once few are */
 	int			cap;
 	uint64		rows_removed;	/* fact rows without a match */
+	bool		counting;		/* a dimension is counted (STAR_COUNT): */
+	int64	   *weight;			/* [row] the rows it joins, 0 if not counted */
+	int64		max_weight;		/* ... the most of the batch's */
 	List	   *filters;		/* clauses across dimensions, on the joined row */
 	/* a left join (one dimension): its rows without a match, as groups */
 	bool		left;
@@ -208,6 +211,7 @@ typedef struct TesseraAggState
 	int32	   *sgidx;
 	int			fcap;
 	bool	   *ok;				/* per batch: counted rows */
+	bool	   *again;			/* ... those counted once more (STAR_COUNT) */
 	int			ok_cap;
 	TesseraSpill spill;
 	/*

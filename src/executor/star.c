@@ -34,6 +34,12 @@
  *	  NULL key is never in it, so NOT EXISTS keeps that row, as
  *	  PostgreSQL's anti join does).
  *
+ *	  An inner join on a key that is not unique, none of whose columns is
+ *	  read (a counted dimension, STAR_COUNT), is a table of the number of
+ *	  rows of each key: a row of the table joins that many rows, the
+ *	  product over such dimensions (weight), and TesseraAgg folds it that
+ *	  many times (agg_node.c).
+ *
  * IDENTIFICATION
  *	  src/executor/star.c
  *
@@ -42,6 +48,7 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
+#include "common/int.h"
 #include "common/hashfn.h"
 #include "executor/executor.h"
 #include "executor/instrument.h"
@@ -153,6 +160,7 @@ TesseraStarInit(TesseraStar *st, List *desc, List *children, TupleDesc reldesc)
 		dim->key_pos = desc_int(d, STAR_DIM_KEY_POS);
 		dim->key_type = (Oid) desc_int(d, STAR_DIM_KEY_TYPE);
 		dim->kind = desc_int(d, STAR_DIM_KIND);
+		st->counting |= dim->kind == STAR_COUNT;
 		dim->fact_att2 = desc_int(d, STAR_DIM_FACT_ATTIDX2);
 		dim->fact_type2 = (Oid) desc_int(d, STAR_DIM_FACT_TYPE2);
 		dim->key_pos2 = desc_int(d, STAR_DIM_KEY_POS2);
@@ -200,6 +208,8 @@ typedef struct StarRows
 	int64		max;
 	char	   *arena;			/* where by-reference values are copied to */
 	Size		free;
+	int		   *idx;			/* a batch's rows selected, where few are */
+	int			idx_cap;
 } StarRows;
 
 /* Add a row (its key, and its gathered columns' values) to a dimension. */
@@ -266,7 +276,7 @@ star_append(TesseraStar *st, TesseraStarDim *dim, StarRows *rows, int64 key,
  */
 static pg_attribute_always_inline double
 star_append_keys_typed(TesseraStarDim *dim, StarRows *rows, TesseraBatch *b, const bool *sel,
-					   const Datum *kv, const bool *kn, Oid type)
+					   const Datum *kv, const bool *kn, Oid type, bool all)
 {
 	const bool *deleted = b->deleted;
 	int			n = b->nrows;
@@ -277,6 +287,7 @@ star_append_keys_typed(TesseraStarDim *dim, StarRows *rows, TesseraBatch *b, con
 	int64		mx = rows->max;
 	bool		any = nk > 0;
 	int			given = 0;
+	const int  *idx = NULL;
 
 	/* room for every row of the batch (and one written past the count) */
 	if ((Size) nk + n + 1 > (Size) rows->cap)
@@ -286,13 +297,26 @@ star_append_keys_typed(TesseraStarDim *dim, StarRows *rows, TesseraBatch *b, con
 		rows->keys = repalloc_huge(rows->keys, sizeof(int64) * rows->cap);
 	}
 	keys = rows->keys;
-	for (int i = 0; i < n; i++)
+	/* few rows selected (a selective qual): visit only them */
+	if (sel != NULL && TesseraSelCount(sel, n) * 8 < (uint64) n)
 	{
+		if (rows->idx_cap < n)
+		{
+			rows->idx_cap = Max(n, 1024);
+			rows->idx = rows->idx != NULL ? repalloc(rows->idx, sizeof(int) * rows->idx_cap) :
+				MemoryContextAlloc(GetMemoryChunkContext(rows->keys), sizeof(int) * rows->idx_cap);
+		}
+		idx = rows->idx;
+		n = TesseraSelRows(sel, n, rows->idx);
+	}
+	for (int j = 0; j < n; j++)
+	{
+		int			i = idx != NULL ? idx[j] : j;
 		int			counted = (sel == NULL || sel[i]) & (deleted == NULL || !deleted[i]);
 		/* a NULL key joins nothing */
 		int			keep = counted & !kn[i];
 		int64		key = star_key(kv[i], type);
-		int			add = keep & (!any | (key != last));
+		int			add = keep & (all | !any | (key != last));
 
 		/* (a row not kept leaves last, min and max as they were) */
 		int64		mask = -(int64) keep;
@@ -318,16 +342,19 @@ static double
 star_append_keys(TesseraStarDim *dim, StarRows *rows, TesseraBatch *b, const bool *sel,
 				 const Datum *kv, const bool *kn)
 {
+	/* (a counted join's keys, every one: repeats are counted) */
+	bool		all = dim->kind == STAR_COUNT;
+
 	switch (dim->key_type)
 	{
 		case INT2OID:
-			return star_append_keys_typed(dim, rows, b, sel, kv, kn, INT2OID);
+			return star_append_keys_typed(dim, rows, b, sel, kv, kn, INT2OID, all);
 		case INT4OID:
-			return star_append_keys_typed(dim, rows, b, sel, kv, kn, INT4OID);
+			return star_append_keys_typed(dim, rows, b, sel, kv, kn, INT4OID, all);
 		case DATEOID:
-			return star_append_keys_typed(dim, rows, b, sel, kv, kn, DATEOID);
+			return star_append_keys_typed(dim, rows, b, sel, kv, kn, DATEOID, all);
 		default:
-			return star_append_keys_typed(dim, rows, b, sel, kv, kn, INT8OID);
+			return star_append_keys_typed(dim, rows, b, sel, kv, kn, INT8OID, all);
 	}
 }
 
@@ -469,7 +496,7 @@ star_read_vectors(TesseraStar *st, TesseraStarDim *dim, StarRows *rows)
 		}
 		if (katt2 >= 0)
 			TesseraBatchColumn(b, katt2, &kv2, &kn2);
-		else if (dim->kind == STAR_SEMI || dim->kind == STAR_ANTI)
+		else if (dim->kind == STAR_SEMI || dim->kind == STAR_ANTI || dim->kind == STAR_COUNT)
 		{
 			emitted += star_append_keys(dim, rows, b, sel, kv, kn);
 			continue;
@@ -589,6 +616,108 @@ star_build_ne(TesseraStar *st, TesseraStarDim *dim, StarRows *rows)
 	MemoryContextSwitchTo(old);
 }
 
+/*
+ * A counted join's entry for one more row of its key (-1: none yet).  A
+ * key of more rows than an int32 counts would not fit the rows in memory.
+ */
+static inline int32
+star_count_one_more(int32 count)
+{
+	if (unlikely(count == PG_INT32_MAX))
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("too many rows of one join key in a star join's dimension")));
+	return count < 0 ? 1 : count + 1;
+}
+
+/*
+ * The table of a dimension's keys (its nrows of them, in [min, max]):
+ * direct for a dense range of keys, else hashed; keys is freed.
+ */
+static void
+star_build_table(TesseraStar *st, TesseraStarDim *dim, int64 *keys, int64 min, int64 max)
+{
+	MemoryContext old = MemoryContextSwitchTo(st->cxt);
+
+	dim->direct = NULL;
+	dim->present = NULL;
+	dim->bits = NULL;
+	dim->hash = NULL;
+	dim->min = min;
+	dim->max = max;
+	/* (a semi or anti join's set is bits alone: up to STAR_BITS_MAX of them) */
+	if (dim->nrows > 0 && ((uint64) max - (uint64) min <
+						   (uint64) Max((int64) dim->nrows * STAR_DIRECT_SPREAD, STAR_DIRECT_MIN) ||
+						   ((dim->kind == STAR_SEMI || dim->kind == STAR_ANTI) &&
+							(uint64) max - (uint64) min < STAR_BITS_MAX)))
+	{
+		Size		span = (Size) ((uint64) max - (uint64) min) + 1;
+
+		/* (a semi or anti join's set of keys is the bits alone) */
+		if (dim->kind != STAR_SEMI && dim->kind != STAR_ANTI)
+		{
+			dim->direct = palloc_extended(sizeof(int32) * span, MCXT_ALLOC_HUGE);
+			memset(dim->direct, 0xff, sizeof(int32) * span);
+		}
+		/* a bit per key of the range: most misses never touch the larger array */
+		dim->present = palloc_extended(sizeof(uint64) * (span / 64 + 1),
+									   MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+		for (int r = 0; r < dim->nrows; r++)
+		{
+			Size		slot = (Size) ((uint64) keys[r] - (uint64) min);
+
+			dim->present[slot / 64] |= UINT64CONST(1) << (slot % 64);
+			if (dim->direct == NULL)
+				continue;
+			if (dim->kind == STAR_COUNT)
+				dim->direct[slot] = star_count_one_more(dim->direct[slot]);
+			else if (dim->direct[slot] >= 0)
+				elog(ERROR, "TesseraAgg: a dimension's join key is not unique");
+			else
+				dim->direct[slot] = r;
+		}
+	}
+	else if (dim->nrows > 0)
+	{
+		/*
+		 * A bit per key of the range too where that is small (the keys of
+		 * a selective dimension, sparse in a wide range: TPC-H q05's 46,000
+		 * orders of a year among 6M keys): most rows of the table miss,
+		 * and a miss then never probes the hash table.
+		 */
+		if ((uint64) max - (uint64) min < STAR_BITS_MAX)
+		{
+			Size		span = (Size) ((uint64) max - (uint64) min) + 1;
+
+			dim->bits = palloc_extended(sizeof(uint64) * (span / 64 + 1),
+										MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+			for (int r = 0; r < dim->nrows; r++)
+			{
+				Size		slot = (Size) ((uint64) keys[r] - (uint64) min);
+
+				dim->bits[slot / 64] |= UINT64CONST(1) << (slot % 64);
+			}
+		}
+		dim->hash = starhash_create(st->cxt, dim->nrows, NULL);
+		for (int r = 0; r < dim->nrows; r++)
+		{
+			bool		found;
+			StarEntry  *e = starhash_insert(dim->hash, keys[r], &found);
+
+			if (found && (dim->kind == STAR_INNER || dim->kind == STAR_LEFT))
+				elog(ERROR, "TesseraAgg: a dimension's join key is not unique");
+			if (dim->kind == STAR_COUNT)
+				e->row = star_count_one_more(found ? e->row : -1);
+			else
+				e->row = dim->kind == STAR_INNER || dim->kind == STAR_LEFT ? r : 0;
+		}
+	}
+	pfree(keys);
+	dim->matched = dim->kind == STAR_LEFT ?
+		palloc_extended(Max(dim->nrows, 1), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO) : NULL;
+	MemoryContextSwitchTo(old);
+}
+
 /* Read a dimension's rows into its table. */
 static void
 star_build_dim(TesseraStar *st, TesseraStarDim *dim)
@@ -607,6 +736,8 @@ star_build_dim(TesseraStar *st, TesseraStarDim *dim)
 	rows.multi = dim->ne_pos >= 0 ? palloc(sizeof(bool) * rows.cap) : NULL;
 	rows.arena = NULL;
 	rows.free = 0;
+	rows.idx = NULL;
+	rows.idx_cap = 0;
 	rows.min = PG_INT64_MAX;
 	rows.max = PG_INT64_MIN;
 	dim->nrows = 0;
@@ -665,79 +796,7 @@ star_build_dim(TesseraStar *st, TesseraStarDim *dim)
 		return;
 	}
 
-	/* the table: direct for a dense range of keys, else hashed */
-	old = MemoryContextSwitchTo(st->cxt);
-	dim->direct = NULL;
-	dim->present = NULL;
-	dim->bits = NULL;
-	dim->hash = NULL;
-	dim->min = min;
-	dim->max = max;
-	/* (a semi or anti join's set is bits alone: up to STAR_BITS_MAX of them) */
-	if (dim->nrows > 0 && ((uint64) max - (uint64) min <
-						   (uint64) Max((int64) dim->nrows * STAR_DIRECT_SPREAD, STAR_DIRECT_MIN) ||
-						   ((dim->kind == STAR_SEMI || dim->kind == STAR_ANTI) &&
-							(uint64) max - (uint64) min < STAR_BITS_MAX)))
-	{
-		Size		span = (Size) ((uint64) max - (uint64) min) + 1;
-
-		/* (a semi or anti join's set of keys is the bits alone) */
-		if (dim->kind == STAR_INNER || dim->kind == STAR_LEFT)
-		{
-			dim->direct = palloc_extended(sizeof(int32) * span, MCXT_ALLOC_HUGE);
-			memset(dim->direct, 0xff, sizeof(int32) * span);
-		}
-		/* a bit per key of the range: most misses never touch the larger array */
-		dim->present = palloc_extended(sizeof(uint64) * (span / 64 + 1),
-									   MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-		for (int r = 0; r < dim->nrows; r++)
-		{
-			Size		slot = (Size) ((uint64) keys[r] - (uint64) min);
-
-			dim->present[slot / 64] |= UINT64CONST(1) << (slot % 64);
-			if (dim->direct == NULL)
-				continue;
-			if (dim->direct[slot] >= 0)
-				elog(ERROR, "TesseraAgg: a dimension's join key is not unique");
-			dim->direct[slot] = r;
-		}
-	}
-	else if (dim->nrows > 0)
-	{
-		/*
-		 * A bit per key of the range too where that is small (the keys of
-		 * a selective dimension, sparse in a wide range: TPC-H q05's 46,000
-		 * orders of a year among 6M keys): most rows of the table miss,
-		 * and a miss then never probes the hash table.
-		 */
-		if ((uint64) max - (uint64) min < STAR_BITS_MAX)
-		{
-			Size		span = (Size) ((uint64) max - (uint64) min) + 1;
-
-			dim->bits = palloc_extended(sizeof(uint64) * (span / 64 + 1),
-										MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-			for (int r = 0; r < dim->nrows; r++)
-			{
-				Size		slot = (Size) ((uint64) keys[r] - (uint64) min);
-
-				dim->bits[slot / 64] |= UINT64CONST(1) << (slot % 64);
-			}
-		}
-		dim->hash = starhash_create(st->cxt, dim->nrows, NULL);
-		for (int r = 0; r < dim->nrows; r++)
-		{
-			bool		found;
-			StarEntry  *e = starhash_insert(dim->hash, keys[r], &found);
-
-			if (found && (dim->kind == STAR_INNER || dim->kind == STAR_LEFT))
-				elog(ERROR, "TesseraAgg: a dimension's join key is not unique");
-			e->row = dim->kind == STAR_INNER || dim->kind == STAR_LEFT ? r : 0;
-		}
-	}
-	pfree(keys);
-	dim->matched = dim->kind == STAR_LEFT ?
-		palloc_extended(Max(dim->nrows, 1), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO) : NULL;
-	MemoryContextSwitchTo(old);
+	star_build_table(st, dim, keys, min, max);
 }
 
 /* Read every dimension, once per scan. */
@@ -833,7 +892,19 @@ star_fact_key(TesseraBatch *b, TesseraStarDim *dim, Datum *keys, bool *keynull,
  * 46 ms).
  */
 #define STAR_PROBE_LOOP(GET) \
-	if (dense) \
+	if (dense && direct == NULL) \
+		/* (bits alone: the rows' matches are not read, or the hash lookup writes them) */ \
+		for (int i = 0; i < n; i++) \
+		{ \
+			uint64		slot = (uint64) (GET(keys[i])) - (uint64) min; \
+			bool		inside = slot <= span; \
+			uint64		s = inside ? slot : 0; \
+			bool		hit = ok[i] & !keynull[i] & inside & \
+				(bool) ((present[s >> 6] >> (s & 63)) & 1); \
+			\
+			ok[i] = ok[i] & (hit != anti); \
+		} \
+	else if (dense) \
 		for (int i = 0; i < n; i++) \
 		{ \
 			uint64		slot = (uint64) (GET(keys[i])) - (uint64) min; \
@@ -890,15 +961,24 @@ star_probe_direct(TesseraStarDim *dim, const Datum *keys, const bool *keynull, b
 			break;
 	}
 	/* a hashed dimension's bits say which keys it has: the hits' rows */
-	if (dim->present == NULL && (dim->kind == STAR_INNER || dim->kind == STAR_LEFT))
-		for (int i = 0; i < n; i++)
-			if (ok[i])
-			{
-				StarEntry  *e = starhash_lookup(dim->hash, star_key(keys[i], dim->fact_type));
+	if (dim->present == NULL && dim->kind != STAR_SEMI && dim->kind != STAR_ANTI)
+		for (int i0 = 0; i0 < n; i0 += 8)
+		{
+			uint64		word = 0;
 
-				match[i] = e != NULL ? e->row : -1;
-				ok[i] = e != NULL;
-			}
+			/* (eight rows at a time: where the bits keep few, most words are 0) */
+			memcpy(&word, ok + i0, Min(8, n - i0));
+			if (word == 0)
+				continue;
+			for (int i = i0; i < Min(i0 + 8, n); i++)
+				if (ok[i])
+				{
+					StarEntry  *e = starhash_lookup(dim->hash, star_key(keys[i], dim->fact_type));
+
+					match[i] = e != NULL ? e->row : -1;
+					ok[i] = e != NULL;
+				}
+		}
 }
 
 /*
@@ -977,6 +1057,37 @@ star_probe_ne(TesseraStar *st, TesseraStarDim *dim, TesseraBatch *b, Datum *keys
 }
 
 /*
+ * The rows each row still counted joins: the product of the counted
+ * dimensions' counts of its keys (0 for the rows not counted), and the
+ * most of them.
+ */
+static void
+star_weights(TesseraStar *st, const bool *ok, int n, int m, bool listed)
+{
+	int64	   *w = st->weight;
+	int64		most = 0;
+
+	memset(w, 0, sizeof(int64) * n);
+	if (!listed)
+		m = TesseraSelRows(ok, n, st->rows);
+	for (int j = 0; j < m; j++)
+	{
+		int			i = st->rows[j];
+		int64		p = 1;
+
+		for (int d = 0; d < st->ndims; d++)
+			if (st->dims[d].kind == STAR_COUNT &&
+				unlikely(pg_mul_s64_overflow(p, st->match[(Size) d * st->cap + i], &p)))
+				ereport(ERROR,
+						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+						 errmsg("a star join's row joins too many rows")));
+		w[i] = p;
+		most = Max(most, p);
+	}
+	st->max_weight = most;
+}
+
+/*
  * TesseraStarProbe
  *		Join the batch's counted rows (ok, n of them; updated in place) with
  *		every dimension, and gather the dimension columns of the rows still
@@ -998,6 +1109,8 @@ TesseraStarProbe(TesseraStar *st, TesseraBatch *b, bool *ok, int n, TesseraCompu
 		st->cap = Max(n, 1024);
 		st->match = MemoryContextAlloc(bufcxt, sizeof(int32) * st->cap * Max(st->ndims, 1));
 		st->rows = MemoryContextAlloc(bufcxt, sizeof(int) * st->cap);
+		if (st->counting)
+			st->weight = MemoryContextAlloc(bufcxt, sizeof(int64) * st->cap);
 		for (int k = 0; k < st->next; k++)
 		{
 			c->ext_values[k] = MemoryContextAlloc(bufcxt, sizeof(Datum) * st->cap);
@@ -1071,6 +1184,8 @@ TesseraStarProbe(TesseraStar *st, TesseraBatch *b, bool *ok, int n, TesseraCompu
 		}
 	}
 	st->rows_removed -= m;
+	if (st->counting)
+		star_weights(st, ok, n, m, listed);
 
 	/* a left join: the dimension rows some row of the table joined */
 	if (st->left)

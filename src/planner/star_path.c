@@ -43,6 +43,7 @@
 #include "access/table.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_opfamily.h"
+#include "catalog/pg_statistic.h"
 #include "catalog/pg_type.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
@@ -56,6 +57,7 @@
 #include "parser/parsetree.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/selfuncs.h"
 #include "utils/typcache.h"
 
 #include "tessera/catalog.h"
@@ -63,6 +65,9 @@
 #include "tessera/plan.h"
 #include "tessera/tessera.h"
 #include "planner.h"
+
+/* the most repeats of a key a counted dimension may have (star_dimensions) */
+#define STAR_COUNT_MAX_REPEAT 32
 
 /* A plain column of a base relation of the join, or NULL. */
 static Var *
@@ -782,15 +787,52 @@ star_add_key(PlannerInfo *root, TesseraStarPlan *star, List *groups, Equivalence
 }
 
 /*
+ * The most rows of the dimension's key relation one value of its key may
+ * have, as its statistics tell: the most common value's share of its rows,
+ * or its rows per distinct value if more.  Without statistics, all its
+ * rows.
+ */
+static double
+star_key_max_repeat(PlannerInfo *root, TesseraStarDimPlan *dim)
+{
+	VariableStatData vardata;
+	AttStatsSlot sslot;
+	double		rows = Max(dim->key_rel->tuples, 1);
+	double		most = 0;
+	double		ndistinct;
+	bool		isdefault;
+
+	examine_variable(root, (Node *) dim->dim_key, 0, &vardata);
+	ndistinct = get_variable_numdistinct(&vardata, &isdefault);
+	if (HeapTupleIsValid(vardata.statsTuple) &&
+		get_attstatsslot(&sslot, vardata.statsTuple, STATISTIC_KIND_MCV, InvalidOid,
+						 ATTSTATSSLOT_NUMBERS))
+	{
+		for (int i = 0; i < sslot.nnumbers; i++)
+			most = Max(most, sslot.numbers[i]);
+		free_attstatsslot(&sslot);
+	}
+	ReleaseVariableStats(vardata);
+	if (isdefault)
+		return rows;
+	return Max(most * rows, rows / Max(ndistinct, 1));
+}
+
+/*
  * Find the dimensions of fact in the join: the groups of other relations
  * (star_groups), each joined to fact by one equivalence class, or two on a
  * composite key, through columns of one of its relations whose values are
- * unique in the group's join.  False if the join is not a star around
- * fact.
+ * unique in the group's join.  With count_ok, a relation joined on a key
+ * that is not unique is a dimension too (STAR_COUNT), where its statistics
+ * say no value of the key repeats more than STAR_COUNT_MAX_REPEAT times:
+ * each row of fact then counts once per row it joins, which TesseraAgg
+ * does by folding a batch again for the rows that join more (a pass per
+ * repeat), so the repeats must be few.  False if the join is not a star
+ * around fact.
  */
 static bool
 star_dimensions(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *fact, TesseraStarPlan *star,
-				bool rooted)
+				bool rooted, bool count_ok)
 {
 	ListCell   *lc;
 	int			rti;
@@ -888,9 +930,16 @@ star_dimensions(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *fact, Tesser
 		ListCell   *fc;
 
 		if (dim->kind == STAR_INNER &&
-			(!star_unique_key2(dim->key_rel, dim->dim_key, dim->ec->ec_opfamilies,
-							   dim->dim_key2, dim->ec2 ? dim->ec2->ec_opfamilies : NIL) ||
-			 !star_group_many_to_one(root, dim)))
+			!star_unique_key2(dim->key_rel, dim->dim_key, dim->ec->ec_opfamilies,
+							  dim->dim_key2, dim->ec2 ? dim->ec2->ec_opfamilies : NIL))
+		{
+			/* not unique: a relation of its own, counted (TesseraAgg only) */
+			if (!count_ok || bms_membership(dim->relids) != BMS_SINGLETON ||
+				star_key_max_repeat(root, dim) > STAR_COUNT_MAX_REPEAT)
+				return false;
+			dim->kind = STAR_COUNT;
+		}
+		if (dim->kind == STAR_INNER && !star_group_many_to_one(root, dim))
 			return false;
 		if (dim->rel == NULL)
 			dim->rel = bms_membership(dim->relids) == BMS_SINGLETON ? dim->key_rel :
@@ -899,7 +948,7 @@ star_dimensions(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *fact, Tesser
 		if (path == NULL || path->param_info != NULL)
 			return false;
 		/* its join clauses to other relations: the filters alone */
-		foreach(fc, dim->kind == STAR_INNER ? dim->rel->joininfo : NIL)
+		foreach(fc, dim->kind == STAR_INNER || dim->kind == STAR_COUNT ? dim->rel->joininfo : NIL)
 		{
 			RestrictInfo *rinfo = lfirst(fc);
 
@@ -1084,9 +1133,11 @@ TesseraStarFind(PlannerInfo *root, RelOptInfo *joinrel, TesseraStarPlan *star, b
 			continue;
 		/* a tessera table, or a file table TesseraAgg reads through its batch source */
 		relation = table_open(rte->relid, NoLock);
+		/* (of two as large, the one whose quals keep more rows: a self-join's) */
 		if ((rte->relkind == RELKIND_RELATION ? IsTesseraRelation(relation) :
 			 tessera_batch_source != NULL && tessera_batch_source->accepts(relation)) &&
-			(best == NULL || rel->tuples > best->tuples))
+			(best == NULL || rel->tuples > best->tuples ||
+			 (rel->tuples == best->tuples && rel->rows > best->rows)))
 			best = rel;
 		table_close(relation, NoLock);
 	}
@@ -1121,12 +1172,12 @@ TesseraStarFind(PlannerInfo *root, RelOptInfo *joinrel, TesseraStarPlan *star, b
 		star->natts = RelationGetNumberOfAttributes(relation);
 		table_close(relation, NoLock);
 	}
-	if (!star_dimensions(root, joinrel, best, star, false))
+	if (!star_dimensions(root, joinrel, best, star, false, !inner_only))
 	{
 		/* a second try, grouping from fact's keys */
 		star->dims = NIL;
 		star->filters = NIL;
-		if (!star_dimensions(root, joinrel, best, star, true))
+		if (!star_dimensions(root, joinrel, best, star, true, !inner_only))
 			return false;
 	}
 	if (!TesseraOrderQuals(root, &star->filters))

@@ -372,6 +372,22 @@ typedef struct StarRewriteContext
 	bool		ok;
 } StarRewriteContext;
 
+/* Is the relation a counted dimension (STAR_COUNT), none of whose columns is read? */
+static bool
+star_counted(TesseraStarPlan *star, int relid)
+{
+	ListCell   *lc;
+
+	foreach(lc, star->dims)
+	{
+		TesseraStarDimPlan *dim = lfirst(lc);
+
+		if (dim->kind == STAR_COUNT && bms_is_member(relid, dim->relids))
+			return true;
+	}
+	return false;
+}
+
 static Node *
 star_rewrite_mutator(Node *node, StarRewriteContext *cxt)
 {
@@ -403,9 +419,9 @@ star_rewrite_mutator(Node *node, StarRewriteContext *cxt)
 		ListCell   *lc;
 		int			k = -1;
 
-		/* a whole row, a system column, or a semi or anti join's: not gathered */
+		/* a whole row, a system column, or a semi, anti or counted join's: not gathered */
 		if (var->varattno <= 0 || bms_is_member(var->varno, cxt->star->semi) ||
-			bms_is_member(var->varno, cxt->star->anti))
+			bms_is_member(var->varno, cxt->star->anti) || star_counted(cxt->star, var->varno))
 		{
 			cxt->ok = false;
 			return node;
@@ -488,7 +504,7 @@ TesseraStarDescribe(TesseraStarPlan *star, List **desc, List **clauses)
 {
 	List	   *dims = NIL,
 			   *ext = NIL,
-			   *by_kind[4] = {NIL, NIL, NIL, NIL};
+			   *by_kind[5] = {NIL, NIL, NIL, NIL, NIL};
 	List	   *filters = extract_actual_clauses(star->filters, false);
 	Node	   *row_filters = filters == NIL ? NULL :
 		TesseraStarRewrite(star, (Node *) list_make1(make_ands_explicit(filters)));
@@ -539,7 +555,9 @@ TesseraStarDescribe(TesseraStarPlan *star, List **desc, List **clauses)
 			clause = make_opclause(eqop, BOOLOID, false, (Expr *) copyObject(fk),
 								   (Expr *) copyObject(dk), InvalidOid, InvalidOid);
 			set_opfuncid((OpExpr *) clause);
-			by_kind[dim->kind] = lappend(by_kind[dim->kind], clause);
+			/* (a counted join is an inner join) */
+			by_kind[dim->kind == STAR_COUNT ? STAR_INNER : dim->kind] =
+				lappend(by_kind[dim->kind == STAR_COUNT ? STAR_INNER : dim->kind], clause);
 		}
 		if (dim->ne_clause != NULL)
 			by_kind[dim->kind] = lappend(by_kind[dim->kind], copyObject(dim->ne_clause));

@@ -192,6 +192,12 @@ def star_query():
         groups += ["dd.wk", "dd.dk"]
     conds = [q for q in [random.choice(["", "", "du.grp = 1", "du.name <> 'n3'"]) if "du" in " ".join(joins) else "",
                          random.choice(["", "dd.wk > 1"]) if "dd" in " ".join(joins) else ""] if q]
+    if random.random() < 0.3:
+        # an inner join on dm's repeated keys: a counted dimension (each row aggregated per match)
+        joins.append(f"join dm on {random.choice(['x.a', 'x.c'])} = dm.k")
+        conds += random.choice([[], [], ["dm.tag = 't1'"], ["dm.k > 0"]])
+        if random.random() < 0.2:
+            groups.append("dm.tag")
     if random.random() < 0.5:
         conds.append(f"{random.choice(['', 'not '])}exists (select 1 from dm where dm.k = x.{random.choice(['a', 'c'])}"
                      f"{random.choice(['', ' and dm.tag = ' + repr('t%d' % random.randint(0, 3))])})")
@@ -244,7 +250,7 @@ def query():
         return left_query()
     if k < 0.08:
         return star_rows_query()
-    if k < 0.1:
+    if k < 0.13:
         return star_query()
     if k < 0.2:
         return join_query()
