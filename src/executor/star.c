@@ -212,23 +212,57 @@ typedef struct StarRows
 	int			idx_cap;
 } StarRows;
 
+/* Room for more rows of a dimension (in the table's memory). */
+static void
+star_reserve(TesseraStar *st, TesseraStarDim *dim, StarRows *rows, int more)
+{
+	MemoryContext old;
+
+	if ((Size) dim->nrows + more <= (Size) rows->cap)
+		return;
+	old = MemoryContextSwitchTo(st->cxt);
+	while ((Size) dim->nrows + more > (Size) rows->cap)
+		rows->cap *= 2;
+	rows->keys = repalloc_huge(rows->keys, sizeof(int64) * rows->cap);
+	for (int c = 0; c < dim->ncols; c++)
+	{
+		dim->values[c] = repalloc_huge(dim->values[c], sizeof(Datum) * rows->cap);
+		dim->nulls[c] = repalloc_huge(dim->nulls[c], sizeof(bool) * rows->cap);
+	}
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * A by-reference value of column c, copied into blocks of the table's
+ * memory (not palloc'd one by one).
+ */
+static Datum
+star_copy_value(TesseraStar *st, TesseraStarDim *dim, StarRows *rows, int c, Datum value)
+{
+	Size		size = datumGetSize(value, false, dim->collen[c]);
+	Size		len = MAXALIGN(size);
+	char	   *copy;
+
+	if (len > rows->free)
+	{
+		Size		block = Max(len, (Size) 256 * 1024);
+
+		rows->arena = MemoryContextAllocExtended(st->cxt, block, MCXT_ALLOC_HUGE);
+		rows->free = block;
+	}
+	copy = rows->arena;
+	memcpy(copy, DatumGetPointer(value), size);
+	rows->arena += len;
+	rows->free -= len;
+	return PointerGetDatum(copy);
+}
+
 /* Add a row (its key, and its gathered columns' values) to a dimension. */
 static void
 star_append(TesseraStar *st, TesseraStarDim *dim, StarRows *rows, int64 key,
 			const Datum *values, const bool *nulls)
 {
-	MemoryContext old = MemoryContextSwitchTo(st->cxt);
-
-	if (dim->nrows == rows->cap)
-	{
-		rows->cap *= 2;
-		rows->keys = repalloc_huge(rows->keys, sizeof(int64) * rows->cap);
-		for (int c = 0; c < dim->ncols; c++)
-		{
-			dim->values[c] = repalloc_huge(dim->values[c], sizeof(Datum) * rows->cap);
-			dim->nulls[c] = repalloc_huge(dim->nulls[c], sizeof(bool) * rows->cap);
-		}
-	}
+	star_reserve(st, dim, rows, 1);
 	rows->keys[dim->nrows] = key;
 	for (int c = 0; c < dim->ncols; c++)
 	{
@@ -236,30 +270,75 @@ star_append(TesseraStar *st, TesseraStarDim *dim, StarRows *rows, int64 key,
 		if (nulls[c] || dim->colbyval[c])
 			dim->values[c][dim->nrows] = nulls[c] ? (Datum) 0 : values[c];
 		else
-		{
-			/* by reference: copied into blocks of the table's memory, not palloc'd one by one */
-			Size		len = MAXALIGN(datumGetSize(values[c], false, dim->collen[c]));
-			char	   *copy;
-
-			if (len > rows->free)
-			{
-				Size		block = Max(len, (Size) 256 * 1024);
-
-				rows->arena = palloc_extended(block, MCXT_ALLOC_HUGE);
-				rows->free = block;
-			}
-			copy = rows->arena;
-			memcpy(copy, DatumGetPointer(values[c]),
-				   datumGetSize(values[c], false, dim->collen[c]));
-			rows->arena += len;
-			rows->free -= len;
-			dim->values[c][dim->nrows] = PointerGetDatum(copy);
-		}
+			dim->values[c][dim->nrows] = star_copy_value(st, dim, rows, c, values[c]);
 	}
-	MemoryContextSwitchTo(old);
 	rows->min = Min(rows->min, key);
 	rows->max = Max(rows->max, key);
 	dim->nrows++;
+}
+
+/*
+ * The rows of a batch of a dimension's TesseraScan (its selection sel,
+ * less deleted rows): the key of each row (kv, or the pair kv, kv2) and
+ * its gathered columns (cv, cn), a column at a time.  A row with a NULL
+ * key joins nothing and is not added.  Returns the rows given.
+ */
+static double
+star_append_batch(TesseraStar *st, TesseraStarDim *dim, StarRows *rows, TesseraBatch *b,
+				  const bool *sel, const Datum *kv, const bool *kn, const Datum *kv2,
+				  const bool *kn2, Datum **cv, bool **cn)
+{
+	int			n = b->nrows;
+	int			m = 0;
+	int			nk = dim->nrows;
+	double		given = 0;
+	int64		mn = rows->min;
+	int64		mx = rows->max;
+
+	if (rows->idx_cap < n)
+	{
+		rows->idx_cap = Max(n, 1024);
+		rows->idx = rows->idx != NULL ? repalloc(rows->idx, sizeof(int) * rows->idx_cap) :
+			MemoryContextAlloc(st->cxt, sizeof(int) * rows->idx_cap);
+	}
+	for (int i = 0; i < n; i++)
+	{
+		bool		counted = (sel == NULL || sel[i]) && (b->deleted == NULL || !b->deleted[i]);
+
+		given += counted;
+		rows->idx[m] = i;
+		m += counted && !kn[i] && (kn2 == NULL || !kn2[i]);
+	}
+	star_reserve(st, dim, rows, m);
+	for (int j = 0; j < m; j++)
+	{
+		int			i = rows->idx[j];
+		int64		key = star_key(kv[i], dim->key_type);
+
+		if (kv2 != NULL)
+			key = star_key2(key, star_key(kv2[i], dim->key_type2));
+		rows->keys[nk + j] = key;
+		mn = Min(mn, key);
+		mx = Max(mx, key);
+	}
+	for (int c = 0; c < dim->ncols; c++)
+	{
+		Datum	   *out = dim->values[c] + nk;
+		bool	   *outnull = dim->nulls[c] + nk;
+
+		for (int j = 0; j < m; j++)
+		{
+			int			i = rows->idx[j];
+
+			outnull[j] = cn[c][i];
+			out[j] = cn[c][i] ? (Datum) 0 :
+				dim->colbyval[c] ? cv[c][i] : star_copy_value(st, dim, rows, c, cv[c][i]);
+		}
+	}
+	rows->min = mn;
+	rows->max = mx;
+	dim->nrows = nk + m;
+	return given;
 }
 
 /*
@@ -459,15 +538,11 @@ star_read_vectors(TesseraStar *st, TesseraStarDim *dim, StarRows *rows)
 	int		   *catt;
 	Datum	   *cv[TAGG_COMPUTED_MAX_COLUMNS];
 	bool	   *cn[TAGG_COMPUTED_MAX_COLUMNS];
-	Datum	   *values;
-	bool	   *nulls;
 	double		emitted = 0;
 
 	if (ts == NULL || dim->ncols > TAGG_COMPUTED_MAX_COLUMNS)
 		return false;
 	catt = MemoryContextAlloc(st->cxt, sizeof(int) * (dim->ncols + 1));
-	values = MemoryContextAlloc(st->cxt, sizeof(Datum) * (dim->ncols + 1));
-	nulls = MemoryContextAlloc(st->cxt, sizeof(bool) * (dim->ncols + 1));
 	katt = ts->proj_att[dim->key_pos];
 	if (dim->key_pos2 >= 0)
 		katt2 = ts->proj_att[dim->key_pos2];
@@ -503,25 +578,7 @@ star_read_vectors(TesseraStar *st, TesseraStarDim *dim, StarRows *rows)
 		}
 		for (int c = 0; c < dim->ncols; c++)
 			TesseraBatchColumn(b, catt[c], &cv[c], &cn[c]);
-		for (int i = 0; i < b->nrows; i++)
-		{
-			if ((sel != NULL && !sel[i]) || (b->deleted != NULL && b->deleted[i]))
-				continue;
-			emitted++;
-			/* a NULL key joins nothing */
-			if (kn[i] || (kn2 != NULL && kn2[i]))
-				continue;
-			for (int c = 0; c < dim->ncols; c++)
-			{
-				values[c] = cv[c][i];
-				nulls[c] = cn[c][i];
-			}
-			star_append(st, dim, rows,
-						kv2 == NULL ? star_key(kv[i], dim->key_type) :
-						star_key2(star_key(kv[i], dim->key_type),
-								  star_key(kv2[i], dim->key_type2)),
-						values, nulls);
-		}
+		emitted += star_append_batch(st, dim, rows, b, sel, kv, kn, kv2, kn2, cv, cn);
 	}
 	if (instr)
 		InstrStopNode(instr, emitted);

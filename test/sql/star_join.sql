@@ -45,6 +45,7 @@ CREATE TEMP TABLE star_q AS SELECT * FROM (VALUES
     ('SELECT count(*), sum(f.v), min(sd1.name), max(sd1.w), count(sd1.name) FROM {t} f JOIN sd1 ON f.k1 = sd1.k'),
     ('SELECT f.x, count(*) FROM {t} f, sd1 WHERE f.k1 = sd1.k AND sd1.name = ''n3'' GROUP BY f.x'),
     ('SELECT sd1.grp, sum(f.v * sd1.w), sum(sd1.w), avg(sd1.w) FROM {t} f JOIN sd1 ON sd1.k = f.k1 GROUP BY 1'),
+    ('SELECT sd1.name, sum(f.v * sd1.w), avg(f.v + sd1.w), max(f.v - sd1.w) FROM {t} f JOIN sd1 ON sd1.k = f.k1 WHERE sd1.k < 5 GROUP BY 1'),
     ('SELECT sd1.name || f.s, count(*) FROM {t} f JOIN sd1 ON f.k1 = sd1.k GROUP BY 1'),
     ('SELECT sd3.label, sd2.cat, sd1.grp, count(*), sum(f.id) FROM {t} f JOIN sd3 ON f.k3 = sd3.k JOIN sd2 ON f.k2 = sd2.k JOIN sd1 ON f.k1 = sd1.k GROUP BY 1, 2, 3'),
     ('SELECT sdd.month, count(*), sum(f.v) FROM {t} f JOIN sdd ON f.dk = sdd.d WHERE sdd.month BETWEEN 3 AND 5 GROUP BY 1'),
