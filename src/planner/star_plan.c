@@ -388,6 +388,35 @@ star_counted(TesseraStarPlan *star, int relid)
 	return false;
 }
 
+/*
+ * A counted dimension's key column of the same type as the table's column
+ * it is joined to: the table's column, equal to it in every joined row
+ * (`GROUP BY a.c1` of a self-join whose a is counted); else NULL.
+ */
+static Var *
+star_counted_key(TesseraStarPlan *star, Var *var)
+{
+	ListCell   *lc;
+
+	foreach(lc, star->dims)
+	{
+		TesseraStarDimPlan *dim = lfirst(lc);
+
+		if (dim->kind != STAR_COUNT)
+			continue;
+		for (int k = 0; k < 2; k++)
+		{
+			Var		   *dk = k == 0 ? dim->dim_key : dim->dim_key2;
+			Var		   *fk = k == 0 ? dim->fact_key : dim->fact_key2;
+
+			if (dk != NULL && dk->varno == var->varno && dk->varattno == var->varattno &&
+				fk->vartype == var->vartype && fk->vartypmod == var->vartypmod)
+				return fk;
+		}
+	}
+	return NULL;
+}
+
 static Node *
 star_rewrite_mutator(Node *node, StarRewriteContext *cxt)
 {
@@ -419,6 +448,9 @@ star_rewrite_mutator(Node *node, StarRewriteContext *cxt)
 		ListCell   *lc;
 		int			k = -1;
 
+		/* a counted join's key: the table's column it equals */
+		if (star_counted_key(cxt->star, var) != NULL)
+			return (Node *) copyObject(star_counted_key(cxt->star, var));
 		/* a whole row, a system column, or a semi, anti or counted join's: not gathered */
 		if (var->varattno <= 0 || bms_is_member(var->varno, cxt->star->semi) ||
 			bms_is_member(var->varno, cxt->star->anti) || star_counted(cxt->star, var->varno))

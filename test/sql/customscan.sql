@@ -160,7 +160,10 @@ SELECT w, tt.cmp('SELECT i2, count(*), sum(i8), min(t), max(tz) FROM {t} WHERE f
 FROM (VALUES (0), (1), (2), (4)) v(w), LATERAL (SELECT set_config('max_parallel_workers_per_gather', w::text, false)) s;
 SET max_parallel_workers_per_gather = 4;
 SELECT tt.cmp('SELECT a.id, b.t FROM {t} a JOIN {t} b ON a.id = b.id WHERE a.i2 = 1', 'ch', 'ct');
-SELECT * FROM tt.explain_analyze($q$SELECT count(*) FROM ct WHERE id BETWEEN 10500 AND 11499$q$);
+-- (the counters of a parallel scan depend on which process read which row
+-- groups: their values are masked)
+SELECT regexp_replace("QUERY PLAN", '(Skipped|Filter): \d+$', '\1: N') AS "QUERY PLAN"
+FROM tt.explain_analyze($q$SELECT count(*) FROM ct WHERE id BETWEEN 10500 AND 11499$q$);
 RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;

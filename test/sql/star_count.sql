@@ -1,6 +1,7 @@
 -- Star joins on keys that are not unique (counted dimensions): a relation
 -- joined to the tessera table on a key without a unique index, none of
--- whose columns the aggregation reads, is a table of counts per key, and
+-- whose columns the aggregation reads (but its key, which equals the
+-- table's column), is a table of counts per key, and
 -- each row of the tessera table is aggregated once per row it joins.  The
 -- answers must be heap's for every aggregate: counts, sums, averages,
 -- min/max, count(DISTINCT), FILTER, HAVING, GROUP BY; with NULL keys,
@@ -63,7 +64,10 @@ CREATE TEMP TABLE count_q AS SELECT * FROM (VALUES
     ('SELECT uk.grp, count(*) FROM {t} f JOIN mk ON f.k = mk.k JOIN mkd ON f.kd = mkd.d JOIN uk ON f.k = uk.k WHERE uk.grp > 1 GROUP BY 1'),
     ('SELECT count(*) FROM {t} f WHERE EXISTS (SELECT 1 FROM mk8 WHERE mk8.k = f.k8) AND f.k IN (SELECT k FROM uk)'),
     ('SELECT count(*), sum(b.v) FROM {t} a JOIN {t} b ON a.id = b.id WHERE a.x = 3'),
-    ('SELECT count(*) FROM {t} f JOIN mk ON f.k = mk.k WHERE mk.k > 10000')
+    ('SELECT count(*) FROM {t} f JOIN mk ON f.k = mk.k WHERE mk.k > 10000'),
+    ('SELECT mk.k, count(*), sum(f.v) FROM {t} f JOIN mk ON f.k = mk.k GROUP BY mk.k HAVING count(*) > 150'),
+    ('SELECT mk.k % 5, sum(mk.k), count(DISTINCT f.x) FROM {t} f JOIN mk ON f.k = mk.k WHERE f.x < 4 GROUP BY 1'),
+    ('SELECT a.id % 4, count(*), sum(a.id) FROM {t} a JOIN {t} b ON a.id = b.id WHERE a.x = 3 GROUP BY 1')
 ) v(q);
 SELECT q, tt.cmp(q, 'sc_h', 'sc_t') FROM count_q;
 
