@@ -1397,13 +1397,16 @@ tagg_init_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
 	char	   *shared = (char *) coordinate + MAXALIGN(sizeof(TscanShared));
 
 	if (as->source == NULL)
-	{
 		TesseraScanInitDSM(node, pcxt, coordinate);
-		return;
+	else
+	{
+		memset(coordinate, 0, MAXALIGN(sizeof(TscanShared)));
+		as->source->init_shared(shared);
+		as->source->attach(as->source_state, shared);
 	}
-	memset(coordinate, 0, MAXALIGN(sizeof(TscanShared)));
-	as->source->init_shared(shared);
-	as->source->attach(as->source_state, shared);
+	/* a star join's tables: built by one process for all */
+	((TscanShared *) coordinate)->star =
+		TesseraStarInitShared(&as->star, node->ss.ps.state->es_query_dsa);
 }
 
 static void
@@ -1415,6 +1418,7 @@ tagg_reinit_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
 		TesseraScanReInitDSM(node, pcxt, coordinate);
 	else
 		as->source->init_shared((char *) coordinate + MAXALIGN(sizeof(TscanShared)));
+	TesseraStarReInitShared(&as->star);
 }
 
 static void
@@ -1426,6 +1430,8 @@ tagg_init_worker(CustomScanState *node, shm_toc *toc, void *coordinate)
 		TesseraScanInitWorker(node, toc, coordinate);
 	else
 		as->source->attach(as->source_state, (char *) coordinate + MAXALIGN(sizeof(TscanShared)));
+	TesseraStarAttachShared(&as->star, node->ss.ps.state->es_query_dsa,
+							((TscanShared *) coordinate)->star);
 }
 
 /* _PG_init: the node's plan methods, by name for plans read back (parallel workers). */

@@ -17,7 +17,8 @@
  *	  the projection are ExecScan's.
  *
  *	  Parallel: F's scan is shared through the table AM's parallel scan
- *	  (TesseraScan's DSM parts); every process reads the dimensions itself.
+ *	  (TesseraScan's DSM parts); the dimensions' tables are built by one
+ *	  process and read by all (star_shared.c).
  *
  * IDENTIFICATION
  *	  src/executor/join_node.c
@@ -71,6 +72,10 @@ const CustomScanMethods TesseraJoinPlanMethods = {
 	.CreateCustomScanState = tjoin_create_state,
 };
 
+static void tjoin_init_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
+static void tjoin_reinit_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
+static void tjoin_init_worker(CustomScanState *node, shm_toc *toc, void *coordinate);
+
 static const CustomExecMethods tjoin_exec_methods = {
 	.CustomName = "TesseraJoin",
 	.BeginCustomScan = tjoin_begin,
@@ -78,9 +83,9 @@ static const CustomExecMethods tjoin_exec_methods = {
 	.EndCustomScan = tjoin_end,
 	.ReScanCustomScan = tjoin_rescan,
 	.EstimateDSMCustomScan = TesseraScanEstimateDSM,
-	.InitializeDSMCustomScan = TesseraScanInitDSM,
-	.ReInitializeDSMCustomScan = TesseraScanReInitDSM,
-	.InitializeWorkerCustomScan = TesseraScanInitWorker,
+	.InitializeDSMCustomScan = tjoin_init_dsm,
+	.ReInitializeDSMCustomScan = tjoin_reinit_dsm,
+	.InitializeWorkerCustomScan = tjoin_init_worker,
 	.ShutdownCustomScan = TesseraScanShutdown,
 	.ExplainCustomScan = tjoin_explain,
 };
@@ -273,6 +278,36 @@ tjoin_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyUInteger("Rows Removed by Star Join", NULL, js->star.rows_removed, es);
 		TesseraScanExplainBytes(&js->ts, es);
 	}
+}
+
+/* Parallel: TesseraScan's shared scan, and the star join's tables built once (star_shared.c). */
+static void
+tjoin_init_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
+{
+	TesseraJoinState *js = (TesseraJoinState *) node;
+
+	TesseraScanInitDSM(node, pcxt, coordinate);
+	((TscanShared *) coordinate)->star =
+		TesseraStarInitShared(&js->star, node->ss.ps.state->es_query_dsa);
+}
+
+static void
+tjoin_reinit_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
+{
+	TesseraJoinState *js = (TesseraJoinState *) node;
+
+	TesseraScanReInitDSM(node, pcxt, coordinate);
+	TesseraStarReInitShared(&js->star);
+}
+
+static void
+tjoin_init_worker(CustomScanState *node, shm_toc *toc, void *coordinate)
+{
+	TesseraJoinState *js = (TesseraJoinState *) node;
+
+	TesseraScanInitWorker(node, toc, coordinate);
+	TesseraStarAttachShared(&js->star, node->ss.ps.state->es_query_dsa,
+							((TscanShared *) coordinate)->star);
 }
 
 /* _PG_init: the node's plan methods, by name for plans read back (parallel workers). */

@@ -19,6 +19,7 @@
 #include "nodes/execnodes.h"
 #include "nodes/extensible.h"
 #include "port/atomics.h"
+#include "utils/dsa.h"
 
 #include "tessera/plan.h"
 #include "tessera/reader.h"
@@ -51,6 +52,7 @@ typedef struct TscanShared
 	pg_atomic_uint64 bytes_decompressed;
 	pg_atomic_uint64 delta_rows;
 	pg_atomic_uint64 frames_cached;
+	dsa_pointer star;			/* a star join's TesseraStarShared, or invalid */
 } TscanShared;
 
 #define TSCAN_PSCAN(coordinate) \
@@ -169,6 +171,8 @@ typedef struct TesseraStar
 	int		   *rows;			/* the rows still counted, once few are */
 	int			cap;
 	uint64		rows_removed;	/* fact rows without a match */
+	struct TesseraStarShared *shared;	/* a parallel plan's tables, built once */
+	dsa_area   *area;			/* ... in the query's DSA */
 	bool		counting;		/* a dimension is counted (STAR_COUNT): */
 	int64	   *weight;			/* [row] the rows it joins, 0 if not counted */
 	int64		max_weight;		/* ... the most of the batch's */
@@ -185,6 +189,28 @@ extern TupleDesc TesseraStarInit(TesseraStar *st, List *desc, List *children, Tu
 extern void TesseraStarProbe(TesseraStar *st, TesseraBatch *b, bool *ok, int n,
 							 TesseraComputed *c, MemoryContext bufcxt);
 extern void TesseraStarRescan(TesseraStar *st);
+
+/* star_shared.c: a parallel plan's dimension tables, each built once */
+
+/* a hashed dimension's table as arrays (simplehash's entries and sizes) */
+typedef struct StarHashArrays
+{
+	void	   *data;			/* NULL: no hash table */
+	Size		bytes;
+	uint64		size;
+	uint32		members;
+	uint32		sizemask;
+	uint32		grow;
+} StarHashArrays;
+
+extern dsa_pointer TesseraStarInitShared(TesseraStar *st, dsa_area *area);
+extern void TesseraStarAttachShared(TesseraStar *st, dsa_area *area, dsa_pointer p);
+extern void TesseraStarReInitShared(TesseraStar *st);
+extern bool TesseraStarClaimDim(TesseraStar *st, int d);
+extern bool TesseraStarPublishDim(TesseraStar *st, int d, const StarHashArrays *h);
+extern void TesseraStarDimDone(TesseraStar *st, int d, bool ok);
+extern bool TesseraStarWaitDim(TesseraStar *st, int d);
+extern void TesseraStarAttachDim(TesseraStar *st, int d, StarHashArrays *h);
 extern bool TesseraStarNextUnmatched(TesseraStar *st, Datum *values, bool *isnull);
 extern void TesseraComputedBatch(TesseraComputed *c, TesseraBatch *b, const bool *ok, int n,
 								 MemoryContext bufcxt);

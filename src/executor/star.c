@@ -856,13 +856,80 @@ star_build_dim(TesseraStar *st, TesseraStarDim *dim)
 	star_build_table(st, dim, keys, min, max);
 }
 
-/* Read every dimension, once per scan. */
+/* A hashed dimension's table's arrays, for a copy in shared memory. */
+static void
+star_hash_arrays(TesseraStarDim *dim, StarHashArrays *h)
+{
+	memset(h, 0, sizeof(StarHashArrays));
+	if (dim->hash == NULL)
+		return;
+	h->data = dim->hash->data;
+	h->size = dim->hash->size;
+	h->bytes = sizeof(StarEntry) * dim->hash->size;
+	h->members = dim->hash->members;
+	h->sizemask = dim->hash->sizemask;
+	h->grow = dim->hash->grow_threshold;
+}
+
+/* Dimension d's table from its chunk in shared memory (another process built it). */
+static void
+star_attach_dim(TesseraStar *st, int d)
+{
+	TesseraStarDim *dim = &st->dims[d];
+	StarHashArrays h;
+
+	TesseraStarAttachDim(st, d, &h);
+	dim->hash = NULL;
+	if (h.data != NULL)
+	{
+		/* simplehash's table over the shared entries (only looked up) */
+		struct starhash_hash *t = MemoryContextAllocZero(st->cxt, sizeof(struct starhash_hash));
+
+		t->data = h.data;
+		t->size = h.size;
+		t->members = h.members;
+		t->sizemask = h.sizemask;
+		t->grow_threshold = h.grow;
+		t->ctx = st->cxt;
+		dim->hash = t;
+	}
+}
+
+/*
+ * Read every dimension into its table, once per scan.  In a parallel plan
+ * (star_shared.c) each dimension is built by the process that claims it
+ * first, which publishes it; this process then reads the tables the
+ * others built (or builds one itself where it could not be published).
+ */
 static void
 star_build(TesseraStar *st)
 {
+	bool	   *mine;
+
 	MemoryContextReset(st->cxt);
+	mine = MemoryContextAllocZero(st->cxt, Max(st->ndims, 1));
 	for (int d = 0; d < st->ndims; d++)
+	{
+		StarHashArrays h;
+
+		if (st->shared != NULL && !TesseraStarClaimDim(st, d))
+			continue;
 		star_build_dim(st, &st->dims[d]);
+		mine[d] = true;
+		if (st->shared == NULL)
+			continue;
+		star_hash_arrays(&st->dims[d], &h);
+		TesseraStarDimDone(st, d, TesseraStarPublishDim(st, d, &h));
+	}
+	for (int d = 0; d < st->ndims; d++)
+	{
+		if (mine[d])
+			continue;
+		if (TesseraStarWaitDim(st, d))
+			star_attach_dim(st, d);
+		else
+			star_build_dim(st, &st->dims[d]);
+	}
 	st->left_next = 0;
 	st->built = true;
 }

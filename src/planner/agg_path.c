@@ -399,19 +399,18 @@ tagg_add_parallel_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *out
 	run = serial->path.startup_cost - seq_page_cost * pages_read - build_cost;
 
 	/*
-	 * Every process reads a star join's dimensions whole, by their own
-	 * paths: the same work once per process, spread over the parallelism
-	 * the divisor stands for (with 2 workers, 3 builds take 1.25 times one).
+	 * One process reads a star join's dimensions, by their parallel-safe
+	 * paths, into tables the others then read too (executor/star_shared.c):
+	 * the build once, before any process probes.
 	 */
 	build_cost = 0;
 	foreach(lc, dim_paths)
 		build_cost += TesseraStarDimBuildCost(root, lfirst(lc),
 										  ((TesseraStarDimPlan *) list_nth(cxt->star->dims,
 																		   foreach_current_index(lc)))->kind);
-	build_cost *= (workers + 1) / divisor;
 	partial->path.startup_cost = seq_page_cost * pages_read + run / divisor + build_cost;
 	partial->path.total_cost = partial->path.startup_cost + cpu_tuple_cost * inner_groups;
-	/* a star join: every process reads the dimensions into tables of its own */
+	/* a star join: one process reads the dimensions into tables all read */
 	partial->custom_paths = dim_paths;
 	tagg_path_finish(partial, input_rel->relid, cxt, TAGG_PARTIAL, inner_groups, star,
 					 source_attnums);

@@ -24,7 +24,7 @@
  *	  volatile functions or security barriers.  F's quals that are vector
  *	  quals filter its batches; the others, then the join clauses across
  *	  dimensions, are the plan qual, on the joined rows.  A partial path
- *	  scans F in parallel, every process reading the dimensions itself.
+ *	  scans F in parallel, one process reading the dimensions for all.
  *
  * IDENTIFICATION
  *	  src/planner/join_path.c
@@ -151,8 +151,9 @@ typedef struct TjoinCosting
  * key columns of the rows read, the probes look each key up, the quals
  * that are not vector quals run on the rows that join (charged on the
  * rows probed: an upper bound), a tuple is formed per row joined.  A
- * partial path shares the scan among its processes, each building the
- * dimensions itself.  NULL if the dimensions should not fit hash_mem.
+ * partial path shares the scan among its processes, one of them building
+ * the dimensions' tables for all (the build charged once, before any
+ * probe).  NULL if the dimensions should not fit hash_mem.
  */
 static CustomPath *
 tjoin_make_path(PlannerInfo *root, RelOptInfo *joinrel, TesseraStarPlan *star,

@@ -63,10 +63,14 @@ SELECT q, tt.cmp(q, 'sf_h', 'sf_t') FROM star_q;
 SELECT q FROM star_q
 WHERE NOT EXISTS (SELECT FROM tt.explain(replace(q, '{t}', 'sf_t')) p WHERE p LIKE '%Star Join%');
 
--- parallel: every process reads the dimensions itself, the final node merges
+-- parallel: one process builds the dimensions' tables for all (each
+-- dimension's plan runs once, whatever the processes), the final node merges
 SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0;
 SELECT tt.plan('SELECT sd1.name, count(*), sum(f.v) FROM sf_t f JOIN sd1 ON f.k1 = sd1.k GROUP BY 1');
+SELECT count(*) AS dimension_plans_run_more_than_once
+FROM tt.explain_analyze('SELECT sd1.name, sd2.cat, count(*), sum(f.v) FROM sf_t f JOIN sd1 ON f.k1 = sd1.k JOIN sd2 ON f.k2 = sd2.k GROUP BY 1, 2') p
+WHERE p ~ 'on sd[12] .*loops=[2-9]';
 SELECT q, tt.cmp(q, 'sf_h', 'sf_t') FROM star_q;
 SELECT count(*) AS parallel_star_plans FROM star_q
 WHERE EXISTS (SELECT FROM tt.explain(replace(q, '{t}', 'sf_t')) p WHERE p LIKE '%Phase: Partial%')

@@ -114,7 +114,7 @@ SELECT p FROM tt.explain_analyze('SELECT f.id, jd1.name FROM jf_t f JOIN jd1 ON 
 WHERE p ~ 'TesseraJoin|Join Cond|Vector Filter|Removed by Star';
 RESET tessera.enable_custom_agg;
 
--- parallel: every process reads the dimensions itself
+-- parallel: one process builds the dimensions' tables for all
 SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0;
 SELECT tt.plan('SELECT f.id, jd1.name FROM jf_t f JOIN jd1 ON f.k1 = jd1.k WHERE f.x < 3');
