@@ -399,15 +399,17 @@ tagg_add_parallel_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *out
 	run = serial->path.startup_cost - seq_page_cost * pages_read - build_cost;
 
 	/*
-	 * One process reads a star join's dimensions, by their parallel-safe
-	 * paths, into tables the others then read too (executor/star_shared.c):
-	 * the build once, before any process probes.
+	 * Each dimension is read by one process, by its parallel-safe path,
+	 * into a table the others then read too (executor/star_shared.c),
+	 * before any process probes; the processes read different dimensions
+	 * at once.
 	 */
 	build_cost = 0;
 	foreach(lc, dim_paths)
 		build_cost += TesseraStarDimBuildCost(root, lfirst(lc),
 										  ((TesseraStarDimPlan *) list_nth(cxt->star->dims,
 																		   foreach_current_index(lc)))->kind);
+	build_cost = TesseraStarParallelBuildCost(root, cxt->star, dim_paths, build_cost, divisor);
 	partial->path.startup_cost = seq_page_cost * pages_read + run / divisor + build_cost;
 	partial->path.total_cost = partial->path.startup_cost + cpu_tuple_cost * inner_groups;
 	/* a star join: one process reads the dimensions into tables all read */

@@ -192,7 +192,8 @@ tjoin_make_path(PlannerInfo *root, RelOptInfo *joinrel, TesseraStarPlan *star,
 	{
 		double		divisor = TesseraParallelDivisor(workers);
 
-		run_cost = (run_cost - build_cost) / divisor + build_cost;
+		run_cost = (run_cost - build_cost) / divisor +
+			TesseraStarParallelBuildCost(root, star, dim_paths, build_cost, divisor);
 		rows = clamp_row_est(rows / divisor);
 	}
 	cpath->path.rows = rows;

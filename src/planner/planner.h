@@ -86,6 +86,8 @@ extern Node *TesseraStarStripComputed(Node *node, List *computed);
 extern bool TesseraStarFind(PlannerInfo *root, RelOptInfo *joinrel, TesseraStarPlan *star,
 							bool inner_only);
 extern Cost TesseraStarDimBuildCost(PlannerInfo *root, Path *path, int kind);
+extern Cost TesseraStarParallelBuildCost(PlannerInfo *root, TesseraStarPlan *star, List *paths,
+										 Cost build_cost, double divisor);
 extern bool TesseraStarCost(PlannerInfo *root, TesseraStarPlan *star, double probe_rows,
 							double join_rows, Cost *cost, Cost *build_cost);
 extern bool TesseraStarParallelSafe(PlannerInfo *root, TesseraStarPlan *star, List **paths);

@@ -253,6 +253,30 @@ TesseraStarDimBuildCost(PlannerInfo *root, Path *path, int kind)
 		cpu_operator_cost;
 }
 
+/*
+ * TesseraStarParallelBuildCost
+ *		What building the dimensions (by paths, costing build_cost in all)
+ *		takes a parallel plan, whose processes build different dimensions
+ *		at once (executor/star_shared.c): the largest one's build, or the
+ *		total spread over the processes the divisor stands for, whichever
+ *		is more.
+ */
+Cost
+TesseraStarParallelBuildCost(PlannerInfo *root, TesseraStarPlan *star, List *paths,
+							 Cost build_cost, double divisor)
+{
+	Cost		largest = 0;
+	ListCell   *lc,
+			   *pc;
+
+	if (star == NULL)
+		return build_cost;
+	forboth(lc, star->dims, pc, paths)
+		largest = Max(largest, TesseraStarDimBuildCost(root, lfirst(pc),
+													   ((TesseraStarDimPlan *) lfirst(lc))->kind));
+	return Max(largest, build_cost / Max(divisor, 1.0));
+}
+
 bool
 TesseraStarCost(PlannerInfo *root, TesseraStarPlan *star, double probe_rows, double join_rows,
 				Cost *cost, Cost *build_cost)
