@@ -290,8 +290,25 @@ typedef enum TaggPrivate
 	TAGG_PRIVATE_STAR_CLAUSES,	/* its join clauses (for EXPLAIN) */
 	TAGG_PRIVATE_SOURCE,		/* a batch source's plan (TesseraBatchSource), or NIL */
 	TAGG_PRIVATE_ROW_QUALS,		/* quals evaluated row by row: [one AND], or NIL */
+	TAGG_PRIVATE_MEMO,			/* a correlated subquery's memo (TAggMemoField), or NIL */
 	TAGG_PRIVATE_NFIELDS
 } TaggPrivate;
+
+/*
+ * A plain aggregate run once per outer row of a correlated subquery,
+ * `SELECT agg(…) FROM t WHERE t.k = outer.k AND …`: after its runs have
+ * read the table once over, it computes the aggregates grouped by those
+ * columns in one pass and answers the later runs from the groups.
+ */
+typedef enum TAggMemoField
+{
+	TAGG_MEMO_VECTOR,			/* positions of the `column = parameter` quals
+								 * among the vector quals */
+	TAGG_MEMO_SKIP,				/* ... among the row-group filters */
+	TAGG_MEMO_PARAMS,			/* the parameters, one per key */
+	TAGG_MEMO_KEYS,				/* a key description per column */
+	TAGG_MEMO_NFIELDS
+} TAggMemoField;
 
 /*
  * A star join of TesseraAgg: dimension relations joined to the table by

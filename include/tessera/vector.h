@@ -331,6 +331,7 @@ extern int	TesseraGroupsAdd(TesseraGroups *g, const int64 *keys, const bool *nul
 extern void TesseraGroupsKeysOf(TesseraGroups *g, TupleTableSlot *slot, int64 *keys,
 								bool *nulls);
 extern int	TesseraGroupsLookupDatums(TesseraGroups *g, const Datum *values, const bool *isnull);
+extern int	TesseraGroupsFindInts(TesseraGroups *g, const Datum *values, const bool *isnull);
 extern void TesseraGroupsKeyDatums(TesseraGroups *g, int group, Datum *values, bool *isnull);
 
 /* ---- groups past memory (vector/spill.c) ---- */

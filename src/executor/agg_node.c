@@ -30,6 +30,9 @@
  *	  above the Gather, merging them.  Groups that outgrow hash_mem spill
  *	  to a sort and are merged back (vector/spill.c).
  *
+ *	  A correlated subquery's plain aggregate is answered from a memo
+ *	  (TAGG_PRIVATE_MEMO): grouped by its correlated columns, in one pass.
+ *
  * IDENTIFICATION
  *	  src/executor/agg_node.c
  *
@@ -47,13 +50,11 @@
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
-#include "rewrite/rewriteManip.h"
 #include "utils/datum.h"
 #include "utils/float.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
-#include "utils/ruleutils.h"
 #include "utils/typcache.h"
 
 #include "tessera/rowstate.h"
@@ -66,7 +67,6 @@ static TupleTableSlot *tagg_exec(CustomScanState *node);
 static void tagg_end(CustomScanState *node);
 static void tagg_rescan(CustomScanState *node);
 static void tagg_shutdown(CustomScanState *node);
-static void tagg_explain(CustomScanState *node, List *ancestors, ExplainState *es);
 static Size tagg_estimate_dsm(CustomScanState *node, ParallelContext *pcxt);
 static void tagg_init_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
 static void tagg_reinit_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
@@ -92,7 +92,7 @@ static const CustomExecMethods tagg_exec_methods = {
 	.ReInitializeDSMCustomScan = tagg_reinit_dsm,
 	.InitializeWorkerCustomScan = tagg_init_worker,
 	.ShutdownCustomScan = tagg_shutdown,
-	.ExplainCustomScan = tagg_explain,
+	.ExplainCustomScan = TesseraAggExplain,
 };
 
 static Node *
@@ -296,6 +296,20 @@ tagg_begin(CustomScanState *node, EState *estate, int eflags)
 				nstates = as->nspecs;
 		TesseraGroupsInit(&as->groups, list_nth(priv, TAGG_PRIVATE_KEYS), nstates, as->cxt);
 	}
+	as->memo = list_nth(priv, TAGG_PRIVATE_MEMO);
+	if (as->memo != NIL)
+	{
+		List	   *params = list_nth(as->memo, TAGG_MEMO_PARAMS);
+		ListCell   *lc;
+
+		as->memo_cxt = AllocSetContextCreate(estate->es_query_cxt, "TesseraAgg memo",
+											 ALLOCSET_DEFAULT_SIZES);
+		TesseraGroupsInit(&as->memo_groups, list_nth(as->memo, TAGG_MEMO_KEYS),
+						  as->groups.nspecs, as->memo_cxt);
+		as->memo_params = palloc(sizeof(ExprState *) * list_length(params));
+		foreach(lc, params)
+			as->memo_params[foreach_current_index(lc)] = ExecInitExpr(lfirst(lc), &node->ss.ps);
+	}
 	if (as->distinct && as->mode != TAGG_PARTIAL)
 	{
 		List	   *keys = list_nth(priv, TAGG_PRIVATE_KEYS);
@@ -351,6 +365,12 @@ tagg_check_memory(TesseraAggState *as)
 	if (as->groups.nkeys > 0 && as->groups.ngroups > 1 &&
 		MemoryContextMemAllocated(as->cxt, true) > get_hash_memory_limit())
 	{
+		/* a memo that does not fit is given up, not spilled */
+		if (as->memo_building)
+		{
+			as->memo_failed = true;
+			return;
+		}
 		TesseraSpillGroups(&as->spill, &as->groups, as->specs,
 						   as->ts.css.ss.ps.state->es_query_cxt, as->vx_cxt);
 		as->ok = NULL;
@@ -1040,12 +1060,130 @@ tagg_compute(TesseraAggState *as)
 		batches++;
 		tagg_fold(as, b, sel);
 		tagg_check_memory(as);
+		if (as->memo_failed && as->memo_building)
+			break;
 	}
 	TesseraSpillFinish(&as->spill, &as->groups, as->specs, ss->ps.state->es_query_cxt,
 					   as->vx_cxt);
 	/* row groups with visible rows actually read */
 	ts->rgs_read = batches;
 	as->computed = true;
+}
+
+/*
+ * Build the memo: the aggregates over the rows the other quals keep,
+ * grouped by the memo's columns -- tagg_compute with the memo's groups
+ * and without the `column = parameter` quals.  Given up (memo_failed) if
+ * the groups outgrow hash_mem.
+ */
+static void
+tagg_memo_build(TesseraAggState *as)
+{
+	TesseraScanState *ts = &as->ts;
+	List	   *vec_pos = list_nth(as->memo, TAGG_MEMO_VECTOR);
+	List	   *skip_pos = list_nth(as->memo, TAGG_MEMO_SKIP);
+	List	   *skip = ts->skip;
+	VecQual    *vquals = ts->vquals;
+	int			nvquals = ts->nvquals;
+	TesseraGroups plain = as->groups;
+	MemoryContext plain_cxt = as->cxt;
+	ListCell   *lc;
+
+	ts->skip = NIL;
+	foreach(lc, skip)
+		if (!list_member_int(skip_pos, foreach_current_index(lc)))
+			ts->skip = lappend(ts->skip, lfirst(lc));
+	ts->vquals = palloc(sizeof(VecQual) * Max(nvquals, 1));
+	ts->nvquals = 0;
+	for (int i = 0; i < nvquals; i++)
+		if (!list_member_int(vec_pos, i))
+			ts->vquals[ts->nvquals++] = vquals[i];
+	as->groups = as->memo_groups;
+	as->cxt = as->memo_cxt;
+	as->memo_building = true;
+	as->est_groups = 1024;
+
+	tagg_compute(as);
+
+	as->memo_building = false;
+	as->memo_groups = as->groups;
+	as->groups = plain;
+	as->cxt = plain_cxt;
+	as->est_groups = 1;
+	ts->skip = skip;
+	ts->vquals = vquals;
+	ts->nvquals = nvquals;
+	as->computed = false;
+	if (as->memo_failed)
+	{
+		MemoryContextReset(as->memo_cxt);
+		table_rescan(as->ts.css.ss.ss_currentScanDesc, NULL);
+	}
+	else
+		as->memo_built = true;
+}
+
+/*
+ * Answer this run from the memo, building it first if the runs so far
+ * have read as many row groups as one pass over the table reads (so that
+ * building it costs at most what the runs have cost: a subquery whose
+ * quals pick a row group or two per run is not memoized until it has run
+ * many times).  False if the run must scan.
+ */
+static bool
+tagg_memo_answer(TesseraAggState *as)
+{
+	ExprContext *econtext = as->ts.css.ss.ps.ps_ExprContext;
+	int			nkeys = as->memo_groups.nkeys;
+	Datum		values[INDEX_MAX_KEYS];
+	bool		nulls[INDEX_MAX_KEYS];
+	bool		anynull = false;
+
+	if (as->memo_failed)
+		return false;
+	if (!as->memo_built)
+	{
+		if (as->memo_rgs_table == 0 || as->memo_rgs < as->memo_rgs_table)
+			return false;
+		tagg_memo_build(as);
+		if (as->memo_failed)
+			return false;
+	}
+	for (int j = 0; j < nkeys; j++)
+	{
+		values[j] = ExecEvalExprSwitchContext(as->memo_params[j], econtext, &nulls[j]);
+		anynull |= nulls[j];
+	}
+	/* `column = NULL` keeps no row: the empty group, as a miss */
+	as->memo_group = anynull ? -1 : TesseraGroupsFindInts(&as->memo_groups, values, nulls);
+	if (as->memo_group < 0)
+		tagg_reset(as);
+	as->memo_answer = true;
+	as->memo_lookups++;
+	as->computed = true;
+	as->next = 0;
+	return true;
+}
+
+/* A run's row from the memo: its group's results, or those over no rows. */
+static void
+tagg_memo_tuple(TesseraAggState *as, TupleTableSlot *slot, ExprContext *econtext)
+{
+	TesseraGroups *g = as->memo_group >= 0 ? &as->memo_groups : &as->groups;
+	int			group = Max(as->memo_group, 0);
+	MemoryContext old;
+
+	ExecClearTuple(slot);
+	old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
+	for (int k = 0; k < as->nspecs; k++)
+	{
+		int			from = as->specs[k].same_as >= 0 ? as->specs[k].same_as : k;
+
+		slot->tts_values[k] = TesseraAggResult(&as->specs[k], TesseraGroupState(g, group, from),
+											   &slot->tts_isnull[k]);
+	}
+	MemoryContextSwitchTo(old);
+	ExecStoreVirtualTuple(slot);
 }
 
 /* Final: merge the partial nodes' rows, each a group's keys and states. */
@@ -1202,10 +1340,29 @@ tagg_exec(CustomScanState *node)
 	{
 		if (as->mode == TAGG_FINAL)
 			tagg_merge_input(as);
-		else
+		else if (as->memo == NIL || !tagg_memo_answer(as))
+		{
+			uint64		skipped = as->ts.rgs_skipped;
+
 			tagg_compute(as);
+			/* what the runs cost, for the memo */
+			as->memo_rgs += as->ts.rgs_read;
+			as->memo_rgs_table = Max(as->memo_rgs_table,
+									 as->ts.rgs_read + as->ts.rgs_skipped - skipped);
+		}
 		if (as->distinct && as->mode != TAGG_PARTIAL)
 			tagg_rollup(as);
+	}
+	if (as->memo_answer)
+	{
+		ResetExprContext(econtext);
+		if (as->next++ > 0)
+			return ExecClearTuple(ss->ps.ps_ResultTupleSlot);
+		tagg_memo_tuple(as, slot, econtext);
+		econtext->ecxt_scantuple = slot;
+		if (ss->ps.ps_ProjInfo == NULL)
+			return slot;
+		return ExecProject(ss->ps.ps_ProjInfo);
 	}
 	for (;;)
 	{
@@ -1271,108 +1428,8 @@ tagg_rescan(CustomScanState *node)
 	as->computed = false;
 	as->groups_done = false;
 	as->next = 0;
+	as->memo_answer = false;
 	TesseraSpillEnd(&as->spill);
-}
-
-static void
-tagg_explain(CustomScanState *node, List *ancestors, ExplainState *es)
-{
-	TesseraAggState *as = (TesseraAggState *) node;
-	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
-	Index		plan_relid = intVal(list_nth(cscan->custom_private, TAGG_PRIVATE_RELID));
-	List	   *context = set_deparse_context_plan(es->deparse_cxt, node->ss.ps.plan, ancestors);
-	List	   *aggs = NIL;
-	List	   *keys = NIL;
-	ListCell   *lc;
-
-	foreach(lc, cscan->custom_scan_tlist)
-	{
-		Node	   *expr = (Node *) lfirst_node(TargetEntry, lc)->expr;
-		char	   *text = deparse_expression(expr, context, es->verbose, false);
-
-		if (IsA(expr, Aggref))
-			aggs = lappend(aggs, text);
-		else
-			keys = lappend(keys, text);
-	}
-	if (as->mode == TAGG_PARTIAL)
-	{
-		/* the scan tuple holds their states: show the aggregates themselves */
-		List	   *plan_aggs = copyObject(list_nth(cscan->custom_private, TAGG_PRIVATE_AGGS));
-
-		OffsetVarNodes((Node *) plan_aggs, (int) cscan->scan.scanrelid - (int) plan_relid, 0);
-		aggs = NIL;
-		foreach(lc, plan_aggs)
-			aggs = lappend(aggs, deparse_expression(lfirst(lc), context, es->verbose, false));
-	}
-	if (keys != NIL)
-		ExplainPropertyList("Group Key", keys, es);
-	if (as->mode != TAGG_FINAL &&
-		list_nth(cscan->custom_private, TAGG_PRIVATE_STAR_CLAUSES) != NIL)
-	{
-		/* planned with the query's own range table indexes, as the quals */
-		List	   *kinds = copyObject(list_nth(cscan->custom_private,
-												TAGG_PRIVATE_STAR_CLAUSES));
-		static const char *const labels[] = {"Star Join", "Semi Join", "Anti Join",
-		"Join Filter", "Left Join"};
-
-		OffsetVarNodes((Node *) kinds, (int) cscan->scan.scanrelid - (int) plan_relid, 0);
-		foreach(lc, kinds)
-		{
-			if (lfirst(lc) == NIL)
-				continue;
-			ExplainPropertyText(labels[foreach_current_index(lc)],
-								deparse_expression((Node *) make_ands_explicit(lfirst(lc)),
-												   context, true, false), es);
-		}
-	}
-	if (aggs != NIL)
-		ExplainPropertyList("Aggregates", aggs, es);
-	if (as->mode != TAGG_SERIAL)
-		ExplainPropertyText("Phase", as->mode == TAGG_PARTIAL ? "Partial" : "Finalize", es);
-
-	/* the quals carry the planning-time varno: show them as the scan's */
-	foreach(lc, list_make3(as->ts.skip_exprs, as->ts.vector_exprs,
-						   list_nth(cscan->custom_private, TAGG_PRIVATE_ROW_QUALS)))
-	{
-		List	   *quals = copyObject(lfirst(lc));
-		int			k = foreach_current_index(lc);
-
-		if (quals == NIL)
-			continue;
-		ChangeVarNodes((Node *) quals, plan_relid, cscan->scan.scanrelid, 0);
-		ExplainPropertyText(k == 0 ? "Row Group Filter" : k == 1 ? "Vector Filter" : "Filter",
-							deparse_expression((Node *) make_ands_explicit(quals), context,
-											   es->verbose, false), es);
-	}
-	if (es->analyze && node->ss.ps.instrument)
-	{
-		if (as->distinct && as->mode != TAGG_PARTIAL)
-			ExplainPropertyInteger("Groups", NULL, as->outer.ngroups, es);
-		if (as->groups.nkeys > 0 && as->spill.spilled_groups == 0)
-			ExplainPropertyInteger(as->distinct ? "Groups with Distinct Values" : "Groups", NULL,
-								   as->groups.ngroups, es);
-		if (as->spill.spilled_groups > 0)
-			ExplainPropertyUInteger("Groups Spilled", NULL, as->spill.spilled_groups, es);
-		/* partial nodes' own counters are the leader's share only */
-		if (as->mode == TAGG_SERIAL)
-		{
-			ExplainPropertyUInteger("Chunks Answered from Metadata", NULL, as->metadata_answers, es);
-			ExplainPropertyUInteger("Row Groups Read", NULL, as->ts.rgs_read, es);
-		}
-		TesseraExplainFilterCounts(&node->ss.ps, as->ts.skip_exprs != NIL,
-								   as->ts.vector_exprs != NIL, es);
-		/* (a partial node's: the leader's share only) */
-		if (list_nth(cscan->custom_private, TAGG_PRIVATE_ROW_QUALS) != NIL)
-			ExplainPropertyUInteger("Rows Removed by Filter", NULL, as->rows_removed_by_quals, es);
-		/* (a partial node's: the leader's share only) */
-		if (as->star.ndims > 0)
-			ExplainPropertyUInteger("Rows Removed by Star Join", NULL, as->star.rows_removed, es);
-		if (as->mode != TAGG_FINAL && as->source == NULL)
-			TesseraScanExplainBytes(&as->ts, es);
-	}
-	if (as->source != NULL)
-		as->source->explain(as->source_state, as->source_plan, es);
 }
 
 /*

@@ -259,6 +259,24 @@ typedef struct TesseraAggState
 	List	   *source_plan;
 	void	   *source_state;
 	TesseraReader *source_reader;
+	/*
+	 * A correlated subquery's memo (TAGG_PRIVATE_MEMO): the aggregates
+	 * grouped by the columns its parameters are compared with, computed
+	 * once its runs have read the table once over; later runs look up
+	 * their group (memo_group; -1: no row matched, the empty group).
+	 */
+	List	   *memo;
+	TesseraGroups memo_groups;
+	MemoryContext memo_cxt;
+	ExprState **memo_params;
+	bool		memo_built;
+	bool		memo_failed;	/* past hash_mem: the runs scan as before */
+	bool		memo_building;
+	bool		memo_answer;	/* this run answers from the memo */
+	int			memo_group;
+	uint64		memo_rgs;		/* row groups read by the runs before */
+	uint64		memo_rgs_table; /* row groups a run read or skipped */
+	uint64		memo_lookups;
 	/* output */
 	bool		computed;
 	bool		groups_done;	/* every group emitted (a left join's rows without a match next) */
@@ -284,6 +302,9 @@ extern void TesseraScanInitWorker(CustomScanState *node, shm_toc *toc, void *coo
 extern void TesseraScanShutdown(CustomScanState *node);
 extern void TesseraScanEnd(CustomScanState *node);
 extern void TesseraScanExplainBytes(TesseraScanState *ts, ExplainState *es);
+
+/* agg_explain.c */
+extern void TesseraAggExplain(CustomScanState *node, List *ancestors, ExplainState *es);
 extern TesseraScanState *TesseraScanVectorSource(PlanState *ps);
 extern TableScanDesc TesseraScanStart(TesseraScanState *ts);
 

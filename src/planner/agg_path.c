@@ -1007,6 +1007,97 @@ tagg_describe_aggs(List *aggs, Index relid, Relation rel, List **computed)
 	return specs;
 }
 
+/*
+ * The key a memo qual `column = parameter` (either way round) gives: the
+ * column, of a type keyed as an integer, compared with a parameter of its
+ * own type by the type's own equality.  NULL if the qual is not one.
+ */
+static Var *
+tagg_memo_qual(Node *qual, Index relid, Param **param)
+{
+	OpExpr	   *op = (OpExpr *) qual;
+	Node	   *l,
+			   *r;
+	Var		   *var;
+
+	if (!IsA(qual, OpExpr) || list_length(op->args) != 2)
+		return NULL;
+	l = linitial(op->args);
+	r = lsecond(op->args);
+	if (IsA(r, Var) && IsA(l, Param))
+	{
+		Node	   *t = l;
+
+		l = r;
+		r = t;
+	}
+	if (!IsA(l, Var) || !IsA(r, Param) || ((Param *) r)->paramkind != PARAM_EXEC)
+		return NULL;
+	var = (Var *) l;
+	if (var->varno != relid || var->varlevelsup != 0 || var->varattno <= 0 ||
+		!TesseraIntLikeType(var->vartype) || exprType(r) != var->vartype ||
+		op->opno != lookup_type_cache(var->vartype, TYPECACHE_EQ_OPR)->eq_opr)
+		return NULL;
+	*param = (Param *) r;
+	return var;
+}
+
+/*
+ * A plain aggregate of a correlated subquery, run once per outer row with
+ * the quals `column = outer value`: the memo that answers its runs from
+ * one grouped pass over the table (TAggMemoField), or NIL.  Every other
+ * qual, and what is aggregated, must not depend on a parameter or vary
+ * from call to call, so that the groups hold each run's answer.
+ */
+static List *
+tagg_memo_plan(PlannerInfo *root, Index relid, List *skip, List *vector, List *row_quals,
+			   List *row_aggs, List *computed)
+{
+	List	   *vec_pos = NIL,
+			   *skip_pos = NIL,
+			   *params = NIL,
+			   *keys = NIL;
+	Bitmapset  *cols = NULL;
+	ListCell   *lc;
+
+	if (root->parse->havingQual != NULL || row_quals != NIL ||
+		TesseraHasExecParam((Node *) row_aggs, NULL) ||
+		TesseraHasExecParam((Node *) computed, NULL) ||
+		contain_volatile_functions((Node *) list_make3(vector, row_aggs, computed)))
+		return NIL;
+	foreach(lc, vector)
+	{
+		Param	   *param;
+		Var		   *var = tagg_memo_qual(lfirst(lc), relid, &param);
+
+		if (var == NULL)
+		{
+			if (TesseraHasExecParam(lfirst(lc), NULL))
+				return NIL;
+			continue;
+		}
+		if (bms_is_member(var->varattno, cols) || list_length(keys) >= INDEX_MAX_KEYS)
+			return NIL;
+		cols = bms_add_member(cols, var->varattno);
+		vec_pos = lappend_int(vec_pos, foreach_current_index(lc));
+		params = lappend(params, copyObject(param));
+		keys = lappend(keys, TesseraKeyDescribe((Node *) var, var->varattno - 1));
+	}
+	if (keys == NIL)
+		return NIL;
+	/* the same quals as row-group filters; any other must not read a parameter */
+	foreach(lc, skip)
+	{
+		Param	   *param;
+
+		if (tagg_memo_qual(lfirst(lc), relid, &param) != NULL)
+			skip_pos = lappend_int(skip_pos, foreach_current_index(lc));
+		else if (TesseraHasExecParam(lfirst(lc), NULL))
+			return NIL;
+	}
+	return list_make4(vec_pos, skip_pos, params, keys);
+}
+
 static Plan *
 tagg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *tlist,
 			   List *clauses, List *custom_plans)
@@ -1133,6 +1224,11 @@ tagg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *
 	cscan->custom_private = lappend(cscan->custom_private,
 									mode == TAGG_FINAL || row_quals == NIL ? NIL :
 									list_make1(make_ands_explicit(copyObject(row_quals))));
+	cscan->custom_private = lappend(cscan->custom_private,
+									mode != TAGG_SERIAL || group_vars != NIL ||
+									distinct_var != NULL || star != NIL || source_plan != NIL ? NIL :
+									tagg_memo_plan(root, relid, skip, vector, row_quals, row_aggs,
+												   computed));
 	Assert(list_length(cscan->custom_private) == TAGG_PRIVATE_NFIELDS);
 	return &cscan->scan.plan;
 }

@@ -698,6 +698,46 @@ TesseraGroupsLookupDatums(TesseraGroups *gt, const Datum *values, const bool *is
 	return TesseraGroupsLookup(gt, keys, nulls);
 }
 
+/*
+ * The group of these key values, or -1 if there is none: nothing is made.
+ * Keys of integer kinds only (a string is not interned here).
+ */
+int
+TesseraGroupsFindInts(TesseraGroups *gt, const Datum *values, const bool *isnull)
+{
+	int64		keys[INDEX_MAX_KEYS];
+	uint64		hash;
+	uint32		tag,
+				h;
+	int			k = gt->nkeys;
+
+	Assert(k > 0 && k <= INDEX_MAX_KEYS);
+	if (gt->slots == NULL)
+		return -1;
+	for (int j = 0; j < k; j++)
+	{
+		Assert(gt->gkeys[j].kind == TAGG_KEY_INT);
+		if (isnull[j])
+			return -1;			/* (the memo's callers: `= NULL` keeps no row) */
+		keys[j] = TesseraIntDatum(values[j], gt->gkeys[j].typlen);
+	}
+	hash = hash_keys(keys, (const bool *) isnull, k);
+	tag = slot_tag(hash);
+	h = slot_of(gt, hash);
+	for (;;)
+	{
+		TAggSlot   *slot = &gt->slots[h];
+
+		if (slot->group < 0)
+			return -1;
+		if (slot->tag == tag &&
+			memcmp(&gt->keys[(Size) slot->group * k], keys, sizeof(int64) * k) == 0 &&
+			memcmp(&gt->keynull[(Size) slot->group * k], isnull, sizeof(bool) * k) == 0)
+			return slot->group;
+		h = (h + 1) & (gt->nslots - 1);
+	}
+}
+
 /* Group g's keys as Datums of their columns. */
 void
 TesseraGroupsKeyDatums(TesseraGroups *gt, int g, Datum *values, bool *isnull)

@@ -1,0 +1,134 @@
+/*-------------------------------------------------------------------------
+ *
+ * agg_explain.c
+ *	  EXPLAIN of TesseraAgg: what it aggregates, its keys, quals and star
+ *	  join, and under ANALYZE its counters.
+ *
+ * IDENTIFICATION
+ *	  src/executor/agg_explain.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "commands/explain.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "rewrite/rewriteManip.h"
+#include "utils/ruleutils.h"
+
+#include "tessera/plan.h"
+#include "tessera/rowstate.h"
+#include "tessera/tableam.h"
+#include "nodes.h"
+
+/*
+ * TesseraAggExplain
+ *		The node's lines of EXPLAIN.
+ */
+void
+TesseraAggExplain(CustomScanState *node, List *ancestors, ExplainState *es)
+{
+	TesseraAggState *as = (TesseraAggState *) node;
+	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
+	Index		plan_relid = intVal(list_nth(cscan->custom_private, TAGG_PRIVATE_RELID));
+	List	   *context = set_deparse_context_plan(es->deparse_cxt, node->ss.ps.plan, ancestors);
+	List	   *aggs = NIL;
+	List	   *keys = NIL;
+	ListCell   *lc;
+
+	foreach(lc, cscan->custom_scan_tlist)
+	{
+		Node	   *expr = (Node *) lfirst_node(TargetEntry, lc)->expr;
+		char	   *text = deparse_expression(expr, context, es->verbose, false);
+
+		if (IsA(expr, Aggref))
+			aggs = lappend(aggs, text);
+		else
+			keys = lappend(keys, text);
+	}
+	if (as->mode == TAGG_PARTIAL)
+	{
+		/* the scan tuple holds their states: show the aggregates themselves */
+		List	   *plan_aggs = copyObject(list_nth(cscan->custom_private, TAGG_PRIVATE_AGGS));
+
+		OffsetVarNodes((Node *) plan_aggs, (int) cscan->scan.scanrelid - (int) plan_relid, 0);
+		aggs = NIL;
+		foreach(lc, plan_aggs)
+			aggs = lappend(aggs, deparse_expression(lfirst(lc), context, es->verbose, false));
+	}
+	if (keys != NIL)
+		ExplainPropertyList("Group Key", keys, es);
+	if (as->mode != TAGG_FINAL &&
+		list_nth(cscan->custom_private, TAGG_PRIVATE_STAR_CLAUSES) != NIL)
+	{
+		/* planned with the query's own range table indexes, as the quals */
+		List	   *kinds = copyObject(list_nth(cscan->custom_private,
+												TAGG_PRIVATE_STAR_CLAUSES));
+		static const char *const labels[] = {"Star Join", "Semi Join", "Anti Join",
+		"Join Filter", "Left Join"};
+
+		OffsetVarNodes((Node *) kinds, (int) cscan->scan.scanrelid - (int) plan_relid, 0);
+		foreach(lc, kinds)
+		{
+			if (lfirst(lc) == NIL)
+				continue;
+			ExplainPropertyText(labels[foreach_current_index(lc)],
+								deparse_expression((Node *) make_ands_explicit(lfirst(lc)),
+												   context, true, false), es);
+		}
+	}
+	if (aggs != NIL)
+		ExplainPropertyList("Aggregates", aggs, es);
+	if (as->mode != TAGG_SERIAL)
+		ExplainPropertyText("Phase", as->mode == TAGG_PARTIAL ? "Partial" : "Finalize", es);
+
+	/* the quals carry the planning-time varno: show them as the scan's */
+	foreach(lc, list_make3(as->ts.skip_exprs, as->ts.vector_exprs,
+						   list_nth(cscan->custom_private, TAGG_PRIVATE_ROW_QUALS)))
+	{
+		List	   *quals = copyObject(lfirst(lc));
+		int			k = foreach_current_index(lc);
+
+		if (quals == NIL)
+			continue;
+		ChangeVarNodes((Node *) quals, plan_relid, cscan->scan.scanrelid, 0);
+		ExplainPropertyText(k == 0 ? "Row Group Filter" : k == 1 ? "Vector Filter" : "Filter",
+							deparse_expression((Node *) make_ands_explicit(quals), context,
+											   es->verbose, false), es);
+	}
+	if (es->analyze && node->ss.ps.instrument)
+	{
+		if (as->distinct && as->mode != TAGG_PARTIAL)
+			ExplainPropertyInteger("Groups", NULL, as->outer.ngroups, es);
+		if (as->groups.nkeys > 0 && as->spill.spilled_groups == 0)
+			ExplainPropertyInteger(as->distinct ? "Groups with Distinct Values" : "Groups", NULL,
+								   as->groups.ngroups, es);
+		if (as->spill.spilled_groups > 0)
+			ExplainPropertyUInteger("Groups Spilled", NULL, as->spill.spilled_groups, es);
+		/* partial nodes' own counters are the leader's share only */
+		if (as->mode == TAGG_SERIAL)
+		{
+			ExplainPropertyUInteger("Chunks Answered from Metadata", NULL, as->metadata_answers, es);
+			ExplainPropertyUInteger("Row Groups Read", NULL, as->ts.rgs_read, es);
+		}
+		/* a correlated subquery's runs answered from one grouped pass */
+		if (as->memo_built)
+		{
+			ExplainPropertyInteger("Memo Groups", NULL, as->memo_groups.ngroups, es);
+			ExplainPropertyUInteger("Runs Answered from Memo", NULL, as->memo_lookups, es);
+		}
+		TesseraExplainFilterCounts(&node->ss.ps, as->ts.skip_exprs != NIL,
+								   as->ts.vector_exprs != NIL, es);
+		/* (a partial node's: the leader's share only) */
+		if (list_nth(cscan->custom_private, TAGG_PRIVATE_ROW_QUALS) != NIL)
+			ExplainPropertyUInteger("Rows Removed by Filter", NULL, as->rows_removed_by_quals, es);
+		/* (a partial node's: the leader's share only) */
+		if (as->star.ndims > 0)
+			ExplainPropertyUInteger("Rows Removed by Star Join", NULL, as->star.rows_removed, es);
+		if (as->mode != TAGG_FINAL && as->source == NULL)
+			TesseraScanExplainBytes(&as->ts, es);
+	}
+	if (as->source != NULL)
+		as->source->explain(as->source_state, as->source_plan, es);
+}

@@ -1,0 +1,106 @@
+-- Correlated subqueries of a plain aggregate, `(SELECT agg(…) FROM t WHERE
+-- t.k = outer.k …)`: PostgreSQL runs the subquery once per outer row.
+-- Once its runs have read the tessera table once over, TesseraAgg computes
+-- the aggregates grouped by the correlated columns in one pass and answers
+-- the later runs from those groups.  The answers must be heap's: keys
+-- without rows (count 0, sum NULL), NULL outer values, NULL keys in the
+-- table, deleted and updated rows, two keys, bigint and date keys, other
+-- quals beside, outer values in the output expression, the subquery in
+-- WHERE, a table reading itself, an UPDATE reading the table it updates,
+-- and groups past hash_mem (no memo: every run scans).
+CREATE TABLE sm_h (id int, k int, k8 bigint, kd date, v numeric(10,2), x int, r int);
+INSERT INTO sm_h SELECT i,
+    CASE WHEN i % 37 = 0 THEN NULL ELSE i % 700 END,
+    (i % 50) * 1000000000::bigint,
+    date '2024-01-01' + (i % 90),
+    (i % 997) / 4.0,
+    i % 9,
+    (i * 7919) % 30000          -- every value once, in no order
+FROM generate_series(1, 30000) i;
+CREATE TABLE sm_t (LIKE sm_h) USING tessera
+    WITH (tessera_row_group_row_limit = 2000, tessera_stripe_row_limit = 8000);
+INSERT INTO sm_t SELECT * FROM sm_h;
+DELETE FROM sm_h WHERE id % 53 = 0;
+DELETE FROM sm_t WHERE id % 53 = 0;
+UPDATE sm_h SET v = v + 1 WHERE id % 71 = 0;
+UPDATE sm_t SET v = v + 1 WHERE id % 71 = 0;
+-- outer values: keys the table has, keys it has not (700..899), NULLs, repeats
+CREATE TABLE mo (ok int, ok8 bigint, okd date, ox int, w int);
+INSERT INTO mo SELECT i % 900, (i % 60) * 1000000000::bigint, date '2024-01-01' + (i % 120),
+    i % 11, i
+FROM generate_series(1, 1500) i;
+INSERT INTO mo VALUES (NULL, NULL, NULL, NULL, 0), (5, NULL, NULL, 3, -1);
+ANALYZE sm_h, sm_t, mo;
+
+-- runs answered from the memo, as EXPLAIN ANALYZE counts them (NULL: no memo)
+CREATE FUNCTION tt.memo_runs(q text) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+    line text;
+    runs bigint;
+BEGIN
+    FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+        IF line ~ 'Runs Answered from Memo' THEN
+            runs := substring(line from '(\d+)\s*$')::bigint;
+        END IF;
+    END LOOP;
+    RETURN runs;
+END $$;
+
+CREATE TEMP TABLE memo_q AS SELECT * FROM (VALUES
+    ('SELECT mo.w, (SELECT avg(v) FROM {t} t WHERE t.k = mo.ok) FROM mo'),
+    ('SELECT mo.w, (SELECT count(*) FROM {t} t WHERE t.k = mo.ok) FROM mo'),
+    ('SELECT mo.w, (SELECT sum(x) FROM {t} t WHERE t.k = mo.ok AND t.x > 2),
+            (SELECT max(v) FROM {t} t WHERE mo.ok = t.k) FROM mo'),
+    ('SELECT mo.w, (SELECT sum(v) FROM {t} t WHERE t.k = mo.ok AND t.x = mo.ox) FROM mo'),
+    ('SELECT mo.w, (SELECT count(*) FROM {t} t WHERE t.k8 = mo.ok8) FROM mo'),
+    ('SELECT mo.w, (SELECT min(id) FROM {t} t WHERE t.kd = mo.okd AND t.v < 200) FROM mo'),
+    ('SELECT mo.w, (SELECT count(v) + count(*) FROM {t} t WHERE t.k = mo.ok AND t.kd >= date ''2024-02-01'') FROM mo'),
+    ('SELECT mo.w, (SELECT avg(v) + mo.w FROM {t} t WHERE t.k = mo.ok) FROM mo'),
+    ('SELECT count(*), sum(w) FROM mo WHERE mo.w % 100 < (SELECT count(*) FROM {t} t WHERE t.k = mo.ok)'),
+    ('SELECT count(*), sum(t1.v) FROM {t} t1 JOIN mo ON t1.k = mo.ok
+      WHERE t1.v < (SELECT avg(v) FROM {t} t2 WHERE t2.k = t1.k)'),
+    -- not memoized (HAVING; a volatile qual; a parameter of another type): still heap's answers
+    ('SELECT mo.w, (SELECT sum(v) FROM {t} t WHERE t.k = mo.ok HAVING count(*) > 40) FROM mo'),
+    ('SELECT mo.w, (SELECT count(*) FROM {t} t WHERE t.k = mo.ok AND random() >= 0) FROM mo WHERE mo.w < 200'),
+    ('SELECT mo.w, (SELECT count(*) FROM {t} t WHERE t.k = mo.ok8) FROM mo WHERE mo.w < 200')
+) v(q);
+SELECT q, tt.cmp(q, 'sm_h', 'sm_t') FROM memo_q;
+
+-- which of them ran from a memo (and how many runs it answered)
+SELECT left(q, 60) AS q, tt.memo_runs(replace(q, '{t}', 'sm_t')) AS memo_runs FROM memo_q;
+
+-- an UPDATE whose subquery reads the table it updates: every run sees the
+-- table as the statement began (its own new row versions are not seen)
+CREATE TABLE su_h AS SELECT * FROM sm_h;
+CREATE TABLE su_t (LIKE sm_h) USING tessera WITH (tessera_row_group_row_limit = 2000);
+INSERT INTO su_t SELECT * FROM sm_h;
+UPDATE su_h u SET x = (SELECT count(*) FROM su_h t WHERE t.k = u.k) WHERE u.id % 3 = 0;
+SELECT tt.memo_runs('UPDATE su_t u SET x = (SELECT count(*) FROM su_t t WHERE t.k = u.k) WHERE u.id % 3 = 0')
+    > 0 AS memoized;
+SELECT tt.same_table('su_h', 'su_t');
+SELECT count(*) > 1000 AS updated FROM su_t WHERE x > 9;
+
+-- a key in no order: every run reads every row group, the second builds the memo
+SELECT tt.cmp('SELECT mo.w, (SELECT sum(v) FROM {t} t WHERE t.r = mo.w) FROM mo WHERE mo.w < 40',
+              'sm_h', 'sm_t');
+SELECT tt.memo_runs('SELECT mo.w, (SELECT sum(v) FROM sm_t t WHERE t.r = mo.w) FROM mo WHERE mo.w < 40');
+-- its 30,000 groups past hash_mem: the memo is given up, every run scans
+SET work_mem = '64kB';
+SET hash_mem_multiplier = 1;
+SELECT tt.cmp('SELECT mo.w, (SELECT sum(v) FROM {t} t WHERE t.r = mo.w) FROM mo WHERE mo.w < 40',
+              'sm_h', 'sm_t');
+SELECT tt.memo_runs('SELECT mo.w, (SELECT sum(v) FROM sm_t t WHERE t.r = mo.w) FROM mo WHERE mo.w < 40')
+    IS NULL AS no_memo;
+RESET work_mem;
+RESET hash_mem_multiplier;
+
+-- runs that read a row group each (the table is in id order) are memoized
+-- only once they have read as many as the table has (15)
+SELECT tt.memo_runs('SELECT mo.w, (SELECT sum(v) FROM sm_t t WHERE t.id = mo.w) FROM mo WHERE mo.w < 10')
+    IS NULL AS not_yet;
+SELECT tt.memo_runs('SELECT mo.w, (SELECT sum(v) FROM sm_t t WHERE t.id = mo.w) FROM mo WHERE mo.w < 40');
+SELECT tt.cmp('SELECT mo.w, (SELECT sum(v) FROM {t} t WHERE t.id = mo.w) FROM mo WHERE mo.w < 40',
+              'sm_h', 'sm_t');
+
+DROP TABLE sm_h, sm_t, su_h, su_t, mo;
+DROP FUNCTION tt.memo_runs(text);
