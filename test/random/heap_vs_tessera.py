@@ -243,6 +243,26 @@ def left_query():
     w = random.choice(["", "", " where dl.name is not null", " where dl.k > 0"])
     h = random.choice(["", "", " having count(x.a) = 0", " having count(*) > 1"])
     return f"select {g}, {a} from dl left join {{t}} x on x.{col} = dl.k{on}{w} group by {g}{h}"
+def correlated_query():
+    # a subquery per outer row, correlated on the table's columns: TesseraAgg's
+    # memo on tessera (keys of the parameter's own type), a run per row on heap
+    outer = random.choice(["dm", "du", "dd"])
+    if outer == "dd":
+        cond = "x.f = dd.dk" + random.choice(["", "", " and x.c = dd.wk", " and x.a = dd.wk"])
+        lim = ""
+    else:
+        cond = f"x.{random.choice(['a', 'a', 'c', 'b'])} = {outer}.k"
+        if outer == "dm" and random.random() < 0.3:
+            cond += f" and x.h = {outer}.tag"
+        lo = random.randint(-300, 250)
+        lim = f" where {outer}.k between {lo} and {lo + random.randint(0, 80)} or {outer}.k is null"
+    if random.random() < 0.4:
+        cond += f" and {qual()}"
+    a = random.choice(aggs[:21] + ["count(*) + 1", "sum(d) * 2"])
+    sub = f"(select {a} from {{t}} x where {cond})"
+    if random.random() < 0.3:
+        return f"select count(*) from {outer}{lim or ' where true'} and {sub} is {random.choice(['', 'not '])}null"
+    return f"select {outer}.*, {sub} from {outer}{lim}"
 def query():
     w = where()
     k = random.random()
@@ -252,6 +272,8 @@ def query():
         return star_rows_query()
     if k < 0.13:
         return star_query()
+    if k < 0.16:
+        return correlated_query()
     if k < 0.2:
         return join_query()
     if k < 0.4:
