@@ -150,6 +150,9 @@ typedef struct TesseraStarDim
 	int			nrows;
 	Datum	  **values;			/* [col][row] */
 	bool	  **nulls;
+	char	  **vbase;			/* [col]: attached from shared memory, a
+								 * by-reference column's values are offsets
+								 * from this; or NULL (all NULL: built here) */
 	int64		min;
 	int64		max;
 	int32	   *direct;			/* [key - min] -> row or -1; or NULL */

@@ -800,6 +800,7 @@ star_build_dim(TesseraStar *st, TesseraStarDim *dim)
 	dim->nrows = 0;
 	dim->values = palloc(sizeof(Datum *) * Max(dim->ncols, 1));
 	dim->nulls = palloc(sizeof(bool *) * Max(dim->ncols, 1));
+	dim->vbase = NULL;
 	for (int c = 0; c < dim->ncols; c++)
 	{
 		dim->values[c] = palloc(sizeof(Datum) * rows.cap);
@@ -1336,7 +1337,24 @@ TesseraStarProbe(TesseraStar *st, TesseraBatch *b, bool *ok, int n, TesseraCompu
 			bool	   *srcnull = dim->nulls[k];
 			Datum	   *out = c->ext_values[dim->ext[k]];
 			bool	   *outnull = c->ext_nulls[dim->ext[k]];
+			char	   *vbase = dim->vbase != NULL ? dim->vbase[k] : NULL;
 
+			if (vbase != NULL)
+			{
+				/* shared by-reference values: offsets made pointers here */
+				memset(outnull, true, n);
+				for (int j = 0; j < ((listed || m == 0) ? m : n); j++)
+				{
+					int			i = (listed || m == 0) ? st->rows[j] : j;
+
+					if (!(listed || m == 0) && !ok[i])
+						continue;
+					outnull[i] = srcnull[match[i]];
+					out[i] = outnull[i] ? (Datum) 0 :
+						PointerGetDatum(vbase + (Size) src[match[i]]);
+				}
+				continue;
+			}
 			/* (rows not counted read as NULLs) */
 			if (listed || m == 0)
 			{
@@ -1403,6 +1421,8 @@ TesseraStarNextUnmatched(TesseraStar *st, Datum *values, bool *isnull)
 				elog(ERROR, "TesseraAgg: a left join's group column is not gathered");
 			values[j] = dim->values[c][r];
 			isnull[j] = dim->nulls[c][r];
+			if (dim->vbase != NULL && dim->vbase[c] != NULL && !isnull[j])
+				values[j] = PointerGetDatum(dim->vbase[c] + (Size) values[j]);
 		}
 		return true;
 	}

@@ -288,22 +288,18 @@ TesseraStarAttachDim(TesseraStar *st, int d, StarHashArrays *h)
 	dim->matched = NULL;
 	dim->values = MemoryContextAlloc(st->cxt, sizeof(Datum *) * Max(dim->ncols, 1));
 	dim->nulls = MemoryContextAlloc(st->cxt, sizeof(bool *) * Max(dim->ncols, 1));
+	dim->vbase = MemoryContextAllocZero(st->cxt, sizeof(char *) * Max(dim->ncols, 1));
 	for (int c = 0; c < dim->ncols; c++)
 	{
-		Datum	   *values = (Datum *) (base + ch->cols[2 * c]);
-
+		dim->values[c] = (Datum *) (base + ch->cols[2 * c]);
 		dim->nulls[c] = (bool *) (base + ch->cols[2 * c + 1]);
-		if (dim->colbyval[c])
-		{
-			dim->values[c] = values;
-			continue;
-		}
-		/* the offsets as this process's pointers */
-		dim->values[c] = MemoryContextAllocExtended(st->cxt, sizeof(Datum) * Max(dim->nrows, 1),
-													MCXT_ALLOC_HUGE);
-		for (int r = 0; r < dim->nrows; r++)
-			dim->values[c][r] = dim->nulls[c][r] ? (Datum) 0 :
-				PointerGetDatum(base + (Size) values[r]);
+		/*
+		 * by-reference values are offsets from the chunk, made pointers as
+		 * they are gathered (a pointer array per process cost each one a
+		 * pass over the rows and their pages: 1.5M orders rows in q12)
+		 */
+		if (!dim->colbyval[c])
+			dim->vbase[c] = base;
 	}
 }
 

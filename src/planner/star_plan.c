@@ -266,8 +266,7 @@ TesseraStarParallelBuildCost(PlannerInfo *root, TesseraStarPlan *star, List *pat
 							 Cost build_cost, double divisor)
 {
 	Cost		largest = 0,
-				shared = 0,
-				attach = 0;
+				shared = 0;
 	ListCell   *lc,
 			   *pc;
 
@@ -279,11 +278,10 @@ TesseraStarParallelBuildCost(PlannerInfo *root, TesseraStarPlan *star, List *pat
 		double		words = path->pathtarget->width / 8.0;
 
 		/*
-		 * The builder copies the table into shared memory (its hash entries
-		 * and columns, into pages the kernel must first provide), and every
-		 * other process attaches it (its by-reference values made
-		 * pointers): a 1.5M-row dimension of TPC-H q12 took longer shared
-		 * than each process spent probing its share of the table.
+		 * The builder copies the table into shared memory: its hash entries
+		 * and columns, into pages the kernel must first provide (a 1.5M-row
+		 * dimension of TPC-H q12 took longer to share than each process
+		 * spent probing its share of the table).
 		 */
 		Cost		copy = path->rows * (4 + words) * cpu_operator_cost;
 
@@ -291,9 +289,8 @@ TesseraStarParallelBuildCost(PlannerInfo *root, TesseraStarPlan *star, List *pat
 													   ((TesseraStarDimPlan *) lfirst(lc))->kind) +
 					  copy);
 		shared += copy;
-		attach += path->rows * (1 + words) * cpu_operator_cost;
 	}
-	return Max(largest, (build_cost + shared) / Max(divisor, 1.0)) + attach;
+	return Max(largest, (build_cost + shared) / Max(divisor, 1.0));
 }
 
 bool
