@@ -1213,6 +1213,72 @@ star_weights(TesseraStar *st, const bool *ok, int n, int m, bool listed)
 }
 
 /*
+ * The dimension columns of the rows still counted (ok, or st->rows[0..m)
+ * when listed) into the computed columns c reads; other rows read NULLs.
+ */
+static void
+star_gather(TesseraStar *st, const bool *ok, int n, int m, bool listed, TesseraComputed *c)
+{
+	for (int d = 0; d < st->ndims; d++)
+	{
+		TesseraStarDim *dim = &st->dims[d];
+		int32	   *match = st->match + (Size) d * st->cap;
+
+		for (int k = 0; k < dim->ncols; k++)
+		{
+			Datum	   *src = dim->values[k];
+			bool	   *srcnull = dim->nulls[k];
+			Datum	   *out = c->ext_values[dim->ext[k]];
+			bool	   *outnull = c->ext_nulls[dim->ext[k]];
+			char	   *vbase = dim->vbase != NULL ? dim->vbase[k] : NULL;
+
+			if (vbase != NULL)
+			{
+				/* shared by-reference values: offsets made pointers here */
+				memset(outnull, true, n);
+				for (int j = 0; j < ((listed || m == 0) ? m : n); j++)
+				{
+					int			i = (listed || m == 0) ? st->rows[j] : j;
+
+					if (!(listed || m == 0) && !ok[i])
+						continue;
+					outnull[i] = srcnull[match[i]];
+					out[i] = outnull[i] ? (Datum) 0 :
+						PointerGetDatum(vbase + (Size) src[match[i]]);
+				}
+				continue;
+			}
+			/* (rows not counted read as NULLs) */
+			if (listed || m == 0)
+			{
+				memset(outnull, true, n);
+				for (int j = 0; j < m; j++)
+				{
+					int			i = st->rows[j];
+
+					out[i] = src[match[i]];
+					outnull[i] = srcnull[match[i]];
+				}
+				continue;
+			}
+			for (int i = 0; i < n; i++)
+			{
+				if (ok[i])
+				{
+					out[i] = src[match[i]];
+					outnull[i] = srcnull[match[i]];
+				}
+				else
+				{
+					out[i] = (Datum) 0;
+					outnull[i] = true;
+				}
+			}
+		}
+	}
+}
+
+/*
  * TesseraStarProbe
  *		Join the batch's counted rows (ok, n of them; updated in place) with
  *		every dimension, and gather the dimension columns of the rows still
@@ -1326,63 +1392,7 @@ TesseraStarProbe(TesseraStar *st, TesseraBatch *b, bool *ok, int n, TesseraCompu
 					matched[st->match[i]] = true;
 	}
 
-	for (int d = 0; d < st->ndims; d++)
-	{
-		TesseraStarDim *dim = &st->dims[d];
-		int32	   *match = st->match + (Size) d * st->cap;
-
-		for (int k = 0; k < dim->ncols; k++)
-		{
-			Datum	   *src = dim->values[k];
-			bool	   *srcnull = dim->nulls[k];
-			Datum	   *out = c->ext_values[dim->ext[k]];
-			bool	   *outnull = c->ext_nulls[dim->ext[k]];
-			char	   *vbase = dim->vbase != NULL ? dim->vbase[k] : NULL;
-
-			if (vbase != NULL)
-			{
-				/* shared by-reference values: offsets made pointers here */
-				memset(outnull, true, n);
-				for (int j = 0; j < ((listed || m == 0) ? m : n); j++)
-				{
-					int			i = (listed || m == 0) ? st->rows[j] : j;
-
-					if (!(listed || m == 0) && !ok[i])
-						continue;
-					outnull[i] = srcnull[match[i]];
-					out[i] = outnull[i] ? (Datum) 0 :
-						PointerGetDatum(vbase + (Size) src[match[i]]);
-				}
-				continue;
-			}
-			/* (rows not counted read as NULLs) */
-			if (listed || m == 0)
-			{
-				memset(outnull, true, n);
-				for (int j = 0; j < m; j++)
-				{
-					int			i = st->rows[j];
-
-					out[i] = src[match[i]];
-					outnull[i] = srcnull[match[i]];
-				}
-				continue;
-			}
-			for (int i = 0; i < n; i++)
-			{
-				if (ok[i])
-				{
-					out[i] = src[match[i]];
-					outnull[i] = srcnull[match[i]];
-				}
-				else
-				{
-					out[i] = (Datum) 0;
-					outnull[i] = true;
-				}
-			}
-		}
-	}
+	star_gather(st, ok, n, m, listed, c);
 	/* few rows joined: their other columns are read value by value */
 	if ((Size) m * 32 < (Size) n)
 		b->sparse = true;
