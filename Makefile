@@ -43,7 +43,7 @@ OBJS = \
 	src/vector/spill.o \
 	src/executor/filters.o \
 	src/executor/scan_node.o \
-	src/executor/agg_explain.o \
+	src/executor/agg_methods.o \
 	src/executor/agg_node.o \
 	src/executor/computed.o \
 	src/executor/star.o \

@@ -67,10 +67,6 @@ static TupleTableSlot *tagg_exec(CustomScanState *node);
 static void tagg_end(CustomScanState *node);
 static void tagg_rescan(CustomScanState *node);
 static void tagg_shutdown(CustomScanState *node);
-static Size tagg_estimate_dsm(CustomScanState *node, ParallelContext *pcxt);
-static void tagg_init_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
-static void tagg_reinit_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
-static void tagg_init_worker(CustomScanState *node, shm_toc *toc, void *coordinate);
 
 /* the source of foreign tables' batches, if one registered (files/parquet_fdw.c) */
 const TesseraBatchSource *tessera_batch_source = NULL;
@@ -87,10 +83,10 @@ static const CustomExecMethods tagg_exec_methods = {
 	.EndCustomScan = tagg_end,
 	.ReScanCustomScan = tagg_rescan,
 	/* the partial node shares its scan like TesseraScan, or its source's */
-	.EstimateDSMCustomScan = tagg_estimate_dsm,
-	.InitializeDSMCustomScan = tagg_init_dsm,
-	.ReInitializeDSMCustomScan = tagg_reinit_dsm,
-	.InitializeWorkerCustomScan = tagg_init_worker,
+	.EstimateDSMCustomScan = TesseraAggEstimateDSM,
+	.InitializeDSMCustomScan = TesseraAggInitDSM,
+	.ReInitializeDSMCustomScan = TesseraAggReInitDSM,
+	.InitializeWorkerCustomScan = TesseraAggInitWorker,
 	.ShutdownCustomScan = tagg_shutdown,
 	.ExplainCustomScan = TesseraAggExplain,
 };
@@ -309,6 +305,8 @@ tagg_begin(CustomScanState *node, EState *estate, int eflags)
 		as->memo_params = palloc(sizeof(ExprState *) * list_length(params));
 		foreach(lc, params)
 			as->memo_params[foreach_current_index(lc)] = ExecInitExpr(lfirst(lc), &node->ss.ps);
+		for (int j = 0; j < as->memo_groups.nkeys; j++)
+			as->memo_strings |= as->memo_groups.gkeys[j].kind != TAGG_KEY_INT;
 	}
 	if (as->distinct && as->mode != TAGG_PARTIAL)
 	{
@@ -1154,8 +1152,17 @@ tagg_memo_answer(TesseraAggState *as)
 		values[j] = ExecEvalExprSwitchContext(as->memo_params[j], econtext, &nulls[j]);
 		anynull |= nulls[j];
 	}
-	/* `column = NULL` keeps no row: the empty group, as a miss */
-	as->memo_group = anynull ? -1 : TesseraGroupsFindInts(&as->memo_groups, values, nulls);
+	/*
+	 * `column = NULL` keeps no row: the empty group, as a miss.  A string
+	 * key is looked up by its bytes, interned: a key the table lacks makes
+	 * a group of no rows, the same answer.
+	 */
+	if (anynull)
+		as->memo_group = -1;
+	else if (as->memo_strings)
+		as->memo_group = TesseraGroupsLookupDatums(&as->memo_groups, values, nulls);
+	else
+		as->memo_group = TesseraGroupsFindInts(&as->memo_groups, values, nulls);
 	if (as->memo_group < 0)
 		tagg_reset(as);
 	as->memo_answer = true;
@@ -1437,60 +1444,6 @@ tagg_rescan(CustomScanState *node)
  * counters, then the table's parallel scan), or, over a foreign table, the
  * counters and then its source's shared state.
  */
-static Size
-tagg_estimate_dsm(CustomScanState *node, ParallelContext *pcxt)
-{
-	TesseraAggState *as = (TesseraAggState *) node;
-
-	if (as->source == NULL)
-		return TesseraScanEstimateDSM(node, pcxt);
-	return MAXALIGN(sizeof(TscanShared)) + as->source->shared_size;
-}
-
-static void
-tagg_init_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
-{
-	TesseraAggState *as = (TesseraAggState *) node;
-	char	   *shared = (char *) coordinate + MAXALIGN(sizeof(TscanShared));
-
-	if (as->source == NULL)
-		TesseraScanInitDSM(node, pcxt, coordinate);
-	else
-	{
-		memset(coordinate, 0, MAXALIGN(sizeof(TscanShared)));
-		as->source->init_shared(shared);
-		as->source->attach(as->source_state, shared);
-	}
-	/* a star join's tables: built by one process for all */
-	((TscanShared *) coordinate)->star =
-		TesseraStarInitShared(&as->star, node->ss.ps.state->es_query_dsa);
-}
-
-static void
-tagg_reinit_dsm(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
-{
-	TesseraAggState *as = (TesseraAggState *) node;
-
-	if (as->source == NULL)
-		TesseraScanReInitDSM(node, pcxt, coordinate);
-	else
-		as->source->init_shared((char *) coordinate + MAXALIGN(sizeof(TscanShared)));
-	TesseraStarReInitShared(&as->star);
-}
-
-static void
-tagg_init_worker(CustomScanState *node, shm_toc *toc, void *coordinate)
-{
-	TesseraAggState *as = (TesseraAggState *) node;
-
-	if (as->source == NULL)
-		TesseraScanInitWorker(node, toc, coordinate);
-	else
-		as->source->attach(as->source_state, (char *) coordinate + MAXALIGN(sizeof(TscanShared)));
-	TesseraStarAttachShared(&as->star, node->ss.ps.state->es_query_dsa,
-							((TscanShared *) coordinate)->star);
-}
-
 /* _PG_init: the node's plan methods, by name for plans read back (parallel workers). */
 void
 TesseraRegisterAggNode(void)

@@ -276,6 +276,7 @@ typedef struct TesseraAggState
 	bool		memo_failed;	/* past hash_mem: the runs scan as before */
 	bool		memo_building;
 	bool		memo_answer;	/* this run answers from the memo */
+	bool		memo_strings;	/* some key is a string */
 	int			memo_group;
 	uint64		memo_rgs;		/* row groups read by the runs before */
 	uint64		memo_rgs_table; /* row groups a run read or skipped */
@@ -306,8 +307,12 @@ extern void TesseraScanShutdown(CustomScanState *node);
 extern void TesseraScanEnd(CustomScanState *node);
 extern void TesseraScanExplainBytes(TesseraScanState *ts, ExplainState *es);
 
-/* agg_explain.c */
+/* agg_methods.c */
 extern void TesseraAggExplain(CustomScanState *node, List *ancestors, ExplainState *es);
+extern Size TesseraAggEstimateDSM(CustomScanState *node, ParallelContext *pcxt);
+extern void TesseraAggInitDSM(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
+extern void TesseraAggReInitDSM(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
+extern void TesseraAggInitWorker(CustomScanState *node, shm_toc *toc, void *coordinate);
 extern TesseraScanState *TesseraScanVectorSource(PlanState *ps);
 extern TableScanDesc TesseraScanStart(TesseraScanState *ts);
 

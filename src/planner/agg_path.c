@@ -1009,8 +1009,10 @@ tagg_describe_aggs(List *aggs, Index relid, Relation rel, List **computed)
 
 /*
  * The key a memo qual `column = parameter` (either way round) gives: the
- * column, of a type keyed as an integer, compared with a parameter of its
- * own type by the type's own equality.  NULL if the qual is not one.
+ * column, of a type keyed as an integer or of text, varchar or char(n)
+ * compared in a deterministic collation (equal exactly when their bytes
+ * are, as the groups' keys), and a parameter of its own type, by the type's
+ * own equality.  NULL if the qual is not one.
  */
 static Var *
 tagg_memo_qual(Node *qual, Index relid, Param **param)
@@ -1019,11 +1021,12 @@ tagg_memo_qual(Node *qual, Index relid, Param **param)
 	Node	   *l,
 			   *r;
 	Var		   *var;
+	bool		string;
 
 	if (!IsA(qual, OpExpr) || list_length(op->args) != 2)
 		return NULL;
-	l = linitial(op->args);
-	r = lsecond(op->args);
+	l = strip_implicit_coercions(linitial(op->args));
+	r = strip_implicit_coercions(lsecond(op->args));
 	if (IsA(r, Var) && IsA(l, Param))
 	{
 		Node	   *t = l;
@@ -1034,9 +1037,13 @@ tagg_memo_qual(Node *qual, Index relid, Param **param)
 	if (!IsA(l, Var) || !IsA(r, Param) || ((Param *) r)->paramkind != PARAM_EXEC)
 		return NULL;
 	var = (Var *) l;
+	string = var->vartype == TEXTOID || var->vartype == VARCHAROID || var->vartype == BPCHAROID;
 	if (var->varno != relid || var->varlevelsup != 0 || var->varattno <= 0 ||
-		!TesseraIntLikeType(var->vartype) || exprType(r) != var->vartype ||
+		(!TesseraIntLikeType(var->vartype) && !string) || exprType(r) != var->vartype ||
 		op->opno != lookup_type_cache(var->vartype, TYPECACHE_EQ_OPR)->eq_opr)
+		return NULL;
+	if (string && (!OidIsValid(op->inputcollid) ||
+				   !get_collation_isdeterministic(op->inputcollid)))
 		return NULL;
 	*param = (Param *) r;
 	return var;
@@ -1082,6 +1089,8 @@ tagg_memo_plan(PlannerInfo *root, Index relid, List *skip, List *vector, List *r
 		vec_pos = lappend_int(vec_pos, foreach_current_index(lc));
 		params = lappend(params, copyObject(param));
 		keys = lappend(keys, TesseraKeyDescribe((Node *) var, var->varattno - 1));
+		if (llast(keys) == NIL)
+			return NIL;
 	}
 	if (keys == NIL)
 		return NIL;

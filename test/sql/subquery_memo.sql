@@ -32,6 +32,20 @@ FROM generate_series(1, 1500) i;
 INSERT INTO mo VALUES (NULL, NULL, NULL, NULL, 0), (5, NULL, NULL, 3, -1);
 ANALYZE sm_h, sm_t, mo;
 
+-- string keys: text, varchar and char(n) (compared without trailing blanks),
+-- a long value stored compressed on both sides, values the table lacks, NULLs
+CREATE TABLE ss_h (id int, s text, vc varchar(20), ch char(6), v int);
+INSERT INTO ss_h SELECT i, CASE WHEN i % 29 = 0 THEN NULL ELSE 's' || (i % 300) END,
+    'v' || (i % 40), 'c' || (i % 25), i % 1000
+FROM generate_series(1, 12000) i;
+INSERT INTO ss_h VALUES (0, repeat('long value ', 400), 'v1', 'c1 ', 7);
+CREATE TABLE ss_t (LIKE ss_h) USING tessera WITH (tessera_row_group_row_limit = 2000);
+INSERT INTO ss_t SELECT * FROM ss_h;
+CREATE TABLE mso (os text, ovc varchar(30), och char(3), w int);
+INSERT INTO mso SELECT 's' || (i % 400), 'v' || (i % 60), 'c' || (i % 30), i FROM generate_series(1, 700) i;
+INSERT INTO mso VALUES (NULL, NULL, NULL, 0), (repeat('long value ', 400), 'v1', 'c1', -1);
+ANALYZE ss_h, ss_t, mso;
+
 -- runs answered from the memo, as EXPLAIN ANALYZE counts them (NULL: no memo)
 CREATE FUNCTION tt.memo_runs(q text) RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE
@@ -65,6 +79,15 @@ CREATE TEMP TABLE memo_q AS SELECT * FROM (VALUES
     ('SELECT mo.w, (SELECT count(*) FROM {t} t WHERE t.k = mo.ok8) FROM mo WHERE mo.w < 200')
 ) v(q);
 SELECT q, tt.cmp(q, 'sm_h', 'sm_t') FROM memo_q;
+
+CREATE TEMP TABLE memo_sq AS SELECT * FROM (VALUES
+    ('SELECT mso.w, (SELECT count(*) FROM {t} t WHERE t.s = mso.os) FROM mso'),
+    ('SELECT mso.w, (SELECT sum(v) FROM {t} t WHERE t.vc = mso.ovc AND t.v > 100) FROM mso'),
+    ('SELECT mso.w, (SELECT max(id) FROM {t} t WHERE t.ch = mso.och) FROM mso'),
+    ('SELECT mso.w, (SELECT avg(v) FROM {t} t WHERE t.s = mso.os AND t.ch = mso.och) FROM mso')
+) v(q);
+SELECT q, tt.cmp(q, 'ss_h', 'ss_t') FROM memo_sq;
+SELECT left(q, 60) AS q, tt.memo_runs(replace(q, '{t}', 'ss_t')) > 0 AS memoized FROM memo_sq;
 
 -- which of them ran from a memo (and how many runs it answered)
 SELECT left(q, 60) AS q, tt.memo_runs(replace(q, '{t}', 'sm_t')) AS memo_runs FROM memo_q;
@@ -102,5 +125,5 @@ SELECT tt.memo_runs('SELECT mo.w, (SELECT sum(v) FROM sm_t t WHERE t.id = mo.w) 
 SELECT tt.cmp('SELECT mo.w, (SELECT sum(v) FROM {t} t WHERE t.id = mo.w) FROM mo WHERE mo.w < 40',
               'sm_h', 'sm_t');
 
-DROP TABLE sm_h, sm_t, su_h, su_t, mo;
+DROP TABLE sm_h, sm_t, su_h, su_t, mo, ss_h, ss_t, mso;
 DROP FUNCTION tt.memo_runs(text);

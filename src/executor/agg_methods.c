@@ -1,11 +1,12 @@
 /*-------------------------------------------------------------------------
  *
- * agg_explain.c
- *	  EXPLAIN of TesseraAgg: what it aggregates, its keys, quals and star
- *	  join, and under ANALYZE its counters.
+ * agg_methods.c
+ *	  TesseraAgg's EXPLAIN (what it aggregates, its keys, quals and star
+ *	  join, and under ANALYZE its counters) and its parallel callbacks (the
+ *	  scan's or batch source's shared state, the star join's tables).
  *
  * IDENTIFICATION
- *	  src/executor/agg_explain.c
+ *	  src/executor/agg_methods.c
  *
  *-------------------------------------------------------------------------
  */
@@ -131,4 +132,59 @@ TesseraAggExplain(CustomScanState *node, List *ancestors, ExplainState *es)
 	}
 	if (as->source != NULL)
 		as->source->explain(as->source_state, as->source_plan, es);
+}
+
+/* Parallel: the shared scan (or batch source) and star join state. */
+Size
+TesseraAggEstimateDSM(CustomScanState *node, ParallelContext *pcxt)
+{
+	TesseraAggState *as = (TesseraAggState *) node;
+
+	if (as->source == NULL)
+		return TesseraScanEstimateDSM(node, pcxt);
+	return MAXALIGN(sizeof(TscanShared)) + as->source->shared_size;
+}
+
+void
+TesseraAggInitDSM(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
+{
+	TesseraAggState *as = (TesseraAggState *) node;
+	char	   *shared = (char *) coordinate + MAXALIGN(sizeof(TscanShared));
+
+	if (as->source == NULL)
+		TesseraScanInitDSM(node, pcxt, coordinate);
+	else
+	{
+		memset(coordinate, 0, MAXALIGN(sizeof(TscanShared)));
+		as->source->init_shared(shared);
+		as->source->attach(as->source_state, shared);
+	}
+	/* a star join's tables: built by one process for all */
+	((TscanShared *) coordinate)->star =
+		TesseraStarInitShared(&as->star, node->ss.ps.state->es_query_dsa);
+}
+
+void
+TesseraAggReInitDSM(CustomScanState *node, ParallelContext *pcxt, void *coordinate)
+{
+	TesseraAggState *as = (TesseraAggState *) node;
+
+	if (as->source == NULL)
+		TesseraScanReInitDSM(node, pcxt, coordinate);
+	else
+		as->source->init_shared((char *) coordinate + MAXALIGN(sizeof(TscanShared)));
+	TesseraStarReInitShared(&as->star);
+}
+
+void
+TesseraAggInitWorker(CustomScanState *node, shm_toc *toc, void *coordinate)
+{
+	TesseraAggState *as = (TesseraAggState *) node;
+
+	if (as->source == NULL)
+		TesseraScanInitWorker(node, toc, coordinate);
+	else
+		as->source->attach(as->source_state, (char *) coordinate + MAXALIGN(sizeof(TscanShared)));
+	TesseraStarAttachShared(&as->star, node->ss.ps.state->es_query_dsa,
+							((TscanShared *) coordinate)->star);
 }
