@@ -312,6 +312,9 @@ typedef struct TesseraGroups
 	uint64		pcache_key[4096];	/* several keys: packed keys -> group */
 	int32		pcache_g[4096];
 	int32	   *gidx;			/* per batch: each row's group */
+	int32	   *pend;			/* per batch, several keys: rows to look up */
+	uint64	   *phash;			/* their hashes */
+	uint64	   *ppacked;		/* their packed keys */
 	int			row_cap;
 	MemoryContext cxt;
 } TesseraGroups;
