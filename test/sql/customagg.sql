@@ -110,6 +110,19 @@ SELECT tt.cmp('SELECT sum(v), avg(v) FROM {t} WHERE g < 3', 'num_h', 'num_t');
 SELECT g, sum(v), avg(v) FROM num_t WHERE g BETWEEN 1 AND 9 GROUP BY g ORDER BY g;
 SELECT g, sum(v), avg(v) FROM num_h WHERE g BETWEEN 1 AND 9 GROUP BY g ORDER BY g;
 
+-- sums made numerics straight from 64 bits, and through their digits past
+-- them: both sides of the int64 boundary at scale 0 and 2, either sign
+CREATE TABLE b64_h (g int, v numeric(20,2), w bigint);
+INSERT INTO b64_h SELECT i % 4, CASE WHEN i % 2 = 0 THEN 1 ELSE -1 END * 46116860184273879.03,
+    CASE WHEN i % 4 < 2 THEN 4611686018427387903 ELSE -4611686018427387904 END
+    FROM generate_series(1, 4) i;
+INSERT INTO b64_h SELECT 4 + i % 2, 46116860184273879.04 * (1 - 2 * (i % 2)), (1 - 2 * (i % 2)) * 4611686018427387904
+    FROM generate_series(1, 4) i;
+CREATE TABLE b64_t (LIKE b64_h) USING tessera;
+INSERT INTO b64_t SELECT * FROM b64_h;
+SELECT tt.cmp('SELECT g, sum(v), avg(v), sum(w), avg(w) FROM {t} GROUP BY g', 'b64_h', 'b64_t');
+SELECT g, sum(v), sum(w) FROM b64_t GROUP BY g ORDER BY g;
+
 -- decimal-encoded chunks are summed as scaled integers: the display scale is
 -- that of the rows summed, not of the chunk; sums past 128 bits stay exact
 CREATE TABLE dec_h (k int, v numeric);
