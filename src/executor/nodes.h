@@ -257,6 +257,12 @@ typedef struct TesseraAggState
 	uint64		rows_removed_by_quals;
 	TesseraGroups outer;
 	MemoryContext outer_cxt;
+	/*
+	 * The groups the aggregates' states are folded into: groups, or (serial,
+	 * count(DISTINCT) beside other aggregates) outer, row by row, so that
+	 * the groups keyed on the distinct column too carry no states.
+	 */
+	TesseraGroups *fold;
 	/* a foreign table's batches (TesseraBatchSource), instead of a table scan */
 	const TesseraBatchSource *source;
 	List	   *source_plan;

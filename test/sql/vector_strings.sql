@@ -139,6 +139,20 @@ SELECT q, tt.cmp(q, 'vh', 'vt') FROM (VALUES
     ('SELECT count(DISTINCT ci) FROM {t}'),
     ('SELECT v, count(DISTINCT s) AS u FROM {t} GROUP BY v ORDER BY u DESC, v LIMIT 5')
 ) x(q);
+-- serially, the other aggregates fold into the rolled-up groups row by row
+-- (the groups of (keys, value) carry no states): computed and NULL keys,
+-- FILTER, sums of expressions, min/max of strings, no key, no row, and a
+-- rescan under a correlated subquery
+SELECT q, tt.cmp(q, 'vh', 'vt') FROM (VALUES
+    ('SELECT i2, count(DISTINCT u), count(*), sum(i8), avg(n), min(s), max(v) FROM {t} GROUP BY i2'),
+    ('SELECT length(s) AS l, count(DISTINCT i8), sum(n + 1), count(*) FILTER (WHERE i2 > 3) FROM {t} GROUP BY 1'),
+    ('SELECT d, c, count(DISTINCT s), avg(f), max(ts) FROM {t} WHERE s <> '''' GROUP BY d, c'),
+    ('SELECT count(DISTINCT c), count(*), sum(i2), min(u) FROM {t} WHERE id % 3 = 0'),
+    ('SELECT v, count(DISTINCT i2), count(*) FROM {t} WHERE id < 0 GROUP BY v'),
+    ('SELECT id, (SELECT count(DISTINCT t1.i2) + sum(t1.i8) FROM {t} t1 WHERE t1.v = t0.v) FROM {t} t0 WHERE id < 40')
+) x(q);
+SELECT count(*) AS tessera_agg_nodes FROM tt.explain('(COSTS OFF) SELECT i2, count(DISTINCT u), count(*), sum(i8) FROM vt GROUP BY i2') l
+    WHERE l LIKE '%TesseraAgg%';
 -- parallel: partial nodes group by (keys, value), the final one rolls up
 SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0;
