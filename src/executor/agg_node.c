@@ -19,8 +19,9 @@
  *
  *	  count(DISTINCT col) is a grouping by the GROUP BY columns and col,
  *	  rolled up at the end into the groups of the GROUP BY columns (each
- *	  inner group with col not NULL counts one; the other aggregates'
- *	  states combine as partial states do): the distinct values are
+ *	  inner group with col not NULL counts one; serially the other
+ *	  aggregates fold into the rolled-up groups row by row, in parallel
+ *	  their states combine as partial states do): the distinct values are
  *	  hashed like any group key (dictionary codes, direct tables), spill
  *	  with the groups past hash_mem and travel from parallel workers as
  *	  groups.
