@@ -44,6 +44,7 @@ OBJS = \
 	src/executor/filters.o \
 	src/executor/scan_node.o \
 	src/executor/agg_methods.o \
+	src/executor/agg_topn.o \
 	src/executor/agg_node.o \
 	src/executor/computed.o \
 	src/executor/star.o \

@@ -291,6 +291,7 @@ typedef enum TaggPrivate
 	TAGG_PRIVATE_SOURCE,		/* a batch source's plan (TesseraBatchSource), or NIL */
 	TAGG_PRIVATE_ROW_QUALS,		/* quals evaluated row by row: [one AND], or NIL */
 	TAGG_PRIVATE_MEMO,			/* a correlated subquery's memo (TAggMemoField), or NIL */
+	TAGG_PRIVATE_TOPN,			/* ORDER BY a count LIMIT: [rows kept, spec, descending], or NIL */
 	TAGG_PRIVATE_NFIELDS
 } TaggPrivate;
 

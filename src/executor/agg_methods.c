@@ -83,6 +83,9 @@ TesseraAggExplain(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyList("Aggregates", aggs, es);
 	if (as->mode != TAGG_SERIAL)
 		ExplainPropertyText("Phase", as->mode == TAGG_PARTIAL ? "Partial" : "Finalize", es);
+	/* ORDER BY a count LIMIT: groups worse than the last kept are not emitted */
+	if (as->topn_rows > 0)
+		ExplainPropertyInteger("Top-N Groups", NULL, as->topn_rows, es);
 
 	/* the quals carry the planning-time varno: show them as the scan's */
 	foreach(lc, list_make3(as->ts.skip_exprs, as->ts.vector_exprs,
@@ -107,6 +110,8 @@ TesseraAggExplain(CustomScanState *node, List *ancestors, ExplainState *es)
 								   as->groups.ngroups, es);
 		if (as->spill.spilled_groups > 0)
 			ExplainPropertyUInteger("Groups Spilled", NULL, as->spill.spilled_groups, es);
+		if (as->topn_rows > 0)
+			ExplainPropertyUInteger("Groups Left Out by Top-N", NULL, as->topn_left_out, es);
 		/* partial nodes' own counters are the leader's share only */
 		if (as->mode == TAGG_SERIAL)
 		{

@@ -309,6 +309,14 @@ tagg_begin(CustomScanState *node, EState *estate, int eflags)
 		TesseraGroupsInit(&as->groups, list_nth(priv, TAGG_PRIVATE_KEYS), nstates, as->cxt);
 	}
 	as->memo = list_nth(priv, TAGG_PRIVATE_MEMO);
+	if (list_nth(priv, TAGG_PRIVATE_TOPN) != NIL)
+	{
+		List	   *topn = list_nth(priv, TAGG_PRIVATE_TOPN);
+
+		as->topn_rows = intVal(linitial(topn));
+		as->topn_spec = intVal(lsecond(topn));
+		as->topn_desc = intVal(lthird(topn)) != 0;
+	}
 	if (as->memo != NIL)
 	{
 		List	   *params = list_nth(as->memo, TAGG_MEMO_PARAMS);
@@ -1388,6 +1396,7 @@ tagg_exec(CustomScanState *node)
 		}
 		if (as->distinct && as->mode != TAGG_PARTIAL)
 			tagg_rollup(as);
+		TesseraAggTopNBound(as, as->distinct && as->mode != TAGG_PARTIAL ? &as->outer : g);
 	}
 	if (as->memo_answer)
 	{
@@ -1420,6 +1429,8 @@ tagg_exec(CustomScanState *node)
 		else if (as->next < g->ngroups)
 			group = as->next++;
 
+		if (group >= 0 && TesseraAggTopNLeavesOut(as, g, group))
+			continue;
 		ResetExprContext(econtext);
 		if (group >= 0)
 			tagg_group_tuple(as, g, group, slot, econtext);

@@ -287,6 +287,14 @@ typedef struct TesseraAggState
 	uint64		memo_rgs;		/* row groups read by the runs before */
 	uint64		memo_rgs_table; /* row groups a run read or skipped */
 	uint64		memo_lookups;
+	/* ORDER BY a count LIMIT (TAGG_PRIVATE_TOPN): groups worse than the bound are left out */
+	int			topn_rows;		/* 0: not planned */
+	int			topn_spec;
+	int			topn_state;		/* the spec whose state holds its count */
+	bool		topn_desc;
+	bool		topn_active;
+	int64		topn_bound;
+	uint64		topn_left_out;
 	/* output */
 	bool		computed;
 	bool		groups_done;	/* every group emitted (a left join's rows without a match next) */
@@ -319,6 +327,22 @@ extern Size TesseraAggEstimateDSM(CustomScanState *node, ParallelContext *pcxt);
 extern void TesseraAggInitDSM(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
 extern void TesseraAggReInitDSM(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
 extern void TesseraAggInitWorker(CustomScanState *node, shm_toc *toc, void *coordinate);
+extern void TesseraAggTopNBound(TesseraAggState *as, TesseraGroups *g);
+
+/* Does the top-N of groups leave this group out? */
+static inline bool
+TesseraAggTopNLeavesOut(TesseraAggState *as, TesseraGroups *g, int group)
+{
+	int64		count;
+
+	if (!as->topn_active)
+		return false;
+	count = TesseraGroupState(g, group, as->topn_state)->count;
+	if (as->topn_desc ? count >= as->topn_bound : count <= as->topn_bound)
+		return false;
+	as->topn_left_out++;
+	return true;
+}
 extern TesseraScanState *TesseraScanVectorSource(PlanState *ps);
 extern TableScanDesc TesseraScanStart(TesseraScanState *ts);
 

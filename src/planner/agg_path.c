@@ -36,6 +36,7 @@
 
 #include "access/table.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_opfamily.h"
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
@@ -1107,6 +1108,66 @@ tagg_memo_plan(PlannerInfo *root, Index relid, List *skip, List *vector, List *r
 	return list_make4(vec_pos, skip_pos, params, keys);
 }
 
+/*
+ * Top-N of groups: `GROUP BY … ORDER BY count(…) [DESC] LIMIT n [OFFSET m]`
+ * sorts every group to keep n + m of them.  A group whose count is worse
+ * than the (n + m)th best cannot be among those, whatever the later sort
+ * keys, so the node leaves such groups out and PostgreSQL's Sort and Limit
+ * above order the rest as before (ties included).  Planned where this node
+ * is what the query level's ordering sorts: no window function, DISTINCT,
+ * set-returning function or HAVING after it, the LIMIT and OFFSET known
+ * (root->limit_tuples: constants, or a custom plan's parameters), and the
+ * first sort key one of its counts, in integer order.  [rows kept, spec,
+ * descending], or NIL.
+ */
+static List *
+tagg_topn_plan(PlannerInfo *root, List *aggs, List *specs)
+{
+	Query	   *parse = root->parse;
+	Const	   *count = (Const *) parse->limitCount;
+	Const	   *offset = (Const *) parse->limitOffset;
+	int64		rows;
+	PathKey    *pk;
+	ListCell   *lc;
+
+	/* (root->limit_tuples is not set for a grouping) */
+	if (count == NULL || !IsA(count, Const) || count->consttype != INT8OID || count->constisnull ||
+		DatumGetInt64(count->constvalue) < 1 || DatumGetInt64(count->constvalue) > PG_INT32_MAX / 4)
+		return NIL;
+	rows = DatumGetInt64(count->constvalue);
+	if (offset != NULL)
+	{
+		if (!IsA(offset, Const) || offset->consttype != INT8OID ||
+			DatumGetInt64(offset->constvalue) > PG_INT32_MAX / 4)
+			return NIL;
+		if (!offset->constisnull)
+			rows += Max(DatumGetInt64(offset->constvalue), 0);
+	}
+	if (root->sort_pathkeys == NIL || parse->hasWindowFuncs || parse->distinctClause != NIL ||
+		parse->hasTargetSRFs || parse->groupingSets != NIL || parse->havingQual != NULL)
+		return NIL;
+	pk = linitial(root->sort_pathkeys);
+	if (pk->pk_opfamily != INTEGER_BTREE_FAM_OID)
+		return NIL;
+	foreach(lc, pk->pk_eclass->ec_members)
+	{
+		Node	   *expr = (Node *) ((EquivalenceMember *) lfirst(lc))->em_expr;
+		ListCell   *la;
+
+		foreach(la, aggs)
+		{
+			int			k = foreach_current_index(la);
+			TAggKind	kind = (TAggKind) desc_int(list_nth(specs, k), AGG_DESC_KIND);
+
+			if (equal(expr, lfirst(la)) &&
+				(kind == TAGG_COUNT_STAR || kind == TAGG_COUNT || kind == TAGG_COUNT_DISTINCT))
+				return list_make3(makeInteger((int) rows), makeInteger(k),
+								  makeInteger(pk->pk_strategy == BTGreaterStrategyNumber));
+		}
+	}
+	return NIL;
+}
+
 static Plan *
 tagg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *tlist,
 			   List *clauses, List *custom_plans)
@@ -1238,6 +1299,8 @@ tagg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *
 									distinct_var != NULL || star != NIL || source_plan != NIL ? NIL :
 									tagg_memo_plan(root, relid, skip, vector, row_quals, row_aggs,
 												   computed));
+	cscan->custom_private = lappend(cscan->custom_private,
+									mode == TAGG_PARTIAL ? NIL : tagg_topn_plan(root, aggs, specs));
 	Assert(list_length(cscan->custom_private) == TAGG_PRIVATE_NFIELDS);
 	return &cscan->scan.plan;
 }

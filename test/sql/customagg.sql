@@ -122,6 +122,7 @@ CREATE TABLE b64_t (LIKE b64_h) USING tessera;
 INSERT INTO b64_t SELECT * FROM b64_h;
 SELECT tt.cmp('SELECT g, sum(v), avg(v), sum(w), avg(w) FROM {t} GROUP BY g', 'b64_h', 'b64_t');
 SELECT g, sum(v), sum(w) FROM b64_t GROUP BY g ORDER BY g;
+DROP TABLE b64_h, b64_t;
 
 -- decimal-encoded chunks are summed as scaled integers: the display scale is
 -- that of the rows summed, not of the chunk; sums past 128 bits stay exact

@@ -109,3 +109,62 @@ EXPLAIN (COSTS OFF) SELECT * FROM tt_t ORDER BY ts LIMIT 10;
 RESET tessera.enable_topn;
 
 DROP TABLE th, tt_t, tn_sub;
+
+-- TesseraAgg's top-N of groups: ORDER BY a count LIMIT n [OFFSET m] leaves
+-- out the groups whose count is worse than the (n + m)th best; PostgreSQL's
+-- Sort and Limit above order the rest (ties at the bound included)
+CREATE TABLE gh (g int, h text, v int);
+INSERT INTO gh SELECT (i % 113) * (i % 7), CASE WHEN i % 5 = 0 THEN NULL ELSE 'h' || (i % 41) END,
+    CASE WHEN i % 3 = 0 THEN NULL ELSE i % 17 END
+FROM generate_series(1, 30000) i;
+CREATE TABLE gt (LIKE gh) USING tessera;
+INSERT INTO gt SELECT * FROM gh;
+ANALYZE gh;
+ANALYZE gt;
+EXPLAIN (COSTS OFF) SELECT g, count(*) AS c FROM gt GROUP BY g ORDER BY c DESC LIMIT 5;
+SELECT * FROM tt.explain_analyze('SELECT g, count(*) AS c FROM gt GROUP BY g ORDER BY c DESC, g LIMIT 5 OFFSET 2')
+WHERE "QUERY PLAN" ~ 'Top-N|Groups';
+SELECT q, tt.cmp_ordered(q, 'gh', 'gt') FROM (VALUES
+    ('SELECT g, count(*) AS c FROM {t} GROUP BY g ORDER BY c DESC, g LIMIT 5'),
+    ('SELECT g, count(*) AS c FROM {t} GROUP BY g ORDER BY c DESC, g LIMIT 5 OFFSET 7'),
+    ('SELECT g, count(*) FROM {t} GROUP BY g ORDER BY count(*), g LIMIT 8'),
+    ('SELECT g, h, count(v) AS c, sum(v) FROM {t} GROUP BY g, h ORDER BY c DESC, g, h LIMIT 10'),
+    ('SELECT h, count(DISTINCT g) AS u, count(*) FROM {t} GROUP BY h ORDER BY u DESC, h NULLS FIRST LIMIT 3'),
+    ('SELECT g, count(*), count(*) AS c2 FROM {t} GROUP BY g ORDER BY c2 DESC, g LIMIT 4'),
+    ('SELECT g, count(*) AS c FROM {t} GROUP BY g ORDER BY c DESC, g LIMIT 1000'),
+    ('SELECT g, count(*) AS c FROM {t} GROUP BY g ORDER BY c DESC, g FETCH FIRST 3 ROWS WITH TIES'),
+    ('SELECT g, count(*) AS c FROM {t} WHERE v > 3 GROUP BY g ORDER BY c DESC, g LIMIT 6'),
+    ('SELECT x.h, (SELECT sum(c) FROM (SELECT count(*) AS c FROM {t} t1 WHERE t1.h = x.h GROUP BY g ORDER BY c DESC LIMIT 2) s) FROM (SELECT DISTINCT h FROM {t}) x ORDER BY 1')
+) v(q);
+-- ties at the bound: which tied groups PostgreSQL returns is not defined,
+-- their counts are
+SELECT q, tt.cmp(q, 'gh', 'gt') FROM (VALUES
+    ('SELECT c FROM (SELECT g, count(*) AS c FROM {t} GROUP BY g ORDER BY c DESC LIMIT 9) s'),
+    ('SELECT c FROM (SELECT h, count(*) AS c FROM {t} GROUP BY h ORDER BY c LIMIT 4 OFFSET 3) s')
+) v(q);
+-- parallel: the final node leaves them out
+SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0;
+SELECT l FROM tt.explain('(COSTS OFF) SELECT g, count(*) AS c FROM gt GROUP BY g ORDER BY c DESC, g LIMIT 5') l
+WHERE l ~ 'Top-N|Phase';
+SELECT tt.cmp_ordered('SELECT g, count(*) AS c FROM {t} GROUP BY g ORDER BY c DESC, g LIMIT 5', 'gh', 'gt');
+RESET max_parallel_workers_per_gather; RESET parallel_setup_cost;
+RESET parallel_tuple_cost; RESET min_parallel_table_scan_size;
+-- past work_mem the groups spill and are all emitted; answers the same
+SET work_mem = '64kB';
+SELECT tt.cmp_ordered('SELECT g, h, count(*) AS c FROM {t} GROUP BY g, h ORDER BY c DESC, g, h LIMIT 5', 'gh', 'gt');
+RESET work_mem;
+-- not planned: HAVING, a sum first, a parameter, DISTINCT, a window function
+SELECT q, (SELECT count(*) FROM tt.explain('(COSTS OFF) ' || replace(q, '{t}', 'gt')) l
+           WHERE l LIKE '%Top-N%') AS topn_groups
+FROM (VALUES
+    ('SELECT g, count(*) AS c FROM {t} GROUP BY g HAVING count(*) > 1 ORDER BY c DESC LIMIT 5'),
+    ('SELECT g, sum(v) AS s FROM {t} GROUP BY g ORDER BY s DESC LIMIT 5'),
+    ('SELECT g, count(*) AS c FROM {t} GROUP BY g ORDER BY c DESC LIMIT ALL'),
+    ('SELECT DISTINCT count(*) AS c FROM {t} GROUP BY g ORDER BY c DESC LIMIT 5'),
+    ('SELECT g, count(*) AS c, rank() OVER (ORDER BY g) FROM {t} GROUP BY g ORDER BY c DESC LIMIT 5')
+) v(q);
+PREPARE topn_p(int) AS SELECT g, count(*) AS c FROM gt GROUP BY g ORDER BY c DESC, g LIMIT $1;
+EXECUTE topn_p(3);
+DEALLOCATE topn_p;
+DROP TABLE gh, gt;
