@@ -259,17 +259,18 @@ find_group(TesseraGroups *gt, const int64 *keys, const bool *nulls)
 }
 
 /*
- * Bring the slot a lookup of one key will probe first into the cache.
- * (Always inlined: GCC deems a function that only prefetches free of side
- * effects and drops calls to it.)
+ * Bring the slots a lookup of hash h will probe into the cache: the first
+ * one's line and the next (a probe past a full table's first slot runs
+ * on into it).  Always inlined: GCC deems a function that only prefetches
+ * free of side effects and drops calls to it.
  */
 static pg_attribute_always_inline void
-prefetch_group1(TesseraGroups *gt, int64 key)
+prefetch_slots(TesseraGroups *gt, uint64 h)
 {
-	bool		notnull = false;
+	uint32		first = slot_of(gt, h);
 
-	if (gt->slots != NULL)
-		__builtin_prefetch(&gt->slots[slot_of(gt, hash_keys(&key, &notnull, 1))]);
+	__builtin_prefetch(&gt->slots[first]);
+	__builtin_prefetch(&gt->slots[(first + 8) & (gt->nslots - 1)]);
 }
 
 /* The bytes a string key is grouped by. */
@@ -523,6 +524,7 @@ assign_multi(TesseraGroups *gt, const bool *ok, int n, int32 *gidx)
 	int			k = gt->nkeys;
 	int			shift = 64 / k;
 	int			np = 0;
+	bool		runs = false;
 	int64		rowkeys[INDEX_MAX_KEYS];
 	bool		rownulls[INDEX_MAX_KEYS];
 
@@ -535,6 +537,22 @@ assign_multi(TesseraGroups *gt, const bool *ok, int n, int32 *gidx)
 		{
 			gidx[i] = -1;
 			continue;
+		}
+		/* the keys of the row before (a table loaded in their order): its group, below */
+		if (i > 0 && gidx[i - 1] != -1)
+		{
+			int			j;
+
+			for (j = 0; j < k; j++)
+				if (gt->gkeys[j].ids[i] != gt->gkeys[j].ids[i - 1] ||
+					gt->gkeys[j].nulls[i] != gt->gkeys[j].nulls[i - 1])
+					break;
+			if (j == k)
+			{
+				gidx[i] = -2;
+				runs = true;
+				continue;
+			}
 		}
 		for (int j = 0; j < k; j++)
 		{
@@ -556,6 +574,7 @@ assign_multi(TesseraGroups *gt, const bool *ok, int n, int32 *gidx)
 				continue;
 			}
 		}
+		gidx[i] = -3;			/* looked up below */
 		gt->pend[np] = packs ? i : -1 - i;
 		gt->phash[np] = hash_keys(rowkeys, rownulls, k);
 		gt->ppacked[np] = packed;
@@ -569,7 +588,7 @@ assign_multi(TesseraGroups *gt, const bool *ok, int n, int32 *gidx)
 		if (gt->slots != NULL)
 		{
 			if (p + 16 < np)
-				__builtin_prefetch(&gt->slots[slot_of(gt, gt->phash[p + 16])]);
+				prefetch_slots(gt, gt->phash[p + 16]);
 			if (p + 8 < np)
 			{
 				TAggSlot   *ahead = &gt->slots[slot_of(gt, gt->phash[p + 8])];
@@ -593,6 +612,100 @@ assign_multi(TesseraGroups *gt, const bool *ok, int n, int32 *gidx)
 		}
 		gidx[i] = g;
 	}
+	if (runs)
+		for (int i = 1; i < n; i++)
+			if (gidx[i] == -2)
+				gidx[i] = gidx[i - 1];
+}
+
+/*
+ * One key, rows first to n.  A run of one key (a table loaded in its order:
+ * TPC-H lineitem's l_orderkey) is looked up once; the NULL key's group is
+ * kept aside; keys near the first one seen find their group in a
+ * direct-mapped array.  The others are hashed first and then looked up
+ * with a later row's slot and that slot's group key fetched ahead, as for
+ * several keys (assign_multi).
+ */
+static void
+assign_one(TesseraGroups *gt, const bool *ok, int first, int n, int32 *gidx)
+{
+	const int64 *ids = gt->gkeys[0].ids;
+	const bool *nulls = gt->gkeys[0].nulls;
+	bool		notnull = false;
+	bool		runs = false;
+	int			np = 0;
+
+	for (int i = first; i < n; i++)
+	{
+		uint64		d;
+
+		if (ok && !ok[i])
+		{
+			gidx[i] = -1;
+			continue;
+		}
+		if (nulls[i])
+		{
+			if (gt->null_group < 0)
+			{
+				int64		zero = 0;
+				bool		isnull = true;
+
+				gt->null_group = new_group(gt, &zero, &isnull);
+			}
+			gidx[i] = gt->null_group;
+			continue;
+		}
+		if (i > 0 && gidx[i - 1] != -1 && !nulls[i - 1] && ids[i - 1] == ids[i])
+		{
+			gidx[i] = -2;		/* the group of the row before, below */
+			runs = true;
+			continue;
+		}
+		d = (uint64) (ids[i] - gt->direct_base);
+		if (gt->direct != NULL && d < TAGG_DIRECT && gt->direct[d] >= 0)
+		{
+			gidx[i] = gt->direct[d];
+			continue;
+		}
+		gidx[i] = -3;			/* looked up below */
+		gt->pend[np] = i;
+		gt->phash[np] = hash_keys(&ids[i], &notnull, 1);
+		np++;
+	}
+	for (int p = 0; p < np; p++)
+	{
+		int			i = gt->pend[p];
+		int64		key = ids[i];
+		uint64		d;
+
+		if (gt->slots != NULL)
+		{
+			if (p + 16 < np)
+				prefetch_slots(gt, gt->phash[p + 16]);
+			if (p + 8 < np)
+			{
+				TAggSlot   *ahead = &gt->slots[slot_of(gt, gt->phash[p + 8])];
+
+				if (ahead->group >= 0)
+					__builtin_prefetch(&gt->keys[ahead->group]);
+			}
+		}
+		gidx[i] = find_group_hashed(gt, &key, &notnull, gt->phash[p]);
+		if (gt->direct == NULL)
+		{
+			gt->direct = MemoryContextAlloc(gt->cxt, sizeof(int32) * TAGG_DIRECT);
+			memset(gt->direct, 0xff, sizeof(int32) * TAGG_DIRECT);
+			gt->direct_base = key - TAGG_DIRECT / 2;
+		}
+		d = (uint64) (key - gt->direct_base);
+		if (d < TAGG_DIRECT)
+			gt->direct[d] = gidx[i];
+	}
+	if (runs)
+		for (int i = Max(first, 1); i < n; i++)
+			if (gidx[i] == -2)
+				gidx[i] = gidx[i - 1];
 }
 
 /*
@@ -614,8 +727,6 @@ TesseraGroupsAssign(TesseraGroups *gt, TesseraBatch *b, const bool *ok, int n)
 	}
 	{
 		int			k = gt->nkeys;
-		int64		rowkeys[INDEX_MAX_KEYS];
-		bool		rownulls[INDEX_MAX_KEYS];
 		int			first_slow;
 
 		for (int j = 0; j < k; j++)
@@ -658,51 +769,7 @@ TesseraGroupsAssign(TesseraGroups *gt, TesseraBatch *b, const bool *ok, int n)
 			assign_multi(gt, ok, n, gidx);
 			return gidx;
 		}
-		for (int i = first_slow; i < n; i++)
-		{
-			if (ok && !ok[i])
-			{
-				gidx[i] = -1;
-				continue;
-			}
-			{
-				int64		key = gt->gkeys[0].ids[i];
-				uint64		d = (uint64) (key - gt->direct_base);
-
-				if (gt->gkeys[0].nulls[i])
-				{
-					if (gt->null_group < 0)
-					{
-						rowkeys[0] = 0;
-						rownulls[0] = true;
-						gt->null_group = new_group(gt, rowkeys, rownulls);
-					}
-					gidx[i] = gt->null_group;
-					continue;
-				}
-				rownulls[0] = false;
-				/* the slot of a later row, fetched while this one is looked up */
-				if (i + 8 < n)
-					prefetch_group1(gt, gt->gkeys[0].ids[i + 8]);
-				/* keys near the first one seen skip hashing */
-				if (gt->direct != NULL && d < TAGG_DIRECT)
-				{
-					if (gt->direct[d] < 0)
-						gt->direct[d] = find_group(gt, &key, rownulls);
-					gidx[i] = gt->direct[d];
-				}
-				else
-				{
-					gidx[i] = find_group(gt, &key, rownulls);
-					if (gt->direct == NULL)
-					{
-						gt->direct = MemoryContextAlloc(gt->cxt, sizeof(int32) * TAGG_DIRECT);
-						memset(gt->direct, 0xff, sizeof(int32) * TAGG_DIRECT);
-						gt->direct_base = key - TAGG_DIRECT / 2;
-					}
-				}
-			}
-		}
+		assign_one(gt, ok, first_slow, n, gidx);
 	}
 	return gidx;
 }

@@ -124,6 +124,24 @@ SELECT tt.cmp('SELECT g, sum(v), avg(v), sum(w), avg(w) FROM {t} GROUP BY g', 'b
 SELECT g, sum(v), sum(w) FROM b64_t GROUP BY g ORDER BY g;
 DROP TABLE b64_h, b64_t;
 
+-- runs of equal keys (a table loaded in their order) are looked up once:
+-- runs broken by NULL keys, by rows a qual drops, across batches, of one
+-- key and of several, integers and strings
+CREATE TABLE run_h (a int, b text, c bigint, v int);
+INSERT INTO run_h SELECT CASE WHEN i % 97 < 3 THEN NULL ELSE i / 7 END,
+    CASE WHEN i % 89 = 0 THEN NULL ELSE 's' || (i / 13) END, i / 5000, i % 11
+    FROM generate_series(1, 30000) i;
+CREATE TABLE run_t (LIKE run_h) USING tessera;
+INSERT INTO run_t SELECT * FROM run_h;
+SELECT q, tt.cmp(q, 'run_h', 'run_t') FROM (VALUES
+    ('SELECT a, count(*), sum(v) FROM {t} GROUP BY a'),
+    ('SELECT a, count(*), sum(v) FROM {t} WHERE v <> 3 GROUP BY a'),
+    ('SELECT b, count(*), min(v) FROM {t} WHERE v > 1 GROUP BY b'),
+    ('SELECT a, b, count(*) FROM {t} GROUP BY a, b'),
+    ('SELECT c, a, count(*), max(v) FROM {t} WHERE v % 4 <> 0 GROUP BY c, a'),
+    ('SELECT c, count(DISTINCT a), count(*) FROM {t} GROUP BY c')) v(q);
+DROP TABLE run_h, run_t;
+
 -- decimal-encoded chunks are summed as scaled integers: the display scale is
 -- that of the rows summed, not of the chunk; sums past 128 bits stay exact
 CREATE TABLE dec_h (k int, v numeric);
