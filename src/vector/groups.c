@@ -273,6 +273,26 @@ prefetch_slots(TesseraGroups *gt, uint64 h)
 	__builtin_prefetch(&gt->slots[(first + 8) & (gt->nslots - 1)]);
 }
 
+/*
+ * While the pending lookup p of np is made: the slots of lookup p + 16, and
+ * the keys of the group in the first slot of lookup p + 8 (fetched by now).
+ */
+static pg_attribute_always_inline void
+prefetch_ahead(TesseraGroups *gt, int p, int np)
+{
+	if (gt->slots == NULL)
+		return;
+	if (p + 16 < np)
+		prefetch_slots(gt, gt->phash[p + 16]);
+	if (p + 8 < np)
+	{
+		TAggSlot   *ahead = &gt->slots[slot_of(gt, gt->phash[p + 8])];
+
+		if (ahead->group >= 0)
+			__builtin_prefetch(&gt->keys[(Size) ahead->group * gt->nkeys]);
+	}
+}
+
 /* The bytes a string key is grouped by. */
 static inline void
 key_bytes(TAggKey *key, Datum d, const char **data, int *len)
@@ -538,22 +558,6 @@ assign_multi(TesseraGroups *gt, const bool *ok, int n, int32 *gidx)
 			gidx[i] = -1;
 			continue;
 		}
-		/* the keys of the row before (a table loaded in their order): its group, below */
-		if (i > 0 && gidx[i - 1] != -1)
-		{
-			int			j;
-
-			for (j = 0; j < k; j++)
-				if (gt->gkeys[j].ids[i] != gt->gkeys[j].ids[i - 1] ||
-					gt->gkeys[j].nulls[i] != gt->gkeys[j].nulls[i - 1])
-					break;
-			if (j == k)
-			{
-				gidx[i] = -2;
-				runs = true;
-				continue;
-			}
-		}
 		for (int j = 0; j < k; j++)
 		{
 			int64		id = gt->gkeys[j].ids[i];
@@ -574,6 +578,22 @@ assign_multi(TesseraGroups *gt, const bool *ok, int n, int32 *gidx)
 				continue;
 			}
 		}
+		/* the keys of the row before (a table loaded in their order): its group, below */
+		if (i > 0 && gidx[i - 1] != -1)
+		{
+			int			j;
+
+			for (j = 0; j < k; j++)
+				if (gt->gkeys[j].ids[i] != gt->gkeys[j].ids[i - 1] ||
+					gt->gkeys[j].nulls[i] != gt->gkeys[j].nulls[i - 1])
+					break;
+			if (j == k)
+			{
+				gidx[i] = -2;
+				runs = true;
+				continue;
+			}
+		}
 		gidx[i] = -3;			/* looked up below */
 		gt->pend[np] = packs ? i : -1 - i;
 		gt->phash[np] = hash_keys(rowkeys, rownulls, k);
@@ -585,18 +605,7 @@ assign_multi(TesseraGroups *gt, const bool *ok, int n, int32 *gidx)
 		int			i = gt->pend[p] >= 0 ? gt->pend[p] : -1 - gt->pend[p];
 		int			g;
 
-		if (gt->slots != NULL)
-		{
-			if (p + 16 < np)
-				prefetch_slots(gt, gt->phash[p + 16]);
-			if (p + 8 < np)
-			{
-				TAggSlot   *ahead = &gt->slots[slot_of(gt, gt->phash[p + 8])];
-
-				if (ahead->group >= 0)
-					__builtin_prefetch(&gt->keys[(Size) ahead->group * k]);
-			}
-		}
+		prefetch_ahead(gt, p, np);
 		for (int j = 0; j < k; j++)
 		{
 			rownulls[j] = gt->gkeys[j].nulls[i];
@@ -656,16 +665,16 @@ assign_one(TesseraGroups *gt, const bool *ok, int first, int n, int32 *gidx)
 			gidx[i] = gt->null_group;
 			continue;
 		}
-		if (i > 0 && gidx[i - 1] != -1 && !nulls[i - 1] && ids[i - 1] == ids[i])
-		{
-			gidx[i] = -2;		/* the group of the row before, below */
-			runs = true;
-			continue;
-		}
 		d = (uint64) (ids[i] - gt->direct_base);
 		if (gt->direct != NULL && d < TAGG_DIRECT && gt->direct[d] >= 0)
 		{
 			gidx[i] = gt->direct[d];
+			continue;
+		}
+		if (i > 0 && gidx[i - 1] != -1 && !nulls[i - 1] && ids[i - 1] == ids[i])
+		{
+			gidx[i] = -2;		/* the group of the row before, below */
+			runs = true;
 			continue;
 		}
 		gidx[i] = -3;			/* looked up below */
@@ -679,18 +688,7 @@ assign_one(TesseraGroups *gt, const bool *ok, int first, int n, int32 *gidx)
 		int64		key = ids[i];
 		uint64		d;
 
-		if (gt->slots != NULL)
-		{
-			if (p + 16 < np)
-				prefetch_slots(gt, gt->phash[p + 16]);
-			if (p + 8 < np)
-			{
-				TAggSlot   *ahead = &gt->slots[slot_of(gt, gt->phash[p + 8])];
-
-				if (ahead->group >= 0)
-					__builtin_prefetch(&gt->keys[ahead->group]);
-			}
-		}
+		prefetch_ahead(gt, p, np);
 		gidx[i] = find_group_hashed(gt, &key, &notnull, gt->phash[p]);
 		if (gt->direct == NULL)
 		{
