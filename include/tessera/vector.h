@@ -311,6 +311,7 @@ typedef struct TesseraGroups
 	int64		direct_base;
 	uint64		pcache_key[4096];	/* several keys: packed keys -> group */
 	int32		pcache_g[4096];
+	bool		pcache_used;	/* some entry set since the last reset */
 	int32	   *gidx;			/* per batch: each row's group */
 	int32	   *pend;			/* per batch, several keys: rows to look up */
 	uint64	   *phash;			/* their hashes */

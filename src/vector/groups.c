@@ -41,6 +41,7 @@ TesseraGroupsInit(TesseraGroups *gt, List *key_descs, int nspecs, MemoryContext 
 	ListCell   *lc;
 
 	memset(gt, 0, sizeof(TesseraGroups));
+	gt->pcache_used = true;		/* not yet cleared */
 	gt->cxt = cxt;
 	gt->nspecs = nspecs;
 	gt->nkeys = list_length(key_descs);
@@ -69,7 +70,10 @@ TesseraGroupsReset(TesseraGroups *gt, int cap)
 	gt->keynull = MemoryContextAlloc(gt->cxt, sizeof(bool) * gt->cap * Max(gt->nkeys, 1));
 	gt->ngroups = gt->nkeys > 0 ? 0 : 1;
 	gt->null_group = -1;
-	memset(gt->pcache_g, 0xff, sizeof(gt->pcache_g));
+	/* (only where lookups filled it: a spill's merge resets once per group) */
+	if (gt->pcache_used)
+		memset(gt->pcache_g, 0xff, sizeof(gt->pcache_g));
+	gt->pcache_used = false;
 	gt->nslots = 0;
 	gt->slots = NULL;
 	gt->direct = NULL;
@@ -618,6 +622,7 @@ assign_multi(TesseraGroups *gt, const bool *ok, int n, int32 *gidx)
 
 			gt->pcache_key[c] = gt->ppacked[p];
 			gt->pcache_g[c] = g;
+			gt->pcache_used = true;
 		}
 		gidx[i] = g;
 	}
