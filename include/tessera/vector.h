@@ -248,6 +248,8 @@ extern void TesseraAggCombine(TAggSpec *specs, int nspecs, TAggState *dst, const
 /* ---- group tables (vector/groups.c) ---- */
 
 /* A GROUP BY column; strings are interned to dense ids. */
+#define TAGG_VALUE_CACHE 1024
+
 typedef struct TAggKey
 {
 	int			attidx;
@@ -264,6 +266,11 @@ typedef struct TAggKey
 	/* per batch: ids of the values at these addresses (dictionary chunks) */
 	Pointer		ptr_cache[256];
 	int32		ptr_ids[256];
+	/* per batch: ids of values seen in it, by hash (plain chunks: an address per row) */
+	const char *vc_data[TAGG_VALUE_CACHE];
+	uint32		vc_hash[TAGG_VALUE_CACHE];
+	int32		vc_len[TAGG_VALUE_CACHE];
+	int32		vc_id[TAGG_VALUE_CACHE];
 	/* per batch: a dictionary chunk's codes -> ids, and NULL flags */
 	int32	   *dict_map;
 	int			map_cap;
@@ -309,6 +316,7 @@ typedef struct TesseraGroups
 	uint32		nslots;
 	int32	   *direct;			/* one key: group of key direct_base + i, or -1 */
 	int64		direct_base;
+	uint64		direct_cap;		/* its entries (grown for a string's dense ids) */
 	uint64		pcache_key[4096];	/* several keys: packed keys -> group */
 	int32		pcache_g[4096];
 	bool		pcache_used;	/* some entry set since the last reset */

@@ -310,15 +310,15 @@ key_bytes(TAggKey *key, Datum d, const char **data, int *len)
 			(*len)--;
 }
 
-/* The dense id of a string key's value, interned on first sight. */
+/*
+ * The dense id of a string key's value d, whose bytes are data (len of them,
+ * hash_bytes hash), interned on first sight.
+ */
 static int32
-intern_string(TesseraGroups *gt, TAggKey *key, Datum d)
+intern_bytes(TesseraGroups *gt, TAggKey *key, Datum d, const char *data, int len, uint32 hash)
 {
-	const char *data;
-	int			len;
 	uint32		h;
 
-	key_bytes(key, d, &data, &len);
 	if (key->nstrs * 2 >= (int) key->nslots)
 	{
 		uint32		nslots = Max(key->nslots * 2, 256);
@@ -338,7 +338,7 @@ intern_string(TesseraGroups *gt, TAggKey *key, Datum d)
 			key->slots[h] = i;
 		}
 	}
-	h = hash_bytes((const unsigned char *) data, len) & (key->nslots - 1);
+	h = hash & (key->nslots - 1);
 	for (;;)
 	{
 		int32		id = key->slots[h];
@@ -368,6 +368,17 @@ intern_string(TesseraGroups *gt, TAggKey *key, Datum d)
 	}
 	key->slots[h] = key->nstrs;
 	return key->nstrs++;
+}
+
+/* The dense id of a string key's value, interned on first sight. */
+static int32
+intern_string(TesseraGroups *gt, TAggKey *key, Datum d)
+{
+	const char *data;
+	int			len;
+
+	key_bytes(key, d, &data, &len);
+	return intern_bytes(gt, key, d, data, len, hash_bytes((const unsigned char *) data, len));
 }
 
 /*
@@ -510,8 +521,14 @@ key_ids(TesseraGroups *gt, TAggKey *key, TesseraBatch *b, const bool *ok, int n)
 				ids[i] = isnull[i] ? 0 : DatumGetInt64(values[i]);
 		return;
 	}
-	/* dictionary chunks repeat the same addresses: look them up once */
+	/*
+	 * Dictionary chunks repeat the same addresses: look them up once.  Other
+	 * chunks have an address per row; a value met earlier in the batch is
+	 * compared with that row's bytes, still in the cache, instead of the
+	 * interned copy, which is not (ClickBench's SearchPhrase).
+	 */
 	memset(key->ptr_cache, 0, sizeof(key->ptr_cache));
+	memset(key->vc_data, 0, sizeof(key->vc_data));
 	for (int i = 0; i < n; i++)
 	{
 		Pointer		ptr;
@@ -526,8 +543,24 @@ key_ids(TesseraGroups *gt, TAggKey *key, TesseraBatch *b, const bool *ok, int n)
 		c = (uint32) (((uint64) (uintptr_t) ptr * UINT64CONST(0x9E3779B97F4A7C15)) >> 56);
 		if (key->ptr_cache[c] != ptr)
 		{
+			const char *data;
+			int			len;
+			uint32		hash;
+			uint32		v;
+
+			key_bytes(key, values[i], &data, &len);
+			hash = hash_bytes((const unsigned char *) data, len);
+			v = hash & (TAGG_VALUE_CACHE - 1);
+			if (key->vc_data[v] == NULL || key->vc_hash[v] != hash || key->vc_len[v] != len ||
+				memcmp(key->vc_data[v], data, len) != 0)
+			{
+				key->vc_data[v] = data;
+				key->vc_hash[v] = hash;
+				key->vc_len[v] = len;
+				key->vc_id[v] = intern_bytes(gt, key, values[i], data, len, hash);
+			}
 			key->ptr_cache[c] = ptr;
-			key->ptr_ids[c] = intern_string(gt, key, values[i]);
+			key->ptr_ids[c] = key->vc_id[v];
 		}
 		key->ids[i] = key->ptr_ids[c];
 	}
@@ -632,6 +665,13 @@ assign_multi(TesseraGroups *gt, const bool *ok, int n, int32 *gidx)
 				gidx[i] = gidx[i - 1];
 }
 
+/* Are a key's ids dense from 0 (interned strings)? */
+static inline bool
+key_dense(const TAggKey *key)
+{
+	return key->kind == TAGG_KEY_TEXT || key->kind == TAGG_KEY_BPCHAR;
+}
+
 /*
  * One key, rows first to n.  A run of one key (a table loaded in its order:
  * TPC-H lineitem's l_orderkey) is looked up once; the NULL key's group is
@@ -671,7 +711,7 @@ assign_one(TesseraGroups *gt, const bool *ok, int first, int n, int32 *gidx)
 			continue;
 		}
 		d = (uint64) (ids[i] - gt->direct_base);
-		if (gt->direct != NULL && d < TAGG_DIRECT && gt->direct[d] >= 0)
+		if (gt->direct != NULL && d < gt->direct_cap && gt->direct[d] >= 0)
 		{
 			gidx[i] = gt->direct[d];
 			continue;
@@ -697,12 +737,24 @@ assign_one(TesseraGroups *gt, const bool *ok, int first, int n, int32 *gidx)
 		gidx[i] = find_group_hashed(gt, &key, &notnull, gt->phash[p]);
 		if (gt->direct == NULL)
 		{
-			gt->direct = MemoryContextAlloc(gt->cxt, sizeof(int32) * TAGG_DIRECT);
-			memset(gt->direct, 0xff, sizeof(int32) * TAGG_DIRECT);
-			gt->direct_base = key - TAGG_DIRECT / 2;
+			gt->direct_cap = TAGG_DIRECT;
+			gt->direct = MemoryContextAlloc(gt->cxt, sizeof(int32) * gt->direct_cap);
+			memset(gt->direct, 0xff, sizeof(int32) * gt->direct_cap);
+			/* a string's ids are dense from 0: the array grows to cover them all */
+			gt->direct_base = key_dense(&gt->gkeys[0]) ? 0 : key - TAGG_DIRECT / 2;
 		}
 		d = (uint64) (key - gt->direct_base);
-		if (d < TAGG_DIRECT)
+		if (d >= gt->direct_cap && key_dense(&gt->gkeys[0]) && d < PG_INT32_MAX / 2)
+		{
+			uint64		cap = gt->direct_cap;
+
+			while (cap <= d)
+				cap *= 2;
+			gt->direct = repalloc_huge(gt->direct, sizeof(int32) * cap);
+			memset(gt->direct + gt->direct_cap, 0xff, sizeof(int32) * (cap - gt->direct_cap));
+			gt->direct_cap = cap;
+		}
+		if (d < gt->direct_cap)
 			gt->direct[d] = gidx[i];
 	}
 	if (runs)
@@ -762,7 +814,7 @@ TesseraGroupsAssign(TesseraGroups *gt, TesseraBatch *b, const bool *ok, int n)
 			{
 				uint64		d = (uint64) (ids[first_slow] - base);
 
-				if (d >= TAGG_DIRECT || direct[d] < 0)
+				if (d >= gt->direct_cap || direct[d] < 0)
 					break;
 				gidx[first_slow] = direct[d];
 			}

@@ -141,6 +141,17 @@ SELECT q, tt.cmp(q, 'run_h', 'run_t') FROM (VALUES
     ('SELECT c, a, count(*), max(v) FROM {t} WHERE v % 4 <> 0 GROUP BY c, a'),
     ('SELECT c, count(DISTINCT a), count(*) FROM {t} GROUP BY c')) v(q);
 DROP TABLE run_h, run_t;
+-- a string key of more values than the direct-mapped array first holds
+-- (65,536 ids; it grows), plain chunks (no dictionary) repeating values
+CREATE TABLE many_h (s text, v int);
+INSERT INTO many_h SELECT CASE WHEN i % 1000 = 0 THEN NULL ELSE md5((i % 90000)::text) END, i % 7
+    FROM generate_series(1, 120000) i;
+CREATE TABLE many_t (LIKE many_h) USING tessera;
+INSERT INTO many_t SELECT * FROM many_h;
+SELECT q, tt.cmp(q, 'many_h', 'many_t') FROM (VALUES
+    ('SELECT s, count(*), sum(v) FROM {t} GROUP BY s'),
+    ('SELECT s, count(*) FROM {t} WHERE v > 2 GROUP BY s HAVING count(*) > 1')) v(q);
+DROP TABLE many_h, many_t;
 
 -- decimal-encoded chunks are summed as scaled integers: the display scale is
 -- that of the rows summed, not of the chunk; sums past 128 bits stay exact
