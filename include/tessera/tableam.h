@@ -80,6 +80,7 @@ typedef struct TesseraScanCounts
 extern void TesseraScanBytes(TableScanDesc scan, TesseraScanCounts *counts);
 extern bool TesseraScanNextBatch(TableScanDesc scan, struct TesseraBatch **batch,
 								 const bool **sel);
+extern void TesseraScanSetBatchesBackward(TableScanDesc scan, bool backward);
 extern void TesseraCountRowsRead(Relation rel, uint64 n);
 extern bool TesseraScanNextRow(TableScanDesc scan, ScanDirection dir, struct TesseraBatch **batch,
 							   int *row);

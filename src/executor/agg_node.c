@@ -478,14 +478,14 @@ tagg_expr_batch(TesseraAggState *as, int k, TesseraBatch *b, const bool *ok, con
 		{
 			TesseraAggScaledRows(g->states, g->nspecs, gidx ? g->ngroups : 1, k, &as->partials,
 								 val.v, val.dsc, val.dsc_all, val.bits, val.scale, val.isnull,
-								 NULL, rgidx, m, as->cxt);
+								 NULL, rgidx, m, as->fold->cxt);
 			goto done;
 		}
 	}
 	if (!b->sparse && TesseraVxEval(sp->vx, b, NULL, n, &val, as->buf_cxt) && !val.scalar)
 		TesseraAggScaledRows(g->states, g->nspecs, gidx ? g->ngroups : 1, k, &as->partials,
 							 val.v, val.dsc, val.dsc_all, val.bits, val.scale, val.isnull, ok,
-							 gidx, n, as->cxt);
+							 gidx, n, as->fold->cxt);
 	else
 	{
 		/* numerics, row by row, only for the rows that count */
@@ -495,7 +495,7 @@ tagg_expr_batch(TesseraAggState *as, int k, TesseraBatch *b, const bool *ok, con
 				  Datum d = TesseraVxDatum(sp->vx, b, i, &rnull);
 
 				  if (!rnull)
-					  TesseraAggNumericAccum(st, d, as->cxt));
+					  TesseraAggNumericAccum(st, d, as->fold->cxt));
 	}
 done:
 	MemoryContextSwitchTo(old);
@@ -640,11 +640,11 @@ tagg_sum_batch(TesseraAggState *as, int k, TesseraBatch *b, const bool *ok, cons
 			TesseraBatchScaledInfo(b, sp->attidx, &sv, &sc, &isnull, &cmax, &bits, &dsc_all))
 			TesseraAggScaledRows(g->states, g->nspecs, gidx ? g->ngroups : 1, k, &as->partials,
 								 sv, dsc_all >= 0 ? NULL : sc, Max(dsc_all, 0), bits, cmax,
-								 isnull, ok, gidx, n, as->cxt);
+								 isnull, ok, gidx, n, as->fold->cxt);
 		else
 		{
 			tagg_column(as, b, sp->attidx, &values, &isnull);
-			TAGG_ROWS(TesseraAggNumericAccum(st, values[i], as->cxt));
+			TAGG_ROWS(TesseraAggNumericAccum(st, values[i], as->fold->cxt));
 		}
 		return;
 	}
@@ -675,7 +675,7 @@ tagg_minmax_batch(TesseraAggState *as, int k, TesseraBatch *b, const bool *ok,
 
 	tagg_column(as, b, sp->attidx, &values, &isnull);
 	if (sp->generic)
-		TAGG_ROWS(TesseraAggGenericAccum(sp, st, values[i], as->cxt));
+		TAGG_ROWS(TesseraAggGenericAccum(sp, st, values[i], as->fold->cxt));
 	else if (sp->argtype == FLOAT4OID || sp->argtype == FLOAT8OID)
 	{
 		bool		f4 = sp->argtype == FLOAT4OID;

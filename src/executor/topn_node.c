@@ -27,6 +27,7 @@
 #include "access/relscan.h"
 #include "access/stratnum.h"
 #include "access/tableam.h"
+#include "catalog/pg_type.h"
 #include "executor/executor.h"
 #include "executor/nodeCustom.h"
 #include "miscadmin.h"
@@ -38,6 +39,7 @@
 #include "utils/rel.h"
 #include "utils/ruleutils.h"
 #include "utils/sortsupport.h"
+#include "utils/typcache.h"
 
 #include "tessera/tableam.h"
 #include "tessera/tessera.h"
@@ -66,6 +68,8 @@ typedef struct TesseraTopNState
 	int			next;
 	MemoryContext keys_cxt;
 	uint64		candidates;		/* rows that entered the heap (EXPLAIN) */
+	bool		rg_bound;		/* row groups may be skipped by the first key's summary */
+	uint64		rgs_bounded;	/* row groups so skipped (EXPLAIN) */
 	/* quals with no vector form (the plan's qual): on the rows that would enter */
 	TupleTableSlot *qual_slot;	/* a virtual row of the table, their columns set */
 	int			nqual_atts;
@@ -146,6 +150,21 @@ topn_begin(CustomScanState *node, EState *estate, int eflags)
 		tn->ssup[i].ssup_collation = (Oid) intVal(lthird(k));
 		tn->ssup[i].ssup_nulls_first = intVal(lfourth(k)) != 0;
 		PrepareSortSupportFromOrderingOp((Oid) intVal(lsecond(k)), &tn->ssup[i]);
+	}
+	/*
+	 * Row groups are skipped by their summary of the first key where its
+	 * minimum and maximum are in the sort's order: an integer-like column
+	 * sorted by its type's own < or >.
+	 */
+	{
+		Form_pg_attribute attr = TupleDescAttr(RelationGetDescr(rel), tn->keyatt[0]);
+		Oid			typid = attr->atttypid;
+		Oid			sortop = (Oid) intVal(lsecond(linitial(keys)));
+		TypeCacheEntry *tc = lookup_type_cache(typid, TYPECACHE_LT_OPR | TYPECACHE_GT_OPR);
+
+		tn->rg_bound = (typid == INT2OID || typid == INT4OID || typid == INT8OID ||
+						typid == DATEOID || typid == TIMESTAMPOID || typid == TIMESTAMPTZOID) &&
+			(sortop == tc->lt_opr || sortop == tc->gt_opr);
 	}
 	/* the quals' columns */
 	{
@@ -349,6 +368,40 @@ topn_batch(TesseraTopNState *tn, TesseraBatch *b, const bool *sel)
 	}
 }
 
+/*
+ * Row-group filter: the table's skip quals, then, once the heap is full, a
+ * row group none of whose rows could enter it: by its summary of the first
+ * sort key, every value it holds, and a NULL if it holds one, sorts
+ * strictly after the worst row kept.  The summary covers every stored row,
+ * visible or not, so it only widens the bounds.  (A table loaded in the
+ * order of its timestamp and `ORDER BY ts LIMIT n`: the first row groups
+ * fill the heap, the others are not read.)
+ */
+static bool
+topn_rg_filter(void *arg, TesseraReader *r, int stripe, int rg)
+{
+	TesseraTopNState *tn = arg;
+	TopNRow    *worst = &tn->rows[0];
+	SortSupport ssup = &tn->ssup[0];
+	TesseraChunkSummary cs;
+
+	if (tn->ts.skip != NIL && !TesseraRowGroupMayMatch(&tn->ts, r, stripe, rg))
+		return false;
+	if (!tn->rg_bound || tn->nrows == 0 || tn->nrows < tn->bound)
+		return true;
+	TesseraReaderChunkSummary(r, stripe, rg, tn->keyatt[0], &cs);
+	if (cs.nonnull > 0 &&
+		(!cs.has_minmax ||
+		 ApplySortComparator(ssup->ssup_reverse ? cs.max : cs.min, false,
+							 worst->keys[0], worst->nulls[0], ssup) <= 0))
+		return true;
+	if (cs.nonnull < cs.rows &&
+		ApplySortComparator((Datum) 0, true, worst->keys[0], worst->nulls[0], ssup) <= 0)
+		return true;
+	tn->rgs_bounded++;
+	return false;
+}
+
 /* Scan the table: the winners, sorted. */
 static void
 topn_compute(TesseraTopNState *tn)
@@ -364,12 +417,15 @@ topn_compute(TesseraTopNState *tn)
 		ss->ss_currentScanDesc = scan;
 	}
 	TesseraScanSetColumns(scan, tn->ts.needed);
-	TesseraScanSetFilters(scan, tn->ts.skip != NIL ? TesseraRowGroupMayMatch : NULL,
+	/* a descending first key: the last row groups first, where they are the best */
+	TesseraScanSetBatchesBackward(scan, tn->rg_bound && tn->ssup[0].ssup_reverse);
+	TesseraScanSetFilters(scan, tn->ts.skip != NIL || tn->rg_bound ? topn_rg_filter : NULL,
 						  tn->ts.nvquals > 0 ? TesseraFilterBatch : NULL, &tn->ts);
 	TesseraFiltersEval(&tn->ts);
 	MemoryContextReset(tn->keys_cxt);
 	tn->nrows = 0;
 	tn->candidates = 0;
+	tn->rgs_bounded = 0;
 	tn->ts.rgs_read = 0;
 	while (TesseraScanNextBatch(scan, &b, &sel))
 	{
@@ -470,6 +526,8 @@ topn_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	{
 		ExplainPropertyUInteger("Row Groups Read", NULL, tn->ts.rgs_read, es);
 		ExplainPropertyUInteger("Candidate Rows", NULL, tn->candidates, es);
+		if (tn->rg_bound)
+			ExplainPropertyUInteger("Row Groups Skipped by Bound", NULL, tn->rgs_bounded, es);
 		TesseraExplainFilterCounts(&node->ss.ps, tn->ts.skip_exprs != NIL,
 								   tn->ts.vector_exprs != NIL, es);
 	}

@@ -56,6 +56,7 @@
 #include "utils/typcache.h"
 
 #include "tessera/catalog.h"
+#include "tessera/compat.h"
 #include "tessera/plan.h"
 #include "tessera/tessera.h"
 #include "tessera/vector.h"
@@ -1162,7 +1163,7 @@ tagg_topn_plan(PlannerInfo *root, List *aggs, List *specs)
 			if (equal(expr, lfirst(la)) &&
 				(kind == TAGG_COUNT_STAR || kind == TAGG_COUNT || kind == TAGG_COUNT_DISTINCT))
 				return list_make3(makeInteger((int) rows), makeInteger(k),
-								  makeInteger(pk->pk_strategy == BTGreaterStrategyNumber));
+								  makeInteger(TesseraPathKeyDescending(pk)));
 		}
 	}
 	return NIL;

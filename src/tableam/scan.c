@@ -68,6 +68,7 @@ typedef struct TesseraScanDescData
 	 * FETCH LAST restarts a TID range scan that went to its end).
 	 */
 	bool		started;
+	bool		batches_backward;	/* TesseraScanNextBatch: the last row group first */
 	int			pos_stripe;
 	int			pos_rg;
 	int			pos_row;
@@ -910,9 +911,16 @@ TesseraScanNextBatch(TableScanDesc sscan, TesseraBatch **batch, const bool **sel
 	TesseraScanDesc scan = (TesseraScanDesc) sscan;
 
 	TesseraBatch *b;
+	ScanDirection dir = scan->batches_backward ? BackwardScanDirection : ForwardScanDirection;
 
 	CHECK_FOR_INTERRUPTS();
-	if (!advance_rg(scan, ForwardScanDirection))
+	if (unlikely(!scan->started))
+	{
+		scan->started = true;
+		if (ScanDirectionIsBackward(dir))
+			scan->pos_stripe = scan->reader->nstripes;
+	}
+	if (!advance_rg(scan, dir))
 		return false;
 	b = &scan->reader->batch;
 	*batch = b;
@@ -929,6 +937,20 @@ TesseraScanNextBatch(TableScanDesc sscan, TesseraBatch **batch, const bool **sel
 		TesseraCountRowsRead(scan->base.rs_rd, live);
 	}
 	return true;
+}
+
+/*
+ * TesseraScanSetBatchesBackward
+ *		Make a serial scan's TesseraScanNextBatch return the row groups last
+ *		first (TesseraTopN of a descending key: data is mostly loaded in
+ *		ascending order).  Before the first batch, or after a rescan.
+ */
+void
+TesseraScanSetBatchesBackward(TableScanDesc sscan, bool backward)
+{
+	TesseraScanDesc scan = (TesseraScanDesc) sscan;
+
+	scan->batches_backward = backward && scan->base.rs_parallel == NULL;
 }
 
 /*

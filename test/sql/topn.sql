@@ -110,6 +110,45 @@ RESET tessera.enable_topn;
 
 DROP TABLE th, tt_t, tn_sub;
 
+-- row groups skipped by the first key's summary once the heap is full: a
+-- table loaded in the order of its timestamp; NULL keys, deleted rows, an
+-- update that moves a row's key before every other, DESC, dates, and keys
+-- whose summaries cannot bound (text)
+CREATE TABLE sh (id int, ts timestamp, d date, s text);
+INSERT INTO sh SELECT i, CASE WHEN i % 997 = 0 THEN NULL ELSE timestamp '2024-01-01' + i * interval '1 minute' END,
+    date '2024-01-01' + i / 500, 's' || (i % 37)
+FROM generate_series(1, 12000) i;
+CREATE TABLE st (LIKE sh) USING tessera
+    WITH (tessera_row_group_row_limit = 1000, tessera_stripe_row_limit = 4000);
+INSERT INTO st SELECT * FROM sh;
+DELETE FROM sh WHERE id BETWEEN 3 AND 40;
+DELETE FROM st WHERE id BETWEEN 3 AND 40;
+UPDATE sh SET ts = timestamp '2023-06-01' WHERE id = 11500;
+UPDATE st SET ts = timestamp '2023-06-01' WHERE id = 11500;
+ANALYZE sh;
+ANALYZE st;
+SELECT * FROM tt.explain_analyze('SELECT id, ts FROM st ORDER BY ts LIMIT 5')
+WHERE "QUERY PLAN" ~ 'TesseraTopN|Bound';
+SELECT q, tt.cmp_ordered(q, 'sh', 'st') FROM (VALUES
+    ('SELECT id, ts FROM {t} ORDER BY ts LIMIT 5'),
+    ('SELECT id, ts FROM {t} ORDER BY ts, id LIMIT 20 OFFSET 3'),
+    ('SELECT * FROM {t} ORDER BY ts NULLS FIRST, id LIMIT 4'),
+    ('SELECT id, ts FROM {t} ORDER BY ts DESC, id LIMIT 6'),
+    ('SELECT id, ts FROM {t} ORDER BY ts DESC NULLS LAST, id LIMIT 6'),
+    ('SELECT id, d FROM {t} ORDER BY d, id LIMIT 7'),
+    ('SELECT id, d FROM {t} WHERE s = ''s3'' ORDER BY d DESC, id LIMIT 7'),
+    ('SELECT id, s FROM {t} ORDER BY s, id LIMIT 5'),
+    ('SELECT id FROM {t} ORDER BY id USING >, ts LIMIT 3')
+) v(q);
+-- most row groups skipped, the heap full after the first read: ascending
+-- from the first, descending from the last
+SELECT q, (SELECT count(*) FROM tt.explain_analyze(q) l
+           WHERE l."QUERY PLAN" ~ 'Skipped by Bound: (9|1[0-2])') AS bounded
+FROM (VALUES ('SELECT id FROM st ORDER BY id LIMIT 10'),
+             ('SELECT id FROM st ORDER BY id DESC LIMIT 10'),
+             ('SELECT id, ts FROM st ORDER BY ts DESC NULLS LAST LIMIT 10')) v(q);
+DROP TABLE sh, st;
+
 -- TesseraAgg's top-N of groups: ORDER BY a count LIMIT n [OFFSET m] leaves
 -- out the groups whose count is worse than the (n + m)th best; PostgreSQL's
 -- Sort and Limit above order the rest (ties at the bound included)
