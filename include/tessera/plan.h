@@ -292,6 +292,8 @@ typedef enum TaggPrivate
 	TAGG_PRIVATE_ROW_QUALS,		/* quals evaluated row by row: [one AND], or NIL */
 	TAGG_PRIVATE_MEMO,			/* a correlated subquery's memo (TAggMemoField), or NIL */
 	TAGG_PRIVATE_TOPN,			/* ORDER BY a count LIMIT: [rows kept, spec, descending], or NIL */
+	TAGG_PRIVATE_CARRIED,		/* the last this many keys are carried: functions
+								 * of the others, not grouped on (TesseraGroupsCarry) */
 	TAGG_PRIVATE_NFIELDS
 } TaggPrivate;
 

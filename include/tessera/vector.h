@@ -304,6 +304,10 @@ typedef struct TAggSlot
 typedef struct TesseraGroups
 {
 	int			nkeys;			/* 0: one group */
+	int			nhash;			/* the first nhash keys make the groups; the
+								 * others are carried: functions of them, the
+								 * same in every row of a group (stored from
+								 * its first row, never hashed or compared) */
 	TAggKey    *gkeys;			/* [nkeys] */
 	int			nspecs;
 	TAggState  *states;			/* [ngroups * nspecs] */
@@ -336,6 +340,7 @@ TesseraGroupState(TesseraGroups *g, int group, int k)
 
 extern void TesseraGroupsInit(TesseraGroups *g, List *key_descs, int nspecs, MemoryContext cxt);
 extern void TesseraGroupsReset(TesseraGroups *g, int cap);
+extern void TesseraGroupsCarry(TesseraGroups *g, int ncarried);
 extern void TesseraGroupsPresize(TesseraGroups *g, double groups);
 extern int32 *TesseraGroupsAssign(TesseraGroups *g, TesseraBatch *b, const bool *ok, int n);
 extern int	TesseraGroupsLookup(TesseraGroups *g, int64 *keys, bool *nulls);
@@ -345,28 +350,49 @@ extern void TesseraGroupsKeysOf(TesseraGroups *g, TupleTableSlot *slot, int64 *k
 extern int	TesseraGroupsLookupDatums(TesseraGroups *g, const Datum *values, const bool *isnull);
 extern int	TesseraGroupsFindInts(TesseraGroups *g, const Datum *values, const bool *isnull);
 extern void TesseraGroupsKeyDatums(TesseraGroups *g, int group, Datum *values, bool *isnull);
+extern uint64 TesseraGroupsValueHash(TesseraGroups *g, int group);
 
 /* ---- groups past memory (vector/spill.c) ---- */
 
 /*
- * Once the groups outgrow hash_mem they are written to a sort by key as
- * (keys, states) rows and the table starts empty; at the end sorted runs
- * of equal keys are merged one group at a time.
+ * Once the groups outgrow hash_mem they are written, as (keys, states)
+ * rows, to partitions by a hash of their keys, and the table starts
+ * empty.  After the input each partition is merged back in memory in
+ * turn; one that still does not fit is sorted by key and merged one group
+ * at a time.
  */
 typedef struct TesseraSpill
 {
+	/* hash partitions, made on the first spill */
+	int			npart;			/* 0: nothing spilled */
+	struct LogicalTapeSet *tapes;
+	struct LogicalTape **parts;
+	int			cur;			/* the partition being merged back, or -1 */
+	bool		loaded;			/* the table holds partition cur's groups */
+	int			next_group;		/* the table's next group to return */
+	double		est_groups;		/* the planner's estimate (partition count) */
+	TupleDesc	desc;			/* a spilled row: the keys, then the states */
+	TupleTableSlot *next;		/* a row read back */
+	MemoryContext longcxt;
+	MemoryContext tmpcxt;
+	/* a partition past memory: sorted, merged one group at a time */
 	Tuplesortstate *sort;
-	TupleDesc	desc;
-	TupleTableSlot *next;		/* the next spilled row, if pending */
-	bool		pending;
+	bool		pending;		/* next holds the sort's next row */
 	uint64		spilled_groups;
+	int			sorted_parts;	/* partitions that had to be sorted */
 } TesseraSpill;
 
 extern void TesseraSpillGroups(TesseraSpill *s, TesseraGroups *g, TAggSpec *specs,
 							   MemoryContext longcxt, MemoryContext tmpcxt);
 extern void TesseraSpillFinish(TesseraSpill *s, TesseraGroups *g, TAggSpec *specs,
 							   MemoryContext longcxt, MemoryContext tmpcxt);
-extern bool TesseraSpillNextGroup(TesseraSpill *s, TesseraGroups *g, TAggSpec *specs);
+extern bool TesseraSpillNextGroup(TesseraSpill *s, TesseraGroups *g, TAggSpec *specs,
+								  int *group);
+static inline bool
+TesseraSpillActive(const TesseraSpill *s)
+{
+	return s->npart > 0;
+}
 extern void TesseraSpillEnd(TesseraSpill *s);
 
 

@@ -59,7 +59,15 @@ TesseraAggExplain(CustomScanState *node, List *ancestors, ExplainState *es)
 			aggs = lappend(aggs, deparse_expression(lfirst(lc), context, es->verbose, false));
 	}
 	if (keys != NIL)
-		ExplainPropertyList("Group Key", keys, es);
+	{
+		int			ncarried = intVal(list_nth(cscan->custom_private, TAGG_PRIVATE_CARRIED));
+		int			ngrouped = list_length(keys) - ncarried;
+
+		/* keys that are functions of the others: stored per group, not grouped on */
+		ExplainPropertyList("Group Key", list_truncate(list_copy(keys), ngrouped), es);
+		if (ncarried > 0)
+			ExplainPropertyList("Carried Keys", list_copy_tail(keys, ngrouped), es);
+	}
 	if (as->mode != TAGG_FINAL &&
 		list_nth(cscan->custom_private, TAGG_PRIVATE_STAR_CLAUSES) != NIL)
 	{
@@ -109,7 +117,12 @@ TesseraAggExplain(CustomScanState *node, List *ancestors, ExplainState *es)
 			ExplainPropertyInteger(as->distinct ? "Groups with Distinct Values" : "Groups", NULL,
 								   as->groups.ngroups, es);
 		if (as->spill.spilled_groups > 0)
+		{
 			ExplainPropertyUInteger("Groups Spilled", NULL, as->spill.spilled_groups, es);
+			ExplainPropertyInteger("Spill Partitions", NULL, as->spill.npart, es);
+			if (as->spill.sorted_parts > 0)
+				ExplainPropertyInteger("Spill Partitions Sorted", NULL, as->spill.sorted_parts, es);
+		}
 		if (as->topn_rows > 0)
 			ExplainPropertyUInteger("Groups Left Out by Top-N", NULL, as->topn_left_out, es);
 		/* partial nodes' own counters are the leader's share only */

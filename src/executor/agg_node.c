@@ -29,7 +29,8 @@
  *	  Modes (TAggMode): serial; partial, in every process of a parallel
  *	  scan, emitting per group its keys and a bytea of its states; final,
  *	  above the Gather, merging them.  Groups that outgrow hash_mem spill
- *	  to a sort and are merged back (vector/spill.c).
+ *	  to hash partitions and are merged back a partition at a time
+ *	  (vector/spill.c).
  *
  *	  A correlated subquery's plain aggregate is answered from a memo
  *	  (TAGG_PRIVATE_MEMO): grouped by its correlated columns, in one pass.
@@ -307,6 +308,7 @@ tagg_begin(CustomScanState *node, EState *estate, int eflags)
 			nstates = 0;
 		}
 		TesseraGroupsInit(&as->groups, list_nth(priv, TAGG_PRIVATE_KEYS), nstates, as->cxt);
+		TesseraGroupsCarry(&as->groups, intVal(list_nth(priv, TAGG_PRIVATE_CARRIED)));
 	}
 	as->memo = list_nth(priv, TAGG_PRIVATE_MEMO);
 	if (list_nth(priv, TAGG_PRIVATE_TOPN) != NIL)
@@ -373,6 +375,7 @@ tagg_reset(TesseraAggState *as)
 {
 	TesseraGroupsReset(&as->groups, as->groups.nkeys > 0 ? 256 : 1);
 	TesseraGroupsPresize(&as->groups, as->est_groups);
+	as->spill.est_groups = as->est_groups;
 	if (as->fold != &as->groups)
 		TesseraGroupsReset(as->fold, as->fold->nkeys > 0 ? 256 : 1);
 	as->ok = NULL;
@@ -1284,11 +1287,10 @@ tagg_rollup(TesseraAggState *as)
 	{
 		int			og;
 
-		if (as->spill.sort != NULL)
+		if (TesseraSpillActive(&as->spill))
 		{
-			if (!TesseraSpillNextGroup(&as->spill, in, as->specs))
+			if (!TesseraSpillNextGroup(&as->spill, in, as->specs, &group))
 				break;
-			group = 0;
 		}
 		else if (as->next >= in->ngroups)
 			break;
@@ -1421,10 +1423,10 @@ tagg_exec(CustomScanState *node)
 			if (as->next < g->ngroups)
 				group = as->next++;
 		}
-		else if (as->spill.sort != NULL)
+		else if (TesseraSpillActive(&as->spill))
 		{
-			if (TesseraSpillNextGroup(&as->spill, g, as->specs))
-				group = 0;
+			if (!TesseraSpillNextGroup(&as->spill, g, as->specs, &group))
+				group = -1;
 		}
 		else if (as->next < g->ngroups)
 			group = as->next++;

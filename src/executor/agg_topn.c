@@ -46,7 +46,7 @@ TesseraAggTopNBound(TesseraAggState *as, TesseraGroups *g)
 	int			from;
 
 	as->topn_active = false;
-	if (as->topn_rows <= 0 || g->ngroups <= as->topn_rows || as->spill.sort != NULL ||
+	if (as->topn_rows <= 0 || g->ngroups <= as->topn_rows || TesseraSpillActive(&as->spill) ||
 		as->ts.css.ss.ps.qual != NULL || as->star.left)
 		return;
 	from = as->specs[as->topn_spec].same_as >= 0 ? as->specs[as->topn_spec].same_as :

@@ -626,6 +626,20 @@ comp_projected(TesseraComputed *c, TesseraBatch *b, const bool *ok, int n)
 		slot->tts_isnull[atts[k]] = true;
 }
 
+/* x op y for the rows, y a constant; a NULL x gives NULL (its value 0 is not checked) */
+#define INT_ARITH_CONST_LOOP(op) \
+	for (int j = 0; j < m; j++) \
+	{ \
+		int			i = rows[j]; \
+		int64		z; \
+		bool		o = op(ia->l->v[i], y, &z); \
+		bool		n = ia->l->isnull[i]; \
+\
+		ia->isnull[i] = n; \
+		overflow |= (!n) & (o | (z < lo) | (z > hi)); \
+		ia->v[i] = n ? 0 : z; \
+	}
+
 /* Node ia over rows (the counted ones, m of them) of the batch, into ia->v / ia->isnull. */
 static void
 int_arith_eval(TesseraComputed *c, IntArith *ia, TesseraBatch *b, const int *rows, int m,
@@ -676,7 +690,9 @@ int_arith_eval(TesseraComputed *c, IntArith *ia, TesseraBatch *b, const int *row
 			break;
 	}
 	int_arith_eval(c, ia->l, b, rows, m, bufcxt);
-	int_arith_eval(c, ia->r, b, rows, m, bufcxt);
+	/* a constant on the right (x - 1): not spread over the rows */
+	if (ia->r->kind != IA_CONST)
+		int_arith_eval(c, ia->r, b, rows, m, bufcxt);
 	{
 		int64		lo = ia->type == INT2OID ? PG_INT16_MIN : ia->type == INT4OID ? PG_INT32_MIN :
 			PG_INT64_MIN;
@@ -684,26 +700,45 @@ int_arith_eval(TesseraComputed *c, IntArith *ia, TesseraBatch *b, const int *row
 			PG_INT64_MAX;
 		bool		overflow = false;
 
-		for (int j = 0; j < m; j++)
+		if (ia->r->kind == IA_CONST)
 		{
-			int			i = rows[j];
-			int64		x = ia->l->v[i],
-						y = ia->r->v[i],
-						z;
-			bool		o;
+			int64		y = ia->r->value;
 
-			ia->isnull[i] = ia->l->isnull[i] | ia->r->isnull[i];
-			if (ia->isnull[i])
+			/* one loop per operator: no branch on it per row */
+			switch (ia->kind)
 			{
-				ia->v[i] = 0;
-				continue;
+				case IA_ADD:
+					INT_ARITH_CONST_LOOP(pg_add_s64_overflow);
+					break;
+				case IA_SUB:
+					INT_ARITH_CONST_LOOP(pg_sub_s64_overflow);
+					break;
+				default:
+					INT_ARITH_CONST_LOOP(pg_mul_s64_overflow);
+					break;
 			}
-			o = ia->kind == IA_ADD ? pg_add_s64_overflow(x, y, &z) :
-				ia->kind == IA_SUB ? pg_sub_s64_overflow(x, y, &z) :
-				pg_mul_s64_overflow(x, y, &z);
-			overflow |= o | (z < lo) | (z > hi);
-			ia->v[i] = z;
 		}
+		else
+			for (int j = 0; j < m; j++)
+			{
+				int			i = rows[j];
+				int64		x = ia->l->v[i],
+							y = ia->r->v[i],
+							z;
+				bool		o;
+
+				ia->isnull[i] = ia->l->isnull[i] | ia->r->isnull[i];
+				if (ia->isnull[i])
+				{
+					ia->v[i] = 0;
+					continue;
+				}
+				o = ia->kind == IA_ADD ? pg_add_s64_overflow(x, y, &z) :
+					ia->kind == IA_SUB ? pg_sub_s64_overflow(x, y, &z) :
+					pg_mul_s64_overflow(x, y, &z);
+				overflow |= o | (z < lo) | (z > hi);
+				ia->v[i] = z;
+			}
 		if (overflow)
 			int_arith_overflow(ia->type);
 	}

@@ -643,9 +643,34 @@ merge_state(TAggSpec *sp, TAggState *dst, const TAggState *src, Numeric extra,
 }
 
 /*
- * One group's states (nspecs of them) as a bytea: per aggregate the state
- * struct (its pointers meaningless), then the length and bytes of its extra
- * numeric and, for generic min/max, of its value.
+ * How a state travels (TesseraAggSerialize): a count alone; a sum or
+ * average of integers or numerics without its pointer, then its extra
+ * numeric; or the whole struct.  A spill of a million groups writes each
+ * group's states, and a parallel plan ships them through its queues.
+ */
+typedef enum TAggSerForm
+{
+	TAGG_SER_COUNT,
+	TAGG_SER_SUM,
+	TAGG_SER_WHOLE
+} TAggSerForm;
+
+static inline TAggSerForm
+ser_form(const TAggSpec *sp)
+{
+	if (sp->generic)
+		return TAGG_SER_WHOLE;
+	if (sp->kind == TAGG_COUNT_STAR || sp->kind == TAGG_COUNT || sp->kind == TAGG_COUNT_DISTINCT)
+		return TAGG_SER_COUNT;
+	if (TAggStateHasSum(sp))
+		return TAGG_SER_SUM;
+	return TAGG_SER_WHOLE;
+}
+
+/*
+ * One group's states (nspecs of them) as a bytea: per aggregate its state
+ * (ser_form), then for a sum the length and bytes of its extra numeric
+ * and, for generic min/max, the length and bytes of its value.
  */
 Datum
 TesseraAggSerialize(TAggSpec *specs, int nspecs, TAggState *states)
@@ -657,9 +682,24 @@ TesseraAggSerialize(TAggSpec *specs, int nspecs, TAggState *states)
 	for (int k = 0; k < nspecs; k++)
 	{
 		TAggState  *st = &states[k];
-		int32		len = TAggStateHasSum(&specs[k]) && st->extra ? VARSIZE(st->extra) : 0;
+		int32		len;
 
-		appendBinaryStringInfo(&buf, (char *) st, sizeof(TAggState));
+		switch (ser_form(&specs[k]))
+		{
+			case TAGG_SER_COUNT:
+				appendBinaryStringInfo(&buf, (char *) &st->count, sizeof(int64));
+				continue;
+			case TAGG_SER_SUM:
+				appendBinaryStringInfo(&buf, (char *) st, offsetof(TAggState, extra));
+				appendBinaryStringInfo(&buf, (char *) &st->nan, sizeof(bool));
+				appendBinaryStringInfo(&buf, (char *) &st->pinf, sizeof(bool));
+				appendBinaryStringInfo(&buf, (char *) &st->ninf, sizeof(bool));
+				break;
+			case TAGG_SER_WHOLE:
+				appendBinaryStringInfo(&buf, (char *) st, sizeof(TAggState));
+				break;
+		}
+		len = TAggStateHasSum(&specs[k]) && st->extra ? VARSIZE(st->extra) : 0;
 		appendBinaryStringInfo(&buf, (char *) &len, sizeof(int32));
 		if (len > 0)
 			appendBinaryStringInfo(&buf, (char *) st->extra, len);
@@ -677,6 +717,16 @@ TesseraAggSerialize(TAggSpec *specs, int nspecs, TAggState *states)
 	return PointerGetDatum(buf.data);
 }
 
+/* The next n bytes of a serialized group into dst. */
+static inline const char *
+ser_take(const char *p, const char *end, void *dst, Size n)
+{
+	if (end - p < (ptrdiff_t) n)
+		elog(ERROR, "TesseraAgg: partial aggregate states truncated");
+	memcpy(dst, p, n);
+	return p + n;
+}
+
 /* Merge one group's serialized states (TesseraAggSerialize) into states. */
 void
 TesseraAggMergeRow(TAggSpec *specs, int nspecs, TAggState *states, Datum statesd,
@@ -692,11 +742,24 @@ TesseraAggMergeRow(TAggSpec *specs, int nspecs, TAggState *states, Datum statesd
 		int32		len;
 		Numeric		extra = NULL;
 
-		if (end - p < (ptrdiff_t) (sizeof(TAggState) + sizeof(int32)))
-			elog(ERROR, "TesseraAgg: partial aggregate states truncated");
-		memcpy(&src, p, sizeof(TAggState));
-		memcpy(&len, p + sizeof(TAggState), sizeof(int32));
-		p += sizeof(TAggState) + sizeof(int32);
+		memset(&src, 0, sizeof(src));
+		switch (ser_form(&specs[k]))
+		{
+			case TAGG_SER_COUNT:
+				p = ser_take(p, end, &src.count, sizeof(int64));
+				merge_state(&specs[k], &states[k], &src, NULL, cxt);
+				continue;
+			case TAGG_SER_SUM:
+				p = ser_take(p, end, &src, offsetof(TAggState, extra));
+				p = ser_take(p, end, &src.nan, sizeof(bool));
+				p = ser_take(p, end, &src.pinf, sizeof(bool));
+				p = ser_take(p, end, &src.ninf, sizeof(bool));
+				break;
+			case TAGG_SER_WHOLE:
+				p = ser_take(p, end, &src, sizeof(TAggState));
+				break;
+		}
+		p = ser_take(p, end, &len, sizeof(int32));
 		if (len < 0 || end - p < len)
 			elog(ERROR, "TesseraAgg: partial aggregate states truncated");
 		if (len > 0)
@@ -707,10 +770,7 @@ TesseraAggMergeRow(TAggSpec *specs, int nspecs, TAggState *states, Datum statesd
 		}
 		if (specs[k].generic && src.have)
 		{
-			if (end - p < (ptrdiff_t) sizeof(int32))
-				elog(ERROR, "TesseraAgg: partial aggregate states truncated");
-			memcpy(&len, p, sizeof(int32));
-			p += sizeof(int32);
+			p = ser_take(p, end, &len, sizeof(int32));
 			if (len < 0 || end - p < len)
 				elog(ERROR, "TesseraAgg: partial aggregate states truncated");
 			if (len > 0)

@@ -45,6 +45,7 @@ TesseraGroupsInit(TesseraGroups *gt, List *key_descs, int nspecs, MemoryContext 
 	gt->cxt = cxt;
 	gt->nspecs = nspecs;
 	gt->nkeys = list_length(key_descs);
+	gt->nhash = gt->nkeys;
 	gt->gkeys = palloc0(sizeof(TAggKey) * Max(gt->nkeys, 1));
 	foreach(lc, key_descs)
 	{
@@ -57,6 +58,18 @@ TesseraGroupsInit(TesseraGroups *gt, List *key_descs, int nspecs, MemoryContext 
 		key->typlen = (int16) desc_int(desc, KEY_DESC_TYPLEN);
 		key->kind = (TAggKeyKind) desc_int(desc, KEY_DESC_KIND);
 	}
+}
+
+/*
+ * The last ncarried keys are carried, not grouped on: the planner proved
+ * each a function of the others (TesseraAgg's tagg_carried_keys), so equal
+ * in every row of a group.  Set before the first group is made.
+ */
+void
+TesseraGroupsCarry(TesseraGroups *gt, int ncarried)
+{
+	Assert(ncarried >= 0 && ncarried < gt->nkeys && gt->slots == NULL);
+	gt->nhash = gt->nkeys - ncarried;
 }
 
 /* Forget every group; room for cap of them. */
@@ -189,6 +202,7 @@ static void
 rehash(TesseraGroups *gt, uint32 nslots)
 {
 	int			k = gt->nkeys;
+	int			nh = gt->nhash;
 
 	if (gt->slots)
 		pfree(gt->slots);
@@ -202,9 +216,9 @@ rehash(TesseraGroups *gt, uint32 nslots)
 		uint64		hash;
 		uint32		h;
 
-		if (k == 1 && gt->keynull[g])
+		if (nh == 1 && gt->keynull[(Size) g * k])
 			continue;			/* the NULL group of one key is found without hashing */
-		hash = hash_keys(keys, &gt->keynull[(Size) g * k], k);
+		hash = hash_keys(keys, &gt->keynull[(Size) g * k], nh);
 		h = slot_of(gt, hash);
 		while (gt->slots[h].group >= 0)
 			h = (h + 1) & (nslots - 1);
@@ -222,6 +236,7 @@ static inline int
 find_group_hashed(TesseraGroups *gt, const int64 *keys, const bool *nulls, uint64 hash)
 {
 	int			k = gt->nkeys;
+	int			nh = gt->nhash;
 	uint32		tag,
 				h;
 
@@ -246,10 +261,10 @@ find_group_hashed(TesseraGroups *gt, const int64 *keys, const bool *nulls, uint6
 			const bool *gn = &gt->keynull[(Size) slot->group * k];
 			int			j;
 
-			for (j = 0; j < k; j++)
+			for (j = 0; j < nh; j++)
 				if (gk[j] != keys[j] || gn[j] != nulls[j])
 					break;
-			if (j == k)
+			if (j == nh)
 				return slot->group;
 		}
 		h = (h + 1) & (gt->nslots - 1);
@@ -259,7 +274,7 @@ find_group_hashed(TesseraGroups *gt, const int64 *keys, const bool *nulls, uint6
 static inline int
 find_group(TesseraGroups *gt, const int64 *keys, const bool *nulls)
 {
-	return find_group_hashed(gt, keys, nulls, hash_keys(keys, nulls, gt->nkeys));
+	return find_group_hashed(gt, keys, nulls, hash_keys(keys, nulls, gt->nhash));
 }
 
 /*
@@ -566,6 +581,17 @@ key_ids(TesseraGroups *gt, TAggKey *key, TesseraBatch *b, const bool *ok, int n)
 	}
 }
 
+/* Row i's keys (all of them, carried ones too) as new_group stores them. */
+static inline void
+row_keys(TesseraGroups *gt, int i, int64 *keys, bool *nulls)
+{
+	for (int j = 0; j < gt->nkeys; j++)
+	{
+		nulls[j] = gt->gkeys[j].nulls[i];
+		keys[j] = nulls[j] ? 0 : gt->gkeys[j].ids[i];
+	}
+}
+
 /*
  * Several keys.  Rows whose keys are all small non-negative ids or values
  * (strings always are) pack losslessly into 64 bits, and a direct-mapped
@@ -578,7 +604,7 @@ key_ids(TesseraGroups *gt, TAggKey *key, TesseraBatch *b, const bool *ok, int n)
 static void
 assign_multi(TesseraGroups *gt, const bool *ok, int n, int32 *gidx)
 {
-	int			k = gt->nkeys;
+	int			k = gt->nhash;	/* (carried keys: only stored, below) */
 	int			shift = 64 / k;
 	int			np = 0;
 	bool		runs = false;
@@ -643,11 +669,7 @@ assign_multi(TesseraGroups *gt, const bool *ok, int n, int32 *gidx)
 		int			g;
 
 		prefetch_ahead(gt, p, np);
-		for (int j = 0; j < k; j++)
-		{
-			rownulls[j] = gt->gkeys[j].nulls[i];
-			rowkeys[j] = rownulls[j] ? 0 : gt->gkeys[j].ids[i];
-		}
+		row_keys(gt, i, rowkeys, rownulls);
 		g = find_group_hashed(gt, rowkeys, rownulls, gt->phash[p]);
 		if (gt->pend[p] >= 0)
 		{
@@ -685,9 +707,12 @@ assign_one(TesseraGroups *gt, const bool *ok, int first, int n, int32 *gidx)
 {
 	const int64 *ids = gt->gkeys[0].ids;
 	const bool *nulls = gt->gkeys[0].nulls;
-	bool		notnull = false;
+	int64		rowkeys[INDEX_MAX_KEYS];
+	bool		rownulls[INDEX_MAX_KEYS];
 	bool		runs = false;
 	int			np = 0;
+
+	rownulls[0] = false;
 
 	for (int i = first; i < n; i++)
 	{
@@ -702,10 +727,10 @@ assign_one(TesseraGroups *gt, const bool *ok, int first, int n, int32 *gidx)
 		{
 			if (gt->null_group < 0)
 			{
-				int64		zero = 0;
-				bool		isnull = true;
-
-				gt->null_group = new_group(gt, &zero, &isnull);
+				row_keys(gt, i, rowkeys, rownulls);
+				rowkeys[0] = 0;
+				gt->null_group = new_group(gt, rowkeys, rownulls);
+				rownulls[0] = false;
 			}
 			gidx[i] = gt->null_group;
 			continue;
@@ -724,7 +749,7 @@ assign_one(TesseraGroups *gt, const bool *ok, int first, int n, int32 *gidx)
 		}
 		gidx[i] = -3;			/* looked up below */
 		gt->pend[np] = i;
-		gt->phash[np] = hash_keys(&ids[i], &notnull, 1);
+		gt->phash[np] = hash_keys(&ids[i], rownulls, 1);
 		np++;
 	}
 	for (int p = 0; p < np; p++)
@@ -734,7 +759,11 @@ assign_one(TesseraGroups *gt, const bool *ok, int first, int n, int32 *gidx)
 		uint64		d;
 
 		prefetch_ahead(gt, p, np);
-		gidx[i] = find_group_hashed(gt, &key, &notnull, gt->phash[p]);
+		if (gt->nkeys > 1)
+			row_keys(gt, i, rowkeys, rownulls);		/* the carried ones too */
+		else
+			rowkeys[0] = key;
+		gidx[i] = find_group_hashed(gt, rowkeys, rownulls, gt->phash[p]);
 		if (gt->direct == NULL)
 		{
 			gt->direct_cap = TAGG_DIRECT;
@@ -797,7 +826,7 @@ TesseraGroupsAssign(TesseraGroups *gt, TesseraBatch *b, const bool *ok, int n)
 		}
 		gidx = gt->gidx;
 		first_slow = 0;
-		if (k == 1 && ok == NULL && gt->direct != NULL &&
+		if (gt->nhash == 1 && ok == NULL && gt->direct != NULL &&
 			memchr(gt->gkeys[0].nulls, true, n) == NULL)
 		{
 			/*
@@ -819,7 +848,7 @@ TesseraGroupsAssign(TesseraGroups *gt, TesseraBatch *b, const bool *ok, int n)
 				gidx[first_slow] = direct[d];
 			}
 		}
-		if (k > 1)
+		if (gt->nhash > 1)
 		{
 			assign_multi(gt, ok, n, gidx);
 			return gidx;
@@ -842,7 +871,7 @@ TesseraGroupsLookup(TesseraGroups *gt, int64 *keys, bool *nulls)
 {
 	if (gt->nkeys == 0)
 		return 0;
-	if (gt->nkeys == 1 && nulls[0])
+	if (gt->nhash == 1 && nulls[0])
 	{
 		if (gt->null_group < 0)
 		{
@@ -912,7 +941,7 @@ TesseraGroupsFindInts(TesseraGroups *gt, const Datum *values, const bool *isnull
 			return -1;			/* (the memo's callers: `= NULL` keeps no row) */
 		keys[j] = TesseraIntDatum(values[j], gt->gkeys[j].typlen);
 	}
-	hash = hash_keys(keys, (const bool *) isnull, k);
+	hash = hash_keys(keys, (const bool *) isnull, gt->nhash);
 	tag = slot_tag(hash);
 	h = slot_of(gt, hash);
 	for (;;)
@@ -922,8 +951,8 @@ TesseraGroupsFindInts(TesseraGroups *gt, const Datum *values, const bool *isnull
 		if (slot->group < 0)
 			return -1;
 		if (slot->tag == tag &&
-			memcmp(&gt->keys[(Size) slot->group * k], keys, sizeof(int64) * k) == 0 &&
-			memcmp(&gt->keynull[(Size) slot->group * k], isnull, sizeof(bool) * k) == 0)
+			memcmp(&gt->keys[(Size) slot->group * k], keys, sizeof(int64) * gt->nhash) == 0 &&
+			memcmp(&gt->keynull[(Size) slot->group * k], isnull, sizeof(bool) * gt->nhash) == 0)
 			return slot->group;
 		h = (h + 1) & (gt->nslots - 1);
 	}
@@ -949,4 +978,43 @@ TesseraGroupsKeyDatums(TesseraGroups *gt, int g, Datum *values, bool *isnull)
 			values[j] = key->typlen == 2 ? Int16GetDatum((int16) v) :
 				key->typlen == 4 ? Int32GetDatum((int32) v) : Int64GetDatum(v);
 	}
+}
+
+/*
+ * A hash of group g's grouped keys by their values, not their ids (a
+ * string's id depends on the order the table met the strings in): the
+ * same in every table that holds these keys (a spill's partitions).
+ */
+uint64
+TesseraGroupsValueHash(TesseraGroups *gt, int g)
+{
+	uint64		h = 0;
+
+	for (int j = 0; j < gt->nhash; j++)
+	{
+		TAggKey    *key = &gt->gkeys[j];
+		int64		v = gt->keys[(Size) g * gt->nkeys + j];
+		uint64		x;
+
+		if (gt->keynull[(Size) g * gt->nkeys + j])
+			x = UINT64CONST(0x5bd1e995);
+		else if (key->kind == TAGG_KEY_INT || key->kind == TAGG_KEY_NUMINT)
+			x = (uint64) v;
+		else
+		{
+			const char *data;
+			int			len;
+
+			key_bytes(key, key->strs[v], &data, &len);
+			x = hash_bytes_extended((const unsigned char *) data, len, 0);
+		}
+		/* (murmur3's 64-bit finalizer) */
+		x ^= x >> 33;
+		x *= UINT64CONST(0xff51afd7ed558ccd);
+		x ^= x >> 33;
+		x *= UINT64CONST(0xc4ceb9fe1a85ec53);
+		x ^= x >> 33;
+		h = hash_combine64(h, x);
+	}
+	return h;
 }

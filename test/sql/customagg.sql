@@ -324,7 +324,9 @@ RESET min_parallel_table_scan_size;
 DROP TABLE mh, mt;
 
 -- more groups than work_mem holds (the estimate was wrong): TesseraAgg
--- spills them, sorted by key, and merges them back; same answers
+-- spills them to hash partitions and merges each back; partitions that
+-- still do not fit (sized for the wrong estimate) are sorted by key and
+-- merged one group at a time; same answers
 CREATE TABLE sh (g int, s text, b char(4), v int, n numeric) WITH (autovacuum_enabled = off);
 CREATE TABLE st (LIKE sh) USING tessera WITH (autovacuum_enabled = off);
 INSERT INTO sh SELECT i % 3, 'x', 'y', i, i FROM generate_series(1, 1000) i;
@@ -348,8 +350,22 @@ BEGIN
     END LOOP;
     RETURN agg AND spilled;
 END $$;
+CREATE FUNCTION tt.spill_shape(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+    line text;
+    parts bool := false;
+    sorted bool := false;
+BEGIN
+    FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+        parts := parts OR line ~ 'Spill Partitions: \d+$';
+        sorted := sorted OR line ~ 'Spill Partitions Sorted: [1-9]';
+    END LOOP;
+    RETURN CASE WHEN NOT parts THEN 'not spilled' WHEN sorted THEN 'partitions, some sorted'
+        ELSE 'partitions' END;
+END $$;
 SELECT tt.spills('SELECT g, count(*), sum(v) FROM st GROUP BY g');
 SELECT tt.spills('SELECT s, b, count(*) FROM st GROUP BY s, b');
+SELECT tt.spill_shape('SELECT g, count(*), sum(v) FROM st GROUP BY g');
 SELECT q, tt.cmp(q, 'sh', 'st') FROM (VALUES
     ('SELECT g, count(*), sum(v), avg(n), min(v), max(g), sum(n * 2) FROM {t} GROUP BY g'),
     ('SELECT s, count(*), sum(n) FROM {t} GROUP BY s'),
@@ -362,6 +378,7 @@ ANALYZE st;
 ANALYZE sh;
 SELECT tt.spills('SELECT g, count(*), sum(v), avg(n) FROM st GROUP BY g');
 SELECT tt.spills('SELECT g, s, count(*) FROM st GROUP BY g, s');
+SELECT tt.spill_shape('SELECT g, count(*), sum(v), avg(n) FROM st GROUP BY g');
 SELECT q, tt.cmp(q, 'sh', 'st') FROM (VALUES
     ('SELECT g, count(*), sum(v), avg(n), max(s) FROM {t} GROUP BY g'),
     ('SELECT g, s, count(*) FROM {t} GROUP BY g, s HAVING count(*) = 1'),
@@ -375,6 +392,7 @@ RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;
 RESET work_mem;
 DROP FUNCTION tt.spills(text);
+DROP FUNCTION tt.spill_shape(text);
 DROP TABLE sh, st;
 
 -- HAVING: evaluated on each group's row, its own aggregates computed too;
