@@ -34,6 +34,17 @@
 
 #include "tessera/vector.h"
 
+/* the header-only build of Debian's libxxhash: nothing to link */
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+/* The hash strings are interned by (XXH3: a few ns for a short string). */
+static inline uint32
+key_string_hash(const char *data, int len)
+{
+	return (uint32) XXH3_64bits(data, len);
+}
+
 /* Set up a table keyed as the planner's key descriptions say, states of nspecs aggregates. */
 void
 TesseraGroupsInit(TesseraGroups *gt, List *key_descs, int nspecs, MemoryContext cxt)
@@ -316,7 +327,11 @@ prefetch_ahead(TesseraGroups *gt, int p, int np)
 static inline void
 key_bytes(TAggKey *key, Datum d, const char **data, int *len)
 {
-	text	   *t = DatumGetTextPP(d);
+	text	   *t = (text *) DatumGetPointer(d);
+
+	/* (a decoded value is never compressed or external: no call per row) */
+	if (VARATT_IS_EXTERNAL(t) || VARATT_IS_COMPRESSED(t))
+		t = DatumGetTextPP(d);
 
 	*data = VARDATA_ANY(t);
 	*len = VARSIZE_ANY_EXHDR(t);
@@ -327,7 +342,7 @@ key_bytes(TAggKey *key, Datum d, const char **data, int *len)
 
 /*
  * The dense id of a string key's value d, whose bytes are data (len of them,
- * hash_bytes hash), interned on first sight.
+ * key_string_hash hash), interned on first sight.
  */
 static int32
 intern_bytes(TesseraGroups *gt, TAggKey *key, Datum d, const char *data, int len, uint32 hash)
@@ -347,7 +362,7 @@ intern_bytes(TesseraGroups *gt, TAggKey *key, Datum d, const char *data, int len
 			int			ol;
 
 			key_bytes(key, key->strs[i], &od, &ol);
-			h = hash_bytes((const unsigned char *) od, ol) & (nslots - 1);
+			h = key_string_hash(od, ol) & (nslots - 1);
 			while (key->slots[h] >= 0)
 				h = (h + 1) & (nslots - 1);
 			key->slots[h] = i;
@@ -393,7 +408,7 @@ intern_string(TesseraGroups *gt, TAggKey *key, Datum d)
 	int			len;
 
 	key_bytes(key, d, &data, &len);
-	return intern_bytes(gt, key, d, data, len, hash_bytes((const unsigned char *) data, len));
+	return intern_bytes(gt, key, d, data, len, key_string_hash(data, len));
 }
 
 /*
@@ -564,7 +579,7 @@ key_ids(TesseraGroups *gt, TAggKey *key, TesseraBatch *b, const bool *ok, int n)
 			uint32		v;
 
 			key_bytes(key, values[i], &data, &len);
-			hash = hash_bytes((const unsigned char *) data, len);
+			hash = key_string_hash(data, len);
 			v = hash & (TAGG_VALUE_CACHE - 1);
 			if (key->vc_data[v] == NULL || key->vc_hash[v] != hash || key->vc_len[v] != len ||
 				memcmp(key->vc_data[v], data, len) != 0)
