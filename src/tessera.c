@@ -86,7 +86,7 @@ _PG_init(void)
 	DefineCustomEnumVariable("tessera.compression",
 							 "Compression codec for new tessera stripes.",
 							 "Used by tables that do not set tessera_compression.",
-							 &tessera_compression, TESSERA_CODEC_ZSTD, TesseraCodecEntries,
+							 &tessera_compression, TESSERA_CODEC_AUTO, TesseraCodecEntries,
 							 PGC_USERSET, 0, NULL, NULL, NULL);
 	DefineCustomIntVariable("tessera.compression_level",
 							"Compression level for new tessera stripes (zstd).",

@@ -236,6 +236,7 @@ extern int	TesseraCompressIfPays(int codec, int level, const TesseraBuf *raw, Te
 extern bool TesseraDecompress(int codec, const char *src, Size srclen, char *dst,
 							  Size rawlen);
 extern bool TesseraCodecAvailable(int codec);
+extern int	TesseraCodecChoose(int codec, int level, const char *data, Size len);
 
 /* integers (encoding/intcodec.c) */
 typedef enum TesseraFilterResult

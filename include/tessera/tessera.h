@@ -36,6 +36,12 @@ typedef enum TesseraCodec
 
 #define TESSERA_CODEC_COUNT 4
 
+/*
+ * A setting, never stored: lz4 where it halves a payload, zstd where it
+ * saves a quarter more than lz4 (TesseraCodecChoose).
+ */
+#define TESSERA_CODEC_AUTO	TESSERA_CODEC_COUNT
+
 /* the per-backend fetch cache (MB) and background compaction's pace */
 #define TESSERA_MAX_FETCH_CACHE_MB		1024
 #define TESSERA_MIN_AUTOCOMPACT_STRIPES	16

@@ -60,7 +60,7 @@ typedef struct TesseraRdOptions
 	int			delta_row_limit;
 } TesseraRdOptions;
 
-int			tessera_compression = TESSERA_CODEC_ZSTD;
+int			tessera_compression = TESSERA_CODEC_AUTO;
 int			tessera_compression_level = TESSERA_DEFAULT_COMPRESSION_LEVEL;
 int			tessera_stripe_row_limit = 150000;
 int			tessera_row_group_row_limit = 10000;
@@ -72,6 +72,7 @@ const struct config_enum_entry TesseraCodecEntries[] = {
 	{"pglz", TESSERA_CODEC_PGLZ, false},
 	{"lz4", TESSERA_CODEC_LZ4, false},
 	{"zstd", TESSERA_CODEC_ZSTD, false},
+	{"auto", TESSERA_CODEC_AUTO, false},
 	{NULL, 0, false}
 };
 
@@ -110,7 +111,7 @@ TesseraRegisterReloptions(void)
 	add_enum_reloption(tessera_relopt_kind, "tessera_compression",
 					   "Compression codec of a tessera table.",
 					   codec_options, UNSET,
-					   "Valid values are \"none\", \"pglz\", \"lz4\" and \"zstd\".",
+					   "Valid values are \"none\", \"pglz\", \"lz4\", \"zstd\" and \"auto\".",
 					   ShareUpdateExclusiveLock);
 	add_int_reloption(tessera_relopt_kind, "tessera_compression_level",
 					  "Compression level of a tessera table (zstd).",

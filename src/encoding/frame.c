@@ -102,6 +102,8 @@ TesseraFrameChunk(int codec, int level, const TesseraBuf *raw, uint32 index_ever
 
 	Assert(raw->len <= PG_UINT32_MAX);
 
+	if (codec != TESSERA_CODEC_NONE)
+		codec = TesseraCodecChoose(codec, level, raw->data, raw->len);
 	if (codec != TESSERA_CODEC_NONE && wide_frames_pay(codec, level, raw))
 	{
 		frame_bytes = TESSERA_FRAME_WIDE_BYTES;
