@@ -279,6 +279,7 @@ typedef struct TAggKey
 	/* per batch: a computed key's values (TAGG_COMPUTED_ATTIDX), set by the node */
 	Datum	   *cvalues;
 	bool	   *cnulls;
+	int64	   *cints;			/* a NUMINT key's values as its ids, or NULL */
 	/* per batch: the column's ids */
 	int64	   *ids;
 	int			ids_cap;

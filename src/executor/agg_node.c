@@ -186,6 +186,8 @@ tagg_computed_keys(TesseraAggState *as)
 		{
 			key->cvalues = as->comp.values[key->attidx - TAGG_COMPUTED_ATTIDX];
 			key->cnulls = as->comp.nulls[key->attidx - TAGG_COMPUTED_ATTIDX];
+			key->cints = as->comp.ivalues != NULL ?
+				as->comp.ivalues[key->attidx - TAGG_COMPUTED_ATTIDX] : NULL;
 		}
 	}
 }

@@ -38,8 +38,13 @@
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
+#include "datatype/timestamp.h"
+#include "utils/date.h"
+#include "utils/datetime.h"
+#include "utils/builtins.h"
 #include "utils/datum.h"
 #include "utils/fmgroids.h"
+#include "utils/numeric.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
@@ -92,6 +97,23 @@ memo_equal(struct varlena *a, struct varlena *b)
 #define COMP_EXTRA		2		/* an extra column itself: its array */
 #define COMP_INT_ARITH	3		/* + - * of integer columns and constants: vectors */
 #define COMP_TEXTLEN	4		/* length() of a text column: characters counted */
+#define COMP_TS_FIELD	5		/* extract(field FROM a timestamp or date column) */
+
+/* The fields COMP_TS_FIELD computes; the others are PostgreSQL's */
+typedef enum TsField
+{
+	TSF_MINUTE,
+	TSF_HOUR,
+	TSF_DAY,
+	TSF_MONTH,
+	TSF_YEAR,
+	TSF_QUARTER,
+	TSF_DOW,
+	TSF_ISODOW,
+	TSF_DOY
+} TsField;
+
+#define TSF_SMALL_MAX	366		/* the fields but year stay within 0..this */
 
 /*
  * Integer arithmetic (+, -, * of smallint, integer and bigint columns and
@@ -320,6 +342,154 @@ comp_column(TesseraComputed *c, TesseraBatch *b, int att, Datum **values, bool *
 }
 
 /*
+ * Is expr extract(field FROM col), col a timestamp (without time zone) or
+ * date column, for a field computed here (*field; a date's time fields are
+ * PostgreSQL's: it raises their error)?
+ */
+static bool
+ts_field_of(Node *expr, int *field, bool *is_date)
+{
+	static const struct
+	{
+		const char *name;
+		TsField		field;
+		bool		date_ok;
+	}			fields[] = {
+		{"minute", TSF_MINUTE, false}, {"hour", TSF_HOUR, false}, {"day", TSF_DAY, true},
+		{"month", TSF_MONTH, true}, {"year", TSF_YEAR, true}, {"quarter", TSF_QUARTER, true},
+		{"dow", TSF_DOW, true}, {"isodow", TSF_ISODOW, true}, {"doy", TSF_DOY, true}
+	};
+	FuncExpr   *f = (FuncExpr *) expr;
+	Const	   *c;
+	char	   *name;
+
+	if (!IsA(expr, FuncExpr) || list_length(f->args) != 2 ||
+		(f->funcid != F_EXTRACT_TEXT_TIMESTAMP && f->funcid != F_EXTRACT_TEXT_DATE) ||
+		!IsA(lsecond(f->args), Var))
+		return false;
+	c = (Const *) linitial(f->args);
+	if (!IsA(c, Const) || c->consttype != TEXTOID || c->constisnull)
+		return false;
+	*is_date = f->funcid == F_EXTRACT_TEXT_DATE;
+	name = TextDatumGetCString(c->constvalue);
+	for (int i = 0; i < lengthof(fields); i++)
+		if (strcmp(name, fields[i].name) == 0 && (fields[i].date_ok || !*is_date))
+		{
+			*field = fields[i].field;
+			return true;
+		}
+	return false;
+}
+
+/*
+ * extract(field FROM col) over the batch's counted rows, as
+ * timestamp_part_common and extract_date compute it: the day of a
+ * timestamp by floor division, years before 1 counted from -1, NULL for
+ * an infinite value but for year (an infinity).  Small results are
+ * numerics made once (c->small); the keys read the integers (ivalues).
+ */
+static void
+comp_ts_field(TesseraComputed *c, int j, TesseraBatch *b, const bool *ok, int n)
+{
+	int			field = c->ts_field[j];
+	bool		is_date = c->ts_is_date[j];
+	Datum	   *out = c->values[j];
+	bool	   *outnull = c->nulls[j];
+	int64	   *iout = c->ivalues[j];
+	Datum	   *values;
+	bool	   *isnull;
+	int64		last_year = PG_INT64_MIN;
+	Datum		last_year_d = (Datum) 0;
+
+	comp_column(c, b, c->atts[j][0], &values, &isnull);
+	for (int i = 0; i < n; i++)
+	{
+		int64		date;
+		int64		time = 0;
+		int64		v;
+		int			y,
+					m,
+					d;
+		bool		infinite,
+					negative = false;
+
+		outnull[i] = true;
+		out[i] = (Datum) 0;
+		iout[i] = 0;
+		if ((ok && !ok[i]) || isnull[i])
+			continue;
+		if (is_date)
+		{
+			DateADT		dv = DatumGetDateADT(values[i]);
+
+			infinite = DATE_NOT_FINITE(dv);
+			negative = DATE_IS_NOBEGIN(dv);
+			date = dv;
+		}
+		else
+		{
+			Timestamp	t = DatumGetTimestamp(values[i]);
+
+			infinite = TIMESTAMP_NOT_FINITE(t);
+			negative = TIMESTAMP_IS_NOBEGIN(t);
+			date = t / USECS_PER_DAY;
+			time = t % USECS_PER_DAY;
+			if (time < 0)
+			{
+				time += USECS_PER_DAY;
+				date--;
+			}
+		}
+		if (infinite)
+		{
+			if (field != TSF_YEAR)
+				continue;
+			iout[i] = negative ? PG_INT64_MIN : PG_INT64_MAX;
+			out[i] = negative ? c->ninf : c->pinf;
+			outnull[i] = false;
+			continue;
+		}
+		switch (field)
+		{
+			case TSF_MINUTE:
+				v = time / USECS_PER_MINUTE % MINS_PER_HOUR;
+				break;
+			case TSF_HOUR:
+				v = time / USECS_PER_HOUR;
+				break;
+			case TSF_DOW:
+				v = j2day((int) (date + POSTGRES_EPOCH_JDATE));
+				break;
+			case TSF_ISODOW:
+				v = j2day((int) (date + POSTGRES_EPOCH_JDATE));
+				v = v == 0 ? 7 : v;
+				break;
+			default:
+				j2date((int) (date + POSTGRES_EPOCH_JDATE), &y, &m, &d);
+				v = field == TSF_DAY ? d : field == TSF_MONTH ? m :
+					field == TSF_QUARTER ? (m - 1) / 3 + 1 :
+					field == TSF_DOY ? date + POSTGRES_EPOCH_JDATE - date2j(y, 1, 1) + 1 :
+					(y > 0 ? y : y - 1);
+				break;
+		}
+		iout[i] = v;
+		outnull[i] = false;
+		if (v >= 0 && v <= TSF_SMALL_MAX)
+			out[i] = c->small[v];
+		else
+		{
+			/* a year (in the per-batch memory; a batch's rows share a few) */
+			if (v != last_year)
+			{
+				last_year = v;
+				last_year_d = NumericGetDatum(int64_to_numeric(v));
+			}
+			out[i] = last_year_d;
+		}
+	}
+}
+
+/*
  * TesseraComputedInit
  *		Set up the expressions (Vars of range table entry relid) to be
  *		computed over rows of rowdesc, under ps: the relation's natts_rel
@@ -356,6 +526,9 @@ TesseraComputedInit(TesseraComputed *c, List *exprs, Index relid, PlanState *ps,
 	c->nulls = palloc0(sizeof(bool *) * c->n);
 	c->memos = palloc0(sizeof(void *) * c->n);
 	c->int_arith = palloc0(sizeof(void *) * c->n);
+	c->ivalues = palloc0(sizeof(int64 *) * c->n);
+	c->ts_field = palloc0(sizeof(int) * c->n);
+	c->ts_is_date = palloc0(sizeof(bool) * c->n);
 	foreach(lc, exprs)
 	{
 		int			j = foreach_current_index(lc);
@@ -378,6 +551,21 @@ TesseraComputedInit(TesseraComputed *c, List *exprs, Index relid, PlanState *ps,
 		/* an extra column as it is: its array */
 		if (IsA(lfirst(lc), Var) && m == 1 && c->atts[j][0] >= natts_rel)
 			c->mode[j] = COMP_EXTRA;
+		/* a field of a timestamp or date: computed from its integer */
+		else if (m == 1 && ts_field_of(lfirst(lc), &c->ts_field[j], &c->ts_is_date[j]))
+		{
+			c->mode[j] = COMP_TS_FIELD;
+			if (c->small == NULL)
+			{
+				c->small = palloc(sizeof(Datum) * (TSF_SMALL_MAX + 1));
+				for (int v = 0; v <= TSF_SMALL_MAX; v++)
+					c->small[v] = NumericGetDatum(int64_to_numeric(v));
+				c->pinf = DirectFunctionCall3(numeric_in, CStringGetDatum("Infinity"),
+											  ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
+				c->ninf = DirectFunctionCall3(numeric_in, CStringGetDatum("-Infinity"),
+											  ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
+			}
+		}
 		/* integer arithmetic: a column at a time */
 		else if (!IsA(lfirst(lc), Var) &&
 				 (c->int_arith[j] = int_arith_build(lfirst(lc), rowdesc)) != NULL)
@@ -809,6 +997,8 @@ TesseraComputedBatch(TesseraComputed *c, TesseraBatch *b, const bool *ok, int n,
 				continue;
 			c->values[j] = MemoryContextAlloc(bufcxt, sizeof(Datum) * c->cap);
 			c->nulls[j] = MemoryContextAlloc(bufcxt, c->cap);
+			if (c->mode[j] == COMP_TS_FIELD)
+				c->ivalues[j] = MemoryContextAlloc(bufcxt, sizeof(int64) * c->cap);
 		}
 		c->rows = MemoryContextAlloc(bufcxt, sizeof(int) * c->cap);
 	}
@@ -826,6 +1016,8 @@ TesseraComputedBatch(TesseraComputed *c, TesseraBatch *b, const bool *ok, int n,
 			comp_one_string(c, j, b, ok, n);
 		else if (c->mode[j] == COMP_TEXTLEN)
 			comp_textlen(c, j, b, ok, n);
+		else if (c->mode[j] == COMP_TS_FIELD)
+			comp_ts_field(c, j, b, ok, n);
 	if (c->any_int_arith)
 		comp_int_arith(c, b, ok, n, bufcxt);
 	if (c->proj != NULL)

@@ -104,6 +104,12 @@ typedef struct TesseraComputed
 	int			cap;
 	void	  **memos;			/* [j]: results of the values seen, or NULL */
 	struct IntArith **int_arith;	/* [j]: integer arithmetic computed as vectors */
+	int64	  **ivalues;		/* [j][row]: extract()'s results as integers, or NULL */
+	int		   *ts_field;		/* [j]: extract()'s field (computed.c) */
+	bool	   *ts_is_date;
+	Datum	   *small;			/* numerics 0..366, made once */
+	Datum		pinf;			/* numeric infinities */
+	Datum		ninf;
 	bool		any_int_arith;
 	int		   *rows;			/* [cap]: the counted rows of the batch */
 	TupleTableSlot *slot;		/* a row of the relation, as the expressions read it */
@@ -293,6 +299,7 @@ typedef struct TesseraAggState
 	int			topn_state;		/* the spec whose state holds its count */
 	bool		topn_desc;
 	bool		topn_active;
+	struct binaryheap *topn_heap;	/* spilled groups: the best keys so far */
 	int64		topn_bound;
 	uint64		topn_left_out;
 	/* output */
@@ -328,6 +335,7 @@ extern void TesseraAggInitDSM(CustomScanState *node, ParallelContext *pcxt, void
 extern void TesseraAggReInitDSM(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
 extern void TesseraAggInitWorker(CustomScanState *node, shm_toc *toc, void *coordinate);
 extern void TesseraAggTopNBound(TesseraAggState *as, TesseraGroups *g);
+extern bool TesseraAggTopNStream(TesseraAggState *as, TesseraGroups *g, int group);
 
 /* Does the top-N of groups leave this group out? */
 static inline bool
@@ -337,6 +345,8 @@ TesseraAggTopNLeavesOut(TesseraAggState *as, TesseraGroups *g, int group)
 
 	if (!as->topn_active)
 		return false;
+	if (as->topn_heap != NULL)
+		return TesseraAggTopNStream(as, g, group);
 	count = TesseraGroupState(g, group, as->topn_state)->count;
 	if (as->topn_desc ? count >= as->topn_bound : count <= as->topn_bound)
 		return false;

@@ -519,8 +519,12 @@ key_ids(TesseraGroups *gt, TAggKey *key, TesseraBatch *b, const bool *ok, int n)
 	if (key->kind == TAGG_KEY_NUMINT)
 	{
 		/* (a computed key: rows that do not count have no value) */
-		for (int i = 0; i < n; i++)
-			key->ids[i] = isnull[i] || (ok && !ok[i]) ? 0 : numint_id(values[i]);
+		if (key->cints != NULL)
+			for (int i = 0; i < n; i++)
+				key->ids[i] = isnull[i] || (ok && !ok[i]) ? 0 : key->cints[i];
+		else
+			for (int i = 0; i < n; i++)
+				key->ids[i] = isnull[i] || (ok && !ok[i]) ? 0 : numint_id(values[i]);
 		return;
 	}
 	if (key->kind == TAGG_KEY_INT)

@@ -269,6 +269,27 @@ FROM (VALUES
 SELECT tt.cmp('SELECT extract(year FROM d), extract(month FROM ts), count(*), sum(v) FROM {t} GROUP BY 1, 2', 'ey', 'ey');
 DROP TABLE ey;
 
+-- extract()'s fields of a timestamp or date column, computed from their
+-- integers: days before 2000 and BC, infinities (NULL, but a year's), NULLs
+CREATE TABLE exh (ts timestamp, d date, v int);
+INSERT INTO exh SELECT timestamp '1999-12-31 23:59:00' + (i * 7919 % 100000 - 50000) * interval '97 minutes',
+    date '2000-01-01' + (i * 104729 % 2000000 - 1000000), i
+FROM generate_series(1, 6000) i;
+INSERT INTO exh VALUES ('infinity', 'infinity', 1), ('-infinity', '-infinity', 2), (NULL, NULL, 3),
+    ('0044-03-15 12:30:00 BC', '0044-03-15 BC', 4), ('0001-01-01 00:00:00', '0001-01-01', 5),
+    ('0001-12-31 23:59:59 BC', '0001-12-31 BC', 6), ('2000-02-29 00:00:00', '2000-02-29', 7);
+CREATE TABLE ext (LIKE exh) USING tessera WITH (tessera_row_group_row_limit = 1000);
+INSERT INTO ext SELECT * FROM exh;
+SELECT f, tt.cmp(format('SELECT extract(%s FROM ts) AS k, count(*), sum(v) FROM {t} GROUP BY 1', f), 'exh', 'ext') AS ts,
+    CASE WHEN f IN ('minute', 'hour') THEN NULL
+         ELSE tt.cmp(format('SELECT extract(%s FROM d) AS k, count(*), min(v) FROM {t} GROUP BY 1', f), 'exh', 'ext') END AS d
+FROM unnest(ARRAY['minute', 'hour', 'day', 'month', 'year', 'quarter', 'dow', 'isodow', 'doy']) f;
+SELECT tt.cmp('SELECT extract(year FROM ts), extract(month FROM d), extract(minute FROM ts), count(*) FROM {t} GROUP BY 1, 2, 3', 'exh', 'ext');
+SELECT tt.cmp('SELECT v % 10, sum(extract(doy FROM d)), max(extract(year FROM ts)), min(extract(hour FROM ts)) FROM {t} GROUP BY 1', 'exh', 'ext');
+-- a date's time fields stay PostgreSQL's: its error
+SELECT extract(minute FROM d), count(*) FROM ext GROUP BY 1;
+DROP TABLE exh, ext;
+
 -- keys that are functions of other keys are carried, not grouped on:
 -- computed per row (errors as heap's), stored from each group's first row
 EXPLAIN (COSTS OFF) SELECT g, g - 1, g * 2 + id % 1, count(*) FROM et GROUP BY g, g - 1, g * 2 + id % 1;

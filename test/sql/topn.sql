@@ -189,9 +189,18 @@ WHERE l ~ 'Top-N|Phase';
 SELECT tt.cmp_ordered('SELECT g, count(*) AS c FROM {t} GROUP BY g ORDER BY c DESC, g LIMIT 5', 'gh', 'gt');
 RESET max_parallel_workers_per_gather; RESET parallel_setup_cost;
 RESET parallel_tuple_cost; RESET min_parallel_table_scan_size;
--- past work_mem the groups spill and are all emitted; answers the same
+-- past work_mem the groups spill and come back a partition at a time: a
+-- group is left out once as many groups met before it have better counts
 SET work_mem = '64kB';
-SELECT tt.cmp_ordered('SELECT g, h, count(*) AS c FROM {t} GROUP BY g, h ORDER BY c DESC, g, h LIMIT 5', 'gh', 'gt');
+SELECT q, tt.cmp_ordered(q, 'gh', 'gt') FROM (VALUES
+    ('SELECT g, h, count(*) AS c FROM {t} GROUP BY g, h ORDER BY c DESC, g, h LIMIT 5'),
+    ('SELECT g, h, count(*) AS c FROM {t} GROUP BY g, h ORDER BY c, g, h LIMIT 5 OFFSET 3'),
+    ('SELECT g, h, count(v) AS c FROM {t} GROUP BY g, h ORDER BY c DESC, g, h FETCH FIRST 4 ROWS WITH TIES')
+) v(q);
+SELECT tt.cmp('SELECT c FROM (SELECT g, h, count(*) AS c FROM {t} GROUP BY g, h ORDER BY c DESC LIMIT 7) s', 'gh', 'gt');
+SELECT l ~ 'Groups Spilled: [1-9]' AS spilled, l ~ 'Groups Left Out by Top-N: [1-9]' AS left_out
+FROM (SELECT string_agg(l, ' ') AS l
+      FROM tt.explain('(ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT g, h, count(*) AS c FROM gt GROUP BY g, h ORDER BY c DESC LIMIT 5') l) e;
 RESET work_mem;
 -- not planned: HAVING, a sum first, a parameter, DISTINCT, a window function
 SELECT q, (SELECT count(*) FROM tt.explain('(COSTS OFF) ' || replace(q, '{t}', 'gt')) l
