@@ -733,29 +733,43 @@ TesseraFindStripe(uint64 storage_id, uint64 rownum, Snapshot snapshot,
 	CatalogScan scan;
 	HeapTuple	tup;
 	bool		found = false;
+	TesseraStripe placeholder;
+	bool		have_placeholder = false;
 
 	catalog_scan_begin(&scan, rel, STRIPE_BY_FIRST_ROW, true, snapshot, storage_id,
 					   BTLessEqualStrategyNumber, rownum);
+
 	while (HeapTupleIsValid(tup = catalog_scan_next(&scan, BackwardScanDirection)))
 	{
 		deform_stripe_tuple(rel, tup, result);
+		/* (a placeholder kept aside is the answer unless its complete row follows) */
+		if (have_placeholder && result->first_rownum != placeholder.first_rownum)
+			break;
 		if (result->row_count == 0)
 		{
 			/*
 			 * A stripe still being written by a running transaction: a
 			 * dirty snapshot must learn about its rows (unique checks wait
-			 * for the inserter, as for an in-progress heap insert).
+			 * for the inserter, as for an in-progress heap insert).  Unless
+			 * its complete row is next: one written in parallel mode is a
+			 * complete row beside its placeholder (same first row).
 			 */
 			if (snapshot->snapshot_type == SNAPSHOT_DIRTY && !result->own &&
-				rownum < result->first_rownum + result->reserved_rows)
+				rownum < result->first_rownum + result->reserved_rows && !have_placeholder)
 			{
-				found = true;
-				break;
+				placeholder = *result;
+				have_placeholder = true;
 			}
 			continue;
 		}
 		found = rownum < result->first_rownum + result->row_count;
+		have_placeholder = false;
 		break;
+	}
+	if (have_placeholder)
+	{
+		*result = placeholder;
+		found = true;
 	}
 	catalog_scan_end(&scan);
 	table_close(rel, AccessShareLock);
@@ -794,11 +808,23 @@ TesseraFindReservation(uint64 storage_id, uint64 rownum, TesseraStripe *result)
 			continue;
 
 		deform_stripe_tuple(rel, tup, &cand);
+		/* past the rows of the reservation found: it is the answer */
+		if (found && cand.first_rownum != result->first_rownum)
+			break;
 		if (rownum < cand.first_rownum + Max(cand.row_count, cand.reserved_rows))
 		{
-			*result = cand;
+			/*
+			 * A stripe written in parallel mode (the leader's buffered rows,
+			 * flushed as a parallel index build starts) is a complete row
+			 * beside its placeholder, which could not be completed in place:
+			 * same first row, so either may come first (heap order).  The
+			 * complete one is the answer; a placeholder only if it is alone.
+			 */
+			if (!found || result->row_count == 0)
+				*result = cand;
 			found = true;
-			break;
+			if (cand.row_count > 0)
+				break;
 		}
 	}
 	catalog_scan_end(&scan);

@@ -89,10 +89,13 @@ TesseraGroupsReset(TesseraGroups *gt, int cap)
 {
 	MemoryContextReset(gt->cxt);
 	gt->cap = cap;
-	gt->states = MemoryContextAllocZero(gt->cxt, sizeof(TAggState) * gt->cap * Max(gt->nspecs, 1));
-	gt->keys = MemoryContextAlloc(gt->cxt, sizeof(int64) * gt->cap * Max(gt->nkeys, 1));
-	gt->keynull = MemoryContextAlloc(gt->cxt, sizeof(bool) * gt->cap * Max(gt->nkeys, 1));
+	/* (a group's states are zeroed as it is made: new_group) */
+	gt->states = MemoryContextAllocHuge(gt->cxt, sizeof(TAggState) * gt->cap * Max(gt->nspecs, 1));
+	gt->keys = MemoryContextAllocHuge(gt->cxt, sizeof(int64) * gt->cap * Max(gt->nkeys, 1));
+	gt->keynull = MemoryContextAllocHuge(gt->cxt, sizeof(bool) * gt->cap * Max(gt->nkeys, 1));
 	gt->ngroups = gt->nkeys > 0 ? 0 : 1;
+	if (gt->nkeys == 0)
+		memset(gt->states, 0, sizeof(TAggState) * Max(gt->nspecs, 1));
 	gt->null_group = -1;
 	/* (only where lookups filled it: a spill's merge resets once per group) */
 	if (gt->pcache_used)
@@ -127,17 +130,24 @@ TesseraGroupsReset(TesseraGroups *gt, int cap)
 #define TAGG_DIRECT 65536
 
 static void rehash(TesseraGroups *gt, uint32 nslots);
+static void groups_grow(TesseraGroups *gt, int cap);
 
 /*
  * Size the hash table for the groups expected, so that a large grouping
  * does not rehash its way up (with an eighth of hash_mem at most: the
- * groups' keys and states need the rest).
+ * groups' keys and states need the rest), and the groups' arrays (within
+ * half of hash_mem): doubling its way up copied them and touched fresh
+ * memory twice (ClickBench q18's 900k groups: a sixth of its time in page
+ * faults).  The arrays are not zeroed ahead: an estimate too high reserves
+ * memory the kernel never hands over.
  */
 void
 TesseraGroupsPresize(TesseraGroups *gt, double groups)
 {
 	uint32		nslots = 1024;
 	Size		limit = get_hash_memory_limit() / 8;
+	double		fit = (double) get_hash_memory_limit() / 2 /
+		(sizeof(TAggState) * Max(gt->nspecs, 1) + (sizeof(int64) + 1) * gt->nkeys);
 
 	if (gt->nkeys == 0)
 		return;
@@ -146,6 +156,8 @@ TesseraGroupsPresize(TesseraGroups *gt, double groups)
 		nslots *= 2;
 	if (nslots > 1024)
 		rehash(gt, nslots);
+	if (Min(groups, fit) > gt->cap && Min(groups, fit) < PG_INT32_MAX / 2)
+		groups_grow(gt, (int) Min(groups, fit));
 }
 
 /* The hash of group g's keys, or of a row's (keys/nulls at stride 1). */
@@ -181,6 +193,16 @@ slot_of(TesseraGroups *gt, uint64 h)
 	return (uint32) (h >> 32) & (gt->nslots - 1);
 }
 
+/* Room for cap groups' keys and states (those of groups not made yet are not zeroed). */
+static void
+groups_grow(TesseraGroups *gt, int cap)
+{
+	gt->states = repalloc_huge(gt->states, sizeof(TAggState) * cap * Max(gt->nspecs, 1));
+	gt->keys = repalloc_huge(gt->keys, sizeof(int64) * cap * Max(gt->nkeys, 1));
+	gt->keynull = repalloc_huge(gt->keynull, sizeof(bool) * cap * Max(gt->nkeys, 1));
+	gt->cap = cap;
+}
+
 static int
 new_group(TesseraGroups *gt, const int64 *keys, const bool *nulls)
 {
@@ -190,20 +212,18 @@ new_group(TesseraGroups *gt, const int64 *keys, const bool *nulls)
 	if (g == gt->cap)
 	{
 		/*
-		 * doubling while small; past a million groups a quarter more at a
-		 * time, so that the room not yet used does not push a grouping that
-		 * fits past hash_mem into a spill (TPC-H q18's 1.5M groups: 2M
-		 * states allocated by doubling, 100 MB of 48-byte states)
+		 * doubling while small; past 256k groups a quarter more at a time,
+		 * so that the room not yet used does not push a grouping that fits
+		 * past hash_mem into a spill (TPC-H q18's 1.5M groups: 2M states
+		 * allocated by doubling, 100 MB of 48-byte states; ClickBench q18's
+		 * 918k past the 895k presized for its estimate).  Large arrays are
+		 * mapped memory: glibc grows them with mremap, not a copy.
 		 */
-		int			newcap = gt->cap < (1 << 20) ? gt->cap * 2 : gt->cap + gt->cap / 4;
+		int			newcap = gt->cap < (1 << 18) ? gt->cap * 2 : gt->cap + gt->cap / 4;
 
-		gt->states = repalloc_huge(gt->states, sizeof(TAggState) * newcap * gt->nspecs);
-		memset(gt->states + (Size) gt->cap * gt->nspecs, 0,
-			   sizeof(TAggState) * (Size) (newcap - gt->cap) * gt->nspecs);
-		gt->keys = repalloc_huge(gt->keys, sizeof(int64) * newcap * k);
-		gt->keynull = repalloc_huge(gt->keynull, sizeof(bool) * newcap * k);
-		gt->cap = newcap;
+		groups_grow(gt, newcap);
 	}
+	memset(&gt->states[(Size) g * gt->nspecs], 0, sizeof(TAggState) * gt->nspecs);
 	memcpy(&gt->keys[(Size) g * k], keys, sizeof(int64) * k);
 	memcpy(&gt->keynull[(Size) g * k], nulls, sizeof(bool) * k);
 	return g;
@@ -352,34 +372,39 @@ intern_bytes(TesseraGroups *gt, TAggKey *key, Datum d, const char *data, int len
 	if (key->nstrs * 2 >= (int) key->nslots)
 	{
 		uint32		nslots = Max(key->nslots * 2, 256);
+		TAggStrSlot *slots = MemoryContextAlloc(gt->cxt, sizeof(TAggStrSlot) * nslots);
 
-		key->slots = MemoryContextAlloc(gt->cxt, sizeof(int32) * nslots);
-		memset(key->slots, 0xff, sizeof(int32) * nslots);
-		key->nslots = nslots;
-		for (int i = 0; i < key->nstrs; i++)
+		for (uint32 i = 0; i < nslots; i++)
+			slots[i].id = -1;
+		for (uint32 i = 0; i < key->nslots; i++)
 		{
-			const char *od;
-			int			ol;
-
-			key_bytes(key, key->strs[i], &od, &ol);
-			h = key_string_hash(od, ol) & (nslots - 1);
-			while (key->slots[h] >= 0)
+			if (key->slots[i].id < 0)
+				continue;
+			h = key->slots[i].hash & (nslots - 1);
+			while (slots[h].id >= 0)
 				h = (h + 1) & (nslots - 1);
-			key->slots[h] = i;
+			slots[h] = key->slots[i];
 		}
+		if (key->slots != NULL)
+			pfree(key->slots);
+		key->slots = slots;
+		key->nslots = nslots;
 	}
 	h = hash & (key->nslots - 1);
 	for (;;)
 	{
-		int32		id = key->slots[h];
+		int32		id = key->slots[h].id;
 		const char *od;
 		int			ol;
 
 		if (id < 0)
 			break;
-		key_bytes(key, key->strs[id], &od, &ol);
-		if (ol == len && memcmp(od, data, len) == 0)
-			return id;
+		if (key->slots[h].hash == hash)
+		{
+			key_bytes(key, key->strs[id], &od, &ol);
+			if (ol == len && memcmp(od, data, len) == 0)
+				return id;
+		}
 		h = (h + 1) & (key->nslots - 1);
 	}
 	/* new: keep a copy of the first value seen, as PostgreSQL's Agg does */
@@ -396,7 +421,8 @@ intern_bytes(TesseraGroups *gt, TAggKey *key, Datum d, const char *data, int len
 		key->strs[key->nstrs] = PointerGetDatum(PG_DETOAST_DATUM_COPY(d));
 		MemoryContextSwitchTo(old);
 	}
-	key->slots[h] = key->nstrs;
+	key->slots[h].id = key->nstrs;
+	key->slots[h].hash = hash;
 	return key->nstrs++;
 }
 
