@@ -130,24 +130,18 @@ TesseraGroupsReset(TesseraGroups *gt, int cap)
 #define TAGG_DIRECT 65536
 
 static void rehash(TesseraGroups *gt, uint32 nslots);
-static void groups_grow(TesseraGroups *gt, int cap);
 
 /*
  * Size the hash table for the groups expected, so that a large grouping
  * does not rehash its way up (with an eighth of hash_mem at most: the
- * groups' keys and states need the rest), and the groups' arrays (within
- * half of hash_mem): doubling its way up copied them and touched fresh
- * memory twice (ClickBench q18's 900k groups: a sixth of its time in page
- * faults).  The arrays are not zeroed ahead: an estimate too high reserves
- * memory the kernel never hands over.
+ * groups' keys and states need the rest).  (Presizing the groups' arrays
+ * too was measured no faster: glibc grows large ones with mremap.)
  */
 void
 TesseraGroupsPresize(TesseraGroups *gt, double groups)
 {
 	uint32		nslots = 1024;
 	Size		limit = get_hash_memory_limit() / 8;
-	double		fit = (double) get_hash_memory_limit() / 2 /
-		(sizeof(TAggState) * Max(gt->nspecs, 1) + (sizeof(int64) + 1) * gt->nkeys);
 
 	if (gt->nkeys == 0)
 		return;
@@ -156,8 +150,6 @@ TesseraGroupsPresize(TesseraGroups *gt, double groups)
 		nslots *= 2;
 	if (nslots > 1024)
 		rehash(gt, nslots);
-	if (Min(groups, fit) > gt->cap && Min(groups, fit) < PG_INT32_MAX / 2)
-		groups_grow(gt, (int) Min(groups, fit));
 }
 
 /* The hash of group g's keys, or of a row's (keys/nulls at stride 1). */
@@ -212,14 +204,12 @@ new_group(TesseraGroups *gt, const int64 *keys, const bool *nulls)
 	if (g == gt->cap)
 	{
 		/*
-		 * doubling while small; past 256k groups a quarter more at a time,
-		 * so that the room not yet used does not push a grouping that fits
-		 * past hash_mem into a spill (TPC-H q18's 1.5M groups: 2M states
-		 * allocated by doubling, 100 MB of 48-byte states; ClickBench q18's
-		 * 918k past the 895k presized for its estimate).  Large arrays are
-		 * mapped memory: glibc grows them with mremap, not a copy.
+		 * doubling while small; past a million groups a quarter more at a
+		 * time, so that the room not yet used does not push a grouping that
+		 * fits past hash_mem into a spill (TPC-H q18's 1.5M groups: 2M
+		 * states allocated by doubling, 100 MB of 48-byte states)
 		 */
-		int			newcap = gt->cap < (1 << 18) ? gt->cap * 2 : gt->cap + gt->cap / 4;
+		int			newcap = gt->cap < (1 << 20) ? gt->cap * 2 : gt->cap + gt->cap / 4;
 
 		groups_grow(gt, newcap);
 	}
