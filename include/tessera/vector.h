@@ -250,13 +250,6 @@ extern void TesseraAggCombine(TAggSpec *specs, int nspecs, TAggState *dst, const
 /* A GROUP BY column; strings are interned to dense ids. */
 #define TAGG_VALUE_CACHE 1024
 
-/* A slot of a string key's table of interned values: the id and its value's hash */
-typedef struct TAggStrSlot
-{
-	int32		id;				/* -1: free */
-	uint32		hash;
-} TAggStrSlot;
-
 typedef struct TAggKey
 {
 	int			attidx;
@@ -268,9 +261,7 @@ typedef struct TAggKey
 	Datum	   *strs;
 	int			nstrs;
 	int			strcap;
-	TAggStrSlot *slots;			/* hashes kept: a probe reads a value only
-								 * when they match (the values are spread
-								 * over memory: URLs, a cache miss each) */
+	int32	   *slots;
 	uint32		nslots;
 	/* per batch: ids of the values at these addresses (dictionary chunks) */
 	Pointer		ptr_cache[256];

@@ -362,39 +362,34 @@ intern_bytes(TesseraGroups *gt, TAggKey *key, Datum d, const char *data, int len
 	if (key->nstrs * 2 >= (int) key->nslots)
 	{
 		uint32		nslots = Max(key->nslots * 2, 256);
-		TAggStrSlot *slots = MemoryContextAlloc(gt->cxt, sizeof(TAggStrSlot) * nslots);
 
-		for (uint32 i = 0; i < nslots; i++)
-			slots[i].id = -1;
-		for (uint32 i = 0; i < key->nslots; i++)
-		{
-			if (key->slots[i].id < 0)
-				continue;
-			h = key->slots[i].hash & (nslots - 1);
-			while (slots[h].id >= 0)
-				h = (h + 1) & (nslots - 1);
-			slots[h] = key->slots[i];
-		}
-		if (key->slots != NULL)
-			pfree(key->slots);
-		key->slots = slots;
+		key->slots = MemoryContextAlloc(gt->cxt, sizeof(int32) * nslots);
+		memset(key->slots, 0xff, sizeof(int32) * nslots);
 		key->nslots = nslots;
+		for (int i = 0; i < key->nstrs; i++)
+		{
+			const char *od;
+			int			ol;
+
+			key_bytes(key, key->strs[i], &od, &ol);
+			h = key_string_hash(od, ol) & (nslots - 1);
+			while (key->slots[h] >= 0)
+				h = (h + 1) & (nslots - 1);
+			key->slots[h] = i;
+		}
 	}
 	h = hash & (key->nslots - 1);
 	for (;;)
 	{
-		int32		id = key->slots[h].id;
+		int32		id = key->slots[h];
 		const char *od;
 		int			ol;
 
 		if (id < 0)
 			break;
-		if (key->slots[h].hash == hash)
-		{
-			key_bytes(key, key->strs[id], &od, &ol);
-			if (ol == len && memcmp(od, data, len) == 0)
-				return id;
-		}
+		key_bytes(key, key->strs[id], &od, &ol);
+		if (ol == len && memcmp(od, data, len) == 0)
+			return id;
 		h = (h + 1) & (key->nslots - 1);
 	}
 	/* new: keep a copy of the first value seen, as PostgreSQL's Agg does */
@@ -411,8 +406,7 @@ intern_bytes(TesseraGroups *gt, TAggKey *key, Datum d, const char *data, int len
 		key->strs[key->nstrs] = PointerGetDatum(PG_DETOAST_DATUM_COPY(d));
 		MemoryContextSwitchTo(old);
 	}
-	key->slots[h].id = key->nstrs;
-	key->slots[h].hash = hash;
+	key->slots[h] = key->nstrs;
 	return key->nstrs++;
 }
 
