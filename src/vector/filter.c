@@ -409,71 +409,43 @@ string_column_filter(VecQual *vq, TesseraBatch *b, bool *sel, int n, const int *
 		bool	   *isnull;
 
 		TesseraBatchColumn(b, vq->attidx, &values, &isnull);
-		for (int j = 0; j < (idx ? nidx : n); j++)
+		if (passes == string_passes && vq->shape == SHAPE_EQUAL && vq->slen == 0)
 		{
-			int			i = idx ? idx[j] : j;
+			/*
+			 * s = '' and s <> '' (or LIKE ''): the length alone, without a
+			 * call per row (web tables' strings are mostly empty: ClickBench
+			 * filters a million SearchPhrases, URLs or Referers in a dozen
+			 * queries).  A compressed or external value is never empty.
+			 */
+			bool		negate = vq->strategy == VSTR_NE || vq->strategy == VSTR_NOT_LIKE;
 
-			if (sel[i])
-				sel[i] = !isnull[i] && passes(vq, values[i]);
+			for (int j = 0; j < (idx ? nidx : n); j++)
+			{
+				int			i = idx ? idx[j] : j;
+				const char *v = DatumGetPointer(values[i]);
+
+				if (sel[i])
+					sel[i] = !isnull[i] &&
+						((!VARATT_IS_EXTERNAL(v) && !VARATT_IS_COMPRESSED(v) &&
+						  VARSIZE_ANY_EXHDR(v) == 0) != negate);
+			}
 		}
-	}
-	MemoryContextSwitchTo(old);
-}
-
-/*
- * s = '' and s <> '' (or LIKE '') over a chunk that is not dictionary
- * encoded: the length alone, in one loop without a call per row (web
- * tables' strings are mostly empty: ClickBench filters a million
- * SearchPhrases, URLs or Referers in a dozen queries).
- */
-static bool
-string_empty_filter(VecQual *vq, TesseraBatch *b, bool *sel, int n, const int *idx, int nidx)
-{
-	int64	   *codes;
-	Datum	   *entries;
-	int			ndict;
-	Datum	   *values;
-	bool	   *isnull;
-	bool		negate = vq->strategy == VSTR_NE || vq->strategy == VSTR_NOT_LIKE;
-	MemoryContext old;
-
-	if (vq->shape != SHAPE_EQUAL || vq->slen != 0)
-		return false;
-	old = MemoryContextSwitchTo(b->reader->batch_cxt);
-	if (TesseraBatchDict(b, vq->attidx, &codes, &entries, &ndict))
-	{
-		MemoryContextSwitchTo(old);
-		return false;
-	}
-	TesseraBatchColumn(b, vq->attidx, &values, &isnull);
-	MemoryContextSwitchTo(old);
-	for (int j = 0; j < (idx ? nidx : n); j++)
-	{
-		int			i = idx ? idx[j] : j;
-		const char *v = DatumGetPointer(values[i]);
-		bool		empty;
-
-		if (!sel[i])
-			continue;
-		if (isnull[i])
-		{
-			sel[i] = false;
-			continue;
-		}
-		if (VARATT_IS_EXTERNAL(v) || VARATT_IS_COMPRESSED(v))
-			empty = false;		/* (never in a decoded chunk) a stored empty value is inline */
 		else
-			empty = VARSIZE_ANY_EXHDR(v) == 0;
-		sel[i] = empty != negate;
+			for (int j = 0; j < (idx ? nidx : n); j++)
+			{
+				int			i = idx ? idx[j] : j;
+
+				if (sel[i])
+					sel[i] = !isnull[i] && passes(vq, values[i]);
+			}
 	}
-	return true;
+	MemoryContextSwitchTo(old);
 }
 
 static void
 string_filter(VecQual *vq, TesseraBatch *b, bool *sel, int n, const int *idx, int nidx)
 {
-	if (!string_empty_filter(vq, b, sel, n, idx, nidx))
-		string_column_filter(vq, b, sel, n, idx, nidx, string_passes);
+	string_column_filter(vq, b, sel, n, idx, nidx, string_passes);
 }
 
 static int

@@ -73,7 +73,7 @@ TesseraGroupsInit(TesseraGroups *gt, List *key_descs, int nspecs, MemoryContext 
 
 /*
  * The last ncarried keys are carried, not grouped on: the planner proved
- * each a function of the others (TesseraAgg's tagg_carried_keys), so equal
+ * each a function of the others (TesseraAgg's tagg_carry_keys), so equal
  * in every row of a group.  Set before the first group is made.
  */
 void
