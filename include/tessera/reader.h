@@ -58,6 +58,8 @@ typedef struct TesseraBatch
 	bool	  **isnull;
 	const char **raw;			/* [natts] decompressed payloads (sparse reads) */
 	TesseraValueIndex **raw_index;	/* [natts] their value indexes */
+	struct BatchView **views;	/* [natts] framed chunks read frame by frame
+								 * (sparse reads), or NULL */
 	bool		sparse;			/* few rows will be read: decode values singly */
 	struct TesseraScaledColumn *scaled;	/* [natts] numerics as scaled
 										 * integers (TesseraBatchScaled) */
@@ -180,6 +182,9 @@ extern TesseraColumnType *TesseraReaderColumnType(TesseraReader *reader, int att
 /* standalone directory access for introspection and TID fetches */
 extern TesseraStripeDir *TesseraLoadDir(Relation rel, const TesseraStripe *stripe,
 										BlockNumber rel_nblocks);
+extern char *TesseraReadFrameTable(Relation rel, const TesseraStripe *stripe,
+								   const TesseraChunkDisk *cd, uint32 dir_version,
+								   TesseraFrameTable *ft, TesseraCorruptFn corrupt, void *arg);
 extern uint64 TesseraVisibleRows(TesseraStripe *stripe, TesseraStripeDir *dir, Snapshot snapshot);
 extern bool TesseraRowFolded(Relation rel, const TesseraStripe *stripe,
 							 const TesseraStripeDir *dir, uint64 rownum);

@@ -192,14 +192,34 @@ tagg_computed_keys(TesseraAggState *as)
 	}
 }
 
-/* An aggregate argument's values over the batch: a column, or computed. */
+/*
+ * An aggregate argument's values over the batch: a column, or computed.
+ * Of a sparse batch (few rows counted: those of gidx, else of ok), the
+ * column's values are read singly for the counted rows, the others NULL.
+ */
 static void
-tagg_column(TesseraAggState *as, TesseraBatch *b, int attidx, Datum **values, bool **isnull)
+tagg_column(TesseraAggState *as, TesseraBatch *b, int attidx, const bool *ok,
+			const int32 *gidx, int n, Datum **values, bool **isnull)
 {
 	if (attidx >= TAGG_COMPUTED_ATTIDX)
 	{
 		*values = as->comp.values[attidx - TAGG_COMPUTED_ATTIDX];
 		*isnull = as->comp.nulls[attidx - TAGG_COMPUTED_ATTIDX];
+	}
+	else if (b->sparse)
+	{
+		for (int i = 0; i < n; i++)
+		{
+			if (gidx ? gidx[i] < 0 : ok && !ok[i])
+			{
+				as->svalues[i] = (Datum) 0;
+				as->snulls[i] = true;
+				continue;
+			}
+			as->svalues[i] = TesseraBatchValue(b, attidx, i, &as->snulls[i]);
+		}
+		*values = as->svalues;
+		*isnull = as->snulls;
 	}
 	else
 		TesseraBatchColumn(b, attidx, values, isnull);
@@ -419,6 +439,8 @@ tagg_reserve_rows(TesseraAggState *as, int n)
 		as->fgidx = MemoryContextAlloc(as->buf_cxt, sizeof(int32) * as->fcap);
 		as->srows = MemoryContextAlloc(as->buf_cxt, sizeof(int) * as->fcap);
 		as->sgidx = MemoryContextAlloc(as->buf_cxt, sizeof(int32) * as->fcap);
+		as->svalues = MemoryContextAlloc(as->buf_cxt, sizeof(Datum) * as->fcap);
+		as->snulls = MemoryContextAlloc(as->buf_cxt, as->fcap);
 	}
 }
 
@@ -641,19 +663,20 @@ tagg_sum_batch(TesseraAggState *as, int k, TesseraBatch *b, const bool *ok, cons
 		int			bits;
 		int64		dsc_all;
 
-		if (sp->attidx < TAGG_COMPUTED_ATTIDX &&
+		/* (a sparse batch: its few counted values, singly) */
+		if (sp->attidx < TAGG_COMPUTED_ATTIDX && !b->sparse &&
 			TesseraBatchScaledInfo(b, sp->attidx, &sv, &sc, &isnull, &cmax, &bits, &dsc_all))
 			TesseraAggScaledRows(g->states, g->nspecs, gidx ? g->ngroups : 1, k, &as->partials,
 								 sv, dsc_all >= 0 ? NULL : sc, Max(dsc_all, 0), bits, cmax,
 								 isnull, ok, gidx, n, as->fold->cxt);
 		else
 		{
-			tagg_column(as, b, sp->attidx, &values, &isnull);
+			tagg_column(as, b, sp->attidx, ok, gidx, n, &values, &isnull);
 			TAGG_ROWS(TesseraAggNumericAccum(st, values[i], as->fold->cxt));
 		}
 		return;
 	}
-	tagg_column(as, b, sp->attidx, &values, &isnull);
+	tagg_column(as, b, sp->attidx, ok, gidx, n, &values, &isnull);
 	if (sp->argtype == FLOAT4OID || sp->argtype == FLOAT8OID)
 		TAGG_ROWS(TesseraAggFloatAccum(sp, st, values[i]));
 	else if (sp->argtype == INTERVALOID)
@@ -678,7 +701,7 @@ tagg_minmax_batch(TesseraAggState *as, int k, TesseraBatch *b, const bool *ok,
 	Datum	   *values;
 	bool	   *isnull;
 
-	tagg_column(as, b, sp->attidx, &values, &isnull);
+	tagg_column(as, b, sp->attidx, ok, gidx, n, &values, &isnull);
 	if (sp->generic)
 		TAGG_ROWS(TesseraAggGenericAccum(sp, st, values[i], as->fold->cxt));
 	else if (sp->argtype == FLOAT4OID || sp->argtype == FLOAT8OID)
@@ -762,7 +785,7 @@ tagg_fold_spec(TesseraAggState *as, int k, TesseraBatch *b, const bool *ok, cons
 		Datum	   *values;
 		bool	   *isnull;
 
-		tagg_column(as, b, sp->attidx, &values, &isnull);
+		tagg_column(as, b, sp->attidx, ok, gidx, n, &values, &isnull);
 		TAGG_ROWS(st->count++);
 	}
 	else if (sp->kind == TAGG_SUM || sp->kind == TAGG_AVG)
@@ -797,7 +820,7 @@ tagg_check_offsets(TesseraAggState *as, TesseraBatch *b, const bool *ok, const i
 			Datum	   *values;
 			bool	   *isnull;
 
-			tagg_column(as, b, sp->attidx, &values, &isnull);
+			tagg_column(as, b, sp->attidx, ok, gidx, n, &values, &isnull);
 			lo = PG_INT64_MAX;
 			hi = PG_INT64_MIN;
 			for (int i = 0; i < n; i++)

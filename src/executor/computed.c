@@ -226,6 +226,8 @@ int_arith_overflow(Oid type)
 
 static inline void comp_column(TesseraComputed *c, TesseraBatch *b, int att, Datum **values,
 							   bool **isnull);
+static void comp_column_counted(TesseraComputed *c, TesseraBatch *b, int att, const bool *ok,
+								int n, Datum **values, bool **isnull);
 
 /*
  * Is expr length() (char_length, character_length) of a text or varchar
@@ -303,7 +305,8 @@ comp_textlen(TesseraComputed *c, int j, TesseraBatch *b, const bool *ok, int n)
 	Datum	   *values;
 	bool	   *isnull;
 
-	if (att < c->natts_rel && TesseraBatchDict(b, att, &codes, &entries, &ndict) && ndict < n)
+	if (att < c->natts_rel && !b->sparse &&
+		TesseraBatchDict(b, att, &codes, &entries, &ndict) && ndict < n)
 	{
 		int32	   *lens = palloc(sizeof(int32) * Max(ndict, 1));
 
@@ -318,7 +321,7 @@ comp_textlen(TesseraComputed *c, int j, TesseraBatch *b, const bool *ok, int n)
 		}
 		return;
 	}
-	comp_column(c, b, att, &values, &isnull);
+	comp_column_counted(c, b, att, ok, n, &values, &isnull);
 	for (int i = 0; i < n; i++)
 	{
 		bool		counted = (ok == NULL || ok[i]) && !isnull[i];
@@ -339,6 +342,41 @@ comp_column(TesseraComputed *c, TesseraBatch *b, int att, Datum **values, bool *
 	}
 	else
 		TesseraBatchColumn(b, att, values, isnull);
+}
+
+/*
+ * comp_column for an expression that reads the counted rows (ok; NULL:
+ * all n) alone: of a sparse batch (a star join or filter kept few rows),
+ * the relation's column is read value by value for them, the others NULL,
+ * rather than decoded whole (a text column's 10,000 values for 20 rows).
+ */
+static void
+comp_column_counted(TesseraComputed *c, TesseraBatch *b, int att, const bool *ok, int n,
+					Datum **values, bool **isnull)
+{
+	Datum	   *v;
+	bool	   *vn;
+
+	if (att >= c->natts_rel || !b->sparse)
+	{
+		comp_column(c, b, att, values, isnull);
+		return;
+	}
+	/* (in the expressions' per-batch memory) */
+	v = palloc(sizeof(Datum) * Max(n, 1));
+	vn = palloc(Max(n, 1));
+	for (int i = 0; i < n; i++)
+	{
+		if (ok && !ok[i])
+		{
+			v[i] = (Datum) 0;
+			vn[i] = true;
+			continue;
+		}
+		v[i] = TesseraBatchValue(b, att, i, &vn[i]);
+	}
+	*values = v;
+	*isnull = vn;
 }
 
 /*
@@ -401,7 +439,7 @@ comp_ts_field(TesseraComputed *c, int j, TesseraBatch *b, const bool *ok, int n)
 	int64		last_year = PG_INT64_MIN;
 	Datum		last_year_d = (Datum) 0;
 
-	comp_column(c, b, c->atts[j][0], &values, &isnull);
+	comp_column_counted(c, b, c->atts[j][0], ok, n, &values, &isnull);
 	for (int i = 0; i < n; i++)
 	{
 		int64		date;
@@ -692,7 +730,8 @@ comp_one_string(TesseraComputed *c, int j, TesseraBatch *b, const bool *ok, int 
 	Datum		null_result = (Datum) 0;
 	bool		null_isnull = true;
 
-	if (att < c->natts_rel && TesseraBatchDict(b, att, &codes, &entries, &ndict) && ndict < n)
+	if (att < c->natts_rel && !b->sparse &&
+		TesseraBatchDict(b, att, &codes, &entries, &ndict) && ndict < n)
 	{
 		Datum	   *ev = (Datum *) palloc(sizeof(Datum) * (ndict + 1)) + 1;
 		bool	   *en = (bool *) palloc(ndict + 1) + 1;
@@ -726,7 +765,7 @@ comp_one_string(TesseraComputed *c, int j, TesseraBatch *b, const bool *ok, int 
 		Datum	   *values;
 		bool	   *isnull;
 
-		comp_column(c, b, att, &values, &isnull);
+		comp_column_counted(c, b, att, ok, n, &values, &isnull);
 		for (int i = 0; i < n; i++)
 		{
 			if (ok && !ok[i])

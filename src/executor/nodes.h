@@ -244,6 +244,8 @@ typedef struct TesseraAggState
 	/* sparse batches: the rows an expression is computed for, their groups */
 	int		   *srows;
 	int32	   *sgidx;
+	Datum	   *svalues;		/* ... a column's values read singly for them */
+	bool	   *snulls;
 	int			fcap;
 	bool	   *ok;				/* per batch: counted rows */
 	bool	   *again;			/* ... those counted once more (STAR_COUNT) */

@@ -604,38 +604,14 @@ load_entry(ChunkEntry *e, Relation rel, TesseraCachedStripe *cs, TesseraStripeDi
 
 	if (cd->flags & TESSERA_CHUNK_FRAMED)
 	{
-		TesseraFrameHeader hdr;
 		TesseraFrameTable ft;
-		Size		table_bytes;
-		Size		first = Min((Size) cd->stored_bytes, (Size) 2048);
 
-		/* the table is the chunk's first bytes, usually all within these */
-		e->table = palloc(first);
-		if (!TesseraReadStripeBytes(rel, &cs->s, cd->offset, first, e->table, NULL))
-			corrupt(arg, "chunk pages are invalid");
-		if (first < sizeof(hdr))
-			corrupt(arg, "chunk frame table is malformed");
-		memcpy(&hdr, e->table, sizeof(hdr));
-		if ((uint64) hdr.nframes + hdr.index_count > cd->stored_bytes)
-			corrupt(arg, "chunk frame table is malformed");
-		table_bytes = TesseraFrameTableSize(hdr.nframes, hdr.index_count);
-		if (table_bytes > cd->stored_bytes)
-			corrupt(arg, "chunk frame table is malformed");
-		if (table_bytes > first)
-		{
-			e->table = repalloc(e->table, table_bytes);
-			if (!TesseraReadStripeBytes(rel, &cs->s, cd->offset + first, table_bytes - first,
-										e->table + first, NULL))
-				corrupt(arg, "chunk pages are invalid");
-		}
-		if (TesseraChunkChecksum(dir->hdr.format_version, e->table, table_bytes) != cd->crc)
-			corrupt(arg, "chunk checksum mismatch");
-		if (!TesseraFrameTableRead(cd, e->table, table_bytes, &ft))
-			corrupt(arg, "chunk frame table is malformed");
+		e->table = TesseraReadFrameTable(rel, &cs->s, cd, dir->hdr.format_version, &ft,
+										 corrupt, arg);
 		e->frames = palloc0(sizeof(FrameSlot *) * ft.hdr.nframes);
 		e->view.framed = true;
 		e->view.ft = ft;
-		e->size = table_bytes + sizeof(FrameSlot *) * ft.hdr.nframes;
+		e->size = ft.table_bytes + sizeof(FrameSlot *) * ft.hdr.nframes;
 	}
 	else
 	{

@@ -541,6 +541,7 @@ TesseraReaderExternalBatch(TesseraReader *r, int nrows)
 	memset(b->isnull, 0, sizeof(bool *) * r->natts);
 	b->raw = NULL;
 	b->raw_index = NULL;
+	b->views = NULL;
 	b->scaled = NULL;
 	b->access = NULL;
 	b->deleted = NULL;
@@ -596,6 +597,7 @@ TesseraReaderSetTupleDesc(TesseraReader *r, TupleDesc desc)
 	memset(r->batch.isnull, 0, sizeof(bool *) * r->natts);
 	r->batch.raw = NULL;
 	r->batch.raw_index = NULL;
+	r->batch.views = NULL;
 	r->batch.scaled = NULL;
 	r->batch.access = NULL;
 }
@@ -768,6 +770,7 @@ TesseraReaderLoad(TesseraReader *r, int stripe, int rg)
 	b->states = NULL;
 	b->raw = NULL;
 	b->raw_index = NULL;
+	b->views = NULL;
 	b->sparse = false;
 	b->scaled = NULL;
 	b->access = NULL;
@@ -934,6 +937,133 @@ shared_frame_put(void *arg, uint32 k, uint32 sum, uint32 len, const char *src)
 
 	sf->key.frame = k;
 	TesseraSharedCachePut(&sf->key, sum, len, src, false);
+}
+
+/*
+ * TesseraReadFrameTable
+ *		A framed chunk's frame table, read from the stripe's pages (usually
+ *		all within its first 2 KB) and checked against the directory's
+ *		checksum, in the current memory context; *ft points into it.
+ */
+char *
+TesseraReadFrameTable(Relation rel, const TesseraStripe *stripe, const TesseraChunkDisk *cd,
+					  uint32 dir_version, TesseraFrameTable *ft, TesseraCorruptFn corrupt,
+					  void *arg)
+{
+	TesseraFrameHeader hdr;
+	Size		table_bytes;
+	Size		first = Min((Size) cd->stored_bytes, (Size) 2048);
+	char	   *table = palloc(first);
+
+	if (!TesseraReadStripeBytes(rel, stripe, cd->offset, first, table, NULL))
+		corrupt(arg, "chunk pages are invalid");
+	if (first < sizeof(hdr))
+		corrupt(arg, "chunk frame table is malformed");
+	memcpy(&hdr, table, sizeof(hdr));
+	if ((uint64) hdr.nframes + hdr.index_count > cd->stored_bytes)
+		corrupt(arg, "chunk frame table is malformed");
+	table_bytes = TesseraFrameTableSize(hdr.nframes, hdr.index_count);
+	if (table_bytes > cd->stored_bytes)
+		corrupt(arg, "chunk frame table is malformed");
+	if (table_bytes > first)
+	{
+		table = repalloc(table, table_bytes);
+		if (!TesseraReadStripeBytes(rel, stripe, cd->offset + first, table_bytes - first,
+									table + first, NULL))
+			corrupt(arg, "chunk pages are invalid");
+	}
+	if (TesseraChunkChecksum(dir_version, table, table_bytes) != cd->crc)
+		corrupt(arg, "chunk checksum mismatch");
+	if (!TesseraFrameTableRead(cd, table, table_bytes, ft))
+		corrupt(arg, "chunk frame table is malformed");
+	return table;
+}
+
+/*
+ * A framed, compressed chunk of a batch whose values are read singly: its
+ * frames are read and decompressed as the values asked for need them, not
+ * the whole payload (a star join keeping 20 rows of 10,000 reads 20 of a
+ * text column's 80 frames).
+ */
+typedef struct BatchView
+{
+	TesseraChunkView view;
+	TesseraBatch *batch;
+	TesseraChunkDisk *cd;
+	TesseraCorruptContext cc;
+	SharedFrames sf;
+	bool		shared;
+} BatchView;
+
+/* TesseraChunkView's load: frame k from the shared cache or the stripe. */
+static bool
+batch_view_load(void *arg, uint32 k, char *frame, uint32 off, uint32 count)
+{
+	BatchView  *bv = (BatchView *) arg;
+	TesseraReader *r = bv->batch->reader;
+	const TesseraFrameTable *ft = &bv->view.ft;
+	uint32		raw_len = TesseraFrameRawBytes(bv->cd, ft, k);
+	uint32		from = k == 0 ? 0 : ft->ends[k - 1];
+	uint32		len = ft->ends[k] - from;
+	bool		compressed = len < raw_len;
+	char	   *stored;
+
+	if (compressed)
+		r->bytes_decompressed += raw_len;
+	if (compressed && bv->shared && shared_frame_get(&bv->sf, k, ft->sums[k], raw_len, frame))
+		return true;
+	stored = palloc(len);
+	r->bytes_read += len;
+	if (!TesseraReadStripeBytes(r->rel, &r->stripes[bv->batch->stripe].meta,
+								bv->cd->offset + ft->table_bytes + from, len, stored, r->strategy))
+		TesseraChunkCorrupt(&bv->cc, "chunk pages are invalid");
+	TesseraFrameDecode(bv->cd, ft, k, stored, len, frame, TesseraChunkCorrupt, &bv->cc);
+	pfree(stored);
+	if (compressed && bv->shared)
+		shared_frame_put(&bv->sf, k, ft->sums[k], raw_len, frame);
+	return true;
+}
+
+/* Column attidx's chunk (framed) as a view filled frame by frame, for this batch. */
+static TesseraChunkView *
+batch_view(TesseraBatch *b, int attidx, TesseraChunkDisk *cd, TesseraCorruptContext *cc)
+{
+	TesseraReader *r = b->reader;
+	BatchView  *bv;
+
+	if (b->views == NULL)
+		b->views = MemoryContextAllocZero(r->batch_cxt, sizeof(struct BatchView *) * r->natts);
+	bv = b->views[attidx];
+	if (bv == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(r->batch_cxt);
+		TesseraScanStripe *ss = &r->stripes[b->stripe];
+		TesseraFrameTable ft;
+
+		bv = palloc0(sizeof(BatchView));
+		bv->batch = b;
+		bv->cd = cd;
+		bv->cc = *cc;
+		TesseraReadFrameTable(r->rel, &ss->meta, cd, ss->dir->hdr.format_version, &ft,
+							  TesseraChunkCorrupt, &bv->cc);
+		r->bytes_read += ft.table_bytes;
+		TesseraReaderDeltaBytes(r, ss);
+		bv->shared = TesseraSharedCacheEnabled();
+		if (bv->shared)
+		{
+			TesseraSharedKeyInit(&bv->sf.key, ss->meta.storage_id, ss->meta.stripe_id,
+								 cd->offset, 0);
+			bv->sf.reader = r;
+		}
+		/* (the payload's pages are touched only where frames are put) */
+		TesseraViewInit(&bv->view, cd, &ft,
+						MemoryContextAllocHuge(r->batch_cxt,
+											   (Size) cd->raw_bytes + TESSERA_DECODE_PADDING),
+						palloc0(ft.hdr.nframes), batch_view_load, bv);
+		MemoryContextSwitchTo(old);
+		b->views[attidx] = bv;
+	}
+	return &bv->view;
 }
 
 /* The chunk's payload, decompressed once per batch whoever asks first. */
@@ -1178,6 +1308,18 @@ TesseraBatchValue(TesseraBatch *b, int attidx, int row, bool *isnull)
 	}
 
 	cd = chunk_context(b, attidx, &cc);
+	/* a framed compressed chunk not decompressed yet: just the frames needed */
+	if ((cd->flags & TESSERA_CHUNK_FRAMED) && cd->codec != TESSERA_CODEC_NONE &&
+		(b->raw == NULL || b->raw[attidx] == NULL))
+	{
+		TesseraChunkView *v = batch_view(b, attidx, cd, &cc);
+
+		old = MemoryContextSwitchTo(r->batch_cxt);
+		result = TesseraDecodeValueView(TesseraReaderColumnType(r, attidx), v, b->chunk_rows,
+										row, isnull, TesseraChunkCorrupt, &cc);
+		MemoryContextSwitchTo(old);
+		return result;
+	}
 	batch_raw(b, attidx, cd, &cc);
 	old = MemoryContextSwitchTo(r->batch_cxt);
 	result = TesseraDecodeValue(TesseraReaderColumnType(r, attidx), cd, b->raw[attidx],

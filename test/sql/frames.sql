@@ -101,6 +101,51 @@ WHERE t.longtxt IS DISTINCT FROM h.longtxt OR t.word IS DISTINCT FROM h.word;
 
 RESET ALL;
 
+-- a star join keeping one row in 1,000: its batches are sparse, and the
+-- columns its aggregates and expressions read are read value by value,
+-- frame by frame (not decoded whole), with deleted rows among them
+CREATE TABLE fr_few (id int PRIMARY KEY, tag text);
+INSERT INTO fr_few SELECT id, 'g' || (id / 1000 % 3) FROM generate_series(7, 30000, 1000) id;
+INSERT INTO fr_few VALUES (40000, 'none'), (-1, 'none');
+DELETE FROM fr_t WHERE id % 91 = 0;
+DELETE FROM fr_h WHERE id % 91 = 0;
+ANALYZE fr_few, fr_t, fr_h;
+-- (not the index probes the planner prefers for so few rows)
+SET enable_indexscan = off; SET enable_bitmapscan = off;
+SELECT count(*) AS star_plans FROM tt.explain(
+    'SELECT count(*), sum(length(t.note)) FROM fr_t t JOIN fr_few f USING (id)') p
+WHERE p LIKE '%Star Join%';
+SELECT q, tt.cmp(q, 'fr_h', 'fr_t') FROM (VALUES
+    ('SELECT count(*), sum(length(t.note)), sum(t.amount), sum(t.big), avg(t.r), min(t.word), max(t.longtxt), count(t.nully), min(t.ts), max(t.s) FROM {t} t JOIN fr_few f USING (id)'),
+    ('SELECT f.tag, upper(t.word), count(*), sum(t.amount + 1), max(t.iv) FROM {t} t JOIN fr_few f USING (id) GROUP BY 1, 2'),
+    ('SELECT f.tag, sum(length(t.longtxt)), min(t.note), avg(t.f8)::numeric(20,6) FROM {t} t JOIN fr_few f USING (id) WHERE t.runs > 100 GROUP BY 1'),
+    ('SELECT t.id, t.note, t.amount, t.u FROM {t} t JOIN fr_few f USING (id) ORDER BY t.id LIMIT 5')
+) v(q);
+SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0;
+SELECT tt.cmp('SELECT f.tag, count(*), sum(length(t.note)), sum(t.amount), max(t.longtxt) FROM {t} t JOIN fr_few f USING (id) GROUP BY 1',
+              'fr_h', 'fr_t') AS parallel_sparse_star;
+RESET max_parallel_workers_per_gather; RESET parallel_setup_cost;
+RESET parallel_tuple_cost; RESET min_parallel_table_scan_size;
+-- ... and it decompresses a fraction of what a scan of the column does
+CREATE FUNCTION pg_temp.decompressed_kb(q text) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+    line text;
+    total bigint;   -- NULL: no TesseraAgg or TesseraScan in the plan
+BEGIN
+    FOR line IN EXECUTE 'EXPLAIN (ANALYZE, VERBOSE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+        IF line ~ 'Bytes Decompressed:' THEN
+            total := coalesce(total, 0) + substring(line FROM 'Bytes Decompressed: (\d+)')::bigint;
+        END IF;
+    END LOOP;
+    RETURN total;
+END $$;
+SET max_parallel_workers_per_gather = 0;
+SELECT pg_temp.decompressed_kb('SELECT sum(length(t.note)) FROM fr_t t JOIN fr_few f USING (id)') * 2
+     < pg_temp.decompressed_kb('SELECT sum(length(note)) FROM fr_t') AS sparse_reads_fewer_frames;
+RESET ALL;
+DROP TABLE fr_few;
+
 -- a rewrite (VACUUM FULL) writes framed chunks again; fetches still agree
 VACUUM FULL fr_t;
 SET enable_hashjoin = off;
