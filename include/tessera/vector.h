@@ -351,6 +351,8 @@ extern void TesseraGroupsKeysOf(TesseraGroups *g, TupleTableSlot *slot, int64 *k
 extern int	TesseraGroupsLookupDatums(TesseraGroups *g, const Datum *values, const bool *isnull);
 extern int	TesseraGroupsFindInts(TesseraGroups *g, const Datum *values, const bool *isnull);
 extern void TesseraGroupsKeyDatums(TesseraGroups *g, int group, Datum *values, bool *isnull);
+extern uint64 TesseraGroupsDatumsValueHash(TesseraGroups *gt, const Datum *values,
+											 const bool *isnull);
 extern uint64 TesseraGroupsValueHash(TesseraGroups *g, int group);
 
 /* ---- groups past memory (vector/spill.c) ---- */
@@ -366,14 +368,18 @@ typedef struct TesseraSpill
 {
 	/* hash partitions, made on the first spill */
 	int			npart;			/* 0: nothing spilled */
+	int			part_cap;
 	struct LogicalTapeSet *tapes;
-	struct LogicalTape **parts;
+	struct LogicalTape **parts;	/* [npart]: NULL once merged back or split */
+	int		   *depth;			/* [npart]: splits above it (0: the first set) */
+	uint64	   *rows;			/* [npart]: rows written to it */
 	int			cur;			/* the partition being merged back, or -1 */
 	bool		loaded;			/* the table holds partition cur's groups */
 	int			next_group;		/* the table's next group to return */
 	double		est_groups;		/* the planner's estimate (partition count) */
 	TupleDesc	desc;			/* a spilled row: the keys, then the states */
 	TupleTableSlot *next;		/* a row read back */
+	struct MinimalTupleData *last;	/* ... its tuple */
 	MemoryContext longcxt;
 	MemoryContext tmpcxt;
 	/* a partition past memory: sorted, merged one group at a time */
@@ -381,6 +387,7 @@ typedef struct TesseraSpill
 	bool		pending;		/* next holds the sort's next row */
 	uint64		spilled_groups;
 	int			sorted_parts;	/* partitions that had to be sorted */
+	int			split_parts;	/* partitions split again */
 } TesseraSpill;
 
 extern void TesseraSpillGroups(TesseraSpill *s, TesseraGroups *g, TAggSpec *specs,

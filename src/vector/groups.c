@@ -1010,6 +1010,36 @@ TesseraGroupsKeyDatums(TesseraGroups *gt, int g, Datum *values, bool *isnull)
 }
 
 /*
+ * One key's part of a value hash: its integer id v (integer kinds), or
+ * the bytes of its value d (strings); NULL a constant.
+ */
+static inline uint64
+key_value_hash(TAggKey *key, bool isnull, Datum d, int64 v)
+{
+	uint64		x;
+
+	if (isnull)
+		x = UINT64CONST(0x5bd1e995);
+	else if (key->kind == TAGG_KEY_INT || key->kind == TAGG_KEY_NUMINT)
+		x = (uint64) v;
+	else
+	{
+		const char *data;
+		int			len;
+
+		key_bytes(key, d, &data, &len);
+		x = hash_bytes_extended((const unsigned char *) data, len, 0);
+	}
+	/* (murmur3's 64-bit finalizer) */
+	x ^= x >> 33;
+	x *= UINT64CONST(0xff51afd7ed558ccd);
+	x ^= x >> 33;
+	x *= UINT64CONST(0xc4ceb9fe1a85ec53);
+	x ^= x >> 33;
+	return x;
+}
+
+/*
  * A hash of group g's grouped keys by their values, not their ids (a
  * string's id depends on the order the table met the strings in): the
  * same in every table that holds these keys (a spill's partitions).
@@ -1023,27 +1053,35 @@ TesseraGroupsValueHash(TesseraGroups *gt, int g)
 	{
 		TAggKey    *key = &gt->gkeys[j];
 		int64		v = gt->keys[(Size) g * gt->nkeys + j];
-		uint64		x;
+		bool		isnull = gt->keynull[(Size) g * gt->nkeys + j];
 
-		if (gt->keynull[(Size) g * gt->nkeys + j])
-			x = UINT64CONST(0x5bd1e995);
-		else if (key->kind == TAGG_KEY_INT || key->kind == TAGG_KEY_NUMINT)
-			x = (uint64) v;
-		else
-		{
-			const char *data;
-			int			len;
+		h = hash_combine64(h, key_value_hash(key, isnull, isnull ? (Datum) 0 :
+											 key->kind == TAGG_KEY_INT ||
+											 key->kind == TAGG_KEY_NUMINT ?
+											 (Datum) v : key->strs[v], v));
+	}
+	return h;
+}
 
-			key_bytes(key, key->strs[v], &data, &len);
-			x = hash_bytes_extended((const unsigned char *) data, len, 0);
-		}
-		/* (murmur3's 64-bit finalizer) */
-		x ^= x >> 33;
-		x *= UINT64CONST(0xff51afd7ed558ccd);
-		x ^= x >> 33;
-		x *= UINT64CONST(0xc4ceb9fe1a85ec53);
-		x ^= x >> 33;
-		h = hash_combine64(h, x);
+/*
+ * TesseraGroupsValueHash of the group these key values (a spilled row's
+ * first keys) make, without looking it up or interning anything.
+ */
+uint64
+TesseraGroupsDatumsValueHash(TesseraGroups *gt, const Datum *values, const bool *isnull)
+{
+	uint64		h = 0;
+
+	for (int j = 0; j < gt->nhash; j++)
+	{
+		TAggKey    *key = &gt->gkeys[j];
+		int64		v = 0;
+
+		if (!isnull[j] && key->kind == TAGG_KEY_INT)
+			v = TesseraIntDatum(values[j], key->typlen);
+		else if (!isnull[j] && key->kind == TAGG_KEY_NUMINT)
+			v = numint_id(values[j]);
+		h = hash_combine64(h, key_value_hash(key, isnull[j], values[j], v));
 	}
 	return h;
 }

@@ -18,11 +18,16 @@
  *
  *	  The partitions are sized from the planner's estimate of the groups
  *	  and what fitted before the first spill.  A partition that still does
- *	  not fit is not split again: what is in the table and the rest of the
- *	  partition go into a sort by key (each key's default btree order,
- *	  whose equality is the grouping's) and sorted runs of equal keys are
- *	  merged one group at a time.  Memory stays bounded either way, and
- *	  there is no second aggregation path.
+ *	  not fit (the estimate was wrong: count(DISTINCT)'s groups of keys and
+ *	  values are estimated as the keys' groups) is split again, as
+ *	  PostgreSQL's hash aggregation does: what is in the table and the rest
+ *	  of the partition are written to new partitions by another hash of the
+ *	  same values, which are merged back in their turn.  Past SPILL_MAX_DEPTH
+ *	  splits (values that do not spread), the table and the rest of the
+ *	  partition go into a sort by key (each key's default btree order, whose
+ *	  equality is the grouping's) and sorted runs of equal keys are merged
+ *	  one group at a time.  Memory stays bounded either way, and there is no
+ *	  second aggregation path.
  *
  *	  (Until 2026-11 every spill went to the sort: ClickBench's WatchID,
  *	  ClientIP grouping of a million rows spent most of its time comparing
@@ -47,6 +52,75 @@
 
 #define SPILL_MIN_PARTS		4
 #define SPILL_MAX_PARTS		256
+#define SPILL_MAX_DEPTH		3
+
+/*
+ * The partition (of nsub) a group of value hash h goes to, at this depth:
+ * the first set takes bits 40.. of the hash; each split below it a hash
+ * of the hash, so that the groups of one partition spread.
+ */
+static inline int
+spill_part_of(uint64 h, int depth, int nsub)
+{
+	if (depth > 0)
+	{
+		h ^= (uint64) depth * UINT64CONST(0x9e3779b97f4a7c15);
+		h ^= h >> 33;
+		h *= UINT64CONST(0xff51afd7ed558ccd);
+		h ^= h >> 33;
+		h *= UINT64CONST(0xc4ceb9fe1a85ec53);
+		h ^= h >> 33;
+	}
+	return (int) (h >> 40) & (nsub - 1);
+}
+
+/* nsub new partitions at depth (their tapes in longcxt); returns the first's index. */
+static int
+spill_add_parts(TesseraSpill *s, int nsub, int depth)
+{
+	MemoryContext old = MemoryContextSwitchTo(s->longcxt);
+	int			base = s->npart;
+
+	if (s->npart + nsub > s->part_cap)
+	{
+		int			cap = Max(s->part_cap * 2, s->npart + nsub);
+
+		if (s->parts == NULL)
+		{
+			s->parts = palloc(sizeof(LogicalTape *) * cap);
+			s->depth = palloc(sizeof(int) * cap);
+			s->rows = palloc(sizeof(uint64) * cap);
+		}
+		else
+		{
+			s->parts = repalloc(s->parts, sizeof(LogicalTape *) * cap);
+			s->depth = repalloc(s->depth, sizeof(int) * cap);
+			s->rows = repalloc(s->rows, sizeof(uint64) * cap);
+		}
+		s->part_cap = cap;
+	}
+	for (int p = base; p < base + nsub; p++)
+	{
+		s->parts[p] = LogicalTapeCreate(s->tapes);
+		s->depth[p] = depth;
+		s->rows[p] = 0;
+	}
+	s->npart += nsub;
+	MemoryContextSwitchTo(old);
+	return base;
+}
+
+/* A spilled row (its tuple tup) onto partition p. */
+static inline void
+spill_write(TesseraSpill *s, int p, MinimalTuple tup)
+{
+	/* (a tape allocates its buffers where it is written: the long memory) */
+	MemoryContext old = MemoryContextSwitchTo(s->longcxt);
+
+	LogicalTapeWrite(s->parts[p], tup, tup->t_len);
+	s->rows[p]++;
+	MemoryContextSwitchTo(old);
+}
 
 /* The row a group is spilled as: the keys in their order, then the states. */
 static void
@@ -88,11 +162,10 @@ spill_begin(TesseraSpill *s, TesseraGroups *g, MemoryContext longcxt, MemoryCont
 		npart *= 2;
 	old = MemoryContextSwitchTo(longcxt);
 	s->tapes = LogicalTapeSetCreate(true, NULL, -1);
-	s->parts = palloc(sizeof(LogicalTape *) * npart);
-	for (int p = 0; p < npart; p++)
-		s->parts[p] = LogicalTapeCreate(s->tapes);
 	MemoryContextSwitchTo(old);
-	s->npart = npart;
+	s->parts = NULL;
+	s->part_cap = 0;
+	spill_add_parts(s, npart, 0);
 	s->cur = -1;
 	s->loaded = false;
 }
@@ -113,33 +186,53 @@ spill_row(TupleTableSlot *slot, TesseraGroups *g, int group, TAggSpec *specs)
  * Write every group of g to its partition (made in longcxt the first time;
  * tmpcxt is reset per group) and empty the table.
  */
-void
-TesseraSpillGroups(TesseraSpill *s, TesseraGroups *g, TAggSpec *specs,
-				   MemoryContext longcxt, MemoryContext tmpcxt)
+/*
+ * Write every group of g to its partition among the nsub from base, at
+ * depth (tmpcxt is reset per group).
+ */
+static void
+spill_table(TesseraSpill *s, TesseraGroups *g, TAggSpec *specs, int base, int nsub, int depth)
 {
-	TupleTableSlot *slot;
+	TupleTableSlot *slot = MakeSingleTupleTableSlot(s->desc, &TTSOpsVirtual);
 
-	if (s->npart == 0)
-		spill_begin(s, g, longcxt, tmpcxt);
-	slot = MakeSingleTupleTableSlot(s->desc, &TTSOpsVirtual);
 	for (int group = 0; group < g->ngroups; group++)
 	{
-		MemoryContext old = MemoryContextSwitchTo(tmpcxt);
-		int			p = (int) (TesseraGroupsValueHash(g, group) >> 40) & (s->npart - 1);
+		MemoryContext old = MemoryContextSwitchTo(s->tmpcxt);
+		int			p = base + spill_part_of(TesseraGroupsValueHash(g, group), depth, nsub);
 		bool		shouldfree;
 		MinimalTuple tup;
 
 		spill_row(slot, g, group, specs);
 		tup = ExecFetchSlotMinimalTuple(slot, &shouldfree);
-		/* (a tape allocates its buffers where it is written: the long memory) */
-		MemoryContextSwitchTo(s->longcxt);
-		LogicalTapeWrite(s->parts[p], tup, tup->t_len);
+		spill_write(s, p, tup);
 		MemoryContextSwitchTo(old);
-		MemoryContextReset(tmpcxt);
+		MemoryContextReset(s->tmpcxt);
 	}
 	ExecDropSingleTupleTableSlot(slot);
+}
+
+/*
+ * Write every group of g to its partition (made in longcxt the first time;
+ * tmpcxt is reset per group) and empty the table.
+ */
+void
+TesseraSpillGroups(TesseraSpill *s, TesseraGroups *g, TAggSpec *specs,
+				   MemoryContext longcxt, MemoryContext tmpcxt)
+{
+	int			nfirst;
+	int			fit;
+
+	if (s->npart == 0)
+		spill_begin(s, g, longcxt, tmpcxt);
+	/* (the first set: those at depth 0, made together) */
+	for (nfirst = 0; nfirst < s->npart && s->depth[nfirst] == 0; nfirst++)
+		;
+	spill_table(s, g, specs, 0, nfirst, 0);
 	s->spilled_groups += g->ngroups;
+	/* (as many slots as fitted: the table does not rehash its way up again) */
+	fit = g->ngroups;
 	TesseraGroupsReset(g, 256);
+	TesseraGroupsPresize(g, fit);
 }
 
 /* After the input: if anything spilled, the rest follows; partitions are read next. */
@@ -177,6 +270,7 @@ spill_read(TesseraSpill *s, int p)
 				 errmsg("unexpected end of a TesseraAgg spill file")));
 	tup = MemoryContextAlloc(s->tmpcxt, len);
 	tup->t_len = len;
+	s->last = tup;
 	if (LogicalTapeRead(s->parts[p], (char *) tup + sizeof(len), len - sizeof(len)) !=
 		len - sizeof(len))
 		ereport(ERROR,
@@ -237,6 +331,49 @@ spill_sort_rest(TesseraSpill *s, TesseraGroups *g, TAggSpec *specs, int p)
 }
 
 /*
+ * Partition p did not fit: the table's groups and the partition's rows not
+ * read yet go to new partitions one level down, by another hash of their
+ * keys' values, to be merged back after the others.  The table is emptied.
+ */
+static void
+spill_split(TesseraSpill *s, TesseraGroups *g, TAggSpec *specs, int p)
+{
+	int			depth = s->depth[p] + 1;
+	double		fit = Max(g->ngroups, 1);
+	int			nsub = SPILL_MIN_PARTS;
+	int			base;
+
+	/* enough that each holds about half of what fitted, if p's rows were all groups */
+	while (nsub < SPILL_MAX_PARTS && nsub * fit / 2 < (double) s->rows[p])
+		nsub *= 2;
+	base = spill_add_parts(s, nsub, depth);
+	spill_table(s, g, specs, base, nsub, depth);
+	while (spill_read(s, p))
+	{
+		int			q;
+
+		CHECK_FOR_INTERRUPTS();
+		slot_getsomeattrs(s->next, g->nkeys);
+		q = base + spill_part_of(TesseraGroupsDatumsValueHash(g, s->next->tts_values,
+															  s->next->tts_isnull),
+								 depth, nsub);
+		spill_write(s, q, s->last);
+		MemoryContextReset(s->tmpcxt);
+	}
+	{
+		MemoryContext old = MemoryContextSwitchTo(s->longcxt);
+
+		for (int q = base; q < base + nsub; q++)
+			LogicalTapeRewindForRead(s->parts[q], BLCKSZ);
+		MemoryContextSwitchTo(old);
+	}
+	LogicalTapeClose(s->parts[p]);
+	s->parts[p] = NULL;
+	s->split_parts++;
+	TesseraGroupsReset(g, 256);
+}
+
+/*
  * Read partition p into the emptied table, merging rows of equal keys;
  * sorted instead if it outgrows hash_mem.
  */
@@ -246,7 +383,7 @@ spill_load(TesseraSpill *s, TesseraGroups *g, TAggSpec *specs, int p)
 	int64		keys[INDEX_MAX_KEYS];
 	bool		nulls[INDEX_MAX_KEYS];
 	uint64		n = 0;
-	double		expect = (double) s->spilled_groups / s->npart;
+	double		expect = (double) s->rows[p];
 	double		fits = (double) get_hash_memory_limit() / 2 /
 		(sizeof(TAggState) * Max(g->nspecs, 1) + (sizeof(int64) + 1) * g->nkeys);
 
@@ -271,11 +408,16 @@ spill_load(TesseraSpill *s, TesseraGroups *g, TAggSpec *specs, int p)
 			if (g->ngroups > 1 &&
 				MemoryContextMemAllocated(g->cxt, true) > get_hash_memory_limit())
 			{
-				spill_sort_rest(s, g, specs, p);
+				if (s->depth[p] < SPILL_MAX_DEPTH)
+					spill_split(s, g, specs, p);
+				else
+					spill_sort_rest(s, g, specs, p);
 				return;
 			}
 		}
 	}
+	LogicalTapeClose(s->parts[p]);
+	s->parts[p] = NULL;
 	s->loaded = true;
 	s->next_group = 0;
 }
@@ -363,7 +505,8 @@ TesseraSpillEnd(TesseraSpill *s)
 	if (s->tapes != NULL)
 	{
 		for (int p = 0; p < s->npart; p++)
-			LogicalTapeClose(s->parts[p]);
+			if (s->parts[p] != NULL)
+				LogicalTapeClose(s->parts[p]);
 		LogicalTapeSetClose(s->tapes);
 		s->tapes = NULL;
 	}

@@ -325,8 +325,9 @@ DROP TABLE mh, mt;
 
 -- more groups than work_mem holds (the estimate was wrong): TesseraAgg
 -- spills them to hash partitions and merges each back; partitions that
--- still do not fit (sized for the wrong estimate) are sorted by key and
--- merged one group at a time; same answers
+-- still do not fit (sized for the wrong estimate) are split again by
+-- another hash (and past three splits sorted by key and merged one group
+-- at a time); same answers
 CREATE TABLE sh (g int, s text, b char(4), v int, n numeric) WITH (autovacuum_enabled = off);
 CREATE TABLE st (LIKE sh) USING tessera WITH (autovacuum_enabled = off);
 INSERT INTO sh SELECT i % 3, 'x', 'y', i, i FROM generate_series(1, 1000) i;
@@ -354,25 +355,38 @@ CREATE FUNCTION tt.spill_shape(q text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE
     line text;
     parts bool := false;
+    split bool := false;
     sorted bool := false;
 BEGIN
     FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
         parts := parts OR line ~ 'Spill Partitions: \d+$';
+        split := split OR line ~ 'Spill Partitions Split: [1-9]';
         sorted := sorted OR line ~ 'Spill Partitions Sorted: [1-9]';
     END LOOP;
     RETURN CASE WHEN NOT parts THEN 'not spilled' WHEN sorted THEN 'partitions, some sorted'
-        ELSE 'partitions' END;
+        WHEN split THEN 'partitions, some split' ELSE 'partitions' END;
 END $$;
 SELECT tt.spills('SELECT g, count(*), sum(v) FROM st GROUP BY g');
 SELECT tt.spills('SELECT s, b, count(*) FROM st GROUP BY s, b');
 SELECT tt.spill_shape('SELECT g, count(*), sum(v) FROM st GROUP BY g');
+-- (string keys: a split hashes the rows it reads back as the table's groups)
+SELECT tt.spill_shape('SELECT s, b, count(*) FROM st GROUP BY s, b');
 SELECT q, tt.cmp(q, 'sh', 'st') FROM (VALUES
     ('SELECT g, count(*), sum(v), avg(n), min(v), max(g), sum(n * 2) FROM {t} GROUP BY g'),
     ('SELECT s, count(*), sum(n) FROM {t} GROUP BY s'),
     ('SELECT s, b, v, count(*), avg(n) FROM {t} GROUP BY s, b, v'),
     ('SELECT b, count(*) FROM {t} GROUP BY b'),
+    ('SELECT s, b, count(*), max(v) FROM {t} GROUP BY s, b'),
     ('SELECT g, count(*) FROM {t} WHERE v < 3 GROUP BY g')) v(q);
 SELECT tt.cmp_ordered('SELECT s, count(*) FROM {t} GROUP BY s ORDER BY s', 'sh', 'st');
+-- count(DISTINCT): its groups of key and value, split where they outgrow
+-- what the estimate of the keys' groups sized
+SELECT tt.spill_shape('SELECT b, count(DISTINCT g), count(*) FROM st GROUP BY b');
+SELECT q, tt.cmp(q, 'sh', 'st') FROM (VALUES
+    ('SELECT g % 3, count(DISTINCT s), count(DISTINCT s) FILTER (WHERE v > 2) FROM {t} GROUP BY 1'),
+    ('SELECT b, count(DISTINCT g), count(*) FROM {t} GROUP BY b'),
+    ('SELECT v, count(DISTINCT s), count(*) FROM {t} GROUP BY v'),
+    ('SELECT count(DISTINCT n) FROM {t}')) v(q);
 -- planned past work_mem (the estimate is right): still TesseraAgg, spilling
 ANALYZE st;
 ANALYZE sh;
