@@ -92,6 +92,9 @@ typedef struct TesseraReader
 	BufferAccessStrategy strategy;
 	bool		check_deleted;	/* compute batch->deleted when loading */
 	bool		keep_states;	/* SnapshotAny: keep row states in batch->states */
+	bool		patient;		/* index fetches: read values singly until they
+								 * have cost about what a column's decoding
+								 * would (read_singly) */
 	const bool *needed;			/* [natts] columns a slot may decode; NULL: all */
 	uint64		bytes_read;		/* chunk and directory bytes read from pages */
 	uint64		bytes_decompressed; /* payload bytes produced by a codec */

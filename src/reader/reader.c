@@ -1190,6 +1190,10 @@ typedef struct TesseraColumnAccess
  * the whole column for a handful of values.  The first reads are single;
  * then the spread of the rows read decides: about every row (a scan
  * feeding an Agg) decodes the column, scattered rows keep reading singly.
+ * A patient reader (index fetches in index order) reads singly until the
+ * single reads have cost about what decoding the column would, a
+ * sixteenth of its rows: a range of a hundred rows decoded every value of
+ * its row group's columns (10,000 md5 strings for 100).
  */
 static bool
 read_singly(TesseraBatch *b, int attidx, int row)
@@ -1205,7 +1209,8 @@ read_singly(TesseraBatch *b, int attidx, int row)
 	if (a->n == 0)
 		a->first = row;
 	a->last = row;
-	if (++a->n < TESSERA_ACCESS_PROBE)
+	if (++a->n < (b->reader->patient ? Max(TESSERA_ACCESS_PROBE, b->chunk_rows / 16) :
+				  TESSERA_ACCESS_PROBE))
 		return true;
 	a->sparse = (int64) (a->last > a->first ? a->last - a->first : a->first - a->last) + 1 >= (int64) a->n * TESSERA_ACCESS_SPARSE;
 	return a->sparse;

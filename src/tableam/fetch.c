@@ -399,6 +399,7 @@ store_row(TesseraFetcher *f, TesseraCachedStripe *cs, TesseraStripeDir *dir, int
 		if (f->reader)
 			TesseraReaderEnd(f->reader);
 		f->reader = TesseraReaderForStripe(f->base.rel, &cs->s, dir, snapshot, f->cxt);
+		f->reader->patient = true;
 		f->reader_generation = TesseraFetchCacheGeneration();
 		f->snapshot = snapshot;
 		f->snapshot_type = snapshot->snapshot_type;

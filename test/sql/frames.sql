@@ -93,6 +93,19 @@ FROM fr_probe p, LATERAL (SELECT ctid FROM fr_t WHERE id = p.id) c,
 JOIN fr_h h USING (id)
 WHERE (t.*)::text IS DISTINCT FROM (h.*)::text;
 
+-- index ranges in index order: a streak of fetches from one row group
+-- reads its values singly for a while (frame by frame), then decodes the
+-- columns; ranges shorter and longer than that, and one across row groups
+SELECT lo, hi, (SELECT count(*) FROM (
+    (SELECT * FROM fr_t WHERE id BETWEEN lo AND hi EXCEPT ALL SELECT * FROM fr_h WHERE id BETWEEN lo AND hi)
+    UNION ALL
+    (SELECT * FROM fr_h WHERE id BETWEEN lo AND hi EXCEPT ALL SELECT * FROM fr_t WHERE id BETWEEN lo AND hi)
+) d) AS range_differing
+FROM (VALUES (101, 180), (5000, 5700), (9500, 10700)) r(lo, hi) ORDER BY lo;
+SELECT count(*) AS index_scans FROM tt.explain('SELECT * FROM fr_t WHERE id BETWEEN 5000 AND 5700') p
+WHERE p LIKE '%Index Scan using fr_t_pkey%';
+SELECT count(*) AS range_rows FROM fr_t WHERE id BETWEEN 9500 AND 10700;
+
 -- the first and last value of each frame boundary region of the long text
 SELECT count(*) AS edge_differing
 FROM generate_series(1, 30000, 113) g(id)
