@@ -563,6 +563,8 @@ TesseraComputedInit(TesseraComputed *c, List *exprs, Index relid, PlanState *ps,
 	c->values = palloc0(sizeof(Datum *) * c->n);
 	c->nulls = palloc0(sizeof(bool *) * c->n);
 	c->memos = palloc0(sizeof(void *) * c->n);
+	c->memo_tries = palloc0(sizeof(uint32) * c->n);
+	c->memo_hits = palloc0(sizeof(uint32) * c->n);
 	c->int_arith = palloc0(sizeof(void *) * c->n);
 	c->ivalues = palloc0(sizeof(int64 *) * c->n);
 	c->ts_field = palloc0(sizeof(int) * c->n);
@@ -665,6 +667,15 @@ TesseraComputedRescan(TesseraComputed *c)
 }
 
 /*
+ * Values of its column whose memo hits decide whether an expression keeps
+ * one: under one hit in eight (mostly distinct values: comments, md5s),
+ * copying each value and result into the memo and growing it to work_mem
+ * costs more than it saves (TPC-H orders' min(o_comment::text) by status,
+ * 1.5M distinct comments: 242 ms with the memo, heap 147 ms).
+ */
+#define COMP_MEMO_PROBE		8192
+
+/*
  * Expression j of one string column for a value: from the memo, else
  * evaluated and remembered (the value and a copy of the result in the
  * memo's memory).
@@ -679,9 +690,11 @@ comp_memo(TesseraComputed *c, int j, Datum value, bool *isnull)
 	Datum		result;
 	MemoryContext old;
 
-	if (VARATT_IS_EXTENDED(key) && !VARATT_IS_SHORT(key))
+	if (c->memo_tries[j] >= COMP_MEMO_PROBE && c->memo_hits[j] < COMP_MEMO_PROBE / 8)
+		key = NULL;				/* no memo: evaluated here */
+	if (key == NULL || (VARATT_IS_EXTENDED(key) && !VARATT_IS_SHORT(key)))
 	{
-		/* (never in a decoded chunk) */
+		/* (and a value never in a decoded chunk) */
 		c->slot->tts_values[c->atts[j][0]] = value;
 		c->slot->tts_isnull[c->atts[j][0]] = false;
 		return comp_eval(c, j, isnull);
@@ -689,6 +702,11 @@ comp_memo(TesseraComputed *c, int j, Datum value, bool *isnull)
 	if (memo == NULL)
 		memo = c->memos[j] = memo_create(c->memo_cxt, 1024, NULL);
 	e = memo_lookup(memo, key);
+	if (c->memo_tries[j] < COMP_MEMO_PROBE)
+	{
+		c->memo_tries[j]++;
+		c->memo_hits[j] += e != NULL;
+	}
 	if (e != NULL)
 	{
 		*isnull = e->isnull;

@@ -103,6 +103,8 @@ typedef struct TesseraComputed
 	bool	  **nulls;
 	int			cap;
 	void	  **memos;			/* [j]: results of the values seen, or NULL */
+	uint32	   *memo_tries;		/* [j]: lookups and hits of the memo's first */
+	uint32	   *memo_hits;		/* COMP_MEMO_PROBE values (few hits: no memo) */
 	struct IntArith **int_arith;	/* [j]: integer arithmetic computed as vectors */
 	int64	  **ivalues;		/* [j][row]: extract()'s results as integers, or NULL */
 	int		   *ts_field;		/* [j]: extract()'s field (computed.c) */

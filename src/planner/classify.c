@@ -840,6 +840,7 @@ TesseraAggDescribe(Aggref *agg, Index relid, Relation rel, List **computed)
 	char	   *name;
 	Var		   *var = NULL;
 	Oid			t = InvalidOid;
+	Oid			relabeled = InvalidOid;
 	List	   *filter = NIL;
 	TAggKind	kind;
 	int			attidx;
@@ -877,6 +878,21 @@ TesseraAggDescribe(Aggref *agg, Index relid, Relation rel, List **computed)
 	if (list_length(agg->args) != 1)
 		return NIL;
 	var = (Var *) ((TargetEntry *) linitial(agg->args))->expr;
+	/*
+	 * A column of the table relabeled to a binary-compatible type (min of a
+	 * varchar is min(col::text)): the column itself, its values read as the
+	 * relabeled type, not an expression computed per row
+	 */
+	if (IsA(var, RelabelType))
+	{
+		Var		   *inner = TesseraScanVar((Node *) var, relid);
+
+		if (inner != NULL && inner->varattno <= RelationGetNumberOfAttributes(rel))
+		{
+			relabeled = exprType((Node *) var);
+			var = inner;
+		}
+	}
 	if (!IsA(var, Var))
 	{
 		/* sum/avg of numeric arithmetic */
@@ -915,7 +931,7 @@ TesseraAggDescribe(Aggref *agg, Index relid, Relation rel, List **computed)
 			TupleDescAttr(RelationGetDescr(rel), var->varattno - 1)->attisdropped)
 			return NIL;
 		attidx = var->varattno - 1;
-		t = getBaseType(var->vartype);
+		t = getBaseType(OidIsValid(relabeled) ? relabeled : var->vartype);
 	}
 
 	if (strcmp(name, "count") == 0)
