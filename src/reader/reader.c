@@ -993,6 +993,7 @@ typedef struct BatchView
 	TesseraCorruptContext cc;
 	SharedFrames sf;
 	bool		shared;
+	uint32		loaded;			/* frames put in place */
 } BatchView;
 
 /* TesseraChunkView's load: frame k from the shared cache or the stripe. */
@@ -1008,6 +1009,7 @@ batch_view_load(void *arg, uint32 k, char *frame, uint32 off, uint32 count)
 	bool		compressed = len < raw_len;
 	char	   *stored;
 
+	bv->loaded++;
 	if (compressed)
 		r->bytes_decompressed += raw_len;
 	if (compressed && bv->shared && shared_frame_get(&bv->sf, k, ft->sums[k], raw_len, frame))
@@ -1025,7 +1027,7 @@ batch_view_load(void *arg, uint32 k, char *frame, uint32 off, uint32 count)
 }
 
 /* Column attidx's chunk (framed) as a view filled frame by frame, for this batch. */
-static TesseraChunkView *
+static BatchView *
 batch_view(TesseraBatch *b, int attidx, TesseraChunkDisk *cd, TesseraCorruptContext *cc)
 {
 	TesseraReader *r = b->reader;
@@ -1063,7 +1065,7 @@ batch_view(TesseraBatch *b, int attidx, TesseraChunkDisk *cd, TesseraCorruptCont
 		MemoryContextSwitchTo(old);
 		b->views[attidx] = bv;
 	}
-	return &bv->view;
+	return bv;
 }
 
 /* The chunk's payload, decompressed once per batch whoever asks first. */
@@ -1317,12 +1319,29 @@ TesseraBatchValue(TesseraBatch *b, int attidx, int row, bool *isnull)
 	if ((cd->flags & TESSERA_CHUNK_FRAMED) && cd->codec != TESSERA_CODEC_NONE &&
 		(b->raw == NULL || b->raw[attidx] == NULL))
 	{
-		TesseraChunkView *v = batch_view(b, attidx, cd, &cc);
+		BatchView  *bv = batch_view(b, attidx, cd, &cc);
 
 		old = MemoryContextSwitchTo(r->batch_cxt);
-		result = TesseraDecodeValueView(TesseraReaderColumnType(r, attidx), v, b->chunk_rows,
-										row, isnull, TesseraChunkCorrupt, &cc);
+		result = TesseraDecodeValueView(TesseraReaderColumnType(r, attidx), &bv->view,
+										b->chunk_rows, row, isnull, TesseraChunkCorrupt, &cc);
 		MemoryContextSwitchTo(old);
+
+		/*
+		 * Every frame read (a delta or run-length section is read whole, and
+		 * walked from its start for each value): the payload is complete,
+		 * and the next reads go through its value index, as a decompressed
+		 * payload's do
+		 */
+		if (bv->loaded == bv->view.ft.hdr.nframes)
+		{
+			if (b->raw == NULL)
+			{
+				b->raw = MemoryContextAllocZero(r->batch_cxt, sizeof(char *) * r->natts);
+				b->raw_index = MemoryContextAllocZero(r->batch_cxt,
+													  sizeof(TesseraValueIndex *) * r->natts);
+			}
+			b->raw[attidx] = bv->view.raw;
+		}
 		return result;
 	}
 	batch_raw(b, attidx, cd, &cc);
