@@ -19,6 +19,7 @@ OBJS = \
 	src/encoding/chunk.o \
 	src/encoding/access.o \
 	src/reader/reader.o \
+	src/reader/directory.o \
 	src/reader/cache.o \
 	src/reader/shared_cache.o \
 	src/writer/writer.o \

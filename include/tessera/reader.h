@@ -183,6 +183,7 @@ extern void TesseraReaderChunkSummary(TesseraReader *reader, int stripe, int rg,
 extern TesseraColumnType *TesseraReaderColumnType(TesseraReader *reader, int attidx);
 
 /* standalone directory access for introspection and TID fetches */
+extern void TesseraCheckStripeRow(Relation rel, const TesseraStripe *s, BlockNumber rel_nblocks);
 extern TesseraStripeDir *TesseraLoadDir(Relation rel, const TesseraStripe *stripe,
 										BlockNumber rel_nblocks);
 extern char *TesseraReadFrameTable(Relation rel, const TesseraStripe *stripe,

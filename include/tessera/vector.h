@@ -226,6 +226,7 @@ typedef struct TesseraPartials
 } TesseraPartials;
 
 extern Numeric TesseraScaledNumeric(int128 v, int scale);
+extern void TesseraAggIntSumAll(TAggState *st, Datum *values, bool *isnull, int16 typlen, int n);
 extern void TesseraAggNumericAccum(TAggState *st, Datum value, MemoryContext cxt);
 extern void TesseraAggScaledFold(TAggState *st, int128 v, int64 count, int dsc, int cmax,
 								 MemoryContext cxt);

@@ -585,65 +585,6 @@ tagg_from_summary(TesseraAggState *as, int k, TesseraBatch *b)
 	return false;
 }
 
-/* sum/avg of an integer column, one group, every row: loops the compiler vectorizes. */
-static void
-tagg_int_sum_all(TAggState *st, Datum *values, bool *isnull, int16 typlen, int n)
-{
-	int64		count = 0;
-
-	if (typlen <= 4)
-	{
-		int64		sum = 0;
-
-		if (memchr(isnull, true, n) == NULL)
-		{
-			/* no NULLs (the usual case): a plain sum */
-			if (typlen == 2)
-				for (int i = 0; i < n; i++)
-					sum += (int16) values[i];
-			else
-				for (int i = 0; i < n; i++)
-					sum += (int32) values[i];
-			count = n;
-		}
-		else if (typlen == 2)
-			for (int i = 0; i < n; i++)
-			{
-				sum += isnull[i] ? 0 : DatumGetInt16(values[i]);
-				count += !isnull[i];
-			}
-		else
-			for (int i = 0; i < n; i++)
-			{
-				sum += isnull[i] ? 0 : DatumGetInt32(values[i]);
-				count += !isnull[i];
-			}
-		st->sum += sum;
-	}
-	else
-	{
-		/* bigint: 64-bit partial sums, widened when full */
-		int128		total = 0;
-		int64		acc = 0;
-
-		for (int i = 0; i < n; i++)
-		{
-			int64		v = isnull[i] ? 0 : DatumGetInt64(values[i]);
-			int64		t;
-
-			count += !isnull[i];
-			if (unlikely(__builtin_add_overflow(acc, v, &t)))
-			{
-				total += acc;
-				t = v;
-			}
-			acc = t;
-		}
-		st->sum += total + acc;
-	}
-	st->count += count;
-}
-
 /* sum/avg of column spec k over the batch's counted rows. */
 static void
 tagg_sum_batch(TesseraAggState *as, int k, TesseraBatch *b, const bool *ok, const int32 *gidx,
@@ -682,7 +623,7 @@ tagg_sum_batch(TesseraAggState *as, int k, TesseraBatch *b, const bool *ok, cons
 	else if (sp->argtype == INTERVALOID)
 		TAGG_ROWS(TesseraAggIntervalAccum(st, DatumGetIntervalP(values[i])));
 	else if (gidx == NULL && ok == NULL)
-		tagg_int_sum_all(TesseraGroupState(g, 0, k), values, isnull, typlen, n);
+		TesseraAggIntSumAll(TesseraGroupState(g, 0, k), values, isnull, typlen, n);
 	else if (typlen == 2)
 		TAGG_ROWS(st->count++; st->sum += DatumGetInt16(values[i]));
 	else if (typlen == 4)

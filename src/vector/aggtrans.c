@@ -96,6 +96,69 @@ add_extra(TAggState *st, Datum value, MemoryContext cxt)
 	MemoryContextSwitchTo(old);
 }
 
+/*
+ * TesseraAggIntSumAll
+ *		sum/avg of n values of an integer column into one state, every row
+ *		counted: loops the compiler vectorizes.
+ */
+void
+TesseraAggIntSumAll(TAggState *st, Datum *values, bool *isnull, int16 typlen, int n)
+{
+	int64		count = 0;
+
+	if (typlen <= 4)
+	{
+		int64		sum = 0;
+
+		if (memchr(isnull, true, n) == NULL)
+		{
+			/* no NULLs (the usual case): a plain sum */
+			if (typlen == 2)
+				for (int i = 0; i < n; i++)
+					sum += (int16) values[i];
+			else
+				for (int i = 0; i < n; i++)
+					sum += (int32) values[i];
+			count = n;
+		}
+		else if (typlen == 2)
+			for (int i = 0; i < n; i++)
+			{
+				sum += isnull[i] ? 0 : DatumGetInt16(values[i]);
+				count += !isnull[i];
+			}
+		else
+			for (int i = 0; i < n; i++)
+			{
+				sum += isnull[i] ? 0 : DatumGetInt32(values[i]);
+				count += !isnull[i];
+			}
+		st->sum += sum;
+	}
+	else
+	{
+		/* bigint: 64-bit partial sums, widened when full */
+		int128		total = 0;
+		int64		acc = 0;
+
+		for (int i = 0; i < n; i++)
+		{
+			int64		v = isnull[i] ? 0 : DatumGetInt64(values[i]);
+			int64		t;
+
+			count += !isnull[i];
+			if (unlikely(__builtin_add_overflow(acc, v, &t)))
+			{
+				total += acc;
+				t = v;
+			}
+			acc = t;
+		}
+		st->sum += total + acc;
+	}
+	st->count += count;
+}
+
 /* Add one numeric to a sum kept exactly as int128 at the largest scale. */
 void
 TesseraAggNumericAccum(TAggState *st, Datum value, MemoryContext cxt)
