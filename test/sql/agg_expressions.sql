@@ -128,6 +128,21 @@ SELECT q, tt.cmp(q, 'lh', 'lt') FROM (VALUES
 SELECT count(*) AS tessera_agg_plans
 FROM tt.explain('SELECT id % 10, min(v), max(v) FROM lt GROUP BY 1') p
 WHERE p LIKE '%Aggregates:%';
+-- a string-valued aggregate argument is charged a row through the
+-- evaluator for each value its column does not repeat: about a tuple's
+-- cost per row of mostly distinct u more than for w's five values
+CREATE FUNCTION pg_temp.agg_cost(q text) RETURNS float8 LANGUAGE plpgsql AS $$
+DECLARE
+    plan json;
+BEGIN
+    SET LOCAL max_parallel_workers_per_gather = 0;
+    EXECUTE 'EXPLAIN (FORMAT JSON) ' || q INTO plan;
+    RETURN (plan->0->'Plan'->>'Total Cost')::float8;
+END $$;
+ANALYZE lt;
+SELECT pg_temp.agg_cost('SELECT max(upper(u)) FROM lt') - pg_temp.agg_cost('SELECT max(upper(w)) FROM lt')
+       BETWEEN 1.0 * 20000 * current_setting('cpu_tuple_cost')::float8
+           AND 3 * 20000 * current_setting('cpu_tuple_cost')::float8 AS distinct_values_charged;
 
 -- integer +, -, * computed a column at a time: the same sums, NULLs and
 -- overflow errors, raised only when a counted row overflows
