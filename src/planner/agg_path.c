@@ -133,6 +133,37 @@ tagg_distinct_frac(PlannerInfo *root, RelOptInfo *rel, Relation relation, Node *
 	return Min(1.0, TesseraEstimateGroups(root, vars, rows) / rows);
 }
 
+/*
+ * What evaluating the computed expressions costs per row, in operators
+ * (the first nkeys are group keys, the rest aggregate arguments).  An
+ * aggregate's string-valued argument (min(upper(s))) goes through
+ * PostgreSQL's evaluator a row at a time, as heap's plan pays a tuple's
+ * cost for each row: charged so, for each value the column does not repeat
+ * (a dictionary entry or the memo answers repeats).  Charged at a tenth of
+ * an operator, a scan of 2M md5 strings' max(upper(note)) stayed serial at
+ * 0.75x heap's time.
+ */
+static double
+tagg_computed_work(PlannerInfo *root, RelOptInfo *rel, Relation relation, List *computed,
+				   int nkeys, double rows)
+{
+	double		work = 0;
+	ListCell   *lc;
+
+	foreach(lc, computed)
+	{
+		QualCost	qc;
+
+		cost_qual_eval_node(&qc, lfirst(lc), root);
+		work += qc.per_tuple / cpu_operator_cost;
+		if (foreach_current_index(lc) >= nkeys &&
+			TypeCategory(exprType(lfirst(lc))) == TYPCATEGORY_STRING)
+			work += tagg_distinct_frac(root, rel, relation, lfirst(lc), rows) *
+				cpu_tuple_cost / cpu_operator_cost;
+	}
+	return work;
+}
+
 /* The groups expected: those of the real keys (not the dependent ones). */
 static double
 tagg_estimate_groups(PlannerInfo *root, TAggFindContext *cxt, double rows)
@@ -969,26 +1000,8 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 	/* expressions computed per row: their columns, and what evaluating them costs */
 	pull_varattnos((Node *) computed, rel->relid, &attrs);
 	attrs = tagg_own_columns(attrs, cxt.star);
-	foreach(lc, computed)
-	{
-		QualCost	qc;
-
-		cost_qual_eval_node(&qc, lfirst(lc), root);
-		agg_work += qc.per_tuple / cpu_operator_cost;
-
-		/*
-		 * An aggregate's string-valued argument (min(upper(s))) goes through
-		 * PostgreSQL's evaluator a row at a time, as heap's plan pays a
-		 * tuple's cost for each row: charged so, for each value the column
-		 * does not repeat (a dictionary entry or the memo answers repeats).
-		 * Charged at a tenth of an operator, a scan of 2M md5 strings'
-		 * max(upper(note)) stayed serial at 0.75x heap's time.
-		 */
-		if (foreach_current_index(lc) >= nkey_computed &&
-			TypeCategory(exprType(lfirst(lc))) == TYPCATEGORY_STRING)
-			agg_work += tagg_distinct_frac(root, rel, relation, lfirst(lc), input_rel->rows) *
-				cpu_tuple_cost / cpu_operator_cost;
-	}
+	agg_work += tagg_computed_work(root, rel, relation, computed, nkey_computed,
+								   input_rel->rows);
 	if (cxt.distinct_var != NULL && has_float_sum)
 		cxt.ok = false;
 	if (cxt.group_vars != NIL)
