@@ -5,9 +5,22 @@
 SET tessera.autocompact_stripes = 0;
 SET client_min_messages = warning;
 CREATE TABLE rt (id int PRIMARY KEY, grp int, name text, amount numeric(12,2), ts timestamp)
-    USING tessera WITH (tessera.stripe_row_limit = 20000, tessera.row_group_row_limit = 5000);
-CREATE TABLE rh (LIKE rt INCLUDING ALL) USING heap;
+    USING tessera WITH (tessera.stripe_row_limit = 20000, tessera.row_group_row_limit = 5000,
+                        autovacuum_enabled = off);
+CREATE TABLE rh (LIKE rt INCLUDING ALL) USING heap WITH (autovacuum_enabled = off);
 RESET client_min_messages;
+
+-- (before a VACUUM whose folds are checked: no other session's snapshot
+-- -- an autovacuum ANALYZE of another table -- may still see the deleted
+-- rows, or VACUUM rightly keeps them; waits up to 30 s)
+CREATE FUNCTION rquiet() RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    FOR i IN 1..300 LOOP
+        EXIT WHEN NOT EXISTS (SELECT FROM pg_stat_activity
+                              WHERE pid <> pg_backend_pid() AND backend_xmin IS NOT NULL);
+        PERFORM pg_sleep(0.1);
+    END LOOP;
+END $$;
 
 CREATE FUNCTION rwrite(sql text) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
@@ -47,6 +60,7 @@ END $$;
 SELECT rwrite($$INSERT INTO {t} SELECT g, g % 10, 'name ' || g, g * 1.5,
                  timestamp '2024-01-01' + g * interval '1 minute'
                  FROM generate_series(1, 100000) g$$);
+SELECT rquiet() AS quiet \gset
 VACUUM rt;
 SELECT pg_relation_size('rt') AS loaded \gset
 
@@ -55,6 +69,7 @@ SELECT rwrite('DELETE FROM {t} WHERE id % 2 = 0');
 SELECT pg_relation_size('rt') > :loaded AS grew_with_states;
 
 -- one VACUUM folds them, gives the state pages back and truncates
+SELECT rquiet() AS quiet \gset
 VACUUM rt;
 SELECT pg_relation_size('rt') <= 0.6 * :loaded AS shrunk_below_60_percent;
 SELECT sum(folded_rows) AS folded, sum(row_count) AS row_numbers
@@ -95,6 +110,7 @@ ROLLBACK;
 SELECT * FROM rcheck();
 
 -- a second VACUUM folds again: the rows folded before stay folded
+SELECT rquiet() AS quiet \gset
 VACUUM rt;
 SELECT * FROM rcheck();
 SELECT sum(folded_rows) > 50000 AS folded_again FROM tessera.row_groups WHERE relation = 'rt'::regclass;
@@ -103,11 +119,13 @@ SELECT sum(folded_rows) > 50000 AS folded_again FROM tessera.row_groups WHERE re
 BEGIN;
 DELETE FROM rt WHERE id < 50000;
 ROLLBACK;
+SELECT rquiet() AS quiet \gset
 VACUUM rt;
 SELECT tt.cmp('SELECT * FROM {t}', 'rh', 'rt');
 
 -- delete everything: the table goes back to almost nothing, and is usable
 SELECT rwrite('DELETE FROM {t}');
+SELECT rquiet() AS quiet \gset
 VACUUM rt;
 SELECT pg_relation_size('rt') <= 8192 * 4 AS nearly_empty;
 SELECT count(*) FROM rt;
@@ -118,12 +136,14 @@ SELECT * FROM rcheck();
 -- with the fraction at 1, VACUUM rewrites nothing (and the states stay)
 SET tessera.vacuum_fold_fraction = 1;
 SELECT rwrite('DELETE FROM {t} WHERE id % 2 = 1');
+SELECT rquiet() AS quiet \gset
 VACUUM rt;
 SELECT coalesce(sum(folded_rows), 0) AS folded_off
     FROM tessera.row_groups WHERE relation = 'rt'::regclass
     AND first_row >= (SELECT max(first_row) FROM tessera.row_groups WHERE relation = 'rt'::regclass);
 SELECT * FROM rcheck();
 RESET tessera.vacuum_fold_fraction;
+SELECT rquiet() AS quiet \gset
 VACUUM rt;
 SELECT * FROM rcheck();
 
@@ -135,6 +155,7 @@ SELECT format('SELECT rwrite(%L)',
 FROM generate_series(0, 7) k \gexec
 SELECT count(*) AS stripes_before FROM tessera.stripes WHERE relation = 'rt'::regclass;
 SELECT pg_relation_size('rt') AS small_before \gset
+SELECT rquiet() AS quiet \gset
 VACUUM rt;
 SELECT count(*) AS stripes_after FROM tessera.stripes WHERE relation = 'rt'::regclass;
 SELECT pg_relation_size('rt') < :small_before AS smaller;
@@ -145,6 +166,7 @@ SELECT * FROM rcheck();
 -- pages outweigh it
 SELECT rwrite('UPDATE {t} SET name = ''scattered'' WHERE id % 400 = 7');
 SELECT pg_relation_size('rt') AS scattered_before \gset
+SELECT rquiet() AS quiet \gset
 VACUUM rt;
 SELECT pg_relation_size('rt') < :scattered_before / 2 AS state_pages_given_back;
 SELECT * FROM rcheck();
@@ -154,5 +176,5 @@ SET tessera.vacuum_fold_fraction = 2;
 SET tessera.vacuum_fold_fraction = -0.5;
 
 DROP TABLE rt, rh;
-DROP FUNCTION rwrite(text), rcheck();
+DROP FUNCTION rwrite(text), rcheck(), rquiet();
 DROP EXTENSION amcheck;
