@@ -49,6 +49,7 @@ OBJS = \
 	src/executor/agg_node.o \
 	src/executor/computed.o \
 	src/executor/star.o \
+	src/executor/star_build.o \
 	src/executor/star_shared.o \
 	src/executor/topn_node.o \
 	src/executor/join_node.o \

@@ -139,7 +139,8 @@ TesseraAggExplain(CustomScanState *node, List *ancestors, ExplainState *es)
 			ExplainPropertyInteger("Memo Groups", NULL, as->memo_groups.ngroups, es);
 			ExplainPropertyUInteger("Runs Answered from Memo", NULL, as->memo_lookups, es);
 		}
-		TesseraExplainFilterCounts(&node->ss.ps, as->ts.skip_exprs != NIL,
+		TesseraExplainFilterCounts(&node->ss.ps,
+								   as->ts.skip_exprs != NIL || as->ts.rg_prune != NULL,
 								   as->ts.vector_exprs != NIL, es);
 		/* (a partial node's: the leader's share only) */
 		if (list_nth(cscan->custom_private, TAGG_PRIVATE_ROW_QUALS) != NIL)

@@ -281,6 +281,9 @@ tagg_begin(CustomScanState *node, EState *estate, int eflags)
 				node->custom_ps = lappend(node->custom_ps,
 										  ExecInitNode(lfirst(lc), estate, eflags));
 			rowdesc = TesseraStarInit(&as->star, star, node->custom_ps, reldesc);
+			/* row groups whose keys join nothing are not read */
+			as->ts.rg_prune = TesseraStarRowGroupMayMatch;
+			as->ts.rg_prune_arg = &as->star;
 		}
 		TesseraComputedInit(&as->comp, list_nth(priv, TAGG_PRIVATE_COMPUTED),
 							intVal(list_nth(priv, TAGG_PRIVATE_RELID)), &node->ss.ps,
@@ -1042,7 +1045,8 @@ tagg_compute(TesseraAggState *as)
 	if (tagg_count_only(as))
 		TesseraScanSetFilters(scan, tagg_count_rg_filter, NULL, as);
 	else
-		TesseraScanSetFilters(scan, ts->skip != NIL ? TesseraRowGroupMayMatch : NULL,
+		TesseraScanSetFilters(scan, ts->skip != NIL || ts->rg_prune != NULL ?
+							  TesseraRowGroupMayMatch : NULL,
 							  ts->nvquals > 0 ? TesseraFilterBatch : NULL, ts);
 	TesseraFiltersEval(ts);
 	tagg_eval_filters(as);

@@ -254,6 +254,9 @@ TesseraRowGroupMayMatch(void *arg, TesseraReader *r, int stripe, int rg)
 		}
 	}
 	MemoryContextSwitchTo(old);
+	/* (a star join's dimensions are built in their own memory) */
+	if (may && ts->rg_prune != NULL && !ts->rg_prune(ts->rg_prune_arg, r, stripe, rg))
+		may = false;
 	if (may)
 		ts->rgs_read++;
 	else
@@ -316,7 +319,8 @@ TesseraFiltersStart(TesseraScanState *ts)
 	TableScanDesc scan = ts->css.ss.ss_currentScanDesc;
 
 	TesseraScanSetColumns(scan, ts->needed);
-	TesseraScanSetFilters(scan, ts->skip != NIL ? TesseraRowGroupMayMatch : NULL,
+	TesseraScanSetFilters(scan, ts->skip != NIL || ts->rg_prune != NULL ?
+						  TesseraRowGroupMayMatch : NULL,
 						  ts->nvquals > 0 ? TesseraFilterBatch : NULL, ts);
 	ts->filters_set = true;
 }

@@ -129,6 +129,9 @@ tjoin_begin(CustomScanState *node, EState *estate, int eflags)
 	(void) TesseraStarInit(&js->star, list_nth(priv, TJOIN_PRIVATE_STAR), node->custom_ps,
 						   reldesc);
 	js->ext.natts_rel = js->natts;
+	/* row groups whose keys join nothing are not read */
+	js->ts.rg_prune = TesseraStarRowGroupMayMatch;
+	js->ts.rg_prune_arg = &js->star;
 	js->ext.ext_values = palloc0(sizeof(Datum *) * Max(js->star.next, 1));
 	js->ext.ext_nulls = palloc0(sizeof(bool *) * Max(js->star.next, 1));
 	js->buf_cxt = AllocSetContextCreate(estate->es_query_cxt, "TesseraJoin buffers",
@@ -272,8 +275,7 @@ tjoin_explain(CustomScanState *node, List *ancestors, ExplainState *es)
 	{
 		if (js->ts.skip_exprs != NIL && !node->ss.ps.plan->parallel_aware)
 			ExplainPropertyUInteger("Row Groups Read", NULL, js->ts.rgs_read, es);
-		TesseraExplainFilterCounts(&node->ss.ps, js->ts.skip_exprs != NIL,
-								   js->ts.vector_exprs != NIL, es);
+		TesseraExplainFilterCounts(&node->ss.ps, true, js->ts.vector_exprs != NIL, es);
 		/* (a parallel node's: the leader's share only) */
 		ExplainPropertyUInteger("Rows Removed by Star Join", NULL, js->star.rows_removed, es);
 		TesseraScanExplainBytes(&js->ts, es);

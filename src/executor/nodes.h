@@ -78,6 +78,9 @@ typedef struct TesseraScanState
 	uint64		rgs_read;
 	uint64		rgs_skipped;
 	uint64		rows_removed;
+	/* and a star join's keys, checked against the fact key's chunk summary */
+	TesseraRowGroupFilter rg_prune;
+	void	   *rg_prune_arg;
 	/* bytes read and decompressed: this process's, and the workers' */
 	TscanShared *shared;
 	bool		is_worker;
@@ -188,6 +191,9 @@ typedef struct TesseraStar
 	int64	   *weight;			/* [row] the rows it joins, 0 if not counted */
 	int64		max_weight;		/* ... the most of the batch's */
 	List	   *filters;		/* clauses across dimensions, on the joined row */
+	/* while a dimension is read: built ones on the same fact column (star.c) */
+	int			npre;
+	int		   *pre;
 	/* a left join (one dimension): its rows without a match, as groups */
 	bool		left;
 	int			left_next;		/* the next row to look at */
@@ -200,6 +206,8 @@ extern TupleDesc TesseraStarInit(TesseraStar *st, List *desc, List *children, Tu
 extern void TesseraStarProbe(TesseraStar *st, TesseraBatch *b, bool *ok, int n,
 							 TesseraComputed *c, MemoryContext bufcxt);
 extern void TesseraStarRescan(TesseraStar *st);
+extern void TesseraStarBuild(TesseraStar *st);
+extern bool TesseraStarRowGroupMayMatch(void *arg, TesseraReader *r, int stripe, int rg);
 
 /* star_shared.c: a parallel plan's dimension tables, each built once */
 

@@ -328,4 +328,36 @@ SELECT count(*) AS star_plans FROM (VALUES
     ('SELECT f.x, count(*) FROM sf_t f WHERE NOT EXISTS (SELECT 1 FROM sk_t WHERE sk_t.k = f.id AND sk_t.w > 100) GROUP BY 1')
 ) v(q), LATERAL tt.explain(q) p
 WHERE p ~ 'Star Join|Left Join|Semi Join|Anti Join';
-DROP TABLE sf_h, sf_t, sd1, sd2, sd3, sdd, sd_dup, sd_many, sd_ne, sd_ne_h, sd_ne_wide, sd_sparse, sd_wide, sk_t;
+-- runtime filters: a row group of the fact table whose key range holds no
+-- key of a dimension that drops the rows it does not match (inner, semi,
+-- counted) is not read, nor one whose keys are all NULL; a dimension's rows
+-- whose key another such dimension on the same fact column lacks are not
+-- kept.  Anti and left joins filter nothing.
+CREATE TABLE sd_few (k int PRIMARY KEY, tag text);
+INSERT INTO sd_few VALUES (5, 'a'), (4100, 'b'), (4101, 'c'), (29999, 'd'), (-3, 'neg'), (50000, 'far');
+CREATE TABLE sd_big (k bigint PRIMARY KEY, tag text) USING tessera;
+INSERT INTO sd_big SELECT i, 'big' || (i % 10) FROM generate_series(1, 40000) i;
+ANALYZE sd_few, sd_big;
+SET max_parallel_workers_per_gather = 0;
+SELECT q, tt.cmp(q, 'sf_h', 'sf_t') FROM (VALUES
+    ('SELECT sd_few.tag, count(*), sum(f.v) FROM {t} f JOIN sd_few ON f.id = sd_few.k GROUP BY 1'),
+    ('SELECT f.x, count(*) FROM {t} f WHERE f.id IN (SELECT k FROM sd_few) GROUP BY 1'),
+    ('SELECT sd_big.tag, sd_few.tag, count(*), min(f.s) FROM {t} f JOIN sd_few ON f.id = sd_few.k JOIN sd_big ON f.id = sd_big.k GROUP BY 1, 2'),
+    ('SELECT sd_big.tag, count(*), max(sd_big.k) FROM {t} f JOIN sd_big ON f.id = sd_big.k WHERE f.id IN (SELECT k FROM sd_few WHERE k > 100) GROUP BY 1'),
+    ('SELECT sd_few.tag, count(*) FROM {t} f JOIN sd_few ON f.k1 = sd_few.k GROUP BY 1'),
+    ('SELECT count(*) FROM {t} f WHERE NOT EXISTS (SELECT 1 FROM sd_few WHERE sd_few.k = f.id)'),
+    ('SELECT sd_few.k, count(f.id) FROM sd_few LEFT JOIN {t} f ON f.id = sd_few.k GROUP BY 1'),
+    ('SELECT count(*), sum(f.v) FROM {t} f JOIN sd_few ON f.id = sd_few.k WHERE sd_few.k > 100000'),
+    ('SELECT f.id, f.s, sd_few.tag FROM {t} f JOIN sd_few ON f.id = sd_few.k'),
+    ('SELECT f.id, sd_big.tag FROM {t} f JOIN sd_big ON f.id = sd_big.k JOIN sd_few ON f.id = sd_few.k')
+) v(q);
+-- 3 of the 15 row groups hold a key of sd_few (5; 4100 and 4101; 29999)
+SELECT p FROM tt.explain_analyze('SELECT sd_few.tag, count(*) FROM sf_t f JOIN sd_few ON f.id = sd_few.k GROUP BY 1') p
+WHERE p ~ 'Row Groups|Star Join:';
+SELECT p FROM tt.explain_analyze('SELECT f.id, sd_few.tag FROM sf_t f JOIN sd_few ON f.id = sd_few.k') p
+WHERE p ~ 'Row Groups|TesseraJoin';
+-- an anti join reads every row group
+SELECT p FROM tt.explain_analyze('SELECT count(*) FROM sf_t f WHERE NOT EXISTS (SELECT 1 FROM sd_few WHERE sd_few.k = f.id)') p
+WHERE p ~ 'Row Groups|Anti';
+RESET max_parallel_workers_per_gather;
+DROP TABLE sf_h, sf_t, sd1, sd2, sd3, sdd, sd_dup, sd_many, sd_ne, sd_ne_h, sd_ne_wide, sd_sparse, sd_wide, sk_t, sd_few, sd_big;
