@@ -262,7 +262,7 @@ typedef struct TAggKey
 	Datum	   *strs;
 	int			nstrs;
 	int			strcap;
-	int32	   *slots;
+	uint64	   *slots;			/* open addressing: hash << 32 | id; ~0: free */
 	uint32		nslots;
 	/* per batch: ids of the values at these addresses (dictionary chunks) */
 	Pointer		ptr_cache[256];

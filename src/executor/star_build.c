@@ -43,6 +43,13 @@ star_key_wanted(TesseraStar *st, int64 key)
 	return true;
 }
 
+/*
+ * A batch's by-reference values that share an address (a dictionary-encoded
+ * chunk's rows point at its dictionary: TPC-H orders' five priorities) are
+ * copied once per batch: a cache of the last addresses copied, this many.
+ */
+#define STAR_SEEN	64
+
 /* The rows of a dimension being read: their keys, growing. */
 typedef struct StarRows
 {
@@ -184,14 +191,32 @@ star_append_batch(TesseraStar *st, TesseraStarDim *dim, StarRows *rows, TesseraB
 	{
 		Datum	   *out = dim->values[c] + nk;
 		bool	   *outnull = dim->nulls[c] + nk;
+		/* a value at an address already copied in this batch: that copy */
+		Pointer		seen[STAR_SEEN];
+		Datum		copies[STAR_SEEN];
 
+		if (!dim->colbyval[c])
+			memset(seen, 0, sizeof(seen));
 		for (int j = 0; j < m; j++)
 		{
 			int			i = rows->idx[j];
+			Pointer		p;
+			uint32		h;
 
 			outnull[j] = cn[c][i];
-			out[j] = cn[c][i] ? (Datum) 0 :
-				dim->colbyval[c] ? cv[c][i] : star_copy_value(st, dim, rows, c, cv[c][i]);
+			if (cn[c][i] || dim->colbyval[c])
+			{
+				out[j] = cn[c][i] ? (Datum) 0 : cv[c][i];
+				continue;
+			}
+			p = DatumGetPointer(cv[c][i]);
+			h = (uint32) (((uintptr_t) p >> 3) % STAR_SEEN);
+			if (seen[h] != p)
+			{
+				seen[h] = p;
+				copies[h] = star_copy_value(st, dim, rows, c, cv[c][i]);
+			}
+			out[j] = copies[h];
 		}
 	}
 	rows->min = mn;

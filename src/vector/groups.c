@@ -362,34 +362,45 @@ intern_bytes(TesseraGroups *gt, TAggKey *key, Datum d, const char *data, int len
 	if (key->nstrs * 2 >= (int) key->nslots)
 	{
 		uint32		nslots = Max(key->nslots * 2, 256);
+		uint64	   *old = key->slots;
 
-		key->slots = MemoryContextAlloc(gt->cxt, sizeof(int32) * nslots);
-		memset(key->slots, 0xff, sizeof(int32) * nslots);
-		key->nslots = nslots;
-		for (int i = 0; i < key->nstrs; i++)
+		key->slots = MemoryContextAllocHuge(gt->cxt, sizeof(uint64) * nslots);
+		memset(key->slots, 0xff, sizeof(uint64) * nslots);
+		for (uint32 i = 0; i < key->nslots; i++)
 		{
-			const char *od;
-			int			ol;
-
-			key_bytes(key, key->strs[i], &od, &ol);
-			h = key_string_hash(od, ol) & (nslots - 1);
-			while (key->slots[h] >= 0)
+			if (old[i] == ~UINT64CONST(0))
+				continue;
+			h = (uint32) (old[i] >> 32) & (nslots - 1);
+			while (key->slots[h] != ~UINT64CONST(0))
 				h = (h + 1) & (nslots - 1);
-			key->slots[h] = i;
+			key->slots[h] = old[i];
 		}
+		if (old != NULL)
+			pfree(old);
+		key->nslots = nslots;
 	}
+	/*
+	 * Each slot keeps its value's hash beside its id: a probe compares the
+	 * bytes of a value only where the hashes are equal (the values are
+	 * elsewhere in memory, a cache miss each: 20% of ClickBench's q13)
+	 */
 	h = hash & (key->nslots - 1);
 	for (;;)
 	{
-		int32		id = key->slots[h];
+		uint64		slot = key->slots[h];
+		int32		id;
 		const char *od;
 		int			ol;
 
-		if (id < 0)
+		if (slot == ~UINT64CONST(0))
 			break;
-		key_bytes(key, key->strs[id], &od, &ol);
-		if (ol == len && memcmp(od, data, len) == 0)
-			return id;
+		id = (int32) (uint32) slot;
+		if ((uint32) (slot >> 32) == hash)
+		{
+			key_bytes(key, key->strs[id], &od, &ol);
+			if (ol == len && memcmp(od, data, len) == 0)
+				return id;
+		}
 		h = (h + 1) & (key->nslots - 1);
 	}
 	/* new: keep a copy of the first value seen, as PostgreSQL's Agg does */
@@ -406,7 +417,7 @@ intern_bytes(TesseraGroups *gt, TAggKey *key, Datum d, const char *data, int len
 		key->strs[key->nstrs] = PointerGetDatum(PG_DETOAST_DATUM_COPY(d));
 		MemoryContextSwitchTo(old);
 	}
-	key->slots[h] = key->nstrs;
+	key->slots[h] = (uint64) hash << 32 | (uint32) key->nstrs;
 	return key->nstrs++;
 }
 
