@@ -738,10 +738,40 @@ ser_form(const TAggSpec *sp)
 Datum
 TesseraAggSerialize(TAggSpec *specs, int nspecs, TAggState *states)
 {
-	StringInfoData buf;
+	Size		size = VARHDRSZ;
+	char	   *buf;
+	char	   *p;
 
-	initStringInfo(&buf);
-	appendStringInfoSpaces(&buf, VARHDRSZ);
+	/*
+	 * The exact size first, then one allocation written in place: a spill
+	 * of ten million groups spent a tenth of its time growing StringInfos.
+	 */
+	for (int k = 0; k < nspecs; k++)
+	{
+		TAggState  *st = &states[k];
+
+		switch (ser_form(&specs[k]))
+		{
+			case TAGG_SER_COUNT:
+				size += sizeof(int64);
+				continue;
+			case TAGG_SER_SUM:
+				size += offsetof(TAggState, extra) + 3 * sizeof(bool);
+				break;
+			case TAGG_SER_WHOLE:
+				size += sizeof(TAggState);
+				break;
+		}
+		size += sizeof(int32);
+		if (TAggStateHasSum(&specs[k]) && st->extra)
+			size += VARSIZE(st->extra);
+		if (specs[k].generic && st->have)
+			size += sizeof(int32) + (specs[k].typbyval ? 0 :
+									 datumGetSize(st->dbest, false, specs[k].typlen));
+	}
+	buf = palloc(size);
+	p = buf + VARHDRSZ;
+#define SER_PUT(src, n) (memcpy(p, (src), (n)), p += (n))
 	for (int k = 0; k < nspecs; k++)
 	{
 		TAggState  *st = &states[k];
@@ -750,34 +780,36 @@ TesseraAggSerialize(TAggSpec *specs, int nspecs, TAggState *states)
 		switch (ser_form(&specs[k]))
 		{
 			case TAGG_SER_COUNT:
-				appendBinaryStringInfo(&buf, (char *) &st->count, sizeof(int64));
+				SER_PUT(&st->count, sizeof(int64));
 				continue;
 			case TAGG_SER_SUM:
-				appendBinaryStringInfo(&buf, (char *) st, offsetof(TAggState, extra));
-				appendBinaryStringInfo(&buf, (char *) &st->nan, sizeof(bool));
-				appendBinaryStringInfo(&buf, (char *) &st->pinf, sizeof(bool));
-				appendBinaryStringInfo(&buf, (char *) &st->ninf, sizeof(bool));
+				SER_PUT(st, offsetof(TAggState, extra));
+				SER_PUT(&st->nan, sizeof(bool));
+				SER_PUT(&st->pinf, sizeof(bool));
+				SER_PUT(&st->ninf, sizeof(bool));
 				break;
 			case TAGG_SER_WHOLE:
-				appendBinaryStringInfo(&buf, (char *) st, sizeof(TAggState));
+				SER_PUT(st, sizeof(TAggState));
 				break;
 		}
 		len = TAggStateHasSum(&specs[k]) && st->extra ? VARSIZE(st->extra) : 0;
-		appendBinaryStringInfo(&buf, (char *) &len, sizeof(int32));
+		SER_PUT(&len, sizeof(int32));
 		if (len > 0)
-			appendBinaryStringInfo(&buf, (char *) st->extra, len);
+			SER_PUT(st->extra, len);
 		if (specs[k].generic && st->have)
 		{
 			TAggSpec   *sp = &specs[k];
 
 			len = sp->typbyval ? 0 : (int32) datumGetSize(st->dbest, false, sp->typlen);
-			appendBinaryStringInfo(&buf, (char *) &len, sizeof(int32));
+			SER_PUT(&len, sizeof(int32));
 			if (len > 0)
-				appendBinaryStringInfo(&buf, DatumGetPointer(st->dbest), len);
+				SER_PUT(DatumGetPointer(st->dbest), len);
 		}
 	}
-	SET_VARSIZE(buf.data, buf.len);
-	return PointerGetDatum(buf.data);
+#undef SER_PUT
+	Assert(p == buf + size);
+	SET_VARSIZE(buf, size);
+	return PointerGetDatum(buf);
 }
 
 /* The next n bytes of a serialized group into dst. */
