@@ -387,6 +387,9 @@ typedef struct TesseraSpill
 	Tuplesortstate *sort;
 	bool		pending;		/* next holds the sort's next row */
 	uint64		spilled_groups;
+	uint64		rows_since;		/* rows folded since the last spill (agg_node.c) */
+	bool		window;			/* ... few folded: spill at every few groups */
+	int			rounds;			/* times the table was written out */
 	int			sorted_parts;	/* partitions that had to be sorted */
 	int			split_parts;	/* partitions split again */
 } TesseraSpill;

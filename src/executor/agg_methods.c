@@ -120,6 +120,7 @@ TesseraAggExplain(CustomScanState *node, List *ancestors, ExplainState *es)
 		{
 			ExplainPropertyUInteger("Groups Spilled", NULL, as->spill.spilled_groups, es);
 			ExplainPropertyInteger("Spill Partitions", NULL, as->spill.npart, es);
+			ExplainPropertyInteger("Spill Rounds", NULL, as->spill.rounds, es);
 			if (as->spill.split_parts > 0)
 				ExplainPropertyInteger("Spill Partitions Split", NULL, as->spill.split_parts, es);
 			if (as->spill.sorted_parts > 0)

@@ -237,6 +237,8 @@ TesseraSpillGroups(TesseraSpill *s, TesseraGroups *g, TAggSpec *specs,
 		;
 	spill_table(s, g, specs, 0, nfirst, 0);
 	s->spilled_groups += g->ngroups;
+	s->rows_since = 0;
+	s->rounds++;
 	/* (as many slots as fitted: the table does not rehash its way up again) */
 	fit = g->ngroups;
 	TesseraGroupsReset(g, 256);
@@ -519,6 +521,8 @@ TesseraSpillEnd(TesseraSpill *s)
 		s->tapes = NULL;
 	}
 	s->npart = 0;
+	s->rows_since = 0;
+	s->window = false;
 	s->cur = -1;
 	s->loaded = false;
 }
