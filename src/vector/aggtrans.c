@@ -731,6 +731,24 @@ ser_form(const TAggSpec *sp)
 }
 
 /*
+ * A sum's state in its short form: a tag byte, its count and its sum as 64
+ * bits, where it has no scale, no extra numeric, no special and fits (every
+ * sum of integers in practice); else the tag and the long form.  ClickBench's
+ * 10M WatchID, ClientIP groups spill a count and two such sums each: 86 ->
+ * 42 bytes of states.
+ */
+#define SER_SUM_SHORT	0
+#define SER_SUM_LONG	1
+
+static inline bool
+ser_sum_short(const TAggState *st)
+{
+	return st->extra == NULL && !st->nan && !st->pinf && !st->ninf &&
+		st->scale == 0 && st->dscale == 0 &&
+		st->sum >= PG_INT64_MIN && st->sum <= PG_INT64_MAX;
+}
+
+/*
  * One group's states (nspecs of them) as a bytea: per aggregate its state
  * (ser_form), then for a sum the length and bytes of its extra numeric
  * and, for generic min/max, the length and bytes of its value.
@@ -756,7 +774,12 @@ TesseraAggSerialize(TAggSpec *specs, int nspecs, TAggState *states)
 				size += sizeof(int64);
 				continue;
 			case TAGG_SER_SUM:
-				size += offsetof(TAggState, extra) + 3 * sizeof(bool);
+				if (ser_sum_short(st))
+				{
+					size += 1 + 2 * sizeof(int64);
+					continue;
+				}
+				size += 1 + offsetof(TAggState, extra) + 3 * sizeof(bool);
 				break;
 			case TAGG_SER_WHOLE:
 				size += sizeof(TAggState);
@@ -783,6 +806,21 @@ TesseraAggSerialize(TAggSpec *specs, int nspecs, TAggState *states)
 				SER_PUT(&st->count, sizeof(int64));
 				continue;
 			case TAGG_SER_SUM:
+				if (ser_sum_short(st))
+				{
+					char		tag = SER_SUM_SHORT;
+					int64		sum = (int64) st->sum;
+
+					SER_PUT(&tag, 1);
+					SER_PUT(&st->count, sizeof(int64));
+					SER_PUT(&sum, sizeof(int64));
+					continue;
+				}
+				{
+					char		tag = SER_SUM_LONG;
+
+					SER_PUT(&tag, 1);
+				}
 				SER_PUT(st, offsetof(TAggState, extra));
 				SER_PUT(&st->nan, sizeof(bool));
 				SER_PUT(&st->pinf, sizeof(bool));
@@ -845,6 +883,23 @@ TesseraAggMergeRow(TAggSpec *specs, int nspecs, TAggState *states, Datum statesd
 				merge_state(&specs[k], &states[k], &src, NULL, cxt);
 				continue;
 			case TAGG_SER_SUM:
+				{
+					char		tag;
+
+					p = ser_take(p, end, &tag, 1);
+					if (tag == SER_SUM_SHORT)
+					{
+						int64		sum;
+
+						p = ser_take(p, end, &src.count, sizeof(int64));
+						p = ser_take(p, end, &sum, sizeof(int64));
+						src.sum = sum;
+						merge_state(&specs[k], &states[k], &src, NULL, cxt);
+						continue;
+					}
+					if (tag != SER_SUM_LONG)
+						elog(ERROR, "TesseraAgg: partial aggregate state of unknown form");
+				}
 				p = ser_take(p, end, &src, offsetof(TAggState, extra));
 				p = ser_take(p, end, &src.nan, sizeof(bool));
 				p = ser_take(p, end, &src.pinf, sizeof(bool));
