@@ -408,14 +408,16 @@ RESET work_mem;
 -- keys that hardly repeat: once the table that filled hash_mem had folded
 -- fewer than 5 rows in 4 into its groups, it is written out every 65,536
 -- groups (a table that size stays in cache); keys seen again in a later
--- round merge when their partition is read back.  (Filling 32 MB of
--- work_mem each time instead would take 2 rounds here.)
+-- round merge when their partition is read back.  (Filling 16 MB of
+-- work_mem each time instead would take about 4 rounds here.)  Serial: a
+-- parallel plan's processes would each fold a third of the rows.
 CREATE TABLE wh (k int, v int) WITH (autovacuum_enabled = off);
 INSERT INTO wh SELECT i % 900000, i FROM generate_series(1, 1000000) i;
 CREATE TABLE wt (LIKE wh) USING tessera WITH (autovacuum_enabled = off);
 INSERT INTO wt SELECT * FROM wh;
 ANALYZE wh, wt;
-SET work_mem = '32MB';
+SET work_mem = '16MB';
+SET max_parallel_workers_per_gather = 0;
 CREATE FUNCTION tt.spill_rounds(q text) RETURNS int LANGUAGE plpgsql AS $$
 DECLARE
     line text;
@@ -428,7 +430,8 @@ BEGIN
     END LOOP;
     RETURN rounds;
 END $$;
-SELECT tt.spill_rounds('SELECT k, count(*), sum(v) FROM wt GROUP BY k') >= 5 AS spilled_every_window;
+SELECT tt.spill_rounds('SELECT k, count(*), sum(v) FROM wt GROUP BY k') >= 6 AS spilled_every_window;
+RESET max_parallel_workers_per_gather;
 SELECT q, tt.cmp(q, 'wh', 'wt') FROM (VALUES
     ('SELECT count(*), sum(c), sum(s), sum(k::bigint * c), max(m) FROM (SELECT k, count(*) c, sum(v) s, max(v) m FROM {t} GROUP BY k) x'),
     ('SELECT k, count(*), min(v) FROM {t} GROUP BY k HAVING count(*) > 1')) v(q);
