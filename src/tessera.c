@@ -154,6 +154,12 @@ _PG_init(void)
 							 &tessera_enable_custom_agg, true, PGC_USERSET, 0,
 							 NULL, NULL, NULL);
 
+	DefineCustomBoolVariable("tessera.enable_sliced_agg",
+							 "Lets the planner run TesseraAgg sliced across parallel processes.",
+							 "Each process reads the whole table and finishes the groups whose keys hash into its slice; chosen over the partial plan where there are many groups.",
+							 &tessera_enable_sliced_agg, true, PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+
 	DefineCustomBoolVariable("tessera.enable_topn",
 							 "Lets the planner use TesseraTopN for ORDER BY ... LIMIT over a tessera table.",
 							 "TesseraTopN reads the sort keys of every row and the other columns of the winning rows only.",

@@ -30,6 +30,7 @@
 /* GUCs (planner/scan_path.c, planner/agg_path.c, planner/topn_path.c) */
 extern bool tessera_enable_custom_scan;
 extern bool tessera_enable_custom_agg;
+extern bool tessera_enable_sliced_agg;
 extern bool tessera_enable_topn;
 extern bool tessera_enable_star_join;
 extern bool tessera_enable_join;
@@ -256,7 +257,9 @@ typedef enum KeyDescField
  * TesseraAgg runs alone (serial), or as a partial aggregate in each process
  * of a parallel scan under Gather -- one row per group: the keys and a
  * bytea of the aggregates' states -- below a finalizing TesseraAgg that
- * merges them.
+ * merges them.  A serial node may also run sliced under Gather
+ * (TAGG_PRIVATE_SLICES): every process reads the whole table and finishes
+ * the groups whose keys hash into its slice, which no other process has.
  */
 typedef enum TAggMode
 {
@@ -294,6 +297,8 @@ typedef enum TaggPrivate
 	TAGG_PRIVATE_TOPN,			/* ORDER BY a count LIMIT: [rows kept, spec, descending], or NIL */
 	TAGG_PRIVATE_CARRIED,		/* the last this many keys are carried: functions
 								 * of the others, not grouped on (TesseraGroupsCarry) */
+	TAGG_PRIVATE_SLICES,		/* > 1: sliced, each process grouping the rows
+								 * whose keys hash into the slices it takes */
 	TAGG_PRIVATE_NFIELDS
 } TaggPrivate;
 

@@ -331,6 +331,10 @@ typedef struct TesseraGroups
 	uint64	   *phash;			/* their hashes */
 	uint64	   *ppacked;		/* their packed keys */
 	int			row_cap;
+	uint64	   *shash;			/* per batch, sliced: each row's keys' value hash */
+	uint64	   *sdict;			/* ... a dictionary chunk's entries' */
+	int			shash_cap;
+	int			sdict_cap;
 	MemoryContext cxt;
 } TesseraGroups;
 
@@ -355,6 +359,8 @@ extern void TesseraGroupsKeyDatums(TesseraGroups *g, int group, Datum *values, b
 extern uint64 TesseraGroupsDatumsValueHash(TesseraGroups *gt, const Datum *values,
 											 const bool *isnull);
 extern uint64 TesseraGroupsValueHash(TesseraGroups *g, int group);
+extern void TesseraGroupsSlice(TesseraGroups *gt, int nk, TesseraBatch *b, bool *mask, int n,
+							   int slice, int nslices);
 
 /* ---- groups past memory (vector/spill.c) ---- */
 

@@ -12,11 +12,15 @@
  */
 #include "postgres.h"
 
+#include "catalog/pg_type.h"
 #include "commands/explain.h"
+#include "common/int.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "rewrite/rewriteManip.h"
+#include "utils/lsyscache.h"
 #include "utils/ruleutils.h"
+#include "utils/typcache.h"
 
 #include "tessera/plan.h"
 #include "tessera/rowstate.h"
@@ -109,8 +113,14 @@ TesseraAggExplain(CustomScanState *node, List *ancestors, ExplainState *es)
 							deparse_expression((Node *) make_ands_explicit(quals), context,
 											   es->verbose, false), es);
 	}
+	/* sliced: every process groups the rows of the slices it takes */
+	if (as->nslices > 1)
+		ExplainPropertyInteger("Slices", NULL, as->nslices, es);
 	if (es->analyze && node->ss.ps.instrument)
 	{
+		/* (the counters below: this process's, for its last slice) */
+		if (as->nslices > 1)
+			ExplainPropertyInteger("Slices Grouped by Leader", NULL, as->slices_done, es);
 		if (as->distinct && as->mode != TAGG_PARTIAL)
 			ExplainPropertyInteger("Groups", NULL, as->outer.ngroups, es);
 		if (as->groups.nkeys > 0 && as->spill.spilled_groups == 0)
@@ -156,7 +166,10 @@ TesseraAggExplain(CustomScanState *node, List *ancestors, ExplainState *es)
 		as->source->explain(as->source_state, as->source_plan, es);
 }
 
-/* Parallel: the shared scan (or batch source) and star join state. */
+/*
+ * Parallel: the shared scan (or batch source) and star join state; a
+ * sliced node, the counters and the next slice to take.
+ */
 Size
 TesseraAggEstimateDSM(CustomScanState *node, ParallelContext *pcxt)
 {
@@ -173,7 +186,9 @@ TesseraAggInitDSM(CustomScanState *node, ParallelContext *pcxt, void *coordinate
 	TesseraAggState *as = (TesseraAggState *) node;
 	char	   *shared = (char *) coordinate + MAXALIGN(sizeof(TscanShared));
 
-	if (as->source == NULL)
+	if (as->nslices > 1)
+		TesseraScanInitShared(&as->ts, coordinate);		/* each reads it all */
+	else if (as->source == NULL)
 		TesseraScanInitDSM(node, pcxt, coordinate);
 	else
 	{
@@ -191,7 +206,9 @@ TesseraAggReInitDSM(CustomScanState *node, ParallelContext *pcxt, void *coordina
 {
 	TesseraAggState *as = (TesseraAggState *) node;
 
-	if (as->source == NULL)
+	if (as->nslices > 1)
+		pg_atomic_write_u32(&((TscanShared *) coordinate)->next_slice, 0);
+	else if (as->source == NULL)
 		TesseraScanReInitDSM(node, pcxt, coordinate);
 	else
 		as->source->init_shared((char *) coordinate + MAXALIGN(sizeof(TscanShared)));
@@ -203,10 +220,110 @@ TesseraAggInitWorker(CustomScanState *node, shm_toc *toc, void *coordinate)
 {
 	TesseraAggState *as = (TesseraAggState *) node;
 
-	if (as->source == NULL)
+	if (as->nslices > 1)
+	{
+		as->ts.shared = coordinate;
+		as->ts.is_worker = true;
+	}
+	else if (as->source == NULL)
 		TesseraScanInitWorker(node, toc, coordinate);
 	else
 		as->source->attach(as->source_state, (char *) coordinate + MAXALIGN(sizeof(TscanShared)));
 	TesseraStarAttachShared(&as->star, node->ss.ps.state->es_query_dsa,
 							((TscanShared *) coordinate)->star);
+}
+
+/* The range of an integer type. */
+static void
+tagg_int_range(Oid type, int64 *lo, int64 *hi)
+{
+	*lo = type == INT2OID ? PG_INT16_MIN : type == INT4OID ? PG_INT32_MIN : PG_INT64_MIN;
+	*hi = type == INT2OID ? PG_INT16_MAX : type == INT4OID ? PG_INT32_MAX : PG_INT64_MAX;
+}
+
+/*
+ * sum/avg(x + c) (classify.c, offset_describe): the values of x for which
+ * x + c lies in the range of its type, and whether x's own type has others.
+ */
+static void
+tagg_init_offset(TAggSpec *sp, Const *c, Oid type)
+{
+	int64		lo,
+				hi,
+				xlo,
+				xhi;
+
+	sp->has_offset = true;
+	sp->offset = DatumGetInt64(c->constvalue);
+	sp->offset_type = type;
+	tagg_int_range(type, &lo, &hi);
+	tagg_int_range(sp->argtype, &xlo, &xhi);
+	/* x + c in [lo, hi]: x in [lo - c, hi - c], saturated (beyond means none) */
+	if (pg_sub_s64_overflow(lo, sp->offset, &sp->offset_lo))
+		sp->offset_lo = PG_INT64_MIN;
+	if (pg_sub_s64_overflow(hi, sp->offset, &sp->offset_hi))
+		sp->offset_hi = PG_INT64_MAX;
+	sp->offset_check = xlo < sp->offset_lo || xhi > sp->offset_hi;
+}
+
+/*
+ * TesseraAggInitSpec
+ *		An aggregate of the node from its description.
+ */
+void
+TesseraAggInitSpec(TesseraAggState *as, TAggSpec *sp, List *desc, Aggref *agg)
+{
+	List	   *vx = list_nth(desc, AGG_DESC_VX);
+	List	   *filter = list_nth(desc, AGG_DESC_FILTER);
+
+	sp->kind = (TAggKind) desc_int(desc, AGG_DESC_KIND);
+	sp->attidx = desc_int(desc, AGG_DESC_ATTIDX);
+	sp->argtype = (Oid) desc_int(desc, AGG_DESC_ARGTYPE);
+	sp->restype = (Oid) desc_int(desc, AGG_DESC_RESTYPE);
+	sp->generic = desc_int(desc, AGG_DESC_GENERIC);
+	sp->same_as = desc_int(desc, AGG_DESC_SAME_AS);
+	if (list_nth(desc, AGG_DESC_OFFSET) != NULL)
+		tagg_init_offset(sp, (Const *) list_nth(desc, AGG_DESC_OFFSET),
+						 (Oid) desc_int(desc, AGG_DESC_OFFSET_TYPE));
+	if (sp->generic)
+	{
+		fmgr_info(lookup_type_cache(sp->argtype, TYPECACHE_CMP_PROC)->cmp_proc, &sp->cmp);
+		sp->collation = agg->inputcollid;
+		get_typlenbyval(sp->argtype, &sp->typlen, &sp->typbyval);
+	}
+	if (vx != NIL)
+		sp->vx = TesseraVxBuild(vx);
+	if (filter != NIL)
+	{
+		List	   *conj = make_ands_implicit(agg->aggfilter);
+
+		sp->fq = palloc0(sizeof(VecQual) * list_length(filter));
+		for (int i = 0; i < list_length(filter); i++)
+			TesseraVecQualInit(&sp->fq[sp->nfq++], list_nth(filter, i), list_nth(conj, i),
+							   &as->ts.css.ss.ps);
+	}
+}
+
+/*
+ * TesseraAggTakeSlice
+ *		Take the next slice no process has taken (sliced node): false when
+ *		none is left.  Every slice is taken by one process, whichever
+ *		processes start: a worker that never launched leaves its slice to
+ *		the others, which take it after their own.  Without shared memory
+ *		(Gather ran no workers) this process takes them all in turn.
+ */
+bool
+TesseraAggTakeSlice(TesseraAggState *as)
+{
+	uint32		s;
+
+	if (as->ts.shared != NULL)
+		s = pg_atomic_fetch_add_u32(&as->ts.shared->next_slice, 1);
+	else
+		s = (uint32) as->local_slice++;
+	if (s >= (uint32) as->nslices)
+		return false;
+	as->slice = (int) s;
+	as->slices_done++;
+	return true;
 }

@@ -103,74 +103,6 @@ tagg_create_state(CustomScan *cscan)
 	return (Node *) state;
 }
 
-/* The range of an integer type. */
-static void
-tagg_int_range(Oid type, int64 *lo, int64 *hi)
-{
-	*lo = type == INT2OID ? PG_INT16_MIN : type == INT4OID ? PG_INT32_MIN : PG_INT64_MIN;
-	*hi = type == INT2OID ? PG_INT16_MAX : type == INT4OID ? PG_INT32_MAX : PG_INT64_MAX;
-}
-
-/*
- * sum/avg(x + c) (classify.c, offset_describe): the values of x for which
- * x + c lies in the range of its type, and whether x's own type has others.
- */
-static void
-tagg_init_offset(TAggSpec *sp, Const *c, Oid type)
-{
-	int64		lo,
-				hi,
-				xlo,
-				xhi;
-
-	sp->has_offset = true;
-	sp->offset = DatumGetInt64(c->constvalue);
-	sp->offset_type = type;
-	tagg_int_range(type, &lo, &hi);
-	tagg_int_range(sp->argtype, &xlo, &xhi);
-	/* x + c in [lo, hi]: x in [lo - c, hi - c], saturated (beyond means none) */
-	if (pg_sub_s64_overflow(lo, sp->offset, &sp->offset_lo))
-		sp->offset_lo = PG_INT64_MIN;
-	if (pg_sub_s64_overflow(hi, sp->offset, &sp->offset_hi))
-		sp->offset_hi = PG_INT64_MAX;
-	sp->offset_check = xlo < sp->offset_lo || xhi > sp->offset_hi;
-}
-
-/* An aggregate from its description. */
-static void
-tagg_init_spec(TesseraAggState *as, TAggSpec *sp, List *desc, Aggref *agg)
-{
-	List	   *vx = list_nth(desc, AGG_DESC_VX);
-	List	   *filter = list_nth(desc, AGG_DESC_FILTER);
-
-	sp->kind = (TAggKind) desc_int(desc, AGG_DESC_KIND);
-	sp->attidx = desc_int(desc, AGG_DESC_ATTIDX);
-	sp->argtype = (Oid) desc_int(desc, AGG_DESC_ARGTYPE);
-	sp->restype = (Oid) desc_int(desc, AGG_DESC_RESTYPE);
-	sp->generic = desc_int(desc, AGG_DESC_GENERIC);
-	sp->same_as = desc_int(desc, AGG_DESC_SAME_AS);
-	if (list_nth(desc, AGG_DESC_OFFSET) != NULL)
-		tagg_init_offset(sp, (Const *) list_nth(desc, AGG_DESC_OFFSET),
-						 (Oid) desc_int(desc, AGG_DESC_OFFSET_TYPE));
-	if (sp->generic)
-	{
-		fmgr_info(lookup_type_cache(sp->argtype, TYPECACHE_CMP_PROC)->cmp_proc, &sp->cmp);
-		sp->collation = agg->inputcollid;
-		get_typlenbyval(sp->argtype, &sp->typlen, &sp->typbyval);
-	}
-	if (vx != NIL)
-		sp->vx = TesseraVxBuild(vx);
-	if (filter != NIL)
-	{
-		List	   *conj = make_ands_implicit(agg->aggfilter);
-
-		sp->fq = palloc0(sizeof(VecQual) * list_length(filter));
-		for (int i = 0; i < list_length(filter); i++)
-			TesseraVecQualInit(&sp->fq[sp->nfq++], list_nth(filter, i), list_nth(conj, i),
-							   &as->ts.css.ss.ps);
-	}
-}
-
 /* Point the computed group keys at this batch's values. */
 static void
 tagg_computed_keys(TesseraAggState *as)
@@ -253,7 +185,7 @@ tagg_begin(CustomScanState *node, EState *estate, int eflags)
 	as->specs = palloc0(sizeof(TAggSpec) * Max(list_length(specs), 1));
 	for (int k = 0; k < list_length(specs); k++)
 	{
-		tagg_init_spec(as, &as->specs[as->nspecs], list_nth(specs, k), list_nth(aggs, k));
+		TesseraAggInitSpec(as, &as->specs[as->nspecs], list_nth(specs, k), list_nth(aggs, k));
 		as->offset_checks |= as->specs[as->nspecs++].offset_check;
 	}
 
@@ -335,6 +267,7 @@ tagg_begin(CustomScanState *node, EState *estate, int eflags)
 		TesseraGroupsInit(&as->groups, list_nth(priv, TAGG_PRIVATE_KEYS), nstates, as->cxt);
 		TesseraGroupsCarry(&as->groups, intVal(list_nth(priv, TAGG_PRIVATE_CARRIED)));
 	}
+	as->nslices = intVal(list_nth(priv, TAGG_PRIVATE_SLICES));
 	as->memo = list_nth(priv, TAGG_PRIVATE_MEMO);
 	if (list_nth(priv, TAGG_PRIVATE_TOPN) != NIL)
 	{
@@ -835,6 +768,23 @@ tagg_batch(TesseraAggState *as, TesseraBatch *b, const bool *ok, int n)
 		TesseraComputedBatch(&as->comp, b, ok, n, as->buf_cxt);
 		tagg_computed_keys(as);
 	}
+	if (as->nslices > 1)
+	{
+		/* sliced: the rows of this process's slice only */
+		if (as->slice_cap < n)
+		{
+			as->slice_cap = Max(n, 1024);
+			as->slice_mask = MemoryContextAlloc(as->buf_cxt, as->slice_cap);
+		}
+		if (ok == NULL)
+			memset(as->slice_mask, true, n);
+		else
+			memcpy(as->slice_mask, ok, n);
+		TesseraGroupsSlice(&as->groups, as->groups.nhash - (as->distinct ? 1 : 0), b,
+						   as->slice_mask, n, as->slice, as->nslices);
+		ok = as->slice_mask;
+		as->slice_rows = (int) TesseraSelCount(ok, n);
+	}
 	if (as->groups.nkeys > 0)
 		gidx = TesseraGroupsAssign(&as->groups, b, ok, n);
 	if (as->fold != &as->groups)
@@ -1064,6 +1014,7 @@ tagg_compute(TesseraAggState *as)
 	TesseraBatch *b;
 	const bool *sel;
 	uint64		batches = 0;
+	uint64		rgs_before;
 
 	if (as->source != NULL)
 	{
@@ -1084,21 +1035,23 @@ tagg_compute(TesseraAggState *as)
 	TesseraFiltersEval(ts);
 	tagg_eval_filters(as);
 	tagg_reset(as);
-	ts->rgs_read = 0;
-	as->metadata_answers = 0;
+	/* (a sliced node's counts add up over its slices) */
+	rgs_before = as->slices_done > 1 ? ts->rgs_read : 0;
+	if (as->slices_done <= 1)
+		as->metadata_answers = 0;
 
 	while (TesseraScanNextBatch(scan, &b, &sel))
 	{
 		batches++;
 		tagg_fold(as, b, sel);
-		tagg_check_memory(as, b->nrows);
+		tagg_check_memory(as, as->nslices > 1 ? as->slice_rows : b->nrows);
 		if (as->memo_failed && as->memo_building)
 			break;
 	}
 	TesseraSpillFinish(&as->spill, &as->groups, as->specs, ss->ps.state->es_query_cxt,
 					   as->vx_cxt);
 	/* row groups with visible rows actually read */
-	ts->rgs_read = batches;
+	ts->rgs_read = rgs_before + batches;
 	as->computed = true;
 }
 
@@ -1385,6 +1338,10 @@ tagg_exec(CustomScanState *node)
 	ExprContext *econtext = ss->ps.ps_ExprContext;
 	int			group;
 
+	/* sliced: the first slice, if any is left */
+	if (as->nslices > 1 && as->slices_done == 0 && !TesseraAggTakeSlice(as))
+		return ExecClearTuple(ss->ps.ps_ResultTupleSlot);
+next_slice:
 	if (!as->computed)
 	{
 		if (as->mode == TAGG_FINAL)
@@ -1434,6 +1391,19 @@ tagg_exec(CustomScanState *node)
 		else if (as->next < g->ngroups)
 			group = as->next++;
 
+		if (group < 0 && as->nslices > 1)
+		{
+			/* sliced: this slice's groups are out; the next one, read afresh */
+			if (!TesseraAggTakeSlice(as))
+				return ExecClearTuple(ss->ps.ps_ResultTupleSlot);
+			table_rescan(ss->ss_currentScanDesc, NULL);
+			TesseraSpillEnd(&as->spill);
+			as->computed = false;
+			as->groups_done = false;
+			as->next = 0;
+			g = &as->groups;
+			goto next_slice;
+		}
 		if (group >= 0 && TesseraAggTopNLeavesOut(as, g, group))
 			continue;
 		ResetExprContext(econtext);
@@ -1482,6 +1452,9 @@ tagg_rescan(CustomScanState *node)
 	as->next = 0;
 	as->memo_answer = false;
 	TesseraSpillEnd(&as->spill);
+	/* (Gather's rescan sets the shared slices back too) */
+	as->slices_done = 0;
+	as->local_slice = 0;
 }
 
 /*

@@ -53,6 +53,7 @@ typedef struct TscanShared
 	pg_atomic_uint64 delta_rows;
 	pg_atomic_uint64 frames_cached;
 	dsa_pointer star;			/* a star join's TesseraStarShared, or invalid */
+	pg_atomic_uint32 next_slice;	/* a sliced TesseraAgg: the next slice to take */
 } TscanShared;
 
 #define TSCAN_PSCAN(coordinate) \
@@ -314,6 +315,18 @@ typedef struct TesseraAggState
 	struct binaryheap *topn_heap;	/* spilled groups: the best keys so far */
 	int64		topn_bound;
 	uint64		topn_left_out;
+	/*
+	 * Sliced (TAGG_PRIVATE_SLICES > 1, under Gather): each process reads the
+	 * whole table and groups the rows whose keys hash into the slice it took,
+	 * then the next slice no process has taken, and so on (agg_methods.c).
+	 */
+	int			nslices;
+	int			slice;			/* the slice being grouped */
+	int			local_slice;	/* no shared memory: the next slice, here */
+	int			slices_done;	/* for EXPLAIN ANALYZE */
+	bool	   *slice_mask;		/* per batch: the counted rows of the slice */
+	int			slice_cap;
+	int			slice_rows;		/* ... how many */
 	/* output */
 	bool		computed;
 	bool		groups_done;	/* every group emitted (a left join's rows without a match next) */
@@ -336,6 +349,7 @@ extern void TesseraScanInitDSM(CustomScanState *node, ParallelContext *pcxt, voi
 extern void TesseraScanReInitDSM(CustomScanState *node, ParallelContext *pcxt,
 								 void *coordinate);
 extern void TesseraScanInitWorker(CustomScanState *node, shm_toc *toc, void *coordinate);
+extern void TesseraScanInitShared(TesseraScanState *ts, void *coordinate);
 extern void TesseraScanShutdown(CustomScanState *node);
 extern void TesseraScanEnd(CustomScanState *node);
 extern void TesseraScanExplainBytes(TesseraScanState *ts, ExplainState *es);
@@ -347,6 +361,8 @@ extern void TesseraAggInitDSM(CustomScanState *node, ParallelContext *pcxt, void
 extern void TesseraAggReInitDSM(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
 extern void TesseraAggInitWorker(CustomScanState *node, shm_toc *toc, void *coordinate);
 extern void TesseraAggTopNBound(TesseraAggState *as, TesseraGroups *g);
+extern void TesseraAggInitSpec(TesseraAggState *as, TAggSpec *sp, List *desc, Aggref *agg);
+extern bool TesseraAggTakeSlice(TesseraAggState *as);
 extern bool TesseraAggTopNStream(TesseraAggState *as, TesseraGroups *g, int group);
 
 /* Does the top-N of groups leave this group out? */

@@ -286,15 +286,24 @@ TesseraScanInitDSM(CustomScanState *node, ParallelContext *pcxt, void *coordinat
 	TesseraScanState *ts = (TesseraScanState *) node;
 	ParallelTableScanDesc pscan = TSCAN_PSCAN(coordinate);
 
+	TesseraScanInitShared(ts, coordinate);
+	table_parallelscan_initialize(node->ss.ss_currentRelation, pscan,
+								  node->ss.ps.state->es_snapshot);
+	node->ss.ss_currentScanDesc = table_beginscan_parallel(node->ss.ss_currentRelation, pscan);
+	ts->filters_set = false;
+}
+
+/* The shared counters (a sliced TesseraAgg has them without the parallel scan). */
+void
+TesseraScanInitShared(TesseraScanState *ts, void *coordinate)
+{
 	ts->shared = coordinate;
 	pg_atomic_init_u64(&ts->shared->bytes_read, 0);
 	pg_atomic_init_u64(&ts->shared->bytes_decompressed, 0);
 	pg_atomic_init_u64(&ts->shared->delta_rows, 0);
 	pg_atomic_init_u64(&ts->shared->frames_cached, 0);
-	table_parallelscan_initialize(node->ss.ss_currentRelation, pscan,
-								  node->ss.ps.state->es_snapshot);
-	node->ss.ss_currentScanDesc = table_beginscan_parallel(node->ss.ss_currentRelation, pscan);
-	ts->filters_set = false;
+	pg_atomic_init_u32(&ts->shared->next_slice, 0);
+	ts->shared->star = InvalidDsaPointer;
 }
 
 void

@@ -36,6 +36,11 @@ extern int	TesseraComputedColumn(List **computed, Node *expr);
 /* agg_path.c */
 extern bool TesseraCollectParams(Node *node, List **params);
 
+/* agg_plan.c */
+extern List *TesseraAggMemoPlan(PlannerInfo *root, Index relid, List *skip, List *vector,
+								List *row_quals, List *row_aggs, List *computed);
+extern List *TesseraAggTopNPlan(PlannerInfo *root, List *aggs);
+
 /* scan_path.c */
 extern Cost TesseraScanPathVectors(PlannerInfo *root, Path *path);
 

@@ -109,6 +109,9 @@ TesseraGroupsReset(TesseraGroups *gt, int cap)
 	gt->phash = NULL;
 	gt->ppacked = NULL;
 	gt->row_cap = 0;
+	gt->shash = NULL;
+	gt->sdict = NULL;
+	gt->shash_cap = gt->sdict_cap = 0;
 	for (int j = 0; j < gt->nkeys; j++)
 	{
 		TAggKey    *key = &gt->gkeys[j];
@@ -1095,4 +1098,113 @@ TesseraGroupsDatumsValueHash(TesseraGroups *gt, const Datum *values, const bool 
 		h = hash_combine64(h, key_value_hash(key, isnull[j], values[j], v));
 	}
 	return h;
+}
+
+/*
+ * A key value's part of a row's slice hash: its integer (integer kinds) or
+ * a hash of its bytes, mixed (murmur3's finalizer, from another start than
+ * key_value_hash's, so that a slice's groups still spread over a spill's
+ * partitions).
+ */
+static inline uint64
+slice_mix(uint64 x)
+{
+	x ^= UINT64CONST(0x2545f4914f6cdd1d);
+	x ^= x >> 33;
+	x *= UINT64CONST(0xff51afd7ed558ccd);
+	x ^= x >> 33;
+	x *= UINT64CONST(0xc4ceb9fe1a85ec53);
+	x ^= x >> 33;
+	return x;
+}
+
+/* ... of a string's bytes */
+static inline uint64
+slice_string(TAggKey *key, Datum d)
+{
+	const char *data;
+	int			len;
+
+	key_bytes(key, d, &data, &len);
+	return slice_mix(XXH3_64bits(data, len));
+}
+
+/*
+ * TesseraGroupsSlice
+ *		Sliced aggregation (executor/agg_node.c): clear in mask the rows of
+ *		the batch whose first nk keys (the GROUP BY columns: not
+ *		count(DISTINCT)'s, whose groups roll up across its values) do not
+ *		hash into slice `slice` of nslices.  The hash is of the keys' values, never of ids (a string's
+ *		id is this process's), so every process puts a group in the same
+ *		slice and each group is finished by exactly one of them.  Computed
+ *		keys must already point at the batch's values.
+ */
+void
+TesseraGroupsSlice(TesseraGroups *gt, int nk, TesseraBatch *b, bool *mask, int n, int slice,
+				   int nslices)
+{
+	uint64	   *h;
+
+	if (gt->shash_cap < n)
+	{
+		gt->shash_cap = Max(n, 1024);
+		gt->shash = MemoryContextAlloc(gt->cxt, sizeof(uint64) * gt->shash_cap);
+	}
+	h = gt->shash;
+	memset(h, 0, sizeof(uint64) * n);
+	Assert(nk > 0 && nk <= gt->nhash);
+	for (int j = 0; j < nk; j++)
+	{
+		TAggKey    *key = &gt->gkeys[j];
+		Datum	   *values;
+		bool	   *isnull;
+		int64	   *codes;
+		Datum	   *entries;
+		int			ndict;
+		const uint64 null_hash = slice_mix(UINT64CONST(0x5bd1e995));
+
+		if (key->attidx < TAGG_COMPUTED_ATTIDX &&
+			(key->kind == TAGG_KEY_TEXT || key->kind == TAGG_KEY_BPCHAR) &&
+			TesseraBatchDict(b, key->attidx, &codes, &entries, &ndict))
+		{
+			/* a dictionary chunk: each entry hashed once */
+			if (gt->sdict_cap < ndict)
+			{
+				gt->sdict_cap = Max(ndict, 256);
+				gt->sdict = MemoryContextAlloc(gt->cxt, sizeof(uint64) * gt->sdict_cap);
+			}
+			for (int c = 0; c < ndict; c++)
+				gt->sdict[c] = slice_string(key, entries[c]);
+			for (int i = 0; i < n; i++)
+				if (mask[i])
+					h[i] = hash_combine64(h[i], codes[i] < 0 ? null_hash : gt->sdict[codes[i]]);
+			continue;
+		}
+		if (key->attidx >= TAGG_COMPUTED_ATTIDX)
+		{
+			values = key->cvalues;
+			isnull = key->cnulls;
+		}
+		else
+			TesseraBatchColumn(b, key->attidx, &values, &isnull);
+		for (int i = 0; i < n; i++)
+		{
+			uint64		x;
+
+			if (!mask[i])
+				continue;
+			if (isnull[i])
+				x = null_hash;
+			else if (key->kind == TAGG_KEY_INT)
+				x = slice_mix((uint64) TesseraIntDatum(values[i], key->typlen));
+			else if (key->kind == TAGG_KEY_NUMINT)
+				x = slice_mix((uint64) (key->cints != NULL ? key->cints[i] :
+										numint_id(values[i])));
+			else
+				x = slice_string(key, values[i]);
+			h[i] = hash_combine64(h[i], x);
+		}
+	}
+	for (int i = 0; i < n; i++)
+		mask[i] = mask[i] && (int) (((h[i] >> 32) * (uint64) nslices) >> 32) == slice;
 }

@@ -1,0 +1,188 @@
+/*-------------------------------------------------------------------------
+ *
+ * agg_plan.c
+ *	  Parts of a TesseraAgg plan decided from the query as a whole: the memo
+ *	  that answers a correlated subquery's runs from one grouped pass, and
+ *	  the top-N of groups an ORDER BY count LIMIT keeps.
+ *
+ * IDENTIFICATION
+ *	  src/planner/agg_plan.c
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_opfamily.h"
+#include "catalog/pg_type.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
+#include "utils/fmgroids.h"
+#include "utils/lsyscache.h"
+#include "utils/typcache.h"
+
+#include "tessera/compat.h"
+#include "tessera/plan.h"
+#include "planner.h"
+
+/*
+ * The key a memo qual `column = parameter` (either way round) gives: the
+ * column, of a type keyed as an integer or of text, varchar or char(n)
+ * compared in a deterministic collation (equal exactly when their bytes
+ * are, as the groups' keys), and a parameter of its own type, by the type's
+ * own equality.  NULL if the qual is not one.
+ */
+static Var *
+memo_qual(Node *qual, Index relid, Param **param)
+{
+	OpExpr	   *op = (OpExpr *) qual;
+	Node	   *l,
+			   *r;
+	Var		   *var;
+	bool		string;
+
+	if (!IsA(qual, OpExpr) || list_length(op->args) != 2)
+		return NULL;
+	l = strip_implicit_coercions(linitial(op->args));
+	r = strip_implicit_coercions(lsecond(op->args));
+	if (IsA(r, Var) && IsA(l, Param))
+	{
+		Node	   *t = l;
+
+		l = r;
+		r = t;
+	}
+	if (!IsA(l, Var) || !IsA(r, Param) || ((Param *) r)->paramkind != PARAM_EXEC)
+		return NULL;
+	var = (Var *) l;
+	string = var->vartype == TEXTOID || var->vartype == VARCHAROID || var->vartype == BPCHAROID;
+	if (var->varno != relid || var->varlevelsup != 0 || var->varattno <= 0 ||
+		(!TesseraIntLikeType(var->vartype) && !string) || exprType(r) != var->vartype ||
+		op->opno != lookup_type_cache(var->vartype, TYPECACHE_EQ_OPR)->eq_opr)
+		return NULL;
+	if (string && (!OidIsValid(op->inputcollid) ||
+				   !get_collation_isdeterministic(op->inputcollid)))
+		return NULL;
+	*param = (Param *) r;
+	return var;
+}
+
+/*
+ * A plain aggregate of a correlated subquery, run once per outer row with
+ * the quals `column = outer value`: the memo that answers its runs from
+ * one grouped pass over the table (TAggMemoField), or NIL.  Every other
+ * qual, and what is aggregated, must not depend on a parameter or vary
+ * from call to call, so that the groups hold each run's answer.
+ */
+List *
+TesseraAggMemoPlan(PlannerInfo *root, Index relid, List *skip, List *vector, List *row_quals,
+				   List *row_aggs, List *computed)
+{
+	List	   *vec_pos = NIL,
+			   *skip_pos = NIL,
+			   *params = NIL,
+			   *keys = NIL;
+	Bitmapset  *cols = NULL;
+	ListCell   *lc;
+
+	if (root->parse->havingQual != NULL || row_quals != NIL ||
+		TesseraHasExecParam((Node *) row_aggs, NULL) ||
+		TesseraHasExecParam((Node *) computed, NULL) ||
+		contain_volatile_functions((Node *) list_make3(vector, row_aggs, computed)))
+		return NIL;
+	foreach(lc, vector)
+	{
+		Param	   *param;
+		Var		   *var = memo_qual(lfirst(lc), relid, &param);
+
+		if (var == NULL)
+		{
+			if (TesseraHasExecParam(lfirst(lc), NULL))
+				return NIL;
+			continue;
+		}
+		if (bms_is_member(var->varattno, cols) || list_length(keys) >= INDEX_MAX_KEYS)
+			return NIL;
+		cols = bms_add_member(cols, var->varattno);
+		vec_pos = lappend_int(vec_pos, foreach_current_index(lc));
+		params = lappend(params, copyObject(param));
+		keys = lappend(keys, TesseraKeyDescribe((Node *) var, var->varattno - 1));
+		if (llast(keys) == NIL)
+			return NIL;
+	}
+	if (keys == NIL)
+		return NIL;
+	/* the same quals as row-group filters; any other must not read a parameter */
+	foreach(lc, skip)
+	{
+		Param	   *param;
+
+		if (memo_qual(lfirst(lc), relid, &param) != NULL)
+			skip_pos = lappend_int(skip_pos, foreach_current_index(lc));
+		else if (TesseraHasExecParam(lfirst(lc), NULL))
+			return NIL;
+	}
+	return list_make4(vec_pos, skip_pos, params, keys);
+}
+
+/*
+ * Top-N of groups: `GROUP BY … ORDER BY count(…) [DESC] LIMIT n [OFFSET m]`
+ * sorts every group to keep n + m of them.  A group whose count is worse
+ * than the (n + m)th best cannot be among those, whatever the later sort
+ * keys, so the node leaves such groups out and PostgreSQL's Sort and Limit
+ * above order the rest as before (ties included).  Planned where this node
+ * is what the query level's ordering sorts: no window function, DISTINCT,
+ * set-returning function or HAVING after it, the LIMIT and OFFSET known
+ * (root->limit_tuples: constants, or a custom plan's parameters), and the
+ * first sort key one of its counts, in integer order.  [rows kept, spec,
+ * descending], or NIL.  Known on the path too (agg_path.c prices what a
+ * sliced aggregation hands up by it).
+ */
+List *
+TesseraAggTopNPlan(PlannerInfo *root, List *aggs)
+{
+	Query	   *parse = root->parse;
+	Const	   *count = (Const *) parse->limitCount;
+	Const	   *offset = (Const *) parse->limitOffset;
+	int64		rows;
+	PathKey    *pk;
+	ListCell   *lc;
+
+	/* (root->limit_tuples is not set for a grouping) */
+	if (count == NULL || !IsA(count, Const) || count->consttype != INT8OID || count->constisnull ||
+		DatumGetInt64(count->constvalue) < 1 || DatumGetInt64(count->constvalue) > PG_INT32_MAX / 4)
+		return NIL;
+	rows = DatumGetInt64(count->constvalue);
+	if (offset != NULL)
+	{
+		if (!IsA(offset, Const) || offset->consttype != INT8OID ||
+			DatumGetInt64(offset->constvalue) > PG_INT32_MAX / 4)
+			return NIL;
+		if (!offset->constisnull)
+			rows += Max(DatumGetInt64(offset->constvalue), 0);
+	}
+	if (root->sort_pathkeys == NIL || parse->hasWindowFuncs || parse->distinctClause != NIL ||
+		parse->hasTargetSRFs || parse->groupingSets != NIL || parse->havingQual != NULL)
+		return NIL;
+	pk = linitial(root->sort_pathkeys);
+	if (pk->pk_opfamily != INTEGER_BTREE_FAM_OID)
+		return NIL;
+	foreach(lc, pk->pk_eclass->ec_members)
+	{
+		Node	   *expr = (Node *) ((EquivalenceMember *) lfirst(lc))->em_expr;
+		ListCell   *la;
+
+		foreach(la, aggs)
+		{
+			Aggref	   *agg = lfirst(la);
+
+			/* count(*), count(x), count(DISTINCT x): TesseraAgg's counts */
+			if (equal(expr, agg) &&
+				(agg->aggfnoid == F_COUNT_ || agg->aggfnoid == F_COUNT_ANY))
+				return list_make3(makeInteger((int) rows),
+								  makeInteger(foreach_current_index(la)),
+								  makeInteger(TesseraPathKeyDescending(pk)));
+		}
+	}
+	return NIL;
+}
