@@ -352,12 +352,13 @@ extern int32 *TesseraGroupsAssign(TesseraGroups *g, TesseraBatch *b, const bool 
 extern int	TesseraGroupsLookup(TesseraGroups *g, int64 *keys, bool *nulls);
 extern int	TesseraGroupsAdd(TesseraGroups *g, const int64 *keys, const bool *nulls);
 extern void TesseraGroupsKeysOf(TesseraGroups *g, TupleTableSlot *slot, int64 *keys,
-								bool *nulls);
+								bool *nulls, bool ids);
 extern int	TesseraGroupsLookupDatums(TesseraGroups *g, const Datum *values, const bool *isnull);
 extern int	TesseraGroupsFindInts(TesseraGroups *g, const Datum *values, const bool *isnull);
-extern void TesseraGroupsKeyDatums(TesseraGroups *g, int group, Datum *values, bool *isnull);
+extern void TesseraGroupsKeyDatums(TesseraGroups *g, int group, Datum *values, bool *isnull,
+								   bool ids);
 extern uint64 TesseraGroupsDatumsValueHash(TesseraGroups *gt, const Datum *values,
-											 const bool *isnull);
+											 const bool *isnull, bool ids);
 extern uint64 TesseraGroupsValueHash(TesseraGroups *g, int group);
 extern void TesseraGroupsSlice(TesseraGroups *gt, int nk, TesseraBatch *b, bool *mask, int n,
 							   int slice, int nslices);

@@ -1202,7 +1202,7 @@ tagg_merge_input(TesseraAggState *as)
 			break;
 		ResetExprContext(econtext);
 		old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
-		TesseraGroupsKeysOf(g, in, keys, nulls);
+		TesseraGroupsKeysOf(g, in, keys, nulls, false);
 		group = TesseraGroupsLookup(g, keys, nulls);
 		slot_getallattrs(in);
 		if (in->tts_isnull[g->nkeys])
@@ -1255,7 +1255,7 @@ tagg_rollup(TesseraAggState *as)
 		/* (a numeric key's Datum is made for the lookup: per-tuple memory) */
 		ResetExprContext(as->ts.css.ss.ps.ps_ExprContext);
 		old = MemoryContextSwitchTo(as->ts.css.ss.ps.ps_ExprContext->ecxt_per_tuple_memory);
-		TesseraGroupsKeyDatums(in, group, values, isnull);
+		TesseraGroupsKeyDatums(in, group, values, isnull, false);
 		og = TesseraGroupsLookupDatums(out, values, isnull);
 		MemoryContextSwitchTo(old);
 		if (as->fold == out)
@@ -1282,7 +1282,7 @@ tagg_group_tuple(TesseraAggState *as, TesseraGroups *g, int group, TupleTableSlo
 
 	ExecClearTuple(slot);
 	old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
-	TesseraGroupsKeyDatums(g, group, slot->tts_values, slot->tts_isnull);
+	TesseraGroupsKeyDatums(g, group, slot->tts_values, slot->tts_isnull, false);
 	if (as->mode == TAGG_PARTIAL)
 	{
 		slot->tts_values[g->nkeys] = TesseraAggSerialize(as->specs, g->nspecs,

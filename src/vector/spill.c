@@ -129,7 +129,10 @@ spill_write(TesseraSpill *s, int p, MinimalTuple tup)
 	MemoryContextSwitchTo(old);
 }
 
-/* The row a group is spilled as: the keys in their order, then the states. */
+/*
+ * The row a group is spilled as: the keys in their order (an integral
+ * numeric's as its int8 id), then the states.
+ */
 static void
 spill_desc(TesseraSpill *s, TesseraGroups *g)
 {
@@ -141,8 +144,14 @@ spill_desc(TesseraSpill *s, TesseraGroups *g)
 	{
 		TAggKey    *key = &g->gkeys[j];
 
-		TupleDescInitEntry(s->desc, j + 1, NULL, key->typid, -1, 0);
-		TupleDescInitEntryCollation(s->desc, j + 1, key->collation);
+		/* (an integral numeric as its id: int8, in the same order) */
+		if (key->kind == TAGG_KEY_NUMINT)
+			TupleDescInitEntry(s->desc, j + 1, NULL, INT8OID, -1, 0);
+		else
+		{
+			TupleDescInitEntry(s->desc, j + 1, NULL, key->typid, -1, 0);
+			TupleDescInitEntryCollation(s->desc, j + 1, key->collation);
+		}
 	}
 	TupleDescInitEntry(s->desc, k + 1, NULL, BYTEAOID, -1, 0);
 	s->next = MakeSingleTupleTableSlot(s->desc, &TTSOpsMinimalTuple);
@@ -183,7 +192,7 @@ static void
 spill_row(TupleTableSlot *slot, TesseraGroups *g, int group, TAggSpec *specs)
 {
 	ExecClearTuple(slot);
-	TesseraGroupsKeyDatums(g, group, slot->tts_values, slot->tts_isnull);
+	TesseraGroupsKeyDatums(g, group, slot->tts_values, slot->tts_isnull, true);
 	slot->tts_values[g->nkeys] = TesseraAggSerialize(specs, g->nspecs,
 													 TesseraGroupState(g, group, 0));
 	slot->tts_isnull[g->nkeys] = false;
@@ -310,7 +319,7 @@ spill_sort_rest(TesseraSpill *s, TesseraGroups *g, TAggSpec *specs, int p)
 		TAggKey    *key = &g->gkeys[j];
 
 		cols[j] = j + 1;
-		ops[j] = lookup_type_cache(key->typid, TYPECACHE_LT_OPR)->lt_opr;
+		ops[j] = lookup_type_cache(TupleDescAttr(s->desc, j)->atttypid, TYPECACHE_LT_OPR)->lt_opr;
 		colls[j] = key->collation;
 		if (!OidIsValid(ops[j]))
 			elog(ERROR, "TesseraAgg: no ordering for type %u", key->typid);
@@ -365,7 +374,7 @@ spill_split(TesseraSpill *s, TesseraGroups *g, TAggSpec *specs, int p)
 		CHECK_FOR_INTERRUPTS();
 		slot_getsomeattrs(s->next, g->nkeys);
 		q = base + spill_part_of(TesseraGroupsDatumsValueHash(g, s->next->tts_values,
-															  s->next->tts_isnull),
+															  s->next->tts_isnull, true),
 								 depth, nsub);
 		spill_write(s, q, s->last);
 		MemoryContextReset(s->tmpcxt);
@@ -405,7 +414,7 @@ spill_load(TesseraSpill *s, TesseraGroups *g, TAggSpec *specs, int p)
 		MemoryContext old = MemoryContextSwitchTo(s->tmpcxt);
 		int			group;
 
-		TesseraGroupsKeysOf(g, s->next, keys, nulls);
+		TesseraGroupsKeysOf(g, s->next, keys, nulls, true);
 		group = TesseraGroupsLookup(g, keys, nulls);
 		slot_getallattrs(s->next);
 		TesseraAggMergeRow(specs, g->nspecs, TesseraGroupState(g, group, 0),
@@ -450,7 +459,7 @@ spill_sorted_group(TesseraSpill *s, TesseraGroups *g, TAggSpec *specs)
 	{
 		int			group;
 
-		TesseraGroupsKeysOf(g, s->next, keys, nulls);
+		TesseraGroupsKeysOf(g, s->next, keys, nulls, true);
 		if (!first)
 		{
 			bool		same = true;

@@ -71,6 +71,14 @@ SET work_mem = '1MB';
 SELECT tt.sliced('SELECT g, u, count(*), sum(v) FROM {t} GROUP BY g, u') AS sliced,
        tt.cmp('SELECT g, u, count(*), sum(v) FROM {t} GROUP BY g, u', 'sl_h', 'sl_t');
 SELECT tt.cmp('SELECT s, count(DISTINCT u) FROM {t} GROUP BY s', 'sl_h', 'sl_t');
+-- extract()'s integral numerics spill as their int8 ids, serially too
+SELECT tt.cmp('SELECT u, extract(minute FROM ts) AS mi, count(*) FROM {t} GROUP BY u, mi',
+              'sl_h', 'sl_t');
+SET work_mem = '64kB';
+SET tessera.enable_sliced_agg = off;
+SELECT tt.cmp('SELECT extract(minute FROM ts) AS mi, extract(hour FROM ts) AS h, u % 50 AS b,
+                      count(*), sum(v) FROM {t} GROUP BY 1, 2, 3', 'sl_h', 'sl_t');
+RESET tessera.enable_sliced_agg;
 RESET work_mem;
 
 -- no worker starts: the leader takes every slice in turn
