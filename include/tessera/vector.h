@@ -353,6 +353,8 @@ extern int	TesseraGroupsLookup(TesseraGroups *g, int64 *keys, bool *nulls);
 extern int	TesseraGroupsAdd(TesseraGroups *g, const int64 *keys, const bool *nulls);
 extern void TesseraGroupsKeysOf(TesseraGroups *g, TupleTableSlot *slot, int64 *keys,
 								bool *nulls, bool ids);
+extern void TesseraGroupsKeysOfDatums(TesseraGroups *gt, const Datum *values, const bool *isnull,
+									  int64 *keys, bool *nulls, bool ids);
 extern int	TesseraGroupsLookupDatums(TesseraGroups *g, const Datum *values, const bool *isnull);
 extern int	TesseraGroupsFindInts(TesseraGroups *g, const Datum *values, const bool *isnull);
 extern void TesseraGroupsKeyDatums(TesseraGroups *g, int group, Datum *values, bool *isnull,
@@ -386,8 +388,15 @@ typedef struct TesseraSpill
 	int			next_group;		/* the table's next group to return */
 	double		est_groups;		/* the planner's estimate (partition count) */
 	TupleDesc	desc;			/* a spilled row: the keys, then the states */
-	TupleTableSlot *next;		/* a row read back */
-	struct MinimalTupleData *last;	/* ... its tuple */
+	TupleTableSlot *next;		/* a sorted partition's next row */
+	/* a group's record (spill.c): written from wbuf, read into rbuf */
+	char	   *wbuf;
+	Size		wcap;
+	char	   *rbuf;
+	Size		rcap;
+	uint32		rlen;
+	Datum	   *rvalues;		/* the record read, parsed: keys, then states */
+	bool	   *risnull;
 	MemoryContext longcxt;
 	MemoryContext tmpcxt;
 	/* a partition past memory: sorted, merged one group at a time */

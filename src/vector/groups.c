@@ -935,17 +935,25 @@ void
 TesseraGroupsKeysOf(TesseraGroups *gt, TupleTableSlot *slot, int64 *keys, bool *nulls, bool ids)
 {
 	slot_getsomeattrs(slot, gt->nkeys);
+	TesseraGroupsKeysOfDatums(gt, slot->tts_values, slot->tts_isnull, keys, nulls, ids);
+}
+
+/* ... of key values as Datums (a spilled record's) */
+void
+TesseraGroupsKeysOfDatums(TesseraGroups *gt, const Datum *values, const bool *isnull,
+						  int64 *keys, bool *nulls, bool ids)
+{
 	for (int j = 0; j < gt->nkeys; j++)
 	{
 		TAggKey    *key = &gt->gkeys[j];
 
-		nulls[j] = slot->tts_isnull[j];
+		nulls[j] = isnull[j];
 		if (nulls[j])
 			keys[j] = 0;
 		else if (ids && key->kind == TAGG_KEY_NUMINT)
-			keys[j] = DatumGetInt64(slot->tts_values[j]);
+			keys[j] = DatumGetInt64(values[j]);
 		else
-			keys[j] = key_id(gt, key, slot->tts_values[j]);
+			keys[j] = key_id(gt, key, values[j]);
 	}
 }
 
