@@ -640,9 +640,15 @@ tagg_add_sliced_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *outpu
 	if (cpus > 0 && workers + (parallel_leader_participation ? 1 : 0) > cpus)
 		workers = Max((int) cpus - (parallel_leader_participation ? 1 : 0), 1);
 	nslices = parallel_leader_participation ? workers + 1 : workers;
-	/* (HAVING and the target list are evaluated in every process) */
+	/*
+	 * (HAVING and the target list are evaluated in every process.)  Few
+	 * groups of the GROUP BY keys, by which the rows are sliced, share the
+	 * rows out unevenly: a count(DISTINCT) of many values in a few hundred
+	 * groups (ClickBench's MobilePhoneModel, count(DISTINCT UserID)) went
+	 * from 0.13 s to 0.19 s sliced.
+	 */
 	if (nslices < 2 || cxt->star != NULL || cxt->group_vars == NIL ||
-		!output_rel->consider_parallel)
+		!output_rel->consider_parallel || groups < 500.0 * nslices)
 		return;
 	/* what a top-N of groups hands up: its rows per slice */
 	if (topn != NIL)
