@@ -268,6 +268,9 @@ typedef enum TAggMode
 	TAGG_FINAL
 } TAggMode;
 
+/* count(DISTINCT)s a sliced TesseraAgg with no GROUP BY adds up across slices, at most */
+#define TAGG_SLICE_COUNTS	8
+
 /*
  * TesseraAgg's custom_private.  Its quals and aggregates travel here, not
  * in custom_exprs: setrefs would rewrite custom_exprs against the node's

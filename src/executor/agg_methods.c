@@ -207,7 +207,14 @@ TesseraAggReInitDSM(CustomScanState *node, ParallelContext *pcxt, void *coordina
 	TesseraAggState *as = (TesseraAggState *) node;
 
 	if (as->nslices > 1)
-		pg_atomic_write_u32(&((TscanShared *) coordinate)->next_slice, 0);
+	{
+		TscanShared *sh = coordinate;
+
+		pg_atomic_write_u32(&sh->next_slice, 0);
+		pg_atomic_write_u32(&sh->slices_finished, 0);
+		for (int k = 0; k < TAGG_SLICE_COUNTS; k++)
+			pg_atomic_write_u64(&sh->slice_counts[k], 0);
+	}
 	else if (as->source == NULL)
 		TesseraScanReInitDSM(node, pcxt, coordinate);
 	else
@@ -326,4 +333,42 @@ TesseraAggTakeSlice(TesseraAggState *as)
 	as->slice = (int) s;
 	as->slices_done++;
 	return true;
+}
+
+/*
+ * TesseraAggSliceCounted
+ *		count(DISTINCT)s alone, no GROUP BY (slice_sum): a slice's values are
+ *		counted (its one rolled-up group); add its counts to the others' and
+ *		note whether it was the last slice to finish, whose process emits
+ *		the sums.  The slices hold disjoint values, so the counts add up.
+ */
+void
+TesseraAggSliceCounted(TesseraAggState *as)
+{
+	TscanShared *sh = as->ts.shared;
+	uint32		finished;
+
+	Assert(as->nspecs <= TAGG_SLICE_COUNTS && as->outer.ngroups == 1);
+	for (int k = 0; k < as->nspecs; k++)
+	{
+		int64		n = TesseraGroupState(&as->outer, 0, k)->count;
+
+		if (sh != NULL)
+			pg_atomic_fetch_add_u64(&sh->slice_counts[k], (uint64) n);
+		else
+			as->local_counts[k] += n;
+	}
+	/* (a full barrier: the counts are in before the slice counts as finished) */
+	if (sh != NULL)
+		finished = pg_atomic_add_fetch_u32(&sh->slices_finished, 1);
+	else
+		finished = ++as->local_finished;
+	if (finished == (uint32) as->nslices)
+	{
+		/* the last: every slice's counts are in; this process emits them */
+		as->slice_emitter = true;
+		for (int k = 0; k < as->nspecs; k++)
+			TesseraGroupState(&as->outer, 0, k)->count = sh != NULL ?
+				(int64) pg_atomic_read_u64(&sh->slice_counts[k]) : as->local_counts[k];
+	}
 }

@@ -301,6 +301,20 @@ tagg_begin(CustomScanState *node, EState *estate, int eflags)
 		TesseraGroupsInit(&as->outer, list_truncate(list_copy(keys), list_length(keys) - 1),
 						  as->nspecs, as->outer_cxt);
 	}
+	/*
+	 * Sliced: by the GROUP BY keys (not count(DISTINCT)'s, whose groups roll
+	 * up across its values); with no GROUP BY, by count(DISTINCT)'s values,
+	 * each slice's counts added up (the planner allows only counts then).
+	 */
+	if (as->nslices > 1)
+	{
+		as->slice_nkeys = as->groups.nhash;
+		if (as->distinct)
+			as->slice_nkeys = Max(as->outer.nkeys, 1);
+		as->slice_sum = as->distinct && as->outer.nkeys == 0;
+		if (as->slice_sum && as->nspecs > TAGG_SLICE_COUNTS)
+			elog(ERROR, "TesseraAgg: too many counts to add up across slices");
+	}
 }
 
 static void
@@ -780,8 +794,8 @@ tagg_batch(TesseraAggState *as, TesseraBatch *b, const bool *ok, int n)
 			memset(as->slice_mask, true, n);
 		else
 			memcpy(as->slice_mask, ok, n);
-		TesseraGroupsSlice(&as->groups, as->groups.nhash - (as->distinct ? 1 : 0), b,
-						   as->slice_mask, n, as->slice, as->nslices);
+		TesseraGroupsSlice(&as->groups, as->slice_nkeys, b, as->slice_mask, n, as->slice,
+						   as->nslices);
 		ok = as->slice_mask;
 		as->slice_rows = (int) TesseraSelCount(ok, n);
 	}
@@ -1359,6 +1373,13 @@ next_slice:
 		if (as->distinct && as->mode != TAGG_PARTIAL)
 			tagg_rollup(as);
 		TesseraAggTopNBound(as, as->distinct && as->mode != TAGG_PARTIAL ? &as->outer : g);
+		/* a slice's counts: added up, emitted by the last slice's process */
+		if (as->slice_sum)
+		{
+			TesseraAggSliceCounted(as);
+			if (!as->slice_emitter)
+				as->next = as->outer.ngroups;
+		}
 	}
 	if (as->memo_answer)
 	{
@@ -1455,6 +1476,9 @@ tagg_rescan(CustomScanState *node)
 	/* (Gather's rescan sets the shared slices back too) */
 	as->slices_done = 0;
 	as->local_slice = 0;
+	as->local_finished = 0;
+	memset(as->local_counts, 0, sizeof(as->local_counts));
+	as->slice_emitter = false;
 }
 
 /*

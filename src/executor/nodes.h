@@ -53,7 +53,11 @@ typedef struct TscanShared
 	pg_atomic_uint64 delta_rows;
 	pg_atomic_uint64 frames_cached;
 	dsa_pointer star;			/* a star join's TesseraStarShared, or invalid */
-	pg_atomic_uint32 next_slice;	/* a sliced TesseraAgg: the next slice to take */
+	/* a sliced TesseraAgg: the next slice to take */
+	pg_atomic_uint32 next_slice;
+	/* ... of count(DISTINCT)s alone, sliced by their values: the counts so far */
+	pg_atomic_uint32 slices_finished;
+	pg_atomic_uint64 slice_counts[TAGG_SLICE_COUNTS];
 } TscanShared;
 
 #define TSCAN_PSCAN(coordinate) \
@@ -327,6 +331,16 @@ typedef struct TesseraAggState
 	bool	   *slice_mask;		/* per batch: the counted rows of the slice */
 	int			slice_cap;
 	int			slice_rows;		/* ... how many */
+	int			slice_nkeys;	/* the first keys of groups the slices hash */
+	/*
+	 * count(DISTINCT)s alone, no GROUP BY: sliced by the distinct values,
+	 * each slice's counts are added up (shared, or here without shared
+	 * memory); the process that finishes the last slice emits the sums.
+	 */
+	bool		slice_sum;
+	bool		slice_emitter;
+	uint32		local_finished;
+	int64		local_counts[TAGG_SLICE_COUNTS];
 	/* output */
 	bool		computed;
 	bool		groups_done;	/* every group emitted (a left join's rows without a match next) */
@@ -363,6 +377,7 @@ extern void TesseraAggInitWorker(CustomScanState *node, shm_toc *toc, void *coor
 extern void TesseraAggTopNBound(TesseraAggState *as, TesseraGroups *g);
 extern void TesseraAggInitSpec(TesseraAggState *as, TAggSpec *sp, List *desc, Aggref *agg);
 extern bool TesseraAggTakeSlice(TesseraAggState *as);
+extern void TesseraAggSliceCounted(TesseraAggState *as);
 extern bool TesseraAggTopNStream(TesseraAggState *as, TesseraGroups *g, int group);
 
 /* Does the top-N of groups leave this group out? */

@@ -303,6 +303,9 @@ TesseraScanInitShared(TesseraScanState *ts, void *coordinate)
 	pg_atomic_init_u64(&ts->shared->delta_rows, 0);
 	pg_atomic_init_u64(&ts->shared->frames_cached, 0);
 	pg_atomic_init_u32(&ts->shared->next_slice, 0);
+	pg_atomic_init_u32(&ts->shared->slices_finished, 0);
+	for (int k = 0; k < TAGG_SLICE_COUNTS; k++)
+		pg_atomic_init_u64(&ts->shared->slice_counts[k], 0);
 	ts->shared->star = InvalidDsaPointer;
 }
 

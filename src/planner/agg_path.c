@@ -52,6 +52,7 @@
 #include "optimizer/tlist.h"
 #include "parser/parse_coerce.h"
 #include "parser/parsetree.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 #include "utils/selfuncs.h"
@@ -625,12 +626,27 @@ tagg_add_sliced_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *outpu
 					 double inner_groups, double rows_read, Cost decode_cost)
 {
 	long		cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	bool		counts_only = cxt->distinct_var != NULL &&
+		list_length(cxt->aggs) <= TAGG_SLICE_COUNTS;
+	ListCell   *lc;
 	int			nslices;
 	CustomPath *sliced = makeNode(CustomPath);
 	double		out_rows = tagg_output_rows(root, groups);
 	List	   *topn = TesseraAggTopNPlan(root, cxt->aggs);
-	Cost		group_cost;
+	Cost		group_cost,
+				miss_cost = 0;
 	GatherPath *gather;
+
+	/*
+	 * No GROUP BY: sliced by count(DISTINCT)'s values, each slice's counts
+	 * added up (agg_methods.c), so counts of its column alone
+	 */
+	foreach(lc, cxt->aggs)
+	{
+		Aggref	   *agg = lfirst(lc);
+
+		counts_only &= agg->aggdistinct != NIL && agg->aggfnoid == F_COUNT_ANY;
+	}
 
 	/*
 	 * No more processes than CPUs: each reads the whole table, so one past
@@ -647,8 +663,8 @@ tagg_add_sliced_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *outpu
 	 * groups (ClickBench's MobilePhoneModel, count(DISTINCT UserID)) went
 	 * from 0.13 s to 0.19 s sliced.
 	 */
-	if (nslices < 2 || cxt->star != NULL || cxt->group_vars == NIL ||
-		!output_rel->consider_parallel || groups < 500.0 * nslices)
+	if (nslices < 2 || cxt->star != NULL || !output_rel->consider_parallel ||
+		(cxt->group_vars != NIL ? groups : counts_only ? inner_groups : 0) < 500.0 * nslices)
 		return;
 	/* what a top-N of groups hands up: its rows per slice */
 	if (topn != NIL)
@@ -658,17 +674,18 @@ tagg_add_sliced_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *outpu
 	 * its slice.  The serial path's price of grouping a row is an operator or
 	 * two whatever the groups; past the CPU caches each row's lookup waits on
 	 * memory (ClickBench 10M: GROUP BY UserID, 620,000 groups, 50 ns a row;
-	 * AVG(UserID) 5 ns), which is what the slices share out: priced here as
-	 * 4 more operators a row past 65,536 groups, 8 past 262,144, so that the
+	 * AVG(UserID) 5 ns), which is what the slices share out: counted here as
+	 * 4 more operators a row past 65,536 groups, 8 past 262,144, in both
+	 * runs, and the serial path's price scaled by their ratio, so that the
 	 * choice between this plan and the serial one sees it.  The table's
 	 * pages are priced once: the processes read them at the same time, all
 	 * but one from memory.
 	 */
-	group_cost = serial->path.startup_cost - decode_cost;
+	group_cost = Max(serial->path.startup_cost - decode_cost, 0);
 	if (inner_groups > 262144)
-		group_cost += rows_read * 8 * cpu_operator_cost;
+		miss_cost = rows_read * 8 * cpu_operator_cost;
 	else if (inner_groups > 65536)
-		group_cost += rows_read * 4 * cpu_operator_cost;
+		miss_cost = rows_read * 4 * cpu_operator_cost;
 	sliced->path.pathtype = T_CustomScan;
 	sliced->path.parent = output_rel;
 	sliced->path.pathtarget = output_rel->reltarget;
@@ -676,8 +693,10 @@ tagg_add_sliced_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *outpu
 	sliced->path.parallel_safe = true;
 	sliced->path.parallel_workers = workers;
 	sliced->path.rows = out_rows;
-	sliced->path.startup_cost = serial->path.startup_cost - group_cost * (nslices - 1) / nslices +
-		rows_read * 0.5 * list_length(cxt->group_vars) * cpu_operator_cost;
+	sliced->path.startup_cost = serial->path.startup_cost *
+		(decode_cost + (group_cost + miss_cost) / nslices +
+		 rows_read * 0.5 * Max(list_length(cxt->group_vars), 1) * cpu_operator_cost) /
+		Max(decode_cost + group_cost + miss_cost, 1.0);
 	sliced->path.total_cost = sliced->path.startup_cost + cpu_tuple_cost * groups / nslices;
 	tagg_path_finish(sliced, input_rel->relid, cxt, TAGG_SERIAL, inner_groups, NIL, NIL);
 	intVal(llast(sliced->custom_private)) = nslices;

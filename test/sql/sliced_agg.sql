@@ -6,7 +6,7 @@
 -- spills, and with fewer processes than slices.
 CREATE TABLE sl_h (
     i int, g int, s text, c char(6), w text, m text, u bigint, ts timestamp,
-    v int, nv numeric(10,2));
+    v int, nv numeric(10,2), un bigint);
 INSERT INTO sl_h
 SELECT i,
        (i * 7919) % 70000,
@@ -19,7 +19,8 @@ SELECT i,
        (i::bigint * 2654435761) % 100003,
        '2024-01-01'::timestamp + ((i * 37) % 100000) * interval '1 minute',
        i % 1000,
-       ((i * 17) % 100000) / 100.0
+       ((i * 17) % 100000) / 100.0,
+       CASE WHEN i % 7 = 0 THEN NULL ELSE (i::bigint * 2654435761) % 100003 END
 FROM generate_series(1, 120000) i;
 CREATE TABLE sl_t (LIKE sl_h) USING tessera
     WITH (tessera_row_group_row_limit = 5000, tessera_stripe_row_limit = 20000);
@@ -59,6 +60,19 @@ SELECT q, tt.sliced(q) AS sliced, tt.cmp(q, 'sl_h', 'sl_t') FROM (VALUES
     ('SELECT length(s) AS l, u % 1000 AS b, count(*) FROM {t} GROUP BY l, b')
 ) x(q);
 
+-- count(DISTINCT) alone, no GROUP BY: sliced by its values, the slices'
+-- counts added up and emitted once (NULLs, HAVING, no rows)
+SELECT q, tt.sliced(q) AS sliced, tt.cmp(q, 'sl_h', 'sl_t') FROM (VALUES
+    ('SELECT count(DISTINCT u) FROM {t}'),
+    ('SELECT count(DISTINCT un) FROM {t}'),
+    ('SELECT count(DISTINCT u) FROM {t} HAVING count(DISTINCT u) > 5'),
+    ('SELECT count(DISTINCT u) FROM {t} HAVING count(DISTINCT u) > 1000000'),
+    ('SELECT count(DISTINCT u) FROM {t} WHERE v < 0'),
+    ('SELECT count(DISTINCT m) FROM {t} WHERE u % 3 = 1')
+) x(q);
+-- other aggregates beside it do not add up: not sliced
+SELECT tt.sliced('SELECT count(DISTINCT u), count(*) FROM {t}') AS sliced;
+
 -- top-N of groups: each slice keeps its best, the Sort above picks
 SELECT tt.sliced('SELECT u, s, count(*) FROM {t} GROUP BY u, s ORDER BY count(*) DESC, u, s LIMIT 10') AS sliced;
 SELECT tt.cmp_ordered('SELECT u, s, count(*) FROM {t} GROUP BY u, s ORDER BY count(*) DESC, u, s NULLS FIRST LIMIT 10',
@@ -84,6 +98,7 @@ RESET work_mem;
 -- no worker starts: the leader takes every slice in turn
 SET max_parallel_workers = 0;
 SELECT tt.cmp('SELECT g, count(*), sum(v) FROM {t} GROUP BY g', 'sl_h', 'sl_t');
+SELECT tt.cmp('SELECT count(DISTINCT u) FROM {t}', 'sl_h', 'sl_t');
 SELECT count(DISTINCT n) = 1 AND count(*) = 2 AS leader_took_all
 FROM (SELECT (regexp_match(l, '^\s*(?:Slices|Slices Grouped by Leader): (\d+)$'))[1] AS n
       FROM tt.explain_analyze('SELECT g, count(*) FROM sl_t GROUP BY g') l) x
@@ -92,6 +107,7 @@ RESET max_parallel_workers;
 -- ... or the leader takes none
 SET parallel_leader_participation = off;
 SELECT tt.cmp('SELECT g, u, count(*) FROM {t} GROUP BY g, u', 'sl_h', 'sl_t');
+SELECT tt.cmp('SELECT count(DISTINCT u) FROM {t}', 'sl_h', 'sl_t');
 RESET parallel_leader_participation;
 
 -- off: the partial plan or the serial one, the same answers
