@@ -25,6 +25,10 @@ FROM generate_series(1, 120000) i;
 CREATE TABLE sl_t (LIKE sl_h) USING tessera
     WITH (tessera_row_group_row_limit = 5000, tessera_stripe_row_limit = 20000);
 INSERT INTO sl_t SELECT * FROM sl_h;
+-- (the plans hang on the groups expected: not on ANALYZE's sample)
+ALTER TABLE sl_t ALTER COLUMN g SET (n_distinct = 70000), ALTER COLUMN u SET (n_distinct = 100000),
+    ALTER COLUMN un SET (n_distinct = 86000), ALTER COLUMN s SET (n_distinct = 40000),
+    ALTER COLUMN m SET (n_distinct = 20000);
 ANALYZE sl_h;
 ANALYZE sl_t;
 
@@ -32,6 +36,8 @@ SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
 SET max_parallel_workers_per_gather = 2;
+-- (groups in memory, unless a test spills them)
+SET work_mem = '64MB';
 
 -- is the aggregation sliced?  (how many slices depends on the CPUs)
 CREATE FUNCTION tt.sliced(q text) RETURNS bool
@@ -93,7 +99,7 @@ SET tessera.enable_sliced_agg = off;
 SELECT tt.cmp('SELECT extract(minute FROM ts) AS mi, extract(hour FROM ts) AS h, u % 50 AS b,
                       count(*), sum(v) FROM {t} GROUP BY 1, 2, 3', 'sl_h', 'sl_t');
 RESET tessera.enable_sliced_agg;
-RESET work_mem;
+SET work_mem = '64MB';
 
 -- no worker starts: the leader takes every slice in turn
 SET max_parallel_workers = 0;
@@ -126,5 +132,6 @@ RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;
 RESET max_parallel_workers_per_gather;
+RESET work_mem;
 DROP FUNCTION tt.sliced(text);
 DROP TABLE sl_h, sl_t;
