@@ -331,7 +331,8 @@ typedef struct TesseraGroups
 	uint64	   *phash;			/* their hashes */
 	uint64	   *ppacked;		/* their packed keys */
 	int			row_cap;
-	uint64	   *shash;			/* per batch, sliced: each row's keys' value hash */
+	uint64	   *shash;			/* per batch, sliced: each counted row's keys' value hash */
+	int32	   *srows;			/* ... those rows */
 	uint64	   *sdict;			/* ... a dictionary chunk's entries' */
 	int			shash_cap;
 	int			sdict_cap;

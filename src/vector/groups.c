@@ -110,6 +110,7 @@ TesseraGroupsReset(TesseraGroups *gt, int cap)
 	gt->ppacked = NULL;
 	gt->row_cap = 0;
 	gt->shash = NULL;
+	gt->srows = NULL;
 	gt->sdict = NULL;
 	gt->shash_cap = gt->sdict_cap = 0;
 	for (int j = 0; j < gt->nkeys; j++)
@@ -1162,15 +1163,26 @@ void
 TesseraGroupsSlice(TesseraGroups *gt, int nk, TesseraBatch *b, bool *mask, int n, int slice,
 				   int nslices)
 {
+	const uint64 null_hash = slice_mix(UINT64CONST(0x5bd1e995));
 	uint64	   *h;
+	int32	   *rows;
+	int			m = 0;
 
 	if (gt->shash_cap < n)
 	{
 		gt->shash_cap = Max(n, 1024);
 		gt->shash = MemoryContextAlloc(gt->cxt, sizeof(uint64) * gt->shash_cap);
+		gt->srows = MemoryContextAlloc(gt->cxt, sizeof(int32) * gt->shash_cap);
 	}
 	h = gt->shash;
-	memset(h, 0, sizeof(uint64) * n);
+	rows = gt->srows;
+	/* the rows counted, without a branch per row (ClickBench's filters keep 13%) */
+	for (int i = 0; i < n; i++)
+	{
+		rows[m] = i;
+		m += mask[i];
+	}
+	memset(h, 0, sizeof(uint64) * m);
 	Assert(nk > 0 && nk <= gt->nhash);
 	for (int j = 0; j < nk; j++)
 	{
@@ -1180,7 +1192,6 @@ TesseraGroupsSlice(TesseraGroups *gt, int nk, TesseraBatch *b, bool *mask, int n
 		int64	   *codes;
 		Datum	   *entries;
 		int			ndict;
-		const uint64 null_hash = slice_mix(UINT64CONST(0x5bd1e995));
 
 		if (key->attidx < TAGG_COMPUTED_ATTIDX &&
 			(key->kind == TAGG_KEY_TEXT || key->kind == TAGG_KEY_BPCHAR) &&
@@ -1194,9 +1205,12 @@ TesseraGroupsSlice(TesseraGroups *gt, int nk, TesseraBatch *b, bool *mask, int n
 			}
 			for (int c = 0; c < ndict; c++)
 				gt->sdict[c] = slice_string(key, entries[c]);
-			for (int i = 0; i < n; i++)
-				if (mask[i])
-					h[i] = hash_combine64(h[i], codes[i] < 0 ? null_hash : gt->sdict[codes[i]]);
+			for (int r = 0; r < m; r++)
+			{
+				int64		c = codes[rows[r]];
+
+				h[r] = hash_combine64(h[r], c < 0 ? null_hash : gt->sdict[c]);
+			}
 			continue;
 		}
 		if (key->attidx >= TAGG_COMPUTED_ATTIDX)
@@ -1206,12 +1220,11 @@ TesseraGroupsSlice(TesseraGroups *gt, int nk, TesseraBatch *b, bool *mask, int n
 		}
 		else
 			TesseraBatchColumn(b, key->attidx, &values, &isnull);
-		for (int i = 0; i < n; i++)
+		for (int r = 0; r < m; r++)
 		{
+			int			i = rows[r];
 			uint64		x;
 
-			if (!mask[i])
-				continue;
 			if (isnull[i])
 				x = null_hash;
 			else if (key->kind == TAGG_KEY_INT)
@@ -1221,9 +1234,9 @@ TesseraGroupsSlice(TesseraGroups *gt, int nk, TesseraBatch *b, bool *mask, int n
 										numint_id(values[i])));
 			else
 				x = slice_string(key, values[i]);
-			h[i] = hash_combine64(h[i], x);
+			h[r] = hash_combine64(h[r], x);
 		}
 	}
-	for (int i = 0; i < n; i++)
-		mask[i] = mask[i] && (int) (((h[i] >> 32) * (uint64) nslices) >> 32) == slice;
+	for (int r = 0; r < m; r++)
+		mask[rows[r]] = (int) (((h[r] >> 32) * (uint64) nslices) >> 32) == slice;
 }
