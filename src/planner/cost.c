@@ -169,6 +169,8 @@ TesseraScanEstimate(PlannerInfo *root, RelOptInfo *rel, Relation relation, Bitma
 {
 	TupleDesc	desc = RelationGetDescr(relation);
 	bool		all = TesseraWholeRow(attrs);
+	double		read_width = 0,
+				all_width = 0;
 	ListCell   *lc;
 
 	memset(est, 0, sizeof(TscanEstimate));
@@ -181,14 +183,34 @@ TesseraScanEstimate(PlannerInfo *root, RelOptInfo *rel, Relation relation, Bitma
 	for (int i = 0; i < desc->natts; i++)
 	{
 		Form_pg_attribute attr = TupleDescAttr(desc, i);
+		int32		width;
 
-		if (!attr->attisdropped &&
-			(all || bms_is_member(attr->attnum - FirstLowInvalidHeapAttributeNumber, attrs)))
+		if (attr->attisdropped)
+			continue;
+		width = get_attavgwidth(RelationGetRelid(relation), attr->attnum);
+		if (width <= 0)
+			width = get_typavgwidth(attr->atttypid, attr->atttypmod);
+		all_width += width;
+		if (all || bms_is_member(attr->attnum - FirstLowInvalidHeapAttributeNumber, attrs))
 		{
 			est->ncols++;
 			est->decode_ops += decode_ops(RelationGetRelid(relation), attr);
+			read_width += width;
 		}
 	}
+
+	/*
+	 * A tessera table's columns are stored apart: a scan reads the pages of
+	 * the columns it needs, their share of the table by their average width
+	 * (its chunks and row groups' summaries, at least half a column's
+	 * share, when it reads none).  Charging every page of the table made a
+	 * count(*) of ClickBench's 105 columns cost 150,000 and each such query
+	 * was compiled by JIT (10 ms of a 46 ms query).
+	 */
+	if (!all && all_width > 0 && relation->rd_rel->relkind != RELKIND_FOREIGN_TABLE)
+		est->phys_pages = (BlockNumber) ceil(est->phys_pages *
+											 Max(read_width, 0.5 * all_width / desc->natts) /
+											 all_width);
 
 	foreach(lc, rel->baserestrictinfo)
 	{

@@ -216,10 +216,11 @@ CREATE TEMP TABLE snow_q AS SELECT * FROM (VALUES
     ('SELECT sn_sup.g, count(*) FROM {t} f, sd1, sn_sup WHERE f.k1 = sd1.k AND f.x = sn_sup.k AND sd1.grp = sn_sup.g GROUP BY 1')
 ) v(q);
 SELECT q, tt.cmp(q, 'sf_h', 'sf_t') FROM snow_q;
--- each a star join of TesseraAgg (none listed) but the one with a filter
--- across dimensions beside a semi join: the filter is charged for every row
--- the probes keep, as PostgreSQL's join filter is, and the plan of hash
--- joins above a TesseraJoin comes out a little cheaper
+-- each a star join of TesseraAgg (none listed); the one with a filter
+-- across dimensions beside a semi join is charged the filter for every row
+-- the probes keep, as PostgreSQL's join filter is, and was a plan of hash
+-- joins above a TesseraJoin until scans were charged for the pages of
+-- their columns only
 SELECT q FROM snow_q
 WHERE NOT EXISTS (SELECT FROM tt.explain(replace(q, '{t}', 'sf_t')) p WHERE p LIKE '%Star Join%');
 SELECT tt.plan('SELECT sn_region.rname, count(*) FROM sf_t f JOIN sd1 ON f.k1 = sd1.k JOIN sn_grp ON sd1.grp = sn_grp.g JOIN sn_region ON sn_grp.region_id = sn_region.r GROUP BY 1');
