@@ -21,6 +21,7 @@ OBJS = \
 	src/reader/reader.o \
 	src/reader/directory.o \
 	src/reader/cache.o \
+	src/reader/dircache.o \
 	src/reader/shared_cache.o \
 	src/writer/writer.o \
 	src/maintenance/compact.o \

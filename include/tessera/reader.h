@@ -186,6 +186,8 @@ extern TesseraColumnType *TesseraReaderColumnType(TesseraReader *reader, int att
 extern void TesseraCheckStripeRow(Relation rel, const TesseraStripe *s, BlockNumber rel_nblocks);
 extern TesseraStripeDir *TesseraLoadDir(Relation rel, const TesseraStripe *stripe,
 										BlockNumber rel_nblocks);
+extern TesseraStripeDir *TesseraCachedDir(Relation rel, const TesseraStripe *s,
+										  BlockNumber rel_nblocks);
 extern char *TesseraReadFrameTable(Relation rel, const TesseraStripe *stripe,
 								   const TesseraChunkDisk *cd, uint32 dir_version,
 								   TesseraFrameTable *ft, TesseraCorruptFn corrupt, void *arg);

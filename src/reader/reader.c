@@ -343,7 +343,8 @@ TesseraReaderDir(TesseraReader *r, int stripe)
 		MemoryContext old = MemoryContextSwitchTo(r->cxt);
 
 		TesseraReaderDeltaBytes(r, ss);
-		ss->dir = TesseraLoadDir(r->rel, &ss->meta, r->rel_nblocks);
+		/* (a complete stripe's: kept from scan to scan, dircache.c) */
+		ss->dir = TesseraCachedDir(r->rel, &ss->meta, r->rel_nblocks);
 		r->bytes_read += ss->meta.dir_bytes;
 		MemoryContextSwitchTo(old);
 	}
