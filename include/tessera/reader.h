@@ -90,6 +90,7 @@ typedef struct TesseraReader
 	uint64		rownum_end;		/* one past the highest row number */
 	BlockNumber rel_nblocks;
 	BufferAccessStrategy strategy;
+	bool		bulk_later;		/* a ring once it has read a quarter of shared_buffers */
 	bool		check_deleted;	/* compute batch->deleted when loading */
 	bool		keep_states;	/* SnapshotAny: keep row states in batch->states */
 	bool		patient;		/* index fetches: read values singly until they
