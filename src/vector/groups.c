@@ -1042,6 +1042,18 @@ TesseraGroupsKeyDatums(TesseraGroups *gt, int g, Datum *values, bool *isnull, bo
 	}
 }
 
+/* murmur3's 64-bit finalizer (PostgreSQL 16's murmurhash64; 15 has none) */
+static inline uint64
+mix64(uint64 x)
+{
+	x ^= x >> 33;
+	x *= UINT64CONST(0xff51afd7ed558ccd);
+	x ^= x >> 33;
+	x *= UINT64CONST(0xc4ceb9fe1a85ec53);
+	x ^= x >> 33;
+	return x;
+}
+
 /*
  * One key's part of a value hash: its integer id v (integer kinds), or
  * the bytes of its value d (strings); NULL a constant.
@@ -1063,13 +1075,7 @@ key_value_hash(TAggKey *key, bool isnull, Datum d, int64 v)
 		key_bytes(key, d, &data, &len);
 		x = hash_bytes_extended((const unsigned char *) data, len, 0);
 	}
-	/* (murmur3's 64-bit finalizer) */
-	x ^= x >> 33;
-	x *= UINT64CONST(0xff51afd7ed558ccd);
-	x ^= x >> 33;
-	x *= UINT64CONST(0xc4ceb9fe1a85ec53);
-	x ^= x >> 33;
-	return x;
+	return mix64(x);
 }
 
 /*
@@ -1129,13 +1135,7 @@ TesseraGroupsDatumsValueHash(TesseraGroups *gt, const Datum *values, const bool 
 static inline uint64
 slice_mix(uint64 x)
 {
-	x ^= UINT64CONST(0x2545f4914f6cdd1d);
-	x ^= x >> 33;
-	x *= UINT64CONST(0xff51afd7ed558ccd);
-	x ^= x >> 33;
-	x *= UINT64CONST(0xc4ceb9fe1a85ec53);
-	x ^= x >> 33;
-	return x;
+	return mix64(x ^ UINT64CONST(0x2545f4914f6cdd1d));
 }
 
 /* ... of a string's bytes */
