@@ -11,6 +11,8 @@ OBJS = \
 	src/storage/rowstate.o \
 	src/storage/visibility.o \
 	src/storage/xlog.o \
+	src/encoding/checksum.o \
+	src/encoding/checksum_avx2.o \
 	src/encoding/codec.o \
 	src/encoding/frame.o \
 	src/encoding/intcodec.o \
@@ -95,6 +97,11 @@ VECTORIZE_CFLAGS = $(shell $(CC) -fvect-cost-model=dynamic -x c -c -o /dev/null 
 	>/dev/null 2>&1 && echo -fvect-cost-model=dynamic)
 PG_CFLAGS = -Wall -Wmissing-prototypes -Werror=implicit-function-declaration -MMD -MP \
 	$(VECTORIZE_CFLAGS)
+# XXH3 for AVX2 CPUs (src/encoding/checksum.c picks it at run time); the
+# JIT's bitcode of the file needs the flag too
+AVX2_CFLAGS = $(shell $(CC) -mavx2 -x c -c -o /dev/null /dev/null >/dev/null 2>&1 && echo -mavx2)
+src/encoding/checksum_avx2.o: CFLAGS += $(AVX2_CFLAGS)
+src/encoding/checksum_avx2.bc: BITCODE_CFLAGS += $(AVX2_CFLAGS)
 # the Parquet file layer (rust/): a static library built by cargo, with
 # the system libraries Rust's standard library needs; its zstd is the
 # system's libzstd (ZSTD_SYS_USE_PKG_CONFIG), not a second copy

@@ -272,8 +272,8 @@ extern bool TesseraWideAtIndexed(const char *p, const char *end, int n, int idx,
 extern void TesseraSelectNone(bool *sel, int nsel, const int *idx, int nidx);
 extern bool TesseraIntsSum(const char *p, const char *end, int n, int128 *sum);
 extern TesseraFilterResult TesseraFilterInts(const char *p, const char *end, int n, int64 lo,
-											 int64 hi, bool *sel, int nsel, const int *idx,
-											 int nidx);
+											 int64 hi, bool outside, bool *sel, int nsel,
+											 const int *idx, int nidx);
 #endif
 
 /* numerics (encoding/decimal.c) */
@@ -291,8 +291,8 @@ extern bool TesseraDecimalMaxScale(const char *p, const char *end, int n, int *m
 extern bool TesseraDecimalPrepare(const char *p, const char *end, int n, int idx,
 								  TesseraEnsureFn ensure, void *arg);
 extern TesseraFilterResult TesseraDecimalFilter(const char *p, const char *end, int n,
-												int128 lo, int128 hi, bool *sel, int nsel,
-												const int *idx, int nidx);
+												int128 lo, int128 hi, bool outside, bool *sel,
+												int nsel, const int *idx, int nidx);
 extern bool TesseraDecimalScaledAt(const char *p, const char *end, int n, int idx,
 								   int128 *value, int64 *dscale, TesseraValueIndex *index);
 extern bool TesseraDecimalGather(const char *p, const char *end, int n, const int *rows, int m,
@@ -306,8 +306,8 @@ extern bool TesseraDecodeChunkScaled(const TesseraColumnType *type, const Tesser
 									 TesseraCorruptFn corrupt, void *arg);
 extern TesseraFilterResult TesseraChunkFilter(const TesseraColumnType *type,
 											  const TesseraChunkDisk *chunk, const char *raw,
-											  int nrows, int128 lo, int128 hi, bool *sel,
-											  int nsel, const int *idx, int nidx,
+											  int nrows, int128 lo, int128 hi, bool outside,
+											  bool *sel, int nsel, const int *idx, int nidx,
 											  TesseraCorruptFn corrupt, void *arg);
 extern bool TesseraChunkDecimalScale(const TesseraChunkDisk *chunk, const char *raw, int nrows,
 									 int *max_scale, TesseraCorruptFn corrupt, void *arg);

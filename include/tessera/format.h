@@ -41,10 +41,6 @@
 #include "port/pg_crc32c.h"
 #include "storage/bufpage.h"
 
-/* the header-only build of Debian's libxxhash: nothing to link */
-#define XXH_INLINE_ALL
-#include <xxhash.h>
-
 #define TESSERA_FORMAT_VERSION	1
 
 /*
@@ -280,6 +276,11 @@ TesseraDirSize(uint32 natts, uint32 n_row_groups, uint32 n_cid_runs, uint32 stat
 		stats_bytes;
 }
 
+/* XXH3 (encoding/checksum.c) */
+extern uint64 TesseraXXH3(const void *data, size_t len);
+extern const bool TesseraXXH3HaveAVX2;
+extern uint64 TesseraXXH3AVX2(const void *data, size_t len);
+
 /*
  * The checksum of a chunk's (or dead row list's) stored bytes, as a
  * directory of this version records it.  XXH3 runs at memory speed; the
@@ -291,7 +292,7 @@ TesseraChunkChecksum(uint32 dir_version, const char *data, Size len)
 	pg_crc32c	crc;
 
 	if (dir_version >= TESSERA_DIR_VERSION_XXH3)
-		return (uint32) XXH3_64bits(data, len);
+		return (uint32) TesseraXXH3(data, len);
 	INIT_CRC32C(crc);
 	COMP_CRC32C(crc, data, len);
 	FIN_CRC32C(crc);

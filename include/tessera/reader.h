@@ -152,8 +152,8 @@ extern bool TesseraBatchScaledInfo(TesseraBatch *batch, int attidx, int128 **val
 #endif
 #ifdef HAVE_INT128
 extern TesseraFilterResult TesseraBatchRangeFilter(TesseraBatch *batch, int attidx, int128 lo,
-											  int128 hi, bool *sel, int nsel, const int *idx,
-											  int nidx);
+												   int128 hi, bool outside, bool *sel, int nsel,
+												   const int *idx, int nidx);
 extern bool TesseraBatchDecimalScale(TesseraBatch *batch, int attidx, int *max_scale);
 extern bool TesseraBatchScaledGather(TesseraBatch *batch, int attidx, const int *rows, int m,
 									 int128 *values, int64 *dscales, bool *isnull,

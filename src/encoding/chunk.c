@@ -969,20 +969,22 @@ TesseraDecodeChunkScaled(const TesseraColumnType *type, const TesseraChunkDisk *
 /* TesseraChunkFilter over a values section of n values (no NULLs among them). */
 static TesseraFilterResult
 chunk_filter_values(uint8 encoding, const char *p, const char *end, int n, int128 lo, int128 hi,
-					bool *sel, int nsel, const int *idx, int nidx)
+					bool outside, bool *sel, int nsel, const int *idx, int nidx)
 {
 	if (encoding == TESSERA_ENC_DECIMAL)
-		return TesseraDecimalFilter(p, end, n, lo, hi, sel, nsel, idx, nidx);
+		return TesseraDecimalFilter(p, end, n, lo, hi, outside, sel, nsel, idx, nidx);
 	/* stored integers are int64s: clamp the bounds to that range */
 	if (hi < PG_INT64_MIN || lo > PG_INT64_MAX || lo > hi)
 		lo = 1, hi = 0;
 	return TesseraFilterInts(p, end, n, (int64) Max(lo, (int128) PG_INT64_MIN),
-							 (int64) Min(hi, (int128) PG_INT64_MAX), sel, nsel, idx, nidx);
+							 (int64) Min(hi, (int128) PG_INT64_MAX), outside, sel, nsel,
+							 idx, nidx);
 }
 
 /*
  * TesseraChunkFilter
- *		sel &= lo <= value <= hi over a chunk's payload (TesseraChunkRaw),
+ *		sel &= lo <= value <= hi (outside: it does not hold) over a chunk's
+ *		payload (TesseraChunkRaw),
  *		compared without decoding it (TesseraFilterInts): integer chunks
  *		against their stored integers, the column's values; decimal chunks
  *		against their scaled integers, lo and hi at the chunk's scale
@@ -992,8 +994,8 @@ chunk_filter_values(uint8 encoding, const char *p, const char *end, int n, int12
  */
 TesseraFilterResult
 TesseraChunkFilter(const TesseraColumnType *type, const TesseraChunkDisk *chunk,
-				   const char *raw, int nrows, int128 lo, int128 hi, bool *sel, int nsel,
-				   const int *idx, int nidx, TesseraCorruptFn corrupt, void *arg)
+				   const char *raw, int nrows, int128 lo, int128 hi, bool outside, bool *sel,
+				   int nsel, const int *idx, int nidx, TesseraCorruptFn corrupt, void *arg)
 {
 	const char *end = raw + chunk->raw_bytes;
 	int			n = chunk->value_count;
@@ -1035,7 +1037,7 @@ TesseraChunkFilter(const TesseraColumnType *type, const TesseraChunkDisk *chunk,
 		dense = palloc(n);
 		memset(dense, true, n);
 		res = chunk_filter_values(chunk->encoding, raw + MAXALIGN(nbytes), end, n, lo, hi,
-								  dense, n, NULL, 0);
+								  outside, dense, n, NULL, 0);
 		if (res == TESSERA_FILTER_DONE)
 		{
 			int			j = 0;
@@ -1051,7 +1053,8 @@ TesseraChunkFilter(const TesseraColumnType *type, const TesseraChunkDisk *chunk,
 		pfree(dense);
 	}
 	else
-		res = chunk_filter_values(chunk->encoding, raw, end, n, lo, hi, sel, nsel, idx, nidx);
+		res = chunk_filter_values(chunk->encoding, raw, end, n, lo, hi, outside, sel, nsel,
+								  idx, nidx);
 	if (res == TESSERA_FILTER_CORRUPT)
 		corrupt(arg, "malformed values");
 	return res;

@@ -563,7 +563,7 @@ TesseraDecimalMaxScale(const char *p, const char *end, int n, int *max_scale)
  */
 TesseraFilterResult
 TesseraDecimalFilter(const char *p, const char *end, int n, int128 lo, int128 hi,
-					 bool *sel, int nsel, const int *idx, int nidx)
+					 bool outside, bool *sel, int nsel, const int *idx, int nidx)
 {
 	DecimalHeader hdr;
 
@@ -576,9 +576,10 @@ TesseraDecimalFilter(const char *p, const char *end, int n, int128 lo, int128 hi
 		return TESSERA_FILTER_CORRUPT;
 	/* every stored value is an int64: clamp the bounds to that range */
 	if (hi < PG_INT64_MIN || lo > PG_INT64_MAX || lo > hi)
-		return TesseraFilterInts(p, end, n, 1, 0, sel, nsel, idx, nidx);
+		return TesseraFilterInts(p, end, n, 1, 0, outside, sel, nsel, idx, nidx);
 	return TesseraFilterInts(p, end, n, (int64) Max(lo, (int128) PG_INT64_MIN),
-							 (int64) Min(hi, (int128) PG_INT64_MAX), sel, nsel, idx, nidx);
+							 (int64) Min(hi, (int128) PG_INT64_MAX), outside, sel, nsel,
+							 idx, nidx);
 }
 
 /*

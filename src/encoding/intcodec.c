@@ -1167,18 +1167,58 @@ TesseraIntAtIndexed(const char *p, const char *end, int n, int idx, int64 *out,
 #define FILTER_BLOCK 256
 
 /*
+ * The rows of a run-length section that fail lo <= value <= hi (or, when
+ * outside, pass it): each run compared once, its rows cleared together.
+ * Rows 0..nsel-1, or those in idx[0..nidx) (ascending).
+ */
+static TesseraFilterResult
+filter_runs(const IntSectionHeader *hdr, const uint8 *data, int n, int64 lo, int64 hi,
+			bool outside, bool *sel, int nsel, const int *idx, int nidx)
+{
+	Size		vbytes = packed_bytes(hdr->runs, hdr->width);
+	uint64		pos = 0;
+	int			j = 0;
+
+	for (int k = 1; k < nidx; k++)
+		if (idx[k] <= idx[k - 1])
+			return TESSERA_FILTER_CANNOT;
+	for (uint32 r = 0; r < hdr->runs; r++)
+	{
+		uint64		len = unpack_one(data + vbytes, r, hdr->width2) + (uint64) hdr->base2;
+		int64		v = (int64) (unpack_one(data, r, hdr->width) + (uint64) hdr->base);
+		bool		keep = (lo <= v && v <= hi) != outside;
+
+		if (len == 0 || len > (uint64) n - pos)
+			return TESSERA_FILTER_CORRUPT;
+		if (idx != NULL)
+		{
+			for (; j < nidx && (uint64) idx[j] < pos + len; j++)
+				if (!keep)
+					sel[idx[j]] = false;
+		}
+		else if (!keep && pos < (uint64) nsel)
+			memset(sel + pos, false, Min(len, (uint64) nsel - pos));
+		pos += len;
+	}
+	if (pos != (uint64) n)
+		return TESSERA_FILTER_CORRUPT;
+	return TESSERA_FILTER_DONE;
+}
+
+/*
  * TesseraFilterInts
- *		sel[i] &= lo <= value i <= hi over the integer section at p of n
- *		values: for the rows listed in idx[0..nidx) if idx is given, else
- *		for rows 0..nsel-1.  A frame-of-reference section is compared
- *		packed: the bounds become bounds on the packed offsets, one
- *		unsigned comparison per value, and nothing is written but sel.
- *		Returns TESSERA_FILTER_CANNOT for delta and run-length sections
- *		(the caller decodes them) and TESSERA_FILTER_CORRUPT if the section
- *		is malformed.
+ *		sel[i] &= lo <= value i <= hi (when outside: sel[i] &= it does not
+ *		hold, `x <> c` as the range [c, c]) over the integer section at p of
+ *		n values: for the rows listed in idx[0..nidx) (ascending) if idx is
+ *		given, else for rows 0..nsel-1.  A frame-of-reference section is
+ *		compared packed: the bounds become bounds on the packed offsets,
+ *		one unsigned comparison per value, and nothing is written but sel;
+ *		a run-length one once per run.  Returns TESSERA_FILTER_CANNOT for
+ *		delta sections (the caller decodes them) and TESSERA_FILTER_CORRUPT
+ *		if the section is malformed.
  */
 TesseraFilterResult
-TesseraFilterInts(const char *p, const char *end, int n, int64 lo, int64 hi,
+TesseraFilterInts(const char *p, const char *end, int n, int64 lo, int64 hi, bool outside,
 				  bool *sel, int nsel, const int *idx, int nidx)
 {
 	IntSectionHeader hdr;
@@ -1190,11 +1230,14 @@ TesseraFilterInts(const char *p, const char *end, int n, int64 lo, int64 hi,
 				uhi,
 				umax,
 				span;
+	uint8		flip = outside ? 1 : 0;
 	uint64		buf[FILTER_BLOCK];
 	uint32		buf32[FILTER_BLOCK];
 
 	if (nsel > n || int_section_size(p, end, n, &hdr) == 0)
 		return TESSERA_FILTER_CORRUPT;
+	if (hdr.mode == INT_MODE_RLE)
+		return filter_runs(&hdr, data, n, lo, hi, outside, sel, nsel, idx, nidx);
 	if (hdr.mode == INT_MODE_STRIDE)
 		stride = (uint64) hdr.base2;
 	else if (hdr.mode != INT_MODE_FOR)
@@ -1211,7 +1254,7 @@ TesseraFilterInts(const char *p, const char *end, int n, int64 lo, int64 hi,
 	if (ulo > uhi)
 		goto none;
 	if (ulo == 0 && uhi == umax)
-		return TESSERA_FILTER_DONE;		/* every value is in range */
+		goto all;				/* every value is in range */
 	span = uhi - ulo;
 
 	if (idx != NULL)
@@ -1220,7 +1263,7 @@ TesseraFilterInts(const char *p, const char *end, int n, int64 lo, int64 hi,
 		{
 			int			i = idx[j];
 
-			sel[i] &= unpack_one(data, i, hdr.width) - ulo <= span;
+			sel[i] &= (unpack_one(data, i, hdr.width) - ulo <= span) != outside;
 		}
 		return TESSERA_FILTER_DONE;
 	}
@@ -1239,19 +1282,25 @@ TesseraFilterInts(const char *p, const char *end, int n, int64 lo, int64 hi,
 
 			unpack32_fixed[hdr.width] (in, m, buf32);
 			for (int k = 0; k < m; k++)
-				s[k] &= (uint8) ((uint32) (buf32[k] - lo32) <= span32);
+				s[k] &= (uint8) ((uint32) (buf32[k] - lo32) <= span32) ^ flip;
 		}
 		else
 		{
 			unpack_bits(in, m, hdr.width, buf);
 			for (int k = 0; k < m; k++)
-				s[k] &= (uint8) (buf[k] - ulo <= span);
+				s[k] &= (uint8) (buf[k] - ulo <= span) ^ flip;
 		}
 	}
 	return TESSERA_FILTER_DONE;
 
 none:
-	TesseraSelectNone(sel, nsel, idx, nidx);
+	/* no value is in range */
+	if (!outside)
+		TesseraSelectNone(sel, nsel, idx, nidx);
+	return TESSERA_FILTER_DONE;
+all:
+	if (outside)
+		TesseraSelectNone(sel, nsel, idx, nidx);
 	return TESSERA_FILTER_DONE;
 }
 

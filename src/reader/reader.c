@@ -1142,7 +1142,8 @@ TesseraBatchSetScaled(TesseraBatch *b, int attidx, int128 *values, bool *isnull,
 
 /*
  * TesseraBatchRangeFilter
- *		sel &= lo <= value <= hi for column attidx of the batch, compared on
+ *		sel &= lo <= value <= hi (outside: sel &= it does not hold, NULLs
+ *		failing either way) for column attidx of the batch, compared on
  *		the stored integers without decoding the column (TesseraChunkFilter:
  *		numerics at the chunk's scale, TesseraBatchDecimalScale).  Rows
  *		0..nsel-1, or those in idx[0..nidx).  TESSERA_FILTER_CANNOT when
@@ -1150,8 +1151,8 @@ TesseraBatchSetScaled(TesseraBatch *b, int attidx, int128 *values, bool *isnull,
  *		decoded already, or its chunk has NULLs or another encoding.
  */
 TesseraFilterResult
-TesseraBatchRangeFilter(TesseraBatch *b, int attidx, int128 lo, int128 hi, bool *sel, int nsel,
-				   const int *idx, int nidx)
+TesseraBatchRangeFilter(TesseraBatch *b, int attidx, int128 lo, int128 hi, bool outside,
+						bool *sel, int nsel, const int *idx, int nidx)
 {
 	TesseraChunkDisk *cd;
 	TesseraCorruptContext cc;
@@ -1164,8 +1165,8 @@ TesseraBatchRangeFilter(TesseraBatch *b, int attidx, int128 lo, int128 hi, bool 
 		cd->encoding != TESSERA_ENC_ABSENT)
 		return TESSERA_FILTER_CANNOT;
 	return TesseraChunkFilter(TesseraReaderColumnType(b->reader, attidx), cd,
-							  batch_raw(b, attidx, cd, &cc), b->chunk_rows, lo, hi, sel, nsel,
-							  idx, nidx, TesseraChunkCorrupt, &cc);
+							  batch_raw(b, attidx, cd, &cc), b->chunk_rows, lo, hi, outside,
+							  sel, nsel, idx, nidx, TesseraChunkCorrupt, &cc);
 }
 
 /*

@@ -124,37 +124,46 @@ TesseraAggIntSumAll(TAggState *st, Datum *values, bool *isnull, int16 typlen, in
 		else if (typlen == 2)
 			for (int i = 0; i < n; i++)
 			{
-				sum += isnull[i] ? 0 : DatumGetInt16(values[i]);
-				count += !isnull[i];
+				/* (as below: masks over bytes) */
+				sum += DatumGetInt16(values[i]) & ((int64) ((const uint8 *) isnull)[i] - 1);
+				count += 1 - ((const uint8 *) isnull)[i];
 			}
 		else
 			for (int i = 0; i < n; i++)
 			{
-				sum += isnull[i] ? 0 : DatumGetInt32(values[i]);
-				count += !isnull[i];
+				sum += DatumGetInt32(values[i]) & ((int64) ((const uint8 *) isnull)[i] - 1);
+				count += 1 - ((const uint8 *) isnull)[i];
 			}
 		st->sum += sum;
 	}
 	else
 	{
-		/* bigint: 64-bit partial sums, widened when full */
-		int128		total = 0;
-		int64		acc = 0;
+		/*
+		 * bigint: the values' high and low 32 bits (as unsigned) and their
+		 * signs summed apart, none of which can overflow 64 bits within a
+		 * batch (n < 2^31), with logical shifts only, so that the loop has
+		 * no branch and vectorizes (random 64-bit values overflowed a
+		 * running int64 sum every few rows: AVG(UserID) spent a third of
+		 * its time here)
+		 */
+		uint64		hi = 0,
+					lo = 0,
+					neg = 0;
+		const uint8 *nb = (const uint8 *) isnull;
 
 		for (int i = 0; i < n; i++)
 		{
-			int64		v = isnull[i] ? 0 : DatumGetInt64(values[i]);
-			int64		t;
+			/* (a mask, not a conditional load; bytes, not bools: both vectorize) */
+			uint64		v = (uint64) DatumGetInt64(values[i]) & ((uint64) nb[i] - 1);
 
-			count += !isnull[i];
-			if (unlikely(__builtin_add_overflow(acc, v, &t)))
-			{
-				total += acc;
-				t = v;
-			}
-			acc = t;
+			count += 1 - nb[i];
+			hi += v >> 32;
+			lo += v & UINT64CONST(0xffffffff);
+			neg += v >> 63;
 		}
-		st->sum += total + acc;
+		/* a negative value's unsigned reading is 2^64 too large */
+		st->sum += (int128) hi * ((int64) 1 << 32) + (int128) lo -
+			(int128) neg * ((int128) 1 << 64);
 	}
 	st->count += count;
 }

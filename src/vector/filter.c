@@ -180,11 +180,15 @@ date_ts_thresholds(VecQual *vq, Timestamp ts)
 }
 
 /* sel[i] &= CMP for every row i, or sel[i] = CMP for the listed rows */
+/*
+ * (The flags are read as bytes: GCC gives no vector type to a load of a
+ * bool, and the loop over every row stayed scalar.)
+ */
 #define VEC_CMP_LOOP(CMP) \
 	do { \
 		if (idx == NULL) \
 			for (int i = 0; i < n; i++) \
-				sel[i] &= (!isnull[i]) & (CMP); \
+				((uint8 *) sel)[i] &= (uint8) ((((const uint8 *) isnull)[i] ^ 1) & (CMP)); \
 		else \
 			for (int j = 0; j < nidx; j++) \
 			{ \
@@ -827,23 +831,18 @@ TesseraSelRows(const bool *sel, int n, int *rows)
 	return m;
 }
 
-/* How many of sel[0..n) are true (each is 0 or 1). */
+/*
+ * How many of sel[0..n) are true (each is 0 or 1): bytes summed in 32-bit
+ * lanes, a loop the compiler vectorizes.
+ */
 uint64
 TesseraSelCount(const bool *sel, int n)
 {
-	uint64		count = 0;
-	int			i = 0;
+	const uint8 *s = (const uint8 *) sel;
+	uint32		count = 0;		/* (n < 2^31) */
 
-	for (; i + 8 <= n; i += 8)
-	{
-		uint64		w;
-
-		memcpy(&w, sel + i, sizeof(w));
-		/* eight bytes of 0 or 1 summed in the top byte (pg_popcount64 is a call) */
-		count += (w * UINT64CONST(0x0101010101010101)) >> 56;
-	}
-	for (; i < n; i++)
-		count += sel[i];
+	for (int i = 0; i < n; i++)
+		count += s[i];
 	return count;
 }
 
@@ -920,8 +919,8 @@ range_narrow(VecQual *vq, int cmax, int128 *lo, int128 *hi)
  * The quals on the column of vquals[q] that bound its stored integers,
  * from q on, applied together as one range compared on the encoded chunk
  * (TesseraBatchRangeFilter): `x >= a AND x < b` reads the column once and
- * decodes nothing.  Marks the quals applied in done[]; false if the chunk
- * needs the decoded column.
+ * decodes nothing; `x <> c` alone, as the values outside [c, c].  Marks the
+ * quals applied in done[]; false if the chunk needs the decoded column.
  */
 static bool
 range_apply(VecQual *vquals, int nvq, int q, bool *done, TesseraBatch *b, bool *sel, int n,
@@ -937,6 +936,25 @@ range_apply(VecQual *vquals, int nvq, int q, bool *done, TesseraBatch *b, bool *
 		return false;
 	if (vquals[q].kind == VEC_NUMERIC && !TesseraBatchDecimalScale(b, attidx, &cmax))
 		return false;
+	if (vquals[q].run_strategy == TESSERA_NE_STRATEGY)
+	{
+		/* `x <> c`: the values outside [c, c] (every one if no stored value is c) */
+		int128		ce;
+		bool		exact = true;
+
+		lo = hi = vquals[q].ival;
+		if (vquals[q].kind == VEC_NUMERIC && !numeric_bounds(&vquals[q], cmax, &lo, &ce, &exact))
+			return false;
+		if (!exact)
+			lo = 1, hi = 0;
+		else
+			hi = lo;
+		if (TesseraBatchRangeFilter(b, attidx, lo, hi, true, sel, n, idx, nidx) !=
+			TESSERA_FILTER_DONE)
+			return false;
+		done[q] = true;
+		return true;
+	}
 	for (int r = q; r < nvq; r++)
 	{
 		VecQual    *vq = &vquals[r];
@@ -947,7 +965,7 @@ range_apply(VecQual *vquals, int nvq, int q, bool *done, TesseraBatch *b, bool *
 	}
 	if (!member[q])
 		return false;
-	if (TesseraBatchRangeFilter(b, attidx, lo, hi, sel, n, idx, nidx) != TESSERA_FILTER_DONE)
+	if (TesseraBatchRangeFilter(b, attidx, lo, hi, false, sel, n, idx, nidx) != TESSERA_FILTER_DONE)
 		return false;
 	for (int r = q; r < nvq; r++)
 		done[r] |= member[r];
@@ -1098,22 +1116,22 @@ vec_apply_one(VecQual *vq, TesseraBatch *b, bool *sel, int n, const int *idx, in
 				switch (strategy) \
 				{ \
 					case BTLessStrategyNumber: \
-						VEC_CMP_LOOP(!isnull2[i] & (GET(values[i]) < GET(values2[i]))); \
+						VEC_CMP_LOOP((((const uint8 *) isnull2)[i] ^ 1) & (GET(values[i]) < GET(values2[i]))); \
 						break; \
 					case BTLessEqualStrategyNumber: \
-						VEC_CMP_LOOP(!isnull2[i] & (GET(values[i]) <= GET(values2[i]))); \
+						VEC_CMP_LOOP((((const uint8 *) isnull2)[i] ^ 1) & (GET(values[i]) <= GET(values2[i]))); \
 						break; \
 					case BTEqualStrategyNumber: \
-						VEC_CMP_LOOP(!isnull2[i] & (GET(values[i]) == GET(values2[i]))); \
+						VEC_CMP_LOOP((((const uint8 *) isnull2)[i] ^ 1) & (GET(values[i]) == GET(values2[i]))); \
 						break; \
 					case BTGreaterEqualStrategyNumber: \
-						VEC_CMP_LOOP(!isnull2[i] & (GET(values[i]) >= GET(values2[i]))); \
+						VEC_CMP_LOOP((((const uint8 *) isnull2)[i] ^ 1) & (GET(values[i]) >= GET(values2[i]))); \
 						break; \
 					case BTGreaterStrategyNumber: \
-						VEC_CMP_LOOP(!isnull2[i] & (GET(values[i]) > GET(values2[i]))); \
+						VEC_CMP_LOOP((((const uint8 *) isnull2)[i] ^ 1) & (GET(values[i]) > GET(values2[i]))); \
 						break; \
 					case TESSERA_NE_STRATEGY: \
-						VEC_CMP_LOOP(!isnull2[i] & (GET(values[i]) != GET(values2[i]))); \
+						VEC_CMP_LOOP((((const uint8 *) isnull2)[i] ^ 1) & (GET(values[i]) != GET(values2[i]))); \
 						break; \
 				}
 				if (typlen == 2)

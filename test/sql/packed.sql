@@ -219,3 +219,40 @@ FROM preds WHERE pred LIKE 'd%' OR pred LIKE 'q <%';
 ROLLBACK;
 
 DROP TABLE ph, pt;
+
+-- `<>` and ranges compared on the chunk without decoding it: packed
+-- offsets, and runs (each compared once) with and without NULLs among
+-- them, over all rows and over the few rows an earlier qual listed
+CREATE TABLE rh (id int, rl int, rn int, sp smallint, dn numeric(10,2), f int, g float8);
+INSERT INTO rh SELECT i, i / 250,
+    CASE WHEN i % 1000 < 100 THEN NULL ELSE i / 300 END,
+    CASE WHEN i % 50 = 0 THEN (i % 7)::smallint ELSE 0 END,
+    (i / 500) / 4.0, (i * 7919) % 1000, i % 10
+FROM generate_series(1, 20000) i;
+CREATE TABLE rt (LIKE rh) USING tessera
+    WITH (tessera_row_group_row_limit = 1000, tessera_stripe_row_limit = 5000);
+INSERT INTO rt SELECT * FROM rh;
+-- runs: a few bytes a chunk (f, packed, takes 10 bits a value)
+SELECT attname, max(encoded_bytes) < 300 AS few_bytes
+FROM tessera.chunk_info('rt') WHERE attname IN ('rl', 'rn', 'sp', 'dn', 'f')
+GROUP BY attname ORDER BY attname;
+SELECT pred,
+       tt.cmp('SELECT count(*), sum(f), min(id), max(id) FROM {t} WHERE ' || pred, 'rh', 'rt') AS agg,
+       tt.cmp('SELECT id, rn, dn FROM {t} WHERE ' || pred, 'rh', 'rt') AS scan
+FROM (VALUES ('rl <> 10'), ('rl = 10'), ('rl BETWEEN 5 AND 9'), ('rl <> -1'), ('rl > 79'),
+    ('rn <> 20'), ('rn = 20'), ('rn > 30 AND rn <= 40'), ('sp <> 0'), ('sp = 0'), ('sp <> 3'),
+    ('sp <> 100000'), ('dn <> 2.5'), ('dn <> 2.55'), ('dn = 2.5'), ('dn <> 0'),
+    ('f <> 500'), ('f <> 5000'), ('f <> 500 AND f <> 501'), ('rl <> 10 AND f < 500'),
+    ('sp <> 0 AND rl > 20'), ('f < 100 AND g < 5 AND rl <> 10'),
+    ('f < 100 AND g < 5 AND rn <> 12 AND sp = 0'), ('f < 50 AND g > 2 AND rl BETWEEN 3 AND 60')) v(pred);
+SELECT * FROM tt.explain_analyze($q$SELECT count(*) FROM rt WHERE sp <> 0 AND rl <> 10$q$);
+BEGIN;
+DELETE FROM rh WHERE id % 9 = 0;
+DELETE FROM rt WHERE id % 9 = 0;
+SET LOCAL parallel_setup_cost = 0;
+SET LOCAL parallel_tuple_cost = 0;
+SET LOCAL min_parallel_table_scan_size = 0;
+SET LOCAL max_parallel_workers_per_gather = 2;
+SELECT tt.cmp('SELECT rl, count(*), sum(f) FROM {t} WHERE sp <> 0 AND rn <> 30 GROUP BY rl', 'rh', 'rt');
+ROLLBACK;
+DROP TABLE rh, rt;
