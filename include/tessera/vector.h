@@ -296,6 +296,7 @@ typedef struct TAggSlot
 {
 	uint32		tag;
 	int32		group;
+	int64		key;			/* one key: the group's (slots of several keys end before it) */
 } TAggSlot;
 
 /*
@@ -318,8 +319,9 @@ typedef struct TesseraGroups
 	int			ngroups;
 	int			cap;
 	int			null_group;		/* one key: the NULL key's group, -1: none yet */
-	struct TAggSlot *slots;		/* open addressing: tag and group index (-1: free) */
+	struct TAggSlot *slots;		/* open addressing: tag, group index (-1: free), key */
 	uint32		nslots;
+	uint32		slot_bytes;		/* a slot's size: with the key for one key, without for several */
 	int32	   *direct;			/* one key: group of key direct_base + i, or -1 */
 	int64		direct_base;
 	uint64		direct_cap;		/* its entries (grown for a string's dense ids) */
