@@ -1422,6 +1422,8 @@ tagg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *
 									distinct_var != NULL || star != NIL || source_plan != NIL ? NIL :
 									TesseraAggMemoPlan(root, relid, skip, vector, row_quals, row_aggs,
 													   computed));
+	if (llast(cscan->custom_private) != NIL)
+		TesseraAggMemoCost(root, relid, vector, list_length(specs), best_path);
 	cscan->custom_private = lappend(cscan->custom_private,
 									mode == TAGG_PARTIAL ? NIL : TesseraAggTopNPlan(root, aggs));
 	cscan->custom_private = lappend(cscan->custom_private,

@@ -39,6 +39,8 @@ extern bool TesseraCollectParams(Node *node, List **params);
 /* agg_plan.c */
 extern List *TesseraAggMemoPlan(PlannerInfo *root, Index relid, List *skip, List *vector,
 								List *row_quals, List *row_aggs, List *computed);
+extern void TesseraAggMemoCost(PlannerInfo *root, Index relid, List *vector, int nspecs,
+							   CustomPath *path);
 extern List *TesseraAggTopNPlan(PlannerInfo *root, List *aggs);
 
 /* scan_path.c */

@@ -125,5 +125,44 @@ SELECT tt.memo_runs('SELECT mo.w, (SELECT sum(v) FROM sm_t t WHERE t.id = mo.w) 
 SELECT tt.cmp('SELECT mo.w, (SELECT sum(v) FROM {t} t WHERE t.id = mo.w) FROM mo WHERE mo.w < 40',
               'sm_h', 'sm_t');
 
+-- priced as the memo runs (a lookup a call): TPC-H q17's shape, the table
+-- joined to a few rows of a dimension and the subquery filtering the rows
+-- that join, is a TesseraJoin that forms only those rows, not a hash join
+-- over every row of the table (priced by scan a call, the subquery made
+-- the join look 300 times dearer than the hash join)
+CREATE TABLE md (dk int PRIMARY KEY, tag text);
+INSERT INTO md SELECT i, CASE WHEN i % 97 = 3 THEN 'pick' ELSE 'other' END FROM generate_series(0, 699) i;
+ANALYZE md;
+EXPLAIN (COSTS OFF) SELECT sum(t.v), count(*) FROM sm_t t, md
+WHERE t.k = md.dk AND md.tag = 'pick' AND t.x < (SELECT 0.6 * avg(s.x) FROM sm_t s WHERE s.k = md.dk);
+SELECT tt.cmp($q$SELECT sum(t.v), count(*), min(t.id) FROM {t} t, md
+WHERE t.k = md.dk AND md.tag = 'pick' AND t.x < (SELECT 0.6 * avg(s.x) FROM {t} s WHERE s.k = md.dk)$q$,
+              'sm_h', 'sm_t');
+SELECT tt.memo_runs($q$SELECT sum(t.v), count(*) FROM sm_t t, md
+WHERE t.k = md.dk AND md.tag = 'pick' AND t.x < (SELECT 0.6 * avg(s.x) FROM sm_t s WHERE s.k = md.dk)$q$) > 0
+    AS answered_from_memo;
+-- ... and priced per scan where the memo's groups should not fit hash_mem
+-- (it is given up then: every run scans): r's 30,000 groups in 64 kB
+CREATE FUNCTION tt.subplan_cost(q text) RETURNS float8 LANGUAGE plpgsql AS $$
+DECLARE
+    j jsonb;
+BEGIN
+    EXECUTE 'EXPLAIN (FORMAT JSON) ' || q INTO j;
+    RETURN (SELECT max(c::text::float8)
+            FROM jsonb_path_query(j, '$.** ? (@."Parent Relationship" == "SubPlan")."Total Cost"') c);
+END $$;
+SELECT tt.subplan_cost($q$SELECT count(*) FROM sm_t t, md
+WHERE t.k = md.dk AND md.tag = 'pick' AND t.x < (SELECT avg(s.x) FROM sm_t s WHERE s.r = md.dk)$q$) < 1
+    AS priced_as_lookup;
+SET work_mem = '64kB';
+SET hash_mem_multiplier = 1;
+SELECT tt.subplan_cost($q$SELECT count(*) FROM sm_t t, md
+WHERE t.k = md.dk AND md.tag = 'pick' AND t.x < (SELECT avg(s.x) FROM sm_t s WHERE s.r = md.dk)$q$) > 10
+    AS priced_as_scan;
+RESET work_mem;
+RESET hash_mem_multiplier;
+DROP FUNCTION tt.subplan_cost(text);
+DROP TABLE md;
+
 DROP TABLE sm_h, sm_t, su_h, su_t, mo, ss_h, ss_t, mso;
 DROP FUNCTION tt.memo_runs(text);
