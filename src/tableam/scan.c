@@ -431,6 +431,23 @@ scan_next_row(TesseraScanDesc scan, ScanDirection dir, int *rowp)
 				int			row = scan->pos_row + step;
 				uint64		rownum;
 
+				if (step > 0 && scan->sel && b->deleted == NULL)
+				{
+					/*
+					 * past the rows the filters dropped eight at a time
+					 * (ClickBench's `WHERE UserID = …` keeps a handful of
+					 * 10M rows: the row-by-row walk was a fifth of it),
+					 * counted as heap's scan returns them to its quals
+					 */
+					int			from = row;
+					uint64		w;
+
+					while (row + 8 <= b->nrows &&
+						   (memcpy(&w, scan->sel + row, sizeof(w)), w == 0))
+						row += 8;
+					if (row > from)
+						TesseraCountTuplesReturned(scan->base.rs_rd, row - from);
+				}
 				if (row < 0 || row >= b->nrows)
 					break;
 				scan->pos_row = row;

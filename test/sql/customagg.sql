@@ -533,4 +533,14 @@ SELECT sum(a) FROM stat_t;
 SELECT pg_stat_force_next_flush();
 SELECT s.seq_scan - b.seq_scan AS scans, s.seq_tup_read - b.seq_tup_read AS rows_read
 FROM pg_stat_user_tables s, stat_before b WHERE s.relname = 'stat_t';
+-- ... and those a scan's vector filter dropped, skipped eight at a time:
+-- all 5,000, as heap's scan hands them to its quals
+DELETE FROM stat_before;
+INSERT INTO stat_before
+    SELECT seq_scan, seq_tup_read FROM pg_stat_user_tables WHERE relname = 'stat_t';
+SELECT a FROM stat_t WHERE a = 4321;
+SELECT a FROM stat_t WHERE a > 4990 AND a <> 4995;
+SELECT pg_stat_force_next_flush();
+SELECT s.seq_scan - b.seq_scan AS scans, s.seq_tup_read - b.seq_tup_read AS rows_read
+FROM pg_stat_user_tables s, stat_before b WHERE s.relname = 'stat_t';
 DROP TABLE stat_t, stat_before;
