@@ -62,8 +62,18 @@
  */
 #define TESSERA_DIR_VERSION_FRAMES	4
 
+/*
+ * Version 5: the directory is a head (header, row groups, cid runs, dead
+ * row lists, a column table) and one section per column (its chunk
+ * entries, then its min/max values), each section checksummed on its own,
+ * so that a scan reads the sections of the columns it reads: a directory
+ * of 105 columns was 95 KB a stripe, read and checksummed whole by every
+ * new backend to count rows.  Every directory written since says 5.
+ */
+#define TESSERA_DIR_VERSION_COLUMNS	5
+
 /* the newest directory version this build writes and reads */
-#define TESSERA_DIR_VERSION_NEWEST	TESSERA_DIR_VERSION_FRAMES
+#define TESSERA_DIR_VERSION_NEWEST	TESSERA_DIR_VERSION_COLUMNS
 
 #define TESSERA_META_MAGIC		0x54535241	/* "TSRA" */
 /*
@@ -238,10 +248,18 @@ typedef struct TesseraCidRun
 } TesseraCidRun;
 
 /*
- * Stripe directory: header, row groups, chunks (row group major, then
- * attribute), cid runs, with TESSERA_DIR_DEAD_ROWS one dead row list per row
- * group, stats area.  The CRC covers the whole directory with the crc field
- * zeroed.
+ * Stripe directory, versions 1-4: header, row groups, chunks (row group
+ * major, then attribute), cid runs, with TESSERA_DIR_DEAD_ROWS one dead row
+ * list per row group, stats area.  The CRC covers the whole directory with
+ * the crc field zeroed.
+ *
+ * Version 5: the head -- header, row groups, cid runs, dead row lists (with
+ * TESSERA_DIR_DEAD_ROWS), one TesseraDirColumn per attribute -- padded to
+ * MAXALIGN, then per attribute in order its section: the row groups' chunk
+ * entries, then the min/max values they point to (min_off/max_off from the
+ * section's values), padded to MAXALIGN.  The CRC covers the head with the
+ * crc field zeroed; a section's check is TesseraChunkChecksum of its bytes
+ * without the padding.  stats_bytes is the sum of the sections' values.
  *
  * A dead row list is a TesseraChunkDisk whose payload is the sorted indexes
  * (within the row group) of folded rows, as TesseraEncodeInts writes them,
@@ -264,6 +282,34 @@ typedef struct TesseraDirHeader
 
 #define TESSERA_DIR_DEAD_ROWS	0x0001	/* dead row lists follow the cid runs */
 
+/* Version 5: where a column's section is, and its check. */
+typedef struct TesseraDirColumn
+{
+	uint32		offset;			/* from the directory's start */
+	uint32		stats_bytes;	/* the section's min/max values */
+	uint32		check;			/* of its chunk entries and values */
+	uint32		reserved;
+} TesseraDirColumn;
+
+/* Version 5: the head's size, padding included. */
+static inline Size
+TesseraDirHeadSize(uint32 natts, uint32 n_row_groups, uint32 n_cid_runs, uint32 flags)
+{
+	return MAXALIGN(sizeof(TesseraDirHeader) +
+					(Size) n_row_groups * sizeof(TesseraRowGroupDisk) +
+					(Size) n_cid_runs * sizeof(TesseraCidRun) +
+					((flags & TESSERA_DIR_DEAD_ROWS) ? (Size) n_row_groups * sizeof(TesseraChunkDisk) : 0) +
+					(Size) natts * sizeof(TesseraDirColumn));
+}
+
+/* Version 5: a column section's bytes, its padding not counted. */
+static inline Size
+TesseraDirSectionBytes(uint32 n_row_groups, uint32 stats_bytes)
+{
+	return (Size) n_row_groups * sizeof(TesseraChunkDisk) + stats_bytes;
+}
+
+/* Versions 1-4: the directory's size. */
 static inline Size
 TesseraDirSize(uint32 natts, uint32 n_row_groups, uint32 n_cid_runs, uint32 stats_bytes,
 			   uint32 flags)

@@ -21,15 +21,35 @@
 #include "tessera/encoding.h"
 #include "tessera/format.h"
 
+/*
+ * A stripe's directory in memory.  Column a's chunk of row group g is
+ * col_chunks[a][g * chunk_stride] (TesseraDirChunk), its min/max values
+ * at col_stats[a]; in a version 5 directory read by TesseraLoadDirHead a
+ * column's entries are read on first use (TesseraDirNeedColumn), NULL
+ * until then, into cxt.
+ */
 typedef struct TesseraStripeDir
 {
 	TesseraDirHeader hdr;
 	TesseraRowGroupDisk *rgs;
-	TesseraChunkDisk *chunks;	/* n_row_groups * natts */
 	TesseraCidRun *cids;
 	TesseraChunkDisk *dead;		/* n_row_groups dead row lists, or NULL */
-	char	   *stats;
+	TesseraChunkDisk **col_chunks;	/* [natts] */
+	char	  **col_stats;		/* [natts] */
+	uint32		chunk_stride;	/* natts (row group major) or 1 */
+	const TesseraDirColumn *cols;	/* version 5's column table, else NULL */
+	char	   *bytes;			/* what was read: the head or the whole */
+	bool		whole;			/* every column's entries are in bytes */
+	MemoryContext cxt;			/* where columns read later go */
 } TesseraStripeDir;
+
+/* Column att's chunk of row group rg (its entries read). */
+static inline TesseraChunkDisk *
+TesseraDirChunk(const TesseraStripeDir *dir, int rg, int att)
+{
+	Assert(dir->col_chunks[att] != NULL);
+	return &dir->col_chunks[att][(Size) rg * dir->chunk_stride];
+}
 
 typedef struct TesseraScanStripe
 {
@@ -187,8 +207,15 @@ extern TesseraColumnType *TesseraReaderColumnType(TesseraReader *reader, int att
 extern void TesseraCheckStripeRow(Relation rel, const TesseraStripe *s, BlockNumber rel_nblocks);
 extern TesseraStripeDir *TesseraLoadDir(Relation rel, const TesseraStripe *stripe,
 										BlockNumber rel_nblocks);
+extern TesseraStripeDir *TesseraLoadDirHead(Relation rel, const TesseraStripe *stripe,
+											BlockNumber rel_nblocks);
+extern void TesseraDirNeedColumn(Relation rel, const TesseraStripe *stripe,
+								 TesseraStripeDir *dir, int attidx);
+extern void TesseraFreeDir(TesseraStripeDir *dir);
 extern TesseraStripeDir *TesseraCachedDir(Relation rel, const TesseraStripe *s,
 										  BlockNumber rel_nblocks);
+extern TesseraChunkDisk *TesseraReaderChunk(TesseraReader *reader, int stripe, int rg,
+											int attidx);
 extern char *TesseraReadFrameTable(Relation rel, const TesseraStripe *stripe,
 								   const TesseraChunkDisk *cd, uint32 dir_version,
 								   TesseraFrameTable *ft, TesseraCorruptFn corrupt, void *arg);

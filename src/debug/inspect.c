@@ -140,7 +140,7 @@ tessera_row_group_info(PG_FUNCTION_ARGS)
 
 			for (uint32 a = 0; a < dir->hdr.natts; a++)
 			{
-				TesseraChunkDisk *c = &dir->chunks[g * dir->hdr.natts + a];
+				TesseraChunkDisk *c = TesseraReaderChunk(r, i, (int) g, (int) a);
 
 				logical += c->logical_bytes;
 				raw += c->raw_bytes;
@@ -210,7 +210,7 @@ tessera_chunk_info(PG_FUNCTION_ARGS)
 		{
 			for (uint32 a = 0; a < dir->hdr.natts && a < (uint32) desc->natts; a++)
 			{
-				TesseraChunkDisk *c = &dir->chunks[g * dir->hdr.natts + a];
+				TesseraChunkDisk *c = TesseraReaderChunk(r, i, (int) g, (int) a);
 				Form_pg_attribute attr = TupleDescAttr(desc, a);
 				Datum		values[15];
 				bool		nulls[15] = {0};
@@ -232,12 +232,12 @@ tessera_chunk_info(PG_FUNCTION_ARGS)
 				nulls[11] = nulls[12] = true;
 				if ((c->flags & TESSERA_CHUNK_HAS_STATS) && show_values)
 				{
-					if ((t = stat_text(&types[a], dir->stats, c->min_off, c->min_len)) != NULL)
+					if ((t = stat_text(&types[a], dir->col_stats[a], c->min_off, c->min_len)) != NULL)
 					{
 						values[11] = PointerGetDatum(t);
 						nulls[11] = false;
 					}
-					if ((t = stat_text(&types[a], dir->stats, c->max_off, c->max_len)) != NULL)
+					if ((t = stat_text(&types[a], dir->col_stats[a], c->max_off, c->max_len)) != NULL)
 					{
 						values[12] = PointerGetDatum(t);
 						nulls[12] = false;
@@ -271,11 +271,14 @@ tessera_compression_ratio(PG_FUNCTION_ARGS)
 	{
 		TesseraStripeDir *dir = TesseraReaderDir(r, i);
 
-		for (uint32 k = 0; k < dir->hdr.n_row_groups * dir->hdr.natts; k++)
-		{
-			logical += dir->chunks[k].logical_bytes;
-			stored += dir->chunks[k].stored_bytes;
-		}
+		for (uint32 a = 0; a < dir->hdr.natts; a++)
+			for (uint32 g = 0; g < dir->hdr.n_row_groups; g++)
+			{
+				TesseraChunkDisk *c = TesseraReaderChunk(r, i, (int) g, (int) a);
+
+				logical += c->logical_bytes;
+				stored += c->stored_bytes;
+			}
 	}
 	TesseraReaderEnd(r);
 	relation_close(rel, AccessShareLock);

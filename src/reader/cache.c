@@ -451,7 +451,8 @@ TesseraCacheDir(Relation rel, TesseraCachedStripe *cs)
 	{
 		MemoryContext old = MemoryContextSwitchTo(cache_cxt);
 
-		cs->dir = TesseraLoadDir(rel, &cs->s, TesseraPhysicalBlocks(rel));
+		/* (a version 5 directory's columns are read as lookups need them) */
+		cs->dir = TesseraLoadDirHead(rel, &cs->s, TesseraPhysicalBlocks(rel));
 		MemoryContextSwitchTo(old);
 	}
 	return cs->dir;
@@ -698,9 +699,12 @@ TesseraCacheChunkView(Relation rel, TesseraCachedStripe *cs, int rg, int att,
 					  MemoryContext *index_cxt)
 {
 	TesseraStripeDir *dir = TesseraCacheDir(rel, cs);
-	TesseraChunkDisk *cd = &dir->chunks[rg * dir->hdr.natts + att];
+	TesseraChunkDisk *cd;
 	ChunkEntry **home;
 	ChunkEntry *e;
+
+	TesseraDirNeedColumn(rel, &cs->s, dir, att);
+	cd = TesseraDirChunk(dir, rg, att);
 
 	init_caches();
 	*index_cxt = chunk_cxt;

@@ -5,7 +5,8 @@
  *
  * NOTES
  *	  Every scan reads the directory of each stripe it visits: its row
- *	  groups, every column's chunk offsets and summaries, checked against
+ *	  groups and the chunk offsets and summaries of the columns it reads
+ *	  (of every column before directory version 5), checked against
  *	  their checksum.  For ClickBench's 105 columns that is 95 KB a stripe,
  *	  6.4 MB over the 67 stripes of 10M rows, read from shared buffers,
  *	  copied into fresh memory (a page fault per 4 KB) and checksummed by
@@ -20,7 +21,9 @@
  *	  The copies are held within half of tessera.fetch_cache_size, least
  *	  recently used first out; a copy used by the current transaction is
  *	  never dropped (a scan holds pointers into it until it ends), so the
- *	  cache may exceed that while one transaction reads more.
+ *	  cache may exceed that while one transaction reads more.  A copy
+ *	  holds the head of a version 5 directory and the columns read so far;
+ *	  its size is counted again when it is next used.
  *
  * IDENTIFICATION
  *	  src/reader/dircache.c
@@ -133,6 +136,11 @@ TesseraCachedDir(Relation rel, const TesseraStripe *s, BlockNumber rel_nblocks)
 	e = hash_search(dir_hash, &key, HASH_FIND, NULL);
 	if (e != NULL)
 	{
+		Size		size = MemoryContextMemAllocated(e->cxt, true);
+
+		/* (columns read since it was counted) */
+		dir_total += size - e->size;
+		e->size = size;
 		dlist_move_head(&dir_lru, &e->lru);
 		e->lxid = TesseraMyLxid();
 		return e->dir;
@@ -143,7 +151,7 @@ TesseraCachedDir(Relation rel, const TesseraStripe *s, BlockNumber rel_nblocks)
 	old = MemoryContextSwitchTo(cxt);
 	PG_TRY();
 	{
-		dir = TesseraLoadDir(rel, s, rel_nblocks);
+		dir = TesseraLoadDirHead(rel, s, rel_nblocks);
 	}
 	PG_CATCH();
 	{

@@ -102,81 +102,111 @@ TesseraCheckStripeRow(Relation rel, const TesseraStripe *s, BlockNumber rel_nblo
 		TesseraReportCorrupt(rel, s->stripe_id, -1, -1, problem);
 }
 
-/*
- * TesseraLoadDir
- *		Read, checksum and validate a stripe's directory; palloc'd in the
- *		current memory context.
- */
-TesseraStripeDir *
-TesseraLoadDir(Relation rel, const TesseraStripe *s, BlockNumber rel_nblocks)
+/* A chunk entry of column a, row group g, checked against its row group and values. */
+static void
+check_chunk(Relation rel, const TesseraStripe *s, const TesseraStripeDir *dir, uint32 g,
+			uint32 a, const TesseraChunkDisk *c, uint64 stats_bytes)
 {
-	TesseraStripeDir *dir = palloc0(sizeof(TesseraStripeDir));
-	char	   *buf;
-	TesseraDirHeader *hdr;
-	pg_crc32c	crc;
-	uint32		stored_crc;
-	char	   *p;
-	uint64		rows = 0;
+	if (c->offset + c->stored_bytes > s->dir_offset ||
+		c->encoding >= TESSERA_ENC_COUNT || c->codec >= TESSERA_CODEC_COUNT ||
+		c->value_count > dir->rgs[g].row_count || (c->flags & ~TESSERA_CHUNK_FLAGS) ||
+		((c->flags & TESSERA_CHUNK_FRAMED) &&
+		 dir->hdr.format_version < TESSERA_DIR_VERSION_FRAMES) ||
+		((c->flags & TESSERA_CHUNK_HAS_STATS) &&
+		 ((uint64) c->min_off + c->min_len > stats_bytes ||
+		  (uint64) c->max_off + c->max_len > stats_bytes)))
+		TesseraReportCorrupt(rel, s->stripe_id, g, (int) a, "chunk entry is invalid");
+}
 
-	/* a delta stripe listed without its bytes: fetch them now */
-	if ((s->flags & TESSERA_STRIPE_DELTA) && s->delta == NULL)
-		TesseraFetchDeltaBytes(NULL, (TesseraStripe *) s);
-	TesseraCheckStripeRow(rel, s, rel_nblocks);
-	if (s->dir_bytes < sizeof(TesseraDirHeader))
-		TesseraReportCorrupt(rel, s->stripe_id, -1, -1, "directory too small");
-	buf = palloc(MAXALIGN(s->dir_bytes));
-	if (!TesseraReadStripeBytes(rel, s, s->dir_offset, s->dir_bytes, buf, NULL))
-		TesseraReportCorrupt(rel, s->stripe_id, -1, -1, "directory pages are invalid");
+/*
+ * Column a's section of a version 5 directory, its bytes at sec: checked,
+ * and its entries and values made the column's.
+ */
+static void
+set_column(Relation rel, const TesseraStripe *s, TesseraStripeDir *dir, uint32 a, char *sec)
+{
+	const TesseraDirColumn *col = &dir->cols[a];
+	uint32		nrg = dir->hdr.n_row_groups;
+	TesseraChunkDisk *chunks = (TesseraChunkDisk *) sec;
 
-	hdr = (TesseraDirHeader *) buf;
+	if (TesseraChunkChecksum(dir->hdr.format_version, sec,
+							 TesseraDirSectionBytes(nrg, col->stats_bytes)) != col->check)
+		TesseraReportCorrupt(rel, s->stripe_id, -1, (int) a, "directory section checksum mismatch");
+	for (uint32 g = 0; g < nrg; g++)
+		check_chunk(rel, s, dir, g, a, &chunks[g], col->stats_bytes);
+	dir->col_stats[a] = sec + (Size) nrg * sizeof(TesseraChunkDisk);
+	dir->col_chunks[a] = chunks;
+}
 
-	/*
-	 * A directory a newer tessera wrote: its layout, and how it is
-	 * checksummed, are unknown here.  Not corruption: say what to do.
-	 */
-	if (hdr->magic == TESSERA_DIR_MAGIC && hdr->format_version > TESSERA_DIR_VERSION_NEWEST)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("stripe " UINT64_FORMAT " of tessera table \"%s\" has directory format version %u, but this build reads versions up to %d",
-						s->stripe_id, RelationGetRelationName(rel), hdr->format_version,
-						TESSERA_DIR_VERSION_NEWEST),
-				 errhint("The table was written by a newer tessera: install that version's library.")));
-	stored_crc = hdr->crc;
-	hdr->crc = 0;
-	INIT_CRC32C(crc);
-	COMP_CRC32C(crc, buf, s->dir_bytes);
-	FIN_CRC32C(crc);
-	hdr->crc = stored_crc;
-	if (crc != stored_crc)
-		TesseraReportCorrupt(rel, s->stripe_id, -1, -1, "directory checksum mismatch");
-	if (hdr->magic != TESSERA_DIR_MAGIC ||
-		!((hdr->format_version == TESSERA_FORMAT_VERSION && hdr->flags == 0) ||
-		  (hdr->format_version == TESSERA_DIR_VERSION_DEAD && hdr->flags == TESSERA_DIR_DEAD_ROWS) ||
-		  ((hdr->format_version == TESSERA_DIR_VERSION_XXH3 ||
-			hdr->format_version == TESSERA_DIR_VERSION_FRAMES) &&
-		   (hdr->flags & ~TESSERA_DIR_DEAD_ROWS) == 0)) ||
-		hdr->stripe_id != s->stripe_id || hdr->first_rownum != s->first_rownum ||
-		hdr->row_count != s->row_count || hdr->n_row_groups != s->n_row_groups ||
-		hdr->natts != s->natts ||
-		TesseraDirSize(hdr->natts, hdr->n_row_groups, hdr->n_cid_runs, hdr->stats_bytes,
-					   hdr->flags) != s->dir_bytes)
-		TesseraReportCorrupt(rel, s->stripe_id, -1, -1, "directory does not match the catalog");
+/*
+ * The layout after the header: pointers into buf (the head, or the whole
+ * directory), the column table of version 5 checked against the
+ * directory's size.
+ */
+static void
+lay_out(Relation rel, const TesseraStripe *s, TesseraStripeDir *dir, char *buf)
+{
+	TesseraDirHeader *hdr = &dir->hdr;
+	uint32		natts = hdr->natts;
+	uint32		nrg = hdr->n_row_groups;
+	char	   *p = buf + sizeof(TesseraDirHeader);
+	TesseraChunkDisk *chunks = NULL;
 
-	dir->hdr = *hdr;
-	p = buf + sizeof(TesseraDirHeader);
 	dir->rgs = (TesseraRowGroupDisk *) p;
-	p += sizeof(TesseraRowGroupDisk) * hdr->n_row_groups;
-	dir->chunks = (TesseraChunkDisk *) p;
-	p += sizeof(TesseraChunkDisk) * hdr->n_row_groups * hdr->natts;
+	p += sizeof(TesseraRowGroupDisk) * nrg;
+	if (hdr->format_version < TESSERA_DIR_VERSION_COLUMNS)
+	{
+		chunks = (TesseraChunkDisk *) p;
+		p += sizeof(TesseraChunkDisk) * nrg * natts;
+	}
 	dir->cids = (TesseraCidRun *) p;
 	p += sizeof(TesseraCidRun) * hdr->n_cid_runs;
 	dir->dead = NULL;
 	if (hdr->flags & TESSERA_DIR_DEAD_ROWS)
 	{
 		dir->dead = (TesseraChunkDisk *) p;
-		p += sizeof(TesseraChunkDisk) * hdr->n_row_groups;
+		p += sizeof(TesseraChunkDisk) * nrg;
 	}
-	dir->stats = p;
+	dir->col_chunks = palloc0(sizeof(TesseraChunkDisk *) * Max(natts, 1));
+	dir->col_stats = palloc0(sizeof(char *) * Max(natts, 1));
+	if (chunks != NULL)
+	{
+		/* row group major, one stats area */
+		dir->chunk_stride = natts;
+		for (uint32 a = 0; a < natts; a++)
+		{
+			dir->col_chunks[a] = chunks + a;
+			dir->col_stats[a] = p;
+		}
+		dir->cols = NULL;
+	}
+	else
+	{
+		uint64		next = TesseraDirHeadSize(natts, nrg, hdr->n_cid_runs, hdr->flags);
+		uint64		stats = 0;
+
+		dir->chunk_stride = 1;
+		dir->cols = (TesseraDirColumn *) p;
+		for (uint32 a = 0; a < natts; a++)
+		{
+			if (dir->cols[a].offset != next)
+				TesseraReportCorrupt(rel, s->stripe_id, -1, (int) a,
+									 "directory section is out of place");
+			next += MAXALIGN(TesseraDirSectionBytes(nrg, dir->cols[a].stats_bytes));
+			stats += dir->cols[a].stats_bytes;
+		}
+		if (next != s->dir_bytes || stats != hdr->stats_bytes)
+			TesseraReportCorrupt(rel, s->stripe_id, -1, -1,
+								 "directory sections do not add up to the directory");
+	}
+}
+
+/* The row groups, dead row lists and cid runs, checked. */
+static void
+check_row_groups(Relation rel, const TesseraStripe *s, TesseraStripeDir *dir)
+{
+	TesseraDirHeader *hdr = &dir->hdr;
+	uint64		rows = 0;
 
 	for (uint32 g = 0; g < hdr->n_row_groups; g++)
 	{
@@ -186,20 +216,6 @@ TesseraLoadDir(Relation rel, const TesseraStripe *s, BlockNumber rel_nblocks)
 			(rg->flags & TESSERA_RG_DENSE) == 0)
 			TesseraReportCorrupt(rel, s->stripe_id, g, -1, "row group bounds are inconsistent");
 		rows += rg->row_count;
-		for (uint32 a = 0; a < hdr->natts; a++)
-		{
-			TesseraChunkDisk *c = &dir->chunks[g * hdr->natts + a];
-
-			if (c->offset + c->stored_bytes > s->dir_offset ||
-				c->encoding >= TESSERA_ENC_COUNT || c->codec >= TESSERA_CODEC_COUNT ||
-				c->value_count > rg->row_count || (c->flags & ~TESSERA_CHUNK_FLAGS) ||
-				((c->flags & TESSERA_CHUNK_FRAMED) &&
-				 hdr->format_version < TESSERA_DIR_VERSION_FRAMES) ||
-				((c->flags & TESSERA_CHUNK_HAS_STATS) &&
-				 ((uint64) c->min_off + c->min_len > hdr->stats_bytes ||
-				  (uint64) c->max_off + c->max_len > hdr->stats_bytes)))
-				TesseraReportCorrupt(rel, s->stripe_id, g, (int) a, "chunk entry is invalid");
-		}
 		if (dir->dead != NULL)
 		{
 			TesseraChunkDisk *c = &dir->dead[g];
@@ -216,7 +232,199 @@ TesseraLoadDir(Relation rel, const TesseraStripe *s, BlockNumber rel_nblocks)
 		if (dir->cids[k].first_row >= s->row_count ||
 			(k > 0 && dir->cids[k].first_row <= dir->cids[k - 1].first_row))
 			TesseraReportCorrupt(rel, s->stripe_id, -1, -1, "command id runs are invalid");
+}
+
+/* Does the header agree with the catalog row, its version with its layout? */
+static bool
+header_valid(const TesseraStripe *s, const TesseraDirHeader *hdr)
+{
+	uint32		v = hdr->format_version;
+
+	if (hdr->magic != TESSERA_DIR_MAGIC ||
+		!((v == TESSERA_FORMAT_VERSION && hdr->flags == 0) ||
+		  (v == TESSERA_DIR_VERSION_DEAD && hdr->flags == TESSERA_DIR_DEAD_ROWS) ||
+		  (v >= TESSERA_DIR_VERSION_XXH3 && v <= TESSERA_DIR_VERSION_COLUMNS &&
+		   (hdr->flags & ~TESSERA_DIR_DEAD_ROWS) == 0)) ||
+		hdr->stripe_id != s->stripe_id || hdr->first_rownum != s->first_rownum ||
+		hdr->row_count != s->row_count || hdr->n_row_groups != s->n_row_groups ||
+		hdr->natts != s->natts || hdr->n_cid_runs > s->row_count)
+		return false;
+	if (v < TESSERA_DIR_VERSION_COLUMNS)
+		return TesseraDirSize(hdr->natts, hdr->n_row_groups, hdr->n_cid_runs, hdr->stats_bytes,
+							  hdr->flags) == s->dir_bytes;
+	return TesseraDirHeadSize(hdr->natts, hdr->n_row_groups, hdr->n_cid_runs, hdr->flags) <=
+		s->dir_bytes;
+}
+
+/*
+ * Read, checksum and validate a stripe's directory, in the current memory
+ * context: whole, or (whole false) of a version 5 directory its head only,
+ * its columns read as they are needed (TesseraDirNeedColumn).
+ */
+static TesseraStripeDir *
+load_dir(Relation rel, const TesseraStripe *s, BlockNumber rel_nblocks, bool whole)
+{
+	TesseraStripeDir *dir = palloc0(sizeof(TesseraStripeDir));
+	TesseraDirHeader first;
+	char	   *buf;
+	TesseraDirHeader *hdr;
+	pg_crc32c	crc;
+	uint32		stored_crc;
+	Size		len = s->dir_bytes;
+	Size		covered;
+
+	/* a delta stripe listed without its bytes: fetch them now */
+	if ((s->flags & TESSERA_STRIPE_DELTA) && s->delta == NULL)
+		TesseraFetchDeltaBytes(NULL, (TesseraStripe *) s);
+	/* (a delta stripe's bytes may be freed after this: read it whole) */
+	if (s->flags & TESSERA_STRIPE_DELTA)
+		whole = true;
+	TesseraCheckStripeRow(rel, s, rel_nblocks);
+	if (s->dir_bytes < sizeof(TesseraDirHeader))
+		TesseraReportCorrupt(rel, s->stripe_id, -1, -1, "directory too small");
+	if (!TesseraReadStripeBytes(rel, s, s->dir_offset, sizeof(first), (char *) &first, NULL))
+		TesseraReportCorrupt(rel, s->stripe_id, -1, -1, "directory pages are invalid");
+
+	/*
+	 * A directory a newer tessera wrote: its layout, and how it is
+	 * checksummed, are unknown here.  Not corruption: say what to do.
+	 */
+	if (first.magic == TESSERA_DIR_MAGIC && first.format_version > TESSERA_DIR_VERSION_NEWEST)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("stripe " UINT64_FORMAT " of tessera table \"%s\" has directory format version %u, but this build reads versions up to %d",
+						s->stripe_id, RelationGetRelationName(rel), first.format_version,
+						TESSERA_DIR_VERSION_NEWEST),
+				 errhint("The table was written by a newer tessera: install that version's library.")));
+
+	/*
+	 * What the checksum covers: a version 5 head's size follows from its
+	 * counts.  Counts that cannot be right (damage) leave it the whole,
+	 * which then fails the checksum as damage should.
+	 */
+	covered = len;
+	if (first.magic == TESSERA_DIR_MAGIC && first.format_version == TESSERA_DIR_VERSION_COLUMNS &&
+		first.n_cid_runs <= s->row_count &&
+		TesseraDirHeadSize(s->natts, s->n_row_groups, first.n_cid_runs, first.flags) <= len)
+	{
+		covered = TesseraDirHeadSize(s->natts, s->n_row_groups, first.n_cid_runs, first.flags);
+		if (!whole)
+			len = covered;
+	}
+	buf = palloc(MAXALIGN(len));
+	if (!TesseraReadStripeBytes(rel, s, s->dir_offset, len, buf, NULL))
+		TesseraReportCorrupt(rel, s->stripe_id, -1, -1, "directory pages are invalid");
+
+	hdr = (TesseraDirHeader *) buf;
+	stored_crc = hdr->crc;
+	hdr->crc = 0;
+	INIT_CRC32C(crc);
+	COMP_CRC32C(crc, buf, covered);
+	FIN_CRC32C(crc);
+	hdr->crc = stored_crc;
+	if (crc != stored_crc)
+		TesseraReportCorrupt(rel, s->stripe_id, -1, -1, "directory checksum mismatch");
+	if (!header_valid(s, hdr) ||
+		(hdr->format_version == TESSERA_DIR_VERSION_COLUMNS &&
+		 covered != TesseraDirHeadSize(hdr->natts, hdr->n_row_groups, hdr->n_cid_runs,
+									   hdr->flags)))
+		TesseraReportCorrupt(rel, s->stripe_id, -1, -1, "directory does not match the catalog");
+
+	dir->hdr = *hdr;
+	dir->bytes = buf;
+	dir->cxt = CurrentMemoryContext;
+	dir->whole = whole || dir->hdr.format_version < TESSERA_DIR_VERSION_COLUMNS;
+	lay_out(rel, s, dir, buf);
+	check_row_groups(rel, s, dir);
+	for (uint32 a = 0; a < hdr->natts; a++)
+	{
+		if (dir->cols != NULL)
+		{
+			if (whole)
+				set_column(rel, s, dir, a, buf + dir->cols[a].offset);
+		}
+		else
+			for (uint32 g = 0; g < hdr->n_row_groups; g++)
+				check_chunk(rel, s, dir, g, a, TesseraDirChunk(dir, g, a), hdr->stats_bytes);
+	}
 	return dir;
+}
+
+/*
+ * TesseraLoadDir
+ *		Read, checksum and validate a stripe's whole directory; palloc'd in
+ *		the current memory context.
+ */
+TesseraStripeDir *
+TesseraLoadDir(Relation rel, const TesseraStripe *s, BlockNumber rel_nblocks)
+{
+	return load_dir(rel, s, rel_nblocks, true);
+}
+
+/*
+ * TesseraLoadDirHead
+ *		The same, but of a version 5 directory only the head: a column's
+ *		entries are read by TesseraDirNeedColumn, into the current memory
+ *		context of this call.
+ */
+TesseraStripeDir *
+TesseraLoadDirHead(Relation rel, const TesseraStripe *s, BlockNumber rel_nblocks)
+{
+	return load_dir(rel, s, rel_nblocks, false);
+}
+
+/*
+ * TesseraDirNeedColumn
+ *		Make column attidx's chunk entries and values available in dir
+ *		(read and checked now if they were not).  attidx must be one the
+ *		stripe stores (below hdr.natts).
+ */
+void
+TesseraDirNeedColumn(Relation rel, const TesseraStripe *s, TesseraStripeDir *dir, int attidx)
+{
+	MemoryContext old;
+	const TesseraDirColumn *col;
+	Size		len;
+	char	   *sec;
+
+	Assert(attidx >= 0 && (uint32) attidx < dir->hdr.natts);
+	if (dir->col_chunks[attidx] != NULL)
+		return;
+	Assert(dir->cols != NULL);
+	col = &dir->cols[attidx];
+	len = TesseraDirSectionBytes(dir->hdr.n_row_groups, col->stats_bytes);
+	old = MemoryContextSwitchTo(dir->cxt);
+	sec = palloc(MAXALIGN(Max(len, 1)));
+	MemoryContextSwitchTo(old);
+	if (!TesseraReadStripeBytes(rel, s, s->dir_offset + col->offset, len, sec, NULL))
+	{
+		pfree(sec);
+		TesseraReportCorrupt(rel, s->stripe_id, -1, attidx, "directory pages are invalid");
+	}
+	PG_TRY();
+	{
+		set_column(rel, s, dir, (uint32) attidx, sec);
+	}
+	PG_CATCH();
+	{
+		pfree(sec);
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+}
+
+/* TesseraFreeDir: free a directory TesseraLoadDir(Head) made. */
+void
+TesseraFreeDir(TesseraStripeDir *dir)
+{
+	if (!dir->whole)
+		for (uint32 a = 0; a < dir->hdr.natts; a++)
+			if (dir->col_chunks[a] != NULL)
+				pfree(dir->col_chunks[a]);
+	pfree(dir->col_chunks);
+	pfree(dir->col_stats);
+	pfree(dir->bytes);
+	pfree(dir);
 }
 
 /*

@@ -342,8 +342,7 @@ TesseraReaderDeltaBytes(TesseraReader *r, TesseraScanStripe *ss)
 		/* and its directory: thousands of small writes would pile them up */
 		if (prev->dir != NULL && !prev->meta.own)
 		{
-			pfree((char *) prev->dir->rgs - sizeof(TesseraDirHeader));
-			pfree(prev->dir);
+			TesseraFreeDir(prev->dir);
 			prev->dir = NULL;
 		}
 		pfree(prev->meta.delta);
@@ -373,6 +372,22 @@ TesseraReaderDir(TesseraReader *r, int stripe)
 		MemoryContextSwitchTo(old);
 	}
 	return ss->dir;
+}
+
+/*
+ * TesseraReaderChunk
+ *		The chunk entry of column attidx (one the stripe stores) in row group
+ *		rg of stripe, the column's entries read if they were not.
+ */
+TesseraChunkDisk *
+TesseraReaderChunk(TesseraReader *r, int stripe, int rg, int attidx)
+{
+	TesseraScanStripe *ss = &r->stripes[stripe];
+	TesseraStripeDir *dir = TesseraReaderDir(r, stripe);
+
+	if (dir->col_chunks[attidx] == NULL)
+		TesseraDirNeedColumn(r->rel, &ss->meta, dir, attidx);
+	return TesseraDirChunk(dir, rg, attidx);
 }
 
 uint32
@@ -431,15 +446,16 @@ TesseraReaderChunkSummary(TesseraReader *r, int stripe, int rg, int attidx,
 	}
 	else
 	{
-		TesseraChunkDisk *cd = &dir->chunks[rg * dir->hdr.natts + attidx];
+		TesseraChunkDisk *cd = TesseraReaderChunk(r, stripe, rg, attidx);
 		TesseraColumnType *type = TesseraReaderColumnType(r, attidx);
+		const char *stats = dir->col_stats[attidx];
 
 		summary->nonnull = cd->value_count;
 		if (cd->min_len > 0 && cd->max_len > 0 && type->stats != TESSERA_STATS_NONE)
 		{
 			summary->has_minmax = true;
-			summary->min = TesseraStatDeserialize(type, dir->stats + cd->min_off, cd->min_len);
-			summary->max = TesseraStatDeserialize(type, dir->stats + cd->max_off, cd->max_len);
+			summary->min = TesseraStatDeserialize(type, stats + cd->min_off, cd->min_len);
+			summary->max = TesseraStatDeserialize(type, stats + cd->max_off, cd->max_len);
 		}
 	}
 }
@@ -588,13 +604,12 @@ chunk_context(TesseraBatch *b, int i, TesseraCorruptContext *cc)
 {
 	TesseraReader *r = b->reader;
 	TesseraScanStripe *ss = &r->stripes[b->stripe];
-	TesseraStripeDir *dir = ss->dir;
 
 	cc->rel = r->rel;
 	cc->stripe_id = ss->meta.stripe_id;
 	cc->rg = b->rg;
 	cc->attidx = i;
-	return &dir->chunks[b->rg * dir->hdr.natts + i];
+	return TesseraReaderChunk(r, b->stripe, b->rg, i);
 }
 
 /* The chunk's stored bytes, read and checksummed, in the batch's memory. */

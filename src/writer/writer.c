@@ -949,6 +949,106 @@ use_delta(WriteState *ws)
 		ws->subxid == GetCurrentSubTransactionId();
 }
 
+/*
+ * The stripe's chunks column by column, each column's row groups in order
+ * (then the dead row lists), as Parquet lays out a row group: the chunks
+ * were appended row group by row group as each filled.  A scan of a few
+ * columns then reads a few runs of pages, not a page of every row group
+ * -- each page a new backend touches in shared buffers is a page fault,
+ * ClickBench's `count(*) WHERE AdvEngineID <> 0` over 1,000 row groups
+ * spent more time on them than on its filter.
+ */
+static void
+order_by_column(WriteState *ws)
+{
+	MemoryContext old;
+	TesseraBuf	out;
+
+	if (ws->nrgs <= 1)
+		return;
+	old = MemoryContextSwitchTo(GetMemoryChunkContext(ws->data.data));
+	TesseraBufInit(&out, ws->data.cap);
+	MemoryContextSwitchTo(old);
+	for (int a = 0; a < ws->natts; a++)
+		for (int g = 0; g < ws->nrgs; g++)
+		{
+			TesseraChunkDisk *cd = &ws->chunks[g * ws->natts + a];
+			Size		off = out.len;
+
+			TesseraBufAppend(&out, ws->data.data + cd->offset, cd->stored_bytes);
+			cd->offset = off;
+		}
+	for (int g = 0; g < ws->nrgs; g++)
+	{
+		TesseraChunkDisk *cd = &ws->dead[g];
+		Size		off = out.len;
+
+		TesseraBufAppend(&out, ws->data.data + cd->offset, cd->stored_bytes);
+		cd->offset = off;
+	}
+	Assert(out.len == ws->data.len);
+	TesseraBufFree(&ws->data);
+	ws->data = out;
+}
+
+/*
+ * The directory's column table and its columns' sections (format.h,
+ * version 5), after the rest of its head: each column's chunk entries of
+ * every row group, then their min/max values, moved from the stripe's one
+ * stats area and pointed to from the section's own.  Sets the header's
+ * stats_bytes.
+ */
+static void
+append_sections(WriteState *ws, Size dir_start)
+{
+	Size		table = ws->data.len - dir_start;
+	TesseraChunkDisk *col = palloc(sizeof(TesseraChunkDisk) * Max(ws->nrgs, 1));
+	TesseraBuf	vals;
+	uint64		stats = 0;
+
+	TesseraBufInit(&vals, 1024);
+	TesseraBufAppendSpace(&ws->data, sizeof(TesseraDirColumn) * ws->natts);
+	memset(ws->data.data + dir_start + table, 0, sizeof(TesseraDirColumn) * ws->natts);
+	TesseraBufAlign(&ws->data);
+	for (int a = 0; a < ws->natts; a++)
+	{
+		Size		start = ws->data.len;
+		TesseraDirColumn *dc;
+
+		vals.len = 0;
+		for (int g = 0; g < ws->nrgs; g++)
+		{
+			TesseraChunkDisk *cd = &col[g];
+
+			*cd = ws->chunks[g * ws->natts + a];
+			cd->min_off = cd->min_len = cd->max_off = cd->max_len = 0;
+			if (ws->chunks[g * ws->natts + a].flags & TESSERA_CHUNK_HAS_STATS)
+			{
+				const TesseraChunkDisk *from = &ws->chunks[g * ws->natts + a];
+
+				cd->min_off = (uint32) vals.len;
+				cd->min_len = from->min_len;
+				TesseraBufAppend(&vals, ws->stats.data + from->min_off, from->min_len);
+				cd->max_off = (uint32) vals.len;
+				cd->max_len = from->max_len;
+				TesseraBufAppend(&vals, ws->stats.data + from->max_off, from->max_len);
+			}
+		}
+		TesseraBufAppend(&ws->data, col, sizeof(TesseraChunkDisk) * ws->nrgs);
+		TesseraBufAppend(&ws->data, vals.data, vals.len);
+		dc = (TesseraDirColumn *) (ws->data.data + dir_start + table) + a;
+		dc->offset = (uint32) (start - dir_start);
+		dc->stats_bytes = (uint32) vals.len;
+		dc->check = TesseraChunkChecksum(TESSERA_DIR_VERSION_COLUMNS, ws->data.data + start,
+										 ws->data.len - start);
+		stats += vals.len;
+		TesseraBufAlign(&ws->data);
+	}
+	((TesseraDirHeader *) (ws->data.data + dir_start))->stats_bytes = (uint32) stats;
+	TesseraBufFree(&vals);
+	pfree(col);
+}
+
 /* Write the current stripe to pages (or the delta) and complete its catalog row. */
 static void
 flush_stripe(WriteState *ws, Relation rel)
@@ -964,11 +1064,12 @@ flush_stripe(WriteState *ws, Relation rel)
 		return;
 	Assert(ws->stripe_rows > 0);
 
+	order_by_column(ws);
 	TesseraBufAlign(&ws->data);
 	dir_start = ws->data.len;
 	memset(&hdr, 0, sizeof(hdr));
 	hdr.magic = TESSERA_DIR_MAGIC;
-	hdr.format_version = TESSERA_DIR_VERSION_FRAMES;
+	hdr.format_version = TESSERA_DIR_VERSION_COLUMNS;
 	hdr.flags = ws->any_dead ? TESSERA_DIR_DEAD_ROWS : 0;
 	hdr.stripe_id = ws->stripe.stripe_id;
 	hdr.first_rownum = ws->stripe.first_rownum;
@@ -976,23 +1077,22 @@ flush_stripe(WriteState *ws, Relation rel)
 	hdr.natts = ws->natts;
 	hdr.n_row_groups = ws->nrgs;
 	hdr.n_cid_runs = ws->ncids;
-	hdr.stats_bytes = (uint32) ws->stats.len;
 	TesseraBufAppend(&ws->data, &hdr, sizeof(hdr));
 	TesseraBufAppend(&ws->data, ws->rgs, sizeof(TesseraRowGroupDisk) * ws->nrgs);
-	TesseraBufAppend(&ws->data, ws->chunks, sizeof(TesseraChunkDisk) * ws->nrgs * ws->natts);
 	TesseraBufAppend(&ws->data, ws->cids, sizeof(TesseraCidRun) * ws->ncids);
 	if (ws->any_dead)
 		TesseraBufAppend(&ws->data, ws->dead, sizeof(TesseraChunkDisk) * ws->nrgs);
-	TesseraBufAppend(&ws->data, ws->stats.data, ws->stats.len);
+	append_sections(ws, dir_start);
 	dir_len = ws->data.len - dir_start;
-	Assert(dir_len == TesseraDirSize(ws->natts, ws->nrgs, ws->ncids, ws->stats.len, hdr.flags));
 	if (dir_len > PG_UINT32_MAX)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("tessera stripe directory of %zu bytes exceeds 4 GB", dir_len)));
 
+	/* (the head's checksum, over its column table too) */
 	INIT_CRC32C(crc);
-	COMP_CRC32C(crc, ws->data.data + dir_start, dir_len);
+	COMP_CRC32C(crc, ws->data.data + dir_start,
+				TesseraDirHeadSize(ws->natts, ws->nrgs, ws->ncids, hdr.flags));
 	FIN_CRC32C(crc);
 	((TesseraDirHeader *) (ws->data.data + dir_start))->crc = crc;
 

@@ -19,7 +19,7 @@ use TesseraNode;
 use constant PAGE_DATA_START => 24;
 use constant PAGE_DATA_SIZE => 8192 - 24 - 8;
 use constant DIR_MAGIC => 0x54535244;
-use constant NEWEST_DIR_VERSION => 4;
+use constant NEWEST_DIR_VERSION => 5;
 
 my $fixtures = "$FindBin::RealBin/../fixtures/formats";
 my @formats = sort grep { -d "$fixtures/$_" } map { s{.*/}{}r } glob("$fixtures/*");
