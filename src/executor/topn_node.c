@@ -94,6 +94,12 @@ static const CustomExecMethods topn_exec_methods = {
 	.ExecCustomScan = topn_exec,
 	.EndCustomScan = topn_end,
 	.ReScanCustomScan = topn_rescan,
+	/* in parallel: TesseraScan's shared scan, row groups claimed one by one */
+	.EstimateDSMCustomScan = TesseraScanEstimateDSM,
+	.InitializeDSMCustomScan = TesseraScanInitDSM,
+	.ReInitializeDSMCustomScan = TesseraScanReInitDSM,
+	.InitializeWorkerCustomScan = TesseraScanInitWorker,
+	.ShutdownCustomScan = TesseraScanShutdown,
 	.ExplainCustomScan = topn_explain,
 };
 

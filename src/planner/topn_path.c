@@ -26,6 +26,7 @@
 #include "postgres.h"
 
 #include "access/table.h"
+#include "catalog/pg_type.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/cost.h"
@@ -101,6 +102,25 @@ topn_sort_keys(PlannerInfo *root, Index relid)
 	return keys;
 }
 
+/*
+ * May the row groups' summaries of the first key skip row groups?  Where
+ * the executor bounds by them (topn_node.c: an integer-like key).  Then
+ * one process often reads a few row groups and skips the rest, and a
+ * parallel plan only adds its workers' start: ClickBench's `ORDER BY
+ * EventTime LIMIT 10` over rows in (CounterID, EventDate, ...) order,
+ * whose EventTime correlates with the row order at 0.08 (no statistic
+ * tells), 10 ms serial and 29 ms in parallel.
+ */
+static bool
+topn_may_bound(Relation relation, List *keys)
+{
+	int			attidx = intVal(linitial(linitial(keys)));
+	Oid			typid = TupleDescAttr(RelationGetDescr(relation), attidx)->atttypid;
+
+	return typid == INT2OID || typid == INT4OID || typid == INT8OID || typid == DATEOID ||
+		typid == TIMESTAMPOID || typid == TIMESTAMPTZOID;
+}
+
 static void
 tessera_topn_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_rel,
 						 RelOptInfo *output_rel, void *extra)
@@ -116,6 +136,7 @@ tessera_topn_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo 
 	ListCell   *lc;
 	double		rows_read;
 	Cost		run_cost;
+	bool		bounded;
 
 	if (prev_create_upper_paths)
 		prev_create_upper_paths(root, stage, input_rel, output_rel, extra);
@@ -179,6 +200,7 @@ tessera_topn_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo 
 		attrs = bms_add_member(attrs, intVal(linitial(lfirst(lc))) + 1 -
 							   FirstLowInvalidHeapAttributeNumber);
 	TesseraScanEstimate(root, input_rel, relation, attrs, &est);
+	bounded = topn_may_bound(relation, keys);
 	table_close(relation, NoLock);
 
 	/*
@@ -220,6 +242,45 @@ tessera_topn_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo 
 									   makeInteger((int) root->limit_tuples));
 	cpath->methods = &topn_path_methods;
 	add_path(output_rel, &cpath->path);
+
+	/*
+	 * In parallel: each participant keeps the top rows of the row groups it
+	 * claims, and a Gather Merge takes the top of theirs.  Where the base
+	 * relation and the ordered target may run in workers (its quals then
+	 * may too), and the first key's summaries cannot skip row groups.
+	 */
+	if (output_rel->consider_parallel && input_rel->consider_parallel &&
+		max_parallel_workers_per_gather > 0 && !bounded)
+	{
+		int			workers = TesseraCoreWorkers(compute_parallel_worker(input_rel,
+																		 input_rel->pages, -1,
+																		 max_parallel_workers_per_gather));
+
+		if (workers > 0)
+		{
+			CustomPath *ppath = makeNode(CustomPath);
+			double		divisor = TesseraParallelDivisor(workers);
+			double		total_rows = cpath->path.rows * (workers + 1);
+
+			memcpy(ppath, cpath, sizeof(CustomPath));
+			ppath->path.parallel_aware = true;
+			ppath->path.parallel_safe = true;
+			ppath->path.parallel_workers = workers;
+			ppath->path.startup_cost = seq_page_cost * est.phys_pages * est.read_frac +
+				run_cost / divisor;
+			ppath->path.total_cost = ppath->path.startup_cost +
+				cpu_tuple_cost * ppath->path.rows;
+			if (!enable_seqscan)
+			{
+				ppath->path.startup_cost += disable_cost;
+				ppath->path.total_cost += disable_cost;
+			}
+			add_path(output_rel, (Path *)
+					 create_gather_merge_path(root, output_rel, &ppath->path,
+											  ppath->path.pathtarget, root->sort_pathkeys,
+											  NULL, &total_rows));
+		}
+	}
 }
 
 static Plan *

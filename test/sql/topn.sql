@@ -108,6 +108,31 @@ SET tessera.enable_topn = off;
 EXPLAIN (COSTS OFF) SELECT * FROM tt_t ORDER BY ts LIMIT 10;
 RESET tessera.enable_topn;
 
+-- in parallel: each participant keeps the top rows of the row groups it
+-- claims, a Gather Merge takes the top of theirs (with and without the
+-- leader's share)
+SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0;
+CREATE TEMP TABLE topn_par_q (q text);
+INSERT INTO topn_par_q VALUES
+    ('SELECT * FROM {t} ORDER BY s, id LIMIT 10'),
+    ('SELECT id, s FROM {t} WHERE k > 3 ORDER BY s DESC, id LIMIT 7'),
+    ('SELECT id, n, f FROM {t} ORDER BY f DESC, id LIMIT 20 OFFSET 7'),
+    ('SELECT id + 1, upper(s), length(pad) FROM {t} WHERE c IN (''a'', ''é'') ORDER BY n DESC, id LIMIT 9'),
+    ('SELECT id, c FROM {t} ORDER BY c NULLS FIRST, id LIMIT 30');
+-- (an integer-like first key stays serial: its row groups' summaries may
+-- skip most of them, and one process reading a few is quicker)
+SELECT q, (SELECT count(*) FROM tt.explain('(COSTS OFF) ' || replace(q, '{t}', 'tt_t')) l
+           WHERE l ~ 'Gather Merge|Parallel Custom Scan \(TesseraTopN\)') AS parallel_nodes
+FROM (SELECT q FROM topn_par_q UNION ALL SELECT 'SELECT id FROM {t} ORDER BY ts LIMIT 5') v;
+SELECT q, tt.cmp_ordered(q, 'th', 'tt_t') FROM topn_par_q;
+SET parallel_leader_participation = off;
+SELECT q, tt.cmp_ordered(q, 'th', 'tt_t') FROM topn_par_q;
+RESET parallel_leader_participation;
+RESET max_parallel_workers_per_gather; RESET parallel_setup_cost;
+RESET parallel_tuple_cost; RESET min_parallel_table_scan_size;
+DROP TABLE topn_par_q;
+
 DROP TABLE th, tt_t, tn_sub;
 
 -- row groups skipped by the first key's summary once the heap is full: a
