@@ -166,6 +166,12 @@ _PG_init(void)
 							 &tessera_enable_topn, true, PGC_USERSET, 0,
 							 NULL, NULL, NULL);
 
+	DefineCustomBoolVariable("tessera.limit_workers_to_cores",
+							 "Plans tessera's parallel scans, aggregations, joins and top-N with at most as many workers as the machine has CPU cores beside the leader's.",
+							 "Decoding columns in memory is bound by the CPU: more processes than cores only share them.",
+							 &tessera_limit_workers_to_cores, true, PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+
 	DefineCustomBoolVariable("tessera.enable_star_join",
 							 "Lets TesseraAgg join dimension tables to a tessera table itself.",
 							 "An aggregation over inner joins of one tessera table with relations joined on their unique integer or date keys probes the dimensions' rows from column vectors.",

@@ -32,6 +32,7 @@ extern bool tessera_enable_custom_scan;
 extern bool tessera_enable_custom_agg;
 extern bool tessera_enable_sliced_agg;
 extern bool tessera_enable_topn;
+extern bool tessera_limit_workers_to_cores;
 extern bool tessera_enable_star_join;
 extern bool tessera_enable_join;
 

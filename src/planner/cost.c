@@ -100,17 +100,21 @@ TesseraParallelDivisor(int workers)
 /*
  * TesseraCoreWorkers
  *		workers, at most as many as the machine has cores besides the
- *		leader's where the leader takes part: a tessera scan decodes what
+ *		leader's where the leader takes part (tessera.limit_workers_to_cores): a tessera scan decodes what
  *		is in memory, bound by the CPU, and a third process on two cores
  *		only shares them (ClickBench 10M's top-N of SearchPhrase: 87 ms
  *		with one worker, 101 ms with two, 125 ms serial).
  */
+bool		tessera_limit_workers_to_cores = true;
+
 int
 TesseraCoreWorkers(int workers)
 {
 	static int	cores = 0;
 	int			cap;
 
+	if (!tessera_limit_workers_to_cores)
+		return workers;
 	if (cores == 0)
 	{
 		long		n = sysconf(_SC_NPROCESSORS_ONLN);

@@ -2,6 +2,12 @@
 -- with the same query over a tessera table.
 CREATE EXTENSION tessera;
 CREATE SCHEMA tt;
+-- plans print their workers: as many as the tests ask for, whatever this
+-- machine's cores (tessera.limit_workers_to_cores caps them by default;
+-- topn.sql plans with the cap)
+DO $$BEGIN
+    EXECUTE format('ALTER DATABASE %I SET tessera.limit_workers_to_cores = off', current_database());
+END$$;
 
 -- tt.cmp(query, heap, tessera): run query with {t} replaced by each table
 -- and compare the results as multisets of rows (row_to_json text, so

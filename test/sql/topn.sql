@@ -113,6 +113,7 @@ RESET tessera.enable_topn;
 -- leader's share)
 SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0;
+SET tessera.limit_workers_to_cores = on;
 CREATE TEMP TABLE topn_par_q (q text);
 INSERT INTO topn_par_q VALUES
     ('SELECT * FROM {t} ORDER BY s, id LIMIT 10'),
@@ -128,7 +129,7 @@ FROM (SELECT q FROM topn_par_q UNION ALL SELECT 'SELECT id FROM {t} ORDER BY ts 
 SELECT q, tt.cmp_ordered(q, 'th', 'tt_t') FROM topn_par_q;
 SET parallel_leader_participation = off;
 SELECT q, tt.cmp_ordered(q, 'th', 'tt_t') FROM topn_par_q;
-RESET parallel_leader_participation;
+RESET parallel_leader_participation; RESET tessera.limit_workers_to_cores;
 RESET max_parallel_workers_per_gather; RESET parallel_setup_cost;
 RESET parallel_tuple_cost; RESET min_parallel_table_scan_size;
 DROP TABLE topn_par_q;
