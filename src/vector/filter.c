@@ -427,11 +427,21 @@ string_column_filter(VecQual *vq, TesseraBatch *b, bool *sel, int n, const int *
 			{
 				int			i = idx ? idx[j] : j;
 				const char *v = DatumGetPointer(values[i]);
+				uint8		h;
+				bool		empty;
 
-				if (sel[i])
-					sel[i] = !isnull[i] &&
-						((!VARATT_IS_EXTERNAL(v) && !VARATT_IS_COMPRESSED(v) &&
-						  VARSIZE_ANY_EXHDR(v) == 0) != negate);
+				if (isnull[i])
+				{
+					sel[i] = false;
+					continue;
+				}
+				/* a one-byte header (or an external value's) decides alone */
+				h = *(const uint8 *) v;
+				if (h & 0x01)
+					empty = h == 0x03;
+				else
+					empty = !VARATT_IS_COMPRESSED(v) && VARSIZE_4B(v) == VARHDRSZ;
+				sel[i] &= empty != negate;
 			}
 		}
 		else

@@ -204,3 +204,28 @@ FROM (VALUES
 
 DROP TABLE vh, vt;
 DROP COLLATION vs_ci;
+
+-- mostly empty strings: runs of every length up to 20 between non-empty
+-- values (short, and long ones whose header is four bytes), NULLs among
+-- them, row groups whose last values are empty; `= ''` / `<> ''` and the
+-- values themselves, as heap returns them
+CREATE TABLE eh (id int, s text, v varchar(300));
+INSERT INTO eh SELECT i,
+    CASE WHEN i % 97 = 0 THEN NULL
+         WHEN (i * 7919) % 21 < (i / 21) % 21 THEN ''
+         WHEN i % 5 = 0 THEN repeat('long' || i, 40)
+         ELSE 'p' || i END,
+    CASE WHEN i % 3 = 0 THEN '' ELSE 'v' || i END
+FROM generate_series(1, 9000) i;
+CREATE TABLE et (LIKE eh) USING tessera
+    WITH (tessera_compression = 'none', tessera_row_group_row_limit = 1003);
+INSERT INTO et SELECT * FROM eh;
+SELECT q, tt.cmp(q, 'eh', 'et') FROM (VALUES
+    ('SELECT count(*) FROM {t} WHERE s = '''''),
+    ('SELECT count(*) FROM {t} WHERE s <> '''''),
+    ('SELECT id, s FROM {t} WHERE s <> '''' AND id % 7 = 0'),
+    ('SELECT id FROM {t} WHERE s = '''' AND v <> '''''),
+    ('SELECT id, s, v FROM {t}'),
+    ('SELECT md5(string_agg(coalesce(s, ''~''), '','' ORDER BY id)) FROM {t}')
+) x(q);
+DROP TABLE eh, et;
