@@ -121,6 +121,48 @@ topn_may_bound(Relation relation, List *keys)
 		typid == TIMESTAMPOID || typid == TIMESTAMPTZOID;
 }
 
+/*
+ * In parallel: each participant keeps the top rows of the row groups it
+ * claims, and a Gather Merge takes the top of theirs.  Where the base
+ * relation and the ordered target may run in workers (its quals then may
+ * too).
+ */
+static void
+topn_add_parallel_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *output_rel,
+					   CustomPath *cpath, TscanEstimate *est, Cost run_cost)
+{
+	int			workers;
+	CustomPath *ppath;
+	double		divisor;
+	double		total_rows;
+
+	if (!output_rel->consider_parallel || !input_rel->consider_parallel ||
+		max_parallel_workers_per_gather <= 0)
+		return;
+	workers = TesseraCoreWorkers(compute_parallel_worker(input_rel, input_rel->pages, -1,
+														 max_parallel_workers_per_gather));
+	if (workers <= 0)
+		return;
+	ppath = makeNode(CustomPath);
+	divisor = TesseraParallelDivisor(workers);
+	total_rows = cpath->path.rows * (workers + 1);
+	memcpy(ppath, cpath, sizeof(CustomPath));
+	ppath->path.parallel_aware = true;
+	ppath->path.parallel_safe = true;
+	ppath->path.parallel_workers = workers;
+	ppath->path.startup_cost = seq_page_cost * est->phys_pages * est->read_frac +
+		run_cost / divisor;
+	ppath->path.total_cost = ppath->path.startup_cost + cpu_tuple_cost * ppath->path.rows;
+	if (!enable_seqscan)
+	{
+		ppath->path.startup_cost += disable_cost;
+		ppath->path.total_cost += disable_cost;
+	}
+	add_path(output_rel, (Path *)
+			 create_gather_merge_path(root, output_rel, &ppath->path, ppath->path.pathtarget,
+									  root->sort_pathkeys, NULL, &total_rows));
+}
+
 static void
 tessera_topn_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_rel,
 						 RelOptInfo *output_rel, void *extra)
@@ -243,44 +285,9 @@ tessera_topn_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo 
 	cpath->methods = &topn_path_methods;
 	add_path(output_rel, &cpath->path);
 
-	/*
-	 * In parallel: each participant keeps the top rows of the row groups it
-	 * claims, and a Gather Merge takes the top of theirs.  Where the base
-	 * relation and the ordered target may run in workers (its quals then
-	 * may too), and the first key's summaries cannot skip row groups.
-	 */
-	if (output_rel->consider_parallel && input_rel->consider_parallel &&
-		max_parallel_workers_per_gather > 0 && !bounded)
-	{
-		int			workers = TesseraCoreWorkers(compute_parallel_worker(input_rel,
-																		 input_rel->pages, -1,
-																		 max_parallel_workers_per_gather));
-
-		if (workers > 0)
-		{
-			CustomPath *ppath = makeNode(CustomPath);
-			double		divisor = TesseraParallelDivisor(workers);
-			double		total_rows = cpath->path.rows * (workers + 1);
-
-			memcpy(ppath, cpath, sizeof(CustomPath));
-			ppath->path.parallel_aware = true;
-			ppath->path.parallel_safe = true;
-			ppath->path.parallel_workers = workers;
-			ppath->path.startup_cost = seq_page_cost * est.phys_pages * est.read_frac +
-				run_cost / divisor;
-			ppath->path.total_cost = ppath->path.startup_cost +
-				cpu_tuple_cost * ppath->path.rows;
-			if (!enable_seqscan)
-			{
-				ppath->path.startup_cost += disable_cost;
-				ppath->path.total_cost += disable_cost;
-			}
-			add_path(output_rel, (Path *)
-					 create_gather_merge_path(root, output_rel, &ppath->path,
-											  ppath->path.pathtarget, root->sort_pathkeys,
-											  NULL, &total_rows));
-		}
-	}
+	/* (not where the first key's summaries may skip row groups) */
+	if (!bounded)
+		topn_add_parallel_path(root, input_rel, output_rel, cpath, &est, run_cost);
 }
 
 static Plan *
