@@ -364,5 +364,30 @@ SELECT k, k + 1, count(*) FROM ebh GROUP BY 1, 2 HAVING k < 10;
 SELECT k, k + 1, count(*) FROM ebt GROUP BY 1, 2 HAVING k < 10;
 DROP TABLE ebh, ebt;
 
+-- integer arithmetic as group keys over every row of a batch (a loop over
+-- all rows) and over the rows a filter keeps (over a row list): smallint,
+-- integer and bigint, NULLs, constants on either side, two columns, and
+-- the range of each type's result checked as PostgreSQL checks it
+CREATE TABLE iah (s smallint, i int, b bigint);
+INSERT INTO iah SELECT (g % 300 - 150)::smallint, CASE WHEN g % 11 = 0 THEN NULL ELSE g * 7919 % 100000 END,
+    g::bigint * 1000003
+FROM generate_series(1, 20000) g;
+CREATE TABLE iat (LIKE iah) USING tessera;
+INSERT INTO iat SELECT * FROM iah;
+SELECT q, tt.cmp(q, 'iah', 'iat') FROM (VALUES
+    ('SELECT i, i - 1, i * 3, 5 - i, count(*) FROM {t} GROUP BY 1, 2, 3, 4'),
+    ('SELECT s, s + 1::smallint, s * 100::smallint, count(*) FROM {t} GROUP BY 1, 2, 3'),
+    ('SELECT b, b - 7, b * 2, count(*) FROM {t} WHERE b % 3 = 0 GROUP BY 1, 2, 3'),
+    ('SELECT i, i + s, count(*) FROM {t} WHERE s > 0 GROUP BY 1, 2'),
+    ('SELECT s + 2::smallint, sum(i - 1), count(*) FROM {t} GROUP BY 1')
+) x(q);
+SELECT s, s * 300::smallint, count(*) FROM iah GROUP BY 1, 2;
+SELECT s, s * 300::smallint, count(*) FROM iat GROUP BY 1, 2;
+SELECT i, i + 2147400000, count(*) FROM iah WHERE s > 100 GROUP BY 1, 2;
+SELECT i, i + 2147400000, count(*) FROM iat WHERE s > 100 GROUP BY 1, 2;
+SELECT b, b * 9000000000000, count(*) FROM iah GROUP BY 1, 2;
+SELECT b, b * 9000000000000, count(*) FROM iat GROUP BY 1, 2;
+DROP TABLE iah, iat;
+
 DROP TABLE eh, et, lh, lt;
 DROP COLLATION ae_ci;
