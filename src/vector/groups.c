@@ -352,8 +352,8 @@ prefetch_slots(TesseraGroups *gt, uint64 h)
 
 /*
  * While the pending lookup p of np is made: the slots of lookup p + 16, and
- * (several keys) the keys of the group in the first slot of lookup p + 8
- * (fetched by now).
+ * (several keys) the keys and NULL flags of the group in the first slot of
+ * lookup p + 8 (fetched by now).
  */
 static pg_attribute_always_inline void
 prefetch_ahead(TesseraGroups *gt, int p, int np)
@@ -366,8 +366,12 @@ prefetch_ahead(TesseraGroups *gt, int p, int np)
 	{
 		TAggSlot   *ahead = slot_at(gt, slot_of(gt, gt->phash[p + 8]));
 
+		/* (its NULL flags too: they are compared, a second wait on memory) */
 		if (ahead->group >= 0)
+		{
 			__builtin_prefetch(&gt->keys[(Size) ahead->group * gt->nkeys]);
+			__builtin_prefetch(&gt->keynull[(Size) ahead->group * gt->nkeys]);
+		}
 	}
 }
 
