@@ -875,12 +875,11 @@ comp_projected(TesseraComputed *c, TesseraBatch *b, const bool *ok, int n)
 		slot->tts_isnull[atts[k]] = true;
 }
 
-/* x op y for the rows, y a constant; a NULL x gives NULL (its value 0 is not checked) */
 /*
  * The statements for each row i counted: those of rows (m of them), or with rows
- * NULL rows 0..m-1, a loop the compiler can vectorize (every row counted:
- * ClickBench's `GROUP BY ClientIP, ClientIP - 1, ...` spent a fourth of
- * its time on its three subtractions through the row list).
+ * NULL rows 0..m-1, without the indirection (every row counted: ClickBench's
+ * `GROUP BY ClientIP, ClientIP - 1, ...` spent a fourth of its time on its
+ * three subtractions through the row list).
  */
 #define ROWS_LOOP(...) \
 	do { \
@@ -899,9 +898,12 @@ comp_projected(TesseraComputed *c, TesseraBatch *b, const bool *ok, int n)
 
 /*
  * x op y over the rows, y a constant, into v/vn (locals: a store through
- * ia->v may not reload ia->l's pointers per row).  Of a smallint or
- * integer expression (|x|, |y| < 2^31) no 64-bit result overflows, and
- * the plain operator, checked against the type's range, vectorizes.
+ * ia->v may not reload ia->l's pointers per row); a NULL x gives NULL (its
+ * value 0 is not checked).  Of a smallint or
+ * integer expression (|x|, |y| < 2^31) no 64-bit result overflows: the
+ * plain operator, checked against the type's range, without the overflow
+ * flag's dependency.  (Not vectorized at the baseline x86-64 target: it
+ * has no 64-bit vector compare.)
  */
 #define INT_ARITH_CONST_LOOP(op, plainop) \
 	do { \
