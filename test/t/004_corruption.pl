@@ -158,6 +158,9 @@ like($err, qr/corrupt data in tessera table "t", stripe 1, column "payload".*dir
 	SELECT payload FROM t WHERE ctid = '(0,1)'});
 like($err, qr/corrupt data in tessera table "t", stripe 1, column "payload"/,
 	'a fetch of the column reports it too');
+ok($node->safe_psql('postgres', q{
+	SELECT count(*) FROM tessera.verify('t') WHERE problem ~ 'directory section checksum mismatch'}) > 0,
+	'tessera.verify reports the damaged column section');
 $node->stop;
 flip_bytes(file_offset($start_block, $dir_off + $payload_sec + 60), 2);
 $node->start;
