@@ -956,8 +956,7 @@ tagg_try_parallel(PlannerInfo *root, RelOptInfo *rel, RelOptInfo *output_rel, Cu
 		TesseraHasExecParam((Node *) cxt->group_vars, NULL) ||
 		run_cost <= 10 * parallel_setup_cost)
 		return;
-	workers = TesseraCoreWorkers(compute_parallel_worker(rel, rel->pages, -1,
-														 max_parallel_workers_per_gather));
+	workers = TesseraCoreWorkers(rel);
 	if (workers <= 0)
 		return;
 	tagg_add_parallel_path(root, rel, output_rel, cpath, cxt, workers, groups, inner_groups,

@@ -29,6 +29,7 @@
 #include "nodes/nodeFuncs.h"
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
+#include "optimizer/paths.h"
 #include "optimizer/restrictinfo.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
@@ -99,21 +100,25 @@ TesseraParallelDivisor(int workers)
 
 /*
  * TesseraCoreWorkers
- *		workers, at most as many as the machine has cores besides the
- *		leader's where the leader takes part (tessera.limit_workers_to_cores): a tessera scan decodes what
+ *		The workers compute_parallel_worker plans for rel, at most as many
+ *		as the machine has cores besides the leader's where the leader takes
+ *		part (tessera.limit_workers_to_cores): a tessera scan decodes what
  *		is in memory, bound by the CPU, and a third process on two cores
  *		only shares them (ClickBench 10M's top-N of SearchPhrase: 87 ms
- *		with one worker, 101 ms with two, 125 ms serial).
+ *		with one worker, 101 ms with two, 125 ms serial).  A table's own
+ *		parallel_workers setting is taken as it is.
  */
 bool		tessera_limit_workers_to_cores = true;
 
 int
-TesseraCoreWorkers(int workers)
+TesseraCoreWorkers(RelOptInfo *rel)
 {
 	static int	cores = 0;
+	int			workers = compute_parallel_worker(rel, rel->pages, -1,
+												  max_parallel_workers_per_gather);
 	int			cap;
 
-	if (!tessera_limit_workers_to_cores)
+	if (!tessera_limit_workers_to_cores || rel->rel_parallel_workers >= 0)
 		return workers;
 	if (cores == 0)
 	{

@@ -349,8 +349,7 @@ tessera_set_join_pathlist(PlannerInfo *root, RelOptInfo *joinrel, RelOptInfo *ou
 		add_path(joinrel, &cpath->path);
 	foreach(lc, fact->baserestrictinfo)
 		params |= TesseraHasExecParam((Node *) lfirst_node(RestrictInfo, lc)->clause, NULL);
-	workers = TesseraCoreWorkers(compute_parallel_worker(fact, fact->pages, -1,
-														 max_parallel_workers_per_gather));
+	workers = TesseraCoreWorkers(fact);
 	if (!params && workers > 0 &&
 		(cpath = tjoin_make_path(root, joinrel, star, &c, safe_paths, workers, true)) != NULL)
 		add_partial_path(joinrel, &cpath->path);

@@ -120,7 +120,7 @@ extern void TesseraScanEstimate(PlannerInfo *root, RelOptInfo *rel, Relation rel
 extern double TesseraReadFraction(PlannerInfo *root, RelOptInfo *rel, Relation relation,
 								  List *rinfos, int varRelid);
 extern double TesseraParallelDivisor(int workers);
-extern int	TesseraCoreWorkers(int workers);
+extern int	TesseraCoreWorkers(RelOptInfo *rel);
 extern double TesseraEstimateGroups(PlannerInfo *root, List *keys, double rows);
 extern double TesseraColumnCorrelation(Oid relid, AttrNumber attnum);
 extern AttrNumber TesseraSingleColumn(Node *clause, Index relid);

@@ -258,8 +258,7 @@ tessera_set_rel_pathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTbl
 
 	if (rel->consider_parallel && rel->lateral_relids == NULL)
 	{
-		int			workers = TesseraCoreWorkers(compute_parallel_worker(rel, rel->pages, -1,
-																		 max_parallel_workers_per_gather));
+		int			workers = TesseraCoreWorkers(rel);
 
 		if (workers > 0)
 			add_partial_path(rel, &tscan_make_path(root, rel, &est, attrs, workers, NULL)->path);

@@ -139,8 +139,7 @@ topn_add_parallel_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *out
 	if (!output_rel->consider_parallel || !input_rel->consider_parallel ||
 		max_parallel_workers_per_gather <= 0)
 		return;
-	workers = TesseraCoreWorkers(compute_parallel_worker(input_rel, input_rel->pages, -1,
-														 max_parallel_workers_per_gather));
+	workers = TesseraCoreWorkers(input_rel);
 	if (workers <= 0)
 		return;
 	ppath = makeNode(CustomPath);

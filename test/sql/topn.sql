@@ -127,6 +127,11 @@ SELECT q, (SELECT count(*) FROM tt.explain('(COSTS OFF) ' || replace(q, '{t}', '
            WHERE l ~ 'Gather Merge|Parallel Custom Scan \(TesseraTopN\)') AS parallel_nodes
 FROM (SELECT q FROM topn_par_q UNION ALL SELECT 'SELECT id FROM {t} ORDER BY ts LIMIT 5') v;
 SELECT q, tt.cmp_ordered(q, 'th', 'tt_t') FROM topn_par_q;
+-- a table's own parallel_workers is taken as it is, whatever the cores
+ALTER TABLE tt_t SET (parallel_workers = 2);
+SELECT l FROM tt.explain('(COSTS OFF) SELECT id, s FROM tt_t ORDER BY s DESC, id LIMIT 7') l
+WHERE l ~ 'Workers Planned';
+ALTER TABLE tt_t RESET (parallel_workers);
 SET parallel_leader_participation = off;
 SELECT q, tt.cmp_ordered(q, 'th', 'tt_t') FROM topn_par_q;
 RESET parallel_leader_participation; RESET tessera.limit_workers_to_cores;
