@@ -329,6 +329,7 @@ typedef struct TesseraGroups
 	int32		pcache_g[4096];
 	bool		pcache_used;	/* some entry set since the last reset */
 	int32	   *gidx;			/* per batch: each row's group */
+	int32	   *lgidx;			/* ... of the listed rows (sparse batches) */
 	int32	   *pend;			/* per batch, several keys: rows to look up */
 	uint64	   *phash;			/* their hashes */
 	uint64	   *ppacked;		/* their packed keys */
@@ -351,7 +352,8 @@ extern void TesseraGroupsInit(TesseraGroups *g, List *key_descs, int nspecs, Mem
 extern void TesseraGroupsReset(TesseraGroups *g, int cap);
 extern void TesseraGroupsCarry(TesseraGroups *g, int ncarried);
 extern void TesseraGroupsPresize(TesseraGroups *g, double groups);
-extern int32 *TesseraGroupsAssign(TesseraGroups *g, TesseraBatch *b, const bool *ok, int n);
+extern int32 *TesseraGroupsAssign(TesseraGroups *g, TesseraBatch *b, const bool *ok, int n,
+								  const int *rows, int m);
 extern int	TesseraGroupsLookup(TesseraGroups *g, int64 *keys, bool *nulls);
 extern int	TesseraGroupsAdd(TesseraGroups *g, const int64 *keys, const bool *nulls);
 extern void TesseraGroupsKeysOf(TesseraGroups *g, TupleTableSlot *slot, int64 *keys,

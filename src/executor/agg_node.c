@@ -138,6 +138,20 @@ tagg_column(TesseraAggState *as, TesseraBatch *b, int attidx, const bool *ok,
 		*values = as->comp.values[attidx - TAGG_COMPUTED_ATTIDX];
 		*isnull = as->comp.nulls[attidx - TAGG_COMPUTED_ATTIDX];
 	}
+	else if (b->sparse && as->listed != NULL)
+	{
+		/* (the rows not listed are NULL, without a value) */
+		memset(as->snulls, true, n);
+		for (int j = 0; j < as->nlisted; j++)
+		{
+			int			i = as->listed[j];
+
+			if (gidx ? gidx[i] >= 0 : !ok || ok[i])
+				as->svalues[i] = TesseraBatchValue(b, attidx, i, &as->snulls[i]);
+		}
+		*values = as->svalues;
+		*isnull = as->snulls;
+	}
 	else if (b->sparse)
 	{
 		for (int i = 0; i < n; i++)
@@ -424,18 +438,25 @@ tagg_reserve_rows(TesseraAggState *as, int n)
 		as->sgidx = MemoryContextAlloc(as->buf_cxt, sizeof(int32) * as->fcap);
 		as->svalues = MemoryContextAlloc(as->buf_cxt, sizeof(Datum) * as->fcap);
 		as->snulls = MemoryContextAlloc(as->buf_cxt, as->fcap);
+		as->lrows = MemoryContextAlloc(as->buf_cxt, sizeof(int) * as->fcap);
 	}
 }
 
 /*
  * Apply rows that count (ok, NULL: all) and each row's group (gidx, NULL:
  * one group) to aggregate k's state(s): BODY sees st, the state, and i,
- * the row.
+ * the row.  Of a sparse batch only the listed rows are visited.
  */
+/* a batch's counted rows are listed when fewer than one in this many count */
+#define TAGG_LIST_BELOW 8
+
 #define TAGG_ROWS(BODY) \
 	do { \
-		for (int i = 0; i < n; i++) \
+		const int  *listed_ = as->listed; \
+		int			nvisit_ = listed_ ? as->nlisted : n; \
+		for (int j_ = 0; j_ < nvisit_; j_++) \
 		{ \
+			int			i = listed_ ? listed_[j_] : j_; \
 			TAggState  *st; \
 			if (isnull && isnull[i]) \
 				continue; \
@@ -473,12 +494,19 @@ tagg_expr_batch(TesseraAggState *as, int k, TesseraBatch *b, const bool *ok, con
 		int			m = 0;
 
 		if (gidx != NULL)
-			for (int i = 0; i < n; i++)
+		{
+			const int  *listed = as->listed;
+			int			nvisit = listed ? as->nlisted : n;
+
+			for (int j = 0; j < nvisit; j++)
 			{
+				int			i = listed ? listed[j] : j;
+
 				rows[m] = i;
 				rgidx[m] = gidx[i];
 				m += gidx[i] >= 0;
 			}
+		}
 		else if (ok != NULL)
 			m = TesseraSelRows(ok, n, rows);
 		else
@@ -799,10 +827,23 @@ tagg_batch(TesseraAggState *as, TesseraBatch *b, const bool *ok, int n)
 		ok = as->slice_mask;
 		as->slice_rows = (int) TesseraSelCount(ok, n);
 	}
+	/* few rows count: they are listed, and only they are visited */
+	as->listed = NULL;
+	if (ok != NULL)
+	{
+		int			m = (int) TesseraSelCount(ok, n);
+
+		if ((Size) m * TAGG_LIST_BELOW < (Size) n)
+		{
+			as->nlisted = TesseraSelRows(ok, n, as->lrows);
+			as->listed = as->lrows;
+		}
+	}
 	if (as->groups.nkeys > 0)
-		gidx = TesseraGroupsAssign(&as->groups, b, ok, n);
+		gidx = TesseraGroupsAssign(&as->groups, b, ok, n, as->listed, as->nlisted);
 	if (as->fold != &as->groups)
-		gidx = as->fold->nkeys > 0 ? TesseraGroupsAssign(as->fold, b, ok, n) : NULL;
+		gidx = as->fold->nkeys > 0 ?
+			TesseraGroupsAssign(as->fold, b, ok, n, as->listed, as->nlisted) : NULL;
 	if (as->offset_checks)
 		tagg_check_offsets(as, b, ok, gidx, n);
 
@@ -819,6 +860,7 @@ tagg_batch(TesseraAggState *as, TesseraBatch *b, const bool *ok, int n)
 					   gidx == NULL && ok == NULL && n == b->chunk_rows &&
 					   !b->reader->external);
 	}
+	as->listed = NULL;
 }
 
 /*

@@ -261,6 +261,9 @@ typedef struct TesseraAggState
 	int32	   *sgidx;
 	Datum	   *svalues;		/* ... a column's values read singly for them */
 	bool	   *snulls;
+	int		   *lrows;			/* ... the counted rows, when few (tagg_batch) */
+	const int  *listed;			/* during tagg_batch: lrows, or NULL (many rows) */
+	int			nlisted;
 	int			fcap;
 	bool	   *ok;				/* per batch: counted rows */
 	bool	   *again;			/* ... those counted once more (STAR_COUNT) */

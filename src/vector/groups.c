@@ -105,6 +105,7 @@ TesseraGroupsReset(TesseraGroups *gt, int cap)
 	gt->slots = NULL;
 	gt->direct = NULL;
 	gt->gidx = NULL;
+	gt->lgidx = NULL;
 	gt->pend = NULL;
 	gt->phash = NULL;
 	gt->ppacked = NULL;
@@ -517,6 +518,44 @@ key_id(TesseraGroups *gt, TAggKey *key, Datum d)
 	return intern_string(gt, key, d);
 }
 
+/*
+ * The id of string key key's value v (not NULL).  Dictionary chunks repeat
+ * the same addresses: they are looked up once.  Other chunks have an
+ * address per row; a value met earlier in the batch is compared with that
+ * row's bytes, still in the cache, instead of the interned copy, which is
+ * not (ClickBench's SearchPhrase).  The caller clears both caches at the
+ * start of each batch.
+ */
+static inline int32
+string_id(TesseraGroups *gt, TAggKey *key, Datum v)
+{
+	Pointer		ptr = DatumGetPointer(v);
+	uint32		c = (uint32) (((uint64) (uintptr_t) ptr * UINT64CONST(0x9E3779B97F4A7C15)) >> 56);
+
+	if (key->ptr_cache[c] != ptr)
+	{
+		const char *data;
+		int			len;
+		uint32		hash;
+		uint32		h;
+
+		key_bytes(key, v, &data, &len);
+		hash = key_string_hash(data, len);
+		h = hash & (TAGG_VALUE_CACHE - 1);
+		if (key->vc_data[h] == NULL || key->vc_hash[h] != hash || key->vc_len[h] != len ||
+			memcmp(key->vc_data[h], data, len) != 0)
+		{
+			key->vc_data[h] = data;
+			key->vc_hash[h] = hash;
+			key->vc_len[h] = len;
+			key->vc_id[h] = intern_bytes(gt, key, v, data, len, hash);
+		}
+		key->ptr_cache[c] = ptr;
+		key->ptr_ids[c] = key->vc_id[h];
+	}
+	return key->ptr_ids[c];
+}
+
 /* Each row's id for key column j of the batch: values or string ids. */
 static void
 key_ids(TesseraGroups *gt, TAggKey *key, TesseraBatch *b, const bool *ok, int n)
@@ -618,48 +657,89 @@ key_ids(TesseraGroups *gt, TAggKey *key, TesseraBatch *b, const bool *ok, int n)
 				ids[i] = isnull[i] ? 0 : DatumGetInt64(values[i]);
 		return;
 	}
-	/*
-	 * Dictionary chunks repeat the same addresses: look them up once.  Other
-	 * chunks have an address per row; a value met earlier in the batch is
-	 * compared with that row's bytes, still in the cache, instead of the
-	 * interned copy, which is not (ClickBench's SearchPhrase).
-	 */
+	/* strings */
 	memset(key->ptr_cache, 0, sizeof(key->ptr_cache));
 	memset(key->vc_data, 0, sizeof(key->vc_data));
 	for (int i = 0; i < n; i++)
+		key->ids[i] = isnull[i] || (ok && !ok[i]) ? 0 : string_id(gt, key, values[i]);
+}
+
+/*
+ * key_ids of the rows rows[0..m) only, packed: ids[j] and nulls[j] are row
+ * rows[j]'s (a sparse batch: a star join or a filter kept few rows).
+ */
+static void
+key_ids_listed(TesseraGroups *gt, TAggKey *key, TesseraBatch *b, const int *rows, int m)
+{
+	int64	   *ids = key->ids;
+	bool	   *nulls;
+	Datum	   *values;
+	bool	   *isnull;
+
+	if (key->nulls_cap < m)
 	{
-		Pointer		ptr;
-		uint32		c;
+		key->nulls_cap = Max(m, 1024);
+		key->own_nulls = MemoryContextAlloc(gt->cxt, key->nulls_cap);
+	}
+	nulls = key->own_nulls;
+	key->nulls = nulls;
+	if (key->attidx >= TAGG_COMPUTED_ATTIDX)
+	{
+		values = key->cvalues;
+		isnull = key->cnulls;
+	}
+	else
+	{
+		int64	   *codes;
+		Datum	   *entries;
+		int			ndict;
 
-		if (isnull[i] || (ok && !ok[i]))
+		if ((key->kind == TAGG_KEY_TEXT || key->kind == TAGG_KEY_BPCHAR) &&
+			TesseraBatchDict(b, key->attidx, &codes, &entries, &ndict))
 		{
-			key->ids[i] = 0;
-			continue;
-		}
-		ptr = DatumGetPointer(values[i]);
-		c = (uint32) (((uint64) (uintptr_t) ptr * UINT64CONST(0x9E3779B97F4A7C15)) >> 56);
-		if (key->ptr_cache[c] != ptr)
-		{
-			const char *data;
-			int			len;
-			uint32		hash;
-			uint32		v;
-
-			key_bytes(key, values[i], &data, &len);
-			hash = key_string_hash(data, len);
-			v = hash & (TAGG_VALUE_CACHE - 1);
-			if (key->vc_data[v] == NULL || key->vc_hash[v] != hash || key->vc_len[v] != len ||
-				memcmp(key->vc_data[v], data, len) != 0)
+			/* each entry interned once, on the first row that has it */
+			if (key->map_cap < ndict)
 			{
-				key->vc_data[v] = data;
-				key->vc_hash[v] = hash;
-				key->vc_len[v] = len;
-				key->vc_id[v] = intern_bytes(gt, key, values[i], data, len, hash);
+				key->map_cap = Max(ndict, 256);
+				key->dict_map = MemoryContextAlloc(gt->cxt, sizeof(int32) * key->map_cap);
 			}
-			key->ptr_cache[c] = ptr;
-			key->ptr_ids[c] = key->vc_id[v];
+			memset(key->dict_map, 0xff, sizeof(int32) * ndict);
+			for (int j = 0; j < m; j++)
+			{
+				int64		c = codes[rows[j]];
+
+				nulls[j] = c < 0;
+				if (c < 0)
+					ids[j] = 0;
+				else
+				{
+					if (key->dict_map[c] < 0)
+						key->dict_map[c] = intern_string(gt, key, entries[c]);
+					ids[j] = key->dict_map[c];
+				}
+			}
+			return;
 		}
-		key->ids[i] = key->ptr_ids[c];
+		TesseraBatchColumn(b, key->attidx, &values, &isnull);
+	}
+	if (key->kind != TAGG_KEY_INT && key->kind != TAGG_KEY_NUMINT)
+	{
+		memset(key->ptr_cache, 0, sizeof(key->ptr_cache));
+		memset(key->vc_data, 0, sizeof(key->vc_data));
+	}
+	for (int j = 0; j < m; j++)
+	{
+		int			i = rows[j];
+
+		nulls[j] = isnull[i];
+		if (isnull[i])
+			ids[j] = 0;
+		else if (key->kind == TAGG_KEY_INT)
+			ids[j] = TesseraIntDatum(values[i], key->typlen);
+		else if (key->kind == TAGG_KEY_NUMINT)
+			ids[j] = key->cints != NULL ? key->cints[i] : numint_id(values[i]);
+		else
+			ids[j] = string_id(gt, key, values[i]);
 	}
 }
 
@@ -876,67 +956,83 @@ assign_one(TesseraGroups *gt, const bool *ok, int first, int n, int32 *gidx)
 
 /*
  * Each of the batch's n rows' group (-1 for rows ok leaves out), in an array
- * owned by the table (valid until the next call).
+ * owned by the table (valid until the next call).  rows, when not NULL, are
+ * the m rows ok keeps, ascending (a sparse batch): only they are looked at.
  */
 int32 *
-TesseraGroupsAssign(TesseraGroups *gt, TesseraBatch *b, const bool *ok, int n)
+TesseraGroupsAssign(TesseraGroups *gt, TesseraBatch *b, const bool *ok, int n, const int *rows,
+					int m)
 {
 	int32	   *gidx;
+	int			k = gt->nkeys;
+	int			first_slow;
 
 	if (gt->row_cap < n)
 	{
 		gt->row_cap = Max(n, 1024);
 		gt->gidx = MemoryContextAlloc(gt->cxt, sizeof(int32) * gt->row_cap);
+		gt->lgidx = MemoryContextAlloc(gt->cxt, sizeof(int32) * gt->row_cap);
 		gt->pend = MemoryContextAlloc(gt->cxt, sizeof(int32) * gt->row_cap);
 		gt->phash = MemoryContextAlloc(gt->cxt, sizeof(uint64) * gt->row_cap);
 		gt->ppacked = MemoryContextAlloc(gt->cxt, sizeof(uint64) * gt->row_cap);
 	}
+	for (int j = 0; j < k; j++)
 	{
-		int			k = gt->nkeys;
-		int			first_slow;
+		TAggKey    *key = &gt->gkeys[j];
 
-		for (int j = 0; j < k; j++)
+		if (key->ids == NULL || key->ids_cap < n)
 		{
-			TAggKey    *key = &gt->gkeys[j];
-
-			if (key->ids == NULL || key->ids_cap < n)
-			{
-				key->ids_cap = Max(n, 1024);
-				key->ids = MemoryContextAlloc(gt->cxt, sizeof(int64) * key->ids_cap);
-			}
+			key->ids_cap = Max(n, 1024);
+			key->ids = MemoryContextAlloc(gt->cxt, sizeof(int64) * key->ids_cap);
+		}
+		if (rows != NULL)
+			key_ids_listed(gt, key, b, rows, m);
+		else
 			key_ids(gt, key, b, ok, n);
-		}
-		gidx = gt->gidx;
-		first_slow = 0;
-		if (gt->nhash == 1 && ok == NULL && gt->direct != NULL &&
-			memchr(gt->gkeys[0].nulls, true, n) == NULL)
-		{
-			/*
-			 * One key, every row, no NULL, the group of each key already in
-			 * the direct-mapped cache (after the first batches of a
-			 * low-cardinality key): a tight loop; the general one takes
-			 * over at the first row that misses.
-			 */
-			const int64 *ids = gt->gkeys[0].ids;
-			const int32 *direct = gt->direct;
-			int64		base = gt->direct_base;
-
-			for (; first_slow < n; first_slow++)
-			{
-				uint64		d = (uint64) (ids[first_slow] - base);
-
-				if (d >= gt->direct_cap || direct[d] < 0)
-					break;
-				gidx[first_slow] = direct[d];
-			}
-		}
-		if (gt->nhash > 1)
-		{
-			assign_multi(gt, ok, n, gidx);
-			return gidx;
-		}
-		assign_one(gt, ok, first_slow, n, gidx);
 	}
+	if (rows != NULL)
+	{
+		/* the listed rows' groups, packed, then each put at its row */
+		int32	   *lgidx = gt->lgidx;
+
+		if (gt->nhash > 1)
+			assign_multi(gt, NULL, m, lgidx);
+		else
+			assign_one(gt, NULL, 0, m, lgidx);
+		gidx = gt->gidx;
+		memset(gidx, 0xff, sizeof(int32) * n);
+		for (int j = 0; j < m; j++)
+			gidx[rows[j]] = lgidx[j];
+		return gidx;
+	}
+	gidx = gt->gidx;
+	first_slow = 0;
+	if (gt->nhash == 1 && ok == NULL && gt->direct != NULL &&
+		memchr(gt->gkeys[0].nulls, true, n) == NULL)
+	{
+		/*
+		 * One key, every row, no NULL, the group of each key already in the
+		 * direct-mapped cache (after the first batches of a low-cardinality
+		 * key): a tight loop; the general one takes over at the first row
+		 * that misses.
+		 */
+		const int64 *ids = gt->gkeys[0].ids;
+		const int32 *direct = gt->direct;
+		int64		base = gt->direct_base;
+
+		for (; first_slow < n; first_slow++)
+		{
+			uint64		d = (uint64) (ids[first_slow] - base);
+
+			if (d >= gt->direct_cap || direct[d] < 0)
+				break;
+			gidx[first_slow] = direct[d];
+		}
+	}
+	if (gt->nhash > 1)
+		assign_multi(gt, ok, n, gidx);
+	else
+		assign_one(gt, ok, first_slow, n, gidx);
 	return gidx;
 }
 

@@ -59,6 +59,19 @@ CREATE TEMP TABLE star_q AS SELECT * FROM (VALUES
     ('SELECT sd1.name, sd2.cat, sd3.label, count(*), sum(f.v), min(f.s) FROM {t} f JOIN sd1 ON f.k1 = sd1.k JOIN sd2 ON f.k2 = sd2.k JOIN sd3 ON f.k3 = sd3.k WHERE sd1.name = ''n3'' AND sd2.w < 8 AND sd3.k > 2 GROUP BY 1, 2, 3')
 ) v(q);
 SELECT q, tt.cmp(q, 'sf_h', 'sf_t') FROM star_q;
+-- few rows joined or selected (under one in eight of a batch): the rows are
+-- listed and only they are grouped and folded; keys of every kind (text of
+-- dictionary and plain chunks, a dimension's text, smallint, an extract(),
+-- NULLs), FILTER, count(DISTINCT), min/max of text and dates
+CREATE TEMP TABLE sparse_q AS SELECT * FROM (VALUES
+    ('SELECT f.s, sd1.name, count(*), sum(f.v), avg(f.x), min(f.s), max(f.dk) FROM {t} f JOIN sd1 ON f.k1 = sd1.k WHERE sd1.k < 3 GROUP BY 1, 2'),
+    ('SELECT f.k3, extract(dow FROM f.dk), count(*), sum(f.x + 1), sum(f.v) FILTER (WHERE f.x > 2) FROM {t} f JOIN sd1 ON f.k1 = sd1.k WHERE sd1.k IN (4, 90) GROUP BY 1, 2'),
+    ('SELECT sd1.name, count(DISTINCT f.k2), count(f.s), max(f.s) FROM {t} f JOIN sd1 ON f.k1 = sd1.k WHERE sd1.k BETWEEN 10 AND 12 GROUP BY 1'),
+    ('SELECT f.s, f.k3, count(*), sum(f.v), min(f.id), max(f.id) FROM {t} f WHERE f.x = 3 AND f.k3 = 1 GROUP BY 1, 2'),
+    ('SELECT f.k1, count(*), avg(f.v) FROM {t} f WHERE f.x = 3 AND f.k2 BETWEEN 3 AND 5 GROUP BY 1'),
+    ('SELECT f.id % 7, sd2.cat, sd1.name, count(*) FROM {t} f JOIN sd1 ON f.k1 = sd1.k JOIN sd2 ON f.k2 = sd2.k WHERE sd1.grp = 2 AND sd2.w = 4 GROUP BY 1, 2, 3')
+) v(q);
+SELECT q, tt.cmp(q, 'sf_h', 'sf_t') FROM sparse_q;
 -- each of them a star join of TesseraAgg (none listed)
 SELECT q FROM star_q
 WHERE NOT EXISTS (SELECT FROM tt.explain(replace(q, '{t}', 'sf_t')) p WHERE p LIKE '%Star Join%');
