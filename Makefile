@@ -53,6 +53,7 @@ OBJS = \
 	src/executor/computed.o \
 	src/executor/star.o \
 	src/executor/star_build.o \
+	src/executor/star_probe_avx2.o \
 	src/executor/star_shared.o \
 	src/executor/topn_node.o \
 	src/executor/join_node.o \
@@ -102,6 +103,9 @@ PG_CFLAGS = -Wall -Wmissing-prototypes -Werror=implicit-function-declaration -MM
 AVX2_CFLAGS = $(shell $(CC) -mavx2 -x c -c -o /dev/null /dev/null >/dev/null 2>&1 && echo -mavx2)
 src/encoding/checksum_avx2.o: CFLAGS += $(AVX2_CFLAGS)
 src/encoding/checksum_avx2.bc: BITCODE_CFLAGS += $(AVX2_CFLAGS)
+# a star join's probe for AVX2 CPUs (src/executor/star.c picks it at run time)
+src/executor/star_probe_avx2.o: CFLAGS += $(AVX2_CFLAGS)
+src/executor/star_probe_avx2.bc: BITCODE_CFLAGS += $(AVX2_CFLAGS)
 # the Parquet file layer (rust/): a static library built by cargo, with
 # the system libraries Rust's standard library needs; its zstd is the
 # system's libzstd (ZSTD_SYS_USE_PKG_CONFIG), not a second copy

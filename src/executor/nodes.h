@@ -214,6 +214,12 @@ extern void TesseraStarRescan(TesseraStar *st);
 extern void TesseraStarBuild(TesseraStar *st);
 extern bool TesseraStarRowGroupMayMatch(void *arg, TesseraReader *r, int stripe, int rg);
 
+/* star_probe_avx2.c */
+extern const bool TesseraStarHaveAVX2;
+extern void TesseraStarProbe32AVX2(const Datum *keys, const bool *keynull, bool *ok, int32 *match,
+								   int n8, int32 min, uint32 span, const uint64 *present,
+								   const int32 *direct, bool anti);
+
 /* star_shared.c: a parallel plan's dimension tables, each built once */
 
 /* a hashed dimension's table as arrays (simplehash's entries and sizes) */
