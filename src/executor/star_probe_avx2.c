@@ -55,6 +55,8 @@ TesseraStarProbe32AVX2(const Datum *keys, const bool *keynull, bool *ok, int32 *
 	const __m256i one = _mm256_set1_epi32(1);
 	const __m256i none = _mm256_set1_epi32(-1);
 	const uint64 ones = UINT64CONST(0x0101010101010101);
+	int			skipped = 0;
+	bool		skip = false;
 
 	if (!byte_of_ready)
 	{
@@ -78,34 +80,60 @@ TesseraStarProbe32AVX2(const Datum *keys, const bool *keynull, bool *ok, int32 *
 													low_dwords);
 		__m256i		key = _mm256_blend_epi32(a, b, 0xF0);
 		__m256i		slot = _mm256_sub_epi32(key, vmin);
-		/* slot <= span, unsigned */
-		__m256i		inside = _mm256_cmpeq_epi32(_mm256_max_epu32(slot, vspan), vspan);
-		__m256i		word = _mm256_mask_i32gather_epi32(_mm256_setzero_si256(),
-													   (const int *) present,
-													   _mm256_srli_epi32(slot, 5), inside, 4);
-		__m256i		bit = _mm256_and_si256(_mm256_srlv_epi32(word, _mm256_and_si256(slot, thirty_one)),
-										   one);
-		int			mask = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(bit, one)));
 		uint64		okb;
 		uint64		nullb;
-		uint64		hitb;
+		uint64		hitb = 0;
+		__m256i		cand;
+		bool		any;
 
 		memcpy(&okb, ok + i, 8);
 		memcpy(&nullb, keynull + i, 8);
-		hitb = byte_of[mask] & okb & ~nullb & ones;
-		okb = anti ? okb & (hitb ^ ones) : hitb;
-		memcpy(ok + i, &okb, 8);
-		if (match != NULL)
-		{
-			__m256i		hit = _mm256_cmpgt_epi32(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128((int64) hitb)),
-												 _mm256_setzero_si256());
-			__m256i		row;
+		/* the lanes still counted, not NULL, with slot <= span (unsigned) */
+		cand = _mm256_cvtepu8_epi32(_mm_cvtsi64_si128((int64) (okb & ~nullb & ones)));
+		cand = _mm256_and_si256(_mm256_cmpgt_epi32(cand, _mm256_setzero_si256()),
+								_mm256_cmpeq_epi32(_mm256_max_epu32(slot, vspan), vspan));
+		any = !_mm256_testz_si256(cand, cand);
 
-			if (direct != NULL)
-				row = _mm256_mask_i32gather_epi32(none, (const int *) direct, slot, hit, 4);
-			else
-				row = _mm256_andnot_si256(hit, none);
-			_mm256_storeu_si256((__m256i *) (match + i), row);
+		/*
+		 * A gather costs about what the rest does: eight lanes none of which
+		 * can hit skip it, where that is the usual case (the first 16 groups
+		 * tell); elsewhere a branch on it would be mispredicted too often
+		 */
+		if (i < 8 * 16)
+		{
+			skipped += !any;
+			skip = skipped * 4 > i / 8 * 3;
+		}
+		if (skip && !any)
+		{
+			okb = anti ? okb : 0;
+			memcpy(ok + i, &okb, 8);
+			if (match != NULL)
+				_mm256_storeu_si256((__m256i *) (match + i), none);
+			continue;
+		}
+		{
+			__m256i		word = _mm256_mask_i32gather_epi32(_mm256_setzero_si256(),
+														   (const int *) present,
+														   _mm256_srli_epi32(slot, 5), cand, 4);
+			__m256i		bit = _mm256_and_si256(_mm256_srlv_epi32(word, _mm256_and_si256(slot, thirty_one)),
+											   one);
+			__m256i		hit = _mm256_cmpeq_epi32(bit, one);
+
+			/* (lanes outside cand gathered 0: no hit) */
+			hitb = byte_of[_mm256_movemask_ps(_mm256_castsi256_ps(hit))];
+			okb = anti ? okb & (hitb ^ ones) : hitb;
+			memcpy(ok + i, &okb, 8);
+			if (match != NULL)
+			{
+				__m256i		row;
+
+				if (direct != NULL)
+					row = _mm256_mask_i32gather_epi32(none, (const int *) direct, slot, hit, 4);
+				else
+					row = _mm256_andnot_si256(hit, none);
+				_mm256_storeu_si256((__m256i *) (match + i), row);
+			}
 		}
 	}
 }
