@@ -408,4 +408,5 @@ WHERE p ~ 'Row Groups|TesseraJoin';
 SELECT p FROM tt.explain_analyze('SELECT count(*) FROM sr_t f WHERE NOT EXISTS (SELECT 1 FROM sd_few WHERE sd_few.k = f.id)') p
 WHERE p ~ 'Row Groups|Anti';
 RESET max_parallel_workers_per_gather;
-DROP TABLE sf_h, sf_t, sd1, sd2, sd3, sdd, sd_dup, sd_many, sd_ne, sd_ne_h, sd_ne_wide, sd_sparse, sd_wide, sk_t, sd_few, sd_big, sr_h, sr_t;
+DROP TABLE sf_h, sf_t, sd1, sd2, sd3, sdd, sd_dup, sd_many, sd_ne, sd_ne_h, sd_ne_wide, sd_sparse, sd_wide, sk_t, sd_few, sd_big, sr_h, sr_t,
+    sneg_h, sneg_t, sneg_d, sneg_dd;
