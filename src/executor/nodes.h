@@ -378,6 +378,7 @@ extern void TesseraScanEnd(CustomScanState *node);
 extern void TesseraScanExplainBytes(TesseraScanState *ts, ExplainState *es);
 
 /* agg_methods.c */
+extern void TesseraAggBatch(TesseraAggState *as, TesseraBatch *b, const bool *ok, int n);
 extern void TesseraAggExplain(CustomScanState *node, List *ancestors, ExplainState *es);
 extern Size TesseraAggEstimateDSM(CustomScanState *node, ParallelContext *pcxt);
 extern void TesseraAggInitDSM(CustomScanState *node, ParallelContext *pcxt, void *coordinate);
