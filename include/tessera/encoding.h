@@ -209,6 +209,7 @@ typedef struct TesseraValueIndex
 	uint32	   *offsets;		/* variable-length values of a plain section */
 	void	   *delta_cps;		/* checkpoints of the delta-encoded integer section */
 	uint32	   *rle_ends;		/* where each run of a run-length section ends */
+	uint32		rle_hint;		/* ... the run the last read found */
 	uint32	   *null_ranks;		/* non-NULL values before each 512-row block */
 } TesseraValueIndex;
 
