@@ -482,6 +482,18 @@ tagg_check_offsets(TesseraAggState *as, TesseraBatch *b, const bool *ok, const i
 	}
 }
 
+/* Few rows count (ok): they are listed, and only they are visited. */
+static void
+tagg_list_rows(TesseraAggState *as, const bool *ok, int n)
+{
+	as->listed = NULL;
+	if (ok != NULL && (Size) TesseraSelCount(ok, n) * TAGG_LIST_BELOW < (Size) n)
+	{
+		as->nlisted = TesseraSelRows(ok, n, as->lrows);
+		as->listed = as->lrows;
+	}
+}
+
 /*
  * TesseraAggBatch
  *		Fold one batch into every aggregate.  ok: rows to count (NULL: all n).
@@ -492,9 +504,13 @@ TesseraAggBatch(TesseraAggState *as, TesseraBatch *b, const bool *ok, int n)
 	int32	   *gidx = NULL;
 
 	tagg_reserve_rows(as, n);
+	/* (a slice's rows are known only once the computed keys are) */
+	as->listed = NULL;
+	if (as->nslices <= 1)
+		tagg_list_rows(as, ok, n);
 	if (as->comp.n > 0)
 	{
-		TesseraComputedBatch(&as->comp, b, ok, n, as->buf_cxt);
+		TesseraComputedBatch(&as->comp, b, ok, n, as->listed, as->nlisted, as->buf_cxt);
 		tagg_computed_keys(as);
 	}
 	if (as->nslices > 1)
@@ -513,18 +529,7 @@ TesseraAggBatch(TesseraAggState *as, TesseraBatch *b, const bool *ok, int n)
 						   as->nslices);
 		ok = as->slice_mask;
 		as->slice_rows = (int) TesseraSelCount(ok, n);
-	}
-	/* few rows count: they are listed, and only they are visited */
-	as->listed = NULL;
-	if (ok != NULL)
-	{
-		int			m = (int) TesseraSelCount(ok, n);
-
-		if ((Size) m * TAGG_LIST_BELOW < (Size) n)
-		{
-			as->nlisted = TesseraSelRows(ok, n, as->lrows);
-			as->listed = as->lrows;
-		}
+		tagg_list_rows(as, ok, n);
 	}
 	if (as->groups.nkeys > 0)
 		gidx = TesseraGroupsAssign(&as->groups, b, ok, n, as->listed, as->nlisted);

@@ -413,7 +413,7 @@ tagg_row_filter(TesseraAggState *as, TesseraComputed *f, TesseraBatch *b, bool *
 {
 	uint64		before = TesseraSelCount(mask, n);
 
-	TesseraComputedBatch(f, b, mask, n, as->buf_cxt);
+	TesseraComputedBatch(f, b, mask, n, NULL, 0, as->buf_cxt);
 	for (int j = 0; j < f->n; j++)
 	{
 		Datum	   *v = f->values[j];

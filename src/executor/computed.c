@@ -1048,11 +1048,12 @@ int_arith_eval(TesseraComputed *c, IntArith *ia, TesseraBatch *b, const int *row
 
 /* The integer arithmetic expressions over the batch's counted rows. */
 static void
-comp_int_arith(TesseraComputed *c, TesseraBatch *b, const bool *ok, int n, MemoryContext bufcxt)
+comp_int_arith(TesseraComputed *c, TesseraBatch *b, const bool *ok, int n, const int *listed,
+			   int nlisted, MemoryContext bufcxt)
 {
 	/* (every row counted: no row list, loops over 0..n-1) */
-	int		   *rows = ok == NULL ? NULL : c->rows;
-	int			m = ok == NULL ? n : TesseraSelRows(ok, n, c->rows);
+	const int  *rows = ok == NULL ? NULL : listed != NULL ? listed : c->rows;
+	int			m = ok == NULL ? n : listed != NULL ? nlisted : TesseraSelRows(ok, n, c->rows);
 
 	for (int j = 0; j < c->n; j++)
 	{
@@ -1092,10 +1093,11 @@ comp_int_arith(TesseraComputed *c, TesseraBatch *b, const bool *ok, int n, Memor
  * TesseraComputedBatch
  *		Every expression over the batch's counted rows (ok; NULL: all n),
  *		into c->values[j] / c->nulls[j], valid until the next batch.
+ *		listed, when not NULL, lists those rows (nlisted, ascending).
  */
 void
 TesseraComputedBatch(TesseraComputed *c, TesseraBatch *b, const bool *ok, int n,
-					 MemoryContext bufcxt)
+					 const int *listed, int nlisted, MemoryContext bufcxt)
 {
 	MemoryContext old;
 
@@ -1139,7 +1141,7 @@ TesseraComputedBatch(TesseraComputed *c, TesseraBatch *b, const bool *ok, int n,
 		else if (c->mode[j] == COMP_TS_FIELD)
 			comp_ts_field(c, j, b, ok, n);
 	if (c->any_int_arith)
-		comp_int_arith(c, b, ok, n, bufcxt);
+		comp_int_arith(c, b, ok, n, listed, nlisted, bufcxt);
 	if (c->proj != NULL)
 		comp_projected(c, b, ok, n);
 	MemoryContextSwitchTo(old);

@@ -243,7 +243,7 @@ extern bool TesseraStarWaitDim(TesseraStar *st, int d);
 extern void TesseraStarAttachDim(TesseraStar *st, int d, StarHashArrays *h);
 extern bool TesseraStarNextUnmatched(TesseraStar *st, Datum *values, bool *isnull);
 extern void TesseraComputedBatch(TesseraComputed *c, TesseraBatch *b, const bool *ok, int n,
-								 MemoryContext bufcxt);
+								 const int *listed, int nlisted, MemoryContext bufcxt);
 extern void TesseraComputedRescan(TesseraComputed *c);
 
 typedef struct TesseraAggState
