@@ -482,12 +482,29 @@ tagg_check_offsets(TesseraAggState *as, TesseraBatch *b, const bool *ok, const i
 	}
 }
 
-/* Few rows count (ok): they are listed, and only they are visited. */
+/*
+ * Few rows count (ok): they are listed, and only they are visited.  Where
+ * a star join listed the rows it kept, the list is those of them ok keeps.
+ */
 static void
 tagg_list_rows(TesseraAggState *as, const bool *ok, int n)
 {
 	as->listed = NULL;
-	if (ok != NULL && (Size) TesseraSelCount(ok, n) * TAGG_LIST_BELOW < (Size) n)
+	if (ok == NULL)
+		return;
+	if (as->superset != NULL && (Size) as->nsuperset * TAGG_LIST_BELOW < (Size) n)
+	{
+		int			m = 0;
+
+		for (int j = 0; j < as->nsuperset; j++)
+		{
+			as->lrows[m] = as->superset[j];
+			m += ok[as->superset[j]];
+		}
+		as->nlisted = m;
+		as->listed = as->lrows;
+	}
+	else if ((Size) TesseraSelCount(ok, n) * TAGG_LIST_BELOW < (Size) n)
 	{
 		as->nlisted = TesseraSelRows(ok, n, as->lrows);
 		as->listed = as->lrows;

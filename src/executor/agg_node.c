@@ -435,6 +435,7 @@ tagg_counted_rows(TesseraAggState *as, TesseraBatch *b, const bool *sel)
 	int			n = b->nrows;
 	bool	   *mask;
 
+	as->superset = NULL;
 	if (b->deleted == NULL && as->star.ndims == 0 && as->row_quals.n == 0)
 		return sel;
 	if (as->ok_cap < n || as->ok == NULL)
@@ -464,7 +465,12 @@ tagg_counted_rows(TesseraAggState *as, TesseraBatch *b, const bool *sel)
 	if (as->row_quals.n > 0 && as->star.left)
 		as->rows_removed_by_quals += tagg_row_filter(as, &as->row_quals, b, mask, n);
 	if (as->star.ndims > 0)
+	{
 		TesseraStarProbe(&as->star, b, mask, n, &as->comp, as->buf_cxt);
+		/* (the quals below only clear rows) */
+		as->superset = as->star.listed;
+		as->nsuperset = as->star.nlisted;
+	}
 	if (as->row_quals.n > 0 && !as->star.left)
 		as->rows_removed_by_quals += tagg_row_filter(as, &as->row_quals, b, mask, n);
 	if (as->star_filters.n > 0)

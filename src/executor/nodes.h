@@ -189,6 +189,8 @@ typedef struct TesseraStar
 	int32	   *match;			/* [dim * cap + row] matched dimension row */
 	int		   *rows;			/* the rows still counted, once few are */
 	int			cap;
+	const int  *listed;			/* after a probe: rows, if it listed them; else NULL */
+	int			nlisted;		/* ... how many */
 	uint64		rows_removed;	/* fact rows without a match */
 	struct TesseraStarShared *shared;	/* a parallel plan's tables, built once */
 	dsa_area   *area;			/* ... in the query's DSA */
@@ -270,6 +272,9 @@ typedef struct TesseraAggState
 	int		   *lrows;			/* ... the counted rows, when few (tagg_batch) */
 	const int  *listed;			/* during tagg_batch: lrows, or NULL (many rows) */
 	int			nlisted;
+	const int  *superset;		/* this batch's rows a star join listed: every
+								 * counted row is among them; or NULL */
+	int			nsuperset;
 	int			fcap;
 	bool	   *ok;				/* per batch: counted rows */
 	bool	   *again;			/* ... those counted once more (STAR_COUNT) */

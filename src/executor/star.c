@@ -581,6 +581,8 @@ TesseraStarProbe(TesseraStar *st, TesseraBatch *b, bool *ok, int n, TesseraCompu
 		}
 	}
 	st->rows_removed -= m;
+	st->listed = listed ? st->rows : NULL;
+	st->nlisted = m;
 	if (st->counting)
 		star_weights(st, ok, n, m, listed);
 

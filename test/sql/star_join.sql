@@ -59,6 +59,9 @@ CREATE TEMP TABLE star_q AS SELECT * FROM (VALUES
     ('SELECT sd1.name, sd2.cat, sd3.label, count(*), sum(f.v), min(f.s) FROM {t} f JOIN sd1 ON f.k1 = sd1.k JOIN sd2 ON f.k2 = sd2.k JOIN sd3 ON f.k3 = sd3.k WHERE sd1.name = ''n3'' AND sd2.w < 8 AND sd3.k > 2 GROUP BY 1, 2, 3')
 ) v(q);
 SELECT q, tt.cmp(q, 'sf_h', 'sf_t') FROM star_q;
+CREATE TABLE sp_dup (k int);
+INSERT INTO sp_dup SELECT i % 9 FROM generate_series(1, 27) i;
+ANALYZE sp_dup;
 -- few rows joined or selected (under one in eight of a batch): the rows are
 -- listed and only they are grouped and folded; keys of every kind (text of
 -- dictionary and plain chunks, a dimension's text, smallint, an extract(),
@@ -69,9 +72,17 @@ CREATE TEMP TABLE sparse_q AS SELECT * FROM (VALUES
     ('SELECT sd1.name, count(DISTINCT f.k2), count(f.s), max(f.s) FROM {t} f JOIN sd1 ON f.k1 = sd1.k WHERE sd1.k BETWEEN 10 AND 12 GROUP BY 1'),
     ('SELECT f.s, f.k3, count(*), sum(f.v), min(f.id), max(f.id) FROM {t} f WHERE f.x = 3 AND f.k3 = 1 GROUP BY 1, 2'),
     ('SELECT f.k1, count(*), avg(f.v) FROM {t} f WHERE f.x = 3 AND f.k2 BETWEEN 3 AND 5 GROUP BY 1'),
-    ('SELECT f.id % 7, sd2.cat, sd1.name, count(*) FROM {t} f JOIN sd1 ON f.k1 = sd1.k JOIN sd2 ON f.k2 = sd2.k WHERE sd1.grp = 2 AND sd2.w = 4 GROUP BY 1, 2, 3')
+    ('SELECT f.id % 7, sd2.cat, sd1.name, count(*) FROM {t} f JOIN sd1 ON f.k1 = sd1.k JOIN sd2 ON f.k2 = sd2.k WHERE sd1.grp = 2 AND sd2.w = 4 GROUP BY 1, 2, 3'),
+    ('SELECT sd1.name, f.x, count(*), sum(f.v) FROM {t} f JOIN sd1 ON f.k1 = sd1.k WHERE sd1.k < 4 AND f.s ~ ''[13]'' GROUP BY 1, 2'),
+    ('SELECT sd1.name, count(*), max(f.id) FROM {t} f JOIN sd1 ON f.k1 = sd1.k WHERE sd1.k < 4 AND sd1.w * 8 > f.x GROUP BY 1'),
+    ('SELECT f.x, count(*), sum(f.v) FROM {t} f JOIN sd1 ON f.k1 = sd1.k JOIN sp_dup d ON f.x = d.k WHERE sd1.k BETWEEN 5 AND 7 GROUP BY 1')
 ) v(q);
 SELECT q, tt.cmp(q, 'sf_h', 'sf_t') FROM sparse_q;
+-- (the last three: a row qual, a qual of the table and a dimension, a
+-- counted dimension, each after the probes listed the few rows they kept)
+SELECT string_agg(DISTINCT substring(p FROM '(Filter|Star Join|Counted)'), ', ') AS shows, q
+FROM sparse_q, LATERAL tt.explain(replace(q, '{t}', 'sf_t')) p
+WHERE q ~ '\[13\]|w \* 8|sp_dup' AND p ~ '(Filter|Star Join|Counted)' GROUP BY q ORDER BY q;
 -- keys below, inside and above a dimension's range, negative ones, NULLs;
 -- batches whose row count is not a multiple of eight (the probe takes
 -- eight keys at a time where the CPU can)
@@ -409,4 +420,4 @@ SELECT p FROM tt.explain_analyze('SELECT count(*) FROM sr_t f WHERE NOT EXISTS (
 WHERE p ~ 'Row Groups|Anti';
 RESET max_parallel_workers_per_gather;
 DROP TABLE sf_h, sf_t, sd1, sd2, sd3, sdd, sd_dup, sd_many, sd_ne, sd_ne_h, sd_ne_wide, sd_sparse, sd_wide, sk_t, sd_few, sd_big, sr_h, sr_t,
-    sneg_h, sneg_t, sneg_d, sneg_dd;
+    sneg_h, sneg_t, sneg_d, sneg_dd, sp_dup;
