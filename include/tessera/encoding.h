@@ -214,6 +214,10 @@ typedef struct TesseraValueIndex
 } TesseraValueIndex;
 
 extern void TesseraFreeValueIndex(TesseraValueIndex *index);
+extern bool TesseraDecodeValuesAt(const TesseraColumnType *type, const TesseraChunkDisk *chunk,
+								  const char *raw, int nrows, const int *rows, int m,
+								  Datum *values, bool *isnull, TesseraValueIndex **index,
+								  MemoryContext index_cxt);
 extern Datum TesseraDecodeValue(const TesseraColumnType *type, const TesseraChunkDisk *chunk,
 								const char *raw, int nrows, int row, bool *isnull,
 								TesseraCorruptFn corrupt, void *arg, TesseraValueIndex **index,
@@ -257,7 +261,7 @@ extern Size TesseraIntPrepare(const char *p, const char *end, int n, int idx,
 extern bool TesseraIntAtIndexed(const char *p, const char *end, int n, int idx, int64 *out,
 								TesseraValueIndex *index);
 extern bool TesseraGatherInts(const char *p, const char *end, int n, const int *rows, int m,
-							  int64 *out);
+							  int64 *out, struct TesseraValueIndex *index);
 
 #ifdef HAVE_INT128
 extern void TesseraEncodeWide(const int128 *values, int n, TesseraBuf *out);

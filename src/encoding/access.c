@@ -317,6 +317,41 @@ view_plain_at(TesseraChunkView *v, const TesseraColumnType *type, const char *p,
 }
 
 /*
+ * TesseraDecodeValuesAt
+ *		The values of rows rows[0..m) (ascending) of an integer chunk without
+ *		NULLs, into values[rows[j]] / isnull[rows[j]]: the section's header
+ *		read once, one unpack or indexed lookup per value (a sparse batch's
+ *		few rows).  False where the chunk is of another kind (the caller
+ *		reads its values singly); a malformed section reports corruption
+ *		when read singly.
+ */
+bool
+TesseraDecodeValuesAt(const TesseraColumnType *type, const TesseraChunkDisk *chunk,
+					  const char *raw, int nrows, const int *rows, int m, Datum *values,
+					  bool *isnull, TesseraValueIndex **index, MemoryContext index_cxt)
+{
+	int64		buf[64];
+
+	if (chunk->encoding != TESSERA_ENC_INT || type->kind != TESSERA_KIND_BYVAL ||
+		chunk->value_count != (uint32) nrows || nrows <= 0)
+		return false;
+	for (int j0 = 0; j0 < m; j0 += lengthof(buf))
+	{
+		int			k = Min(m - j0, (int) lengthof(buf));
+
+		if (!TesseraGatherInts(raw, raw + chunk->raw_bytes, nrows, rows + j0, k, buf,
+							   value_index(index, index_cxt)))
+			return false;
+		for (int j = 0; j < k; j++)
+		{
+			values[rows[j0 + j]] = TesseraIntToByval(buf[j], type->typlen);
+			isnull[rows[j0 + j]] = false;
+		}
+	}
+	return true;
+}
+
+/*
  * TesseraDecodeValueView
  *		TesseraDecodeValue for a framed chunk's view: the bytes the value is
  *		read from -- the null bitmap, the headers on the way, the value's

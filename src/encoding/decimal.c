@@ -655,7 +655,7 @@ TesseraDecimalGather(const char *p, const char *end, int n, const int *rows, int
 		return false;
 	*max_scale = hdr.max_scale;
 	p += MAXALIGN(sizeof(hdr));
-	if (!TesseraGatherInts(p, end, n, rows, m, dscales))
+	if (!TesseraGatherInts(p, end, n, rows, m, dscales, NULL))
 		return false;
 	for (int j = 0; j < m; j++)
 		if (dscales[j] < 0 || dscales[j] > *max_scale)
@@ -667,7 +667,7 @@ TesseraDecimalGather(const char *p, const char *end, int n, const int *rows, int
 	{
 		int64	   *v64 = (int64 *) values; /* gather in place, widen backwards */
 
-		if (!TesseraGatherInts(vals, end, n, rows, m, v64))
+		if (!TesseraGatherInts(vals, end, n, rows, m, v64, NULL))
 			return false;
 		for (int j = m - 1; j >= 0; j--)
 			values[j] = (int128) v64[j];

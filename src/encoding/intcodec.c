@@ -1043,10 +1043,13 @@ TesseraIntAt(const char *p, const char *end, int n, int idx, int64 *out)
  * TesseraGatherInts
  *		out[j] = value rows[j] of the integer section at p (rows ascending
  *		or not, each < n): one unpack per value for frame-of-reference
- *		sections, a full decode for the others.  False if malformed.
+ *		sections; for the others a lookup each through index where one is
+ *		given and few rows are read (TesseraIntAtIndexed), else a full
+ *		decode.  False if malformed.
  */
 bool
-TesseraGatherInts(const char *p, const char *end, int n, const int *rows, int m, int64 *out)
+TesseraGatherInts(const char *p, const char *end, int n, const int *rows, int m, int64 *out,
+				  TesseraValueIndex *index)
 {
 	IntSectionHeader hdr;
 	const uint8 *data = (const uint8 *) p + sizeof(IntSectionHeader);
@@ -1068,6 +1071,13 @@ TesseraGatherInts(const char *p, const char *end, int n, const int *rows, int m,
 								  (uint64) hdr.base);
 			return true;
 		default:
+			if (index != NULL && (Size) m * 8 < (Size) n)
+			{
+				for (int j = 0; j < m; j++)
+					if (!TesseraIntAtIndexed(p, end, n, rows[j], &out[j], index))
+						return false;
+				return true;
+			}
 			{
 				int64	   *all = palloc(sizeof(int64) * Max(n, 1));
 				bool		ok = TesseraDecodeInts(p, end, n, all) != NULL;

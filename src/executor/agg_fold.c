@@ -69,13 +69,7 @@ tagg_column(TesseraAggState *as, TesseraBatch *b, int attidx, const bool *ok,
 	{
 		/* (the rows not listed are NULL, without a value) */
 		memset(as->snulls, true, n);
-		for (int j = 0; j < as->nlisted; j++)
-		{
-			int			i = as->listed[j];
-
-			if (gidx ? gidx[i] >= 0 : !ok || ok[i])
-				as->svalues[i] = TesseraBatchValue(b, attidx, i, &as->snulls[i]);
-		}
+		TesseraBatchGather(b, attidx, as->listed, as->nlisted, as->svalues, as->snulls);
 		*values = as->svalues;
 		*isnull = as->snulls;
 	}

@@ -140,6 +140,7 @@ typedef struct IntArith
 	struct IntArith *r;
 	int64	   *v;				/* per row, for the current batch */
 	bool	   *isnull;
+	Datum	   *gathered;		/* IA_VAR of a sparse batch: the rows' values */
 	int			cap_rows;
 } IntArith;
 
@@ -945,6 +946,8 @@ int_arith_eval(TesseraComputed *c, IntArith *ia, TesseraBatch *b, const int *row
 	{
 		ia->v = MemoryContextAlloc(bufcxt, sizeof(int64) * c->cap);
 		ia->isnull = MemoryContextAlloc(bufcxt, c->cap);
+		ia->gathered = ia->kind == IA_VAR ?
+			MemoryContextAlloc(bufcxt, sizeof(Datum) * c->cap) : NULL;
 		ia->cap_rows = c->cap;
 	}
 	switch (ia->kind)
@@ -962,6 +965,13 @@ int_arith_eval(TesseraComputed *c, IntArith *ia, TesseraBatch *b, const int *row
 
 				if (!b->sparse || ia->att >= c->natts_rel)
 					comp_column(c, b, ia->att, &values, &isnull);
+				else if (rows != NULL)
+				{
+					/* a sparse batch's counted rows, read together */
+					TesseraBatchGather(b, ia->att, rows, m, ia->gathered, ia->isnull);
+					values = ia->gathered;
+					isnull = ia->isnull;
+				}
 				if (values == NULL)
 					ROWS_LOOP({
 						bool		n;

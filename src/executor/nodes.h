@@ -191,6 +191,10 @@ typedef struct TesseraStar
 	int			cap;
 	const int  *listed;			/* after a probe: rows, if it listed them; else NULL */
 	int			nlisted;		/* ... how many */
+	Datum	   *gkeys;			/* [cap] listed rows' keys, read together */
+	bool	   *gnulls;
+	Datum	   *gkeys2;			/* ... of a composite key's second column */
+	bool	   *gnulls2;
 	uint64		rows_removed;	/* fact rows without a match */
 	struct TesseraStarShared *shared;	/* a parallel plan's tables, built once */
 	dsa_area   *area;			/* ... in the query's DSA */

@@ -506,6 +506,10 @@ TesseraStarProbe(TesseraStar *st, TesseraBatch *b, bool *ok, int n, TesseraCompu
 		st->cap = Max(n, 1024);
 		st->match = MemoryContextAlloc(bufcxt, sizeof(int32) * st->cap * Max(st->ndims, 1));
 		st->rows = MemoryContextAlloc(bufcxt, sizeof(int) * st->cap);
+		st->gkeys = MemoryContextAlloc(bufcxt, sizeof(Datum) * st->cap);
+		st->gnulls = MemoryContextAlloc(bufcxt, st->cap);
+		st->gkeys2 = MemoryContextAlloc(bufcxt, sizeof(Datum) * st->cap);
+		st->gnulls2 = MemoryContextAlloc(bufcxt, st->cap);
 		if (st->counting)
 			st->weight = MemoryContextAlloc(bufcxt, sizeof(int64) * st->cap);
 		for (int k = 0; k < st->next; k++)
@@ -565,6 +569,19 @@ TesseraStarProbe(TesseraStar *st, TesseraBatch *b, bool *ok, int n, TesseraCompu
 		{
 			int			kept = 0;
 
+			/* the listed rows' keys read together, not one call each */
+			if (keys == NULL)
+			{
+				TesseraBatchGather(b, dim->fact_att, st->rows, m, st->gkeys, st->gnulls);
+				keys = st->gkeys;
+				keynull = st->gnulls;
+				if (dim->fact_att2 >= 0)
+				{
+					TesseraBatchGather(b, dim->fact_att2, st->rows, m, st->gkeys2, st->gnulls2);
+					keys2 = st->gkeys2;
+					keynull2 = st->gnulls2;
+				}
+			}
 			for (int j = 0; j < m; j++)
 			{
 				int			i = st->rows[j];

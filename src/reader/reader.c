@@ -1039,6 +1039,51 @@ TesseraBatchValue(TesseraBatch *b, int attidx, int row, bool *isnull)
 	return result;
 }
 
+/*
+ * TesseraBatchGather
+ *		TesseraBatchValue of the rows rows[0..m) (ascending), into
+ *		values[rows[j]] / isnull[rows[j]]: an integer chunk's section is
+ *		read once for all of them (a sparse batch's few rows), other chunks
+ *		value by value.
+ */
+void
+TesseraBatchGather(TesseraBatch *b, int attidx, const int *rows, int m, Datum *values,
+				   bool *isnull)
+{
+	TesseraReader *r = b->reader;
+	TesseraChunkDisk *cd;
+	TesseraCorruptContext cc;
+	MemoryContext old;
+	bool		done;
+
+	if (m == 0)
+		return;
+	/* the first read sets the column up: decoded, or its payload in place */
+	values[rows[0]] = TesseraBatchValue(b, attidx, rows[0], &isnull[rows[0]]);
+	if (b->values[attidx] != NULL)
+	{
+		for (int j = 1; j < m; j++)
+		{
+			values[rows[j]] = b->values[attidx][rows[j]];
+			isnull[rows[j]] = b->isnull[attidx][rows[j]];
+		}
+		return;
+	}
+	done = false;
+	if (b->raw != NULL && b->raw[attidx] != NULL)
+	{
+		cd = chunk_context(b, attidx, &cc);
+		old = MemoryContextSwitchTo(r->batch_cxt);
+		done = TesseraDecodeValuesAt(TesseraReaderColumnType(r, attidx), cd, b->raw[attidx],
+									 b->chunk_rows, rows + 1, m - 1, values, isnull,
+									 &b->raw_index[attidx], r->batch_cxt);
+		MemoryContextSwitchTo(old);
+	}
+	if (!done)
+		for (int j = 1; j < m; j++)
+			values[rows[j]] = TesseraBatchValue(b, attidx, rows[j], &isnull[rows[j]]);
+}
+
 #ifdef HAVE_INT128
 /* A numeric column of the batch decoded as scaled integers, or why not. */
 typedef struct TesseraScaledColumn

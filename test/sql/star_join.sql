@@ -83,6 +83,30 @@ SELECT q, tt.cmp(q, 'sf_h', 'sf_t') FROM sparse_q;
 SELECT string_agg(DISTINCT substring(p FROM '(Filter|Star Join|Counted)'), ', ') AS shows, q
 FROM sparse_q, LATERAL tt.explain(replace(q, '{t}', 'sf_t')) p
 WHERE q ~ '\[13\]|w \* 8|sp_dup' AND p ~ '(Filter|Star Join|Counted)' GROUP BY q ORDER BY q;
+-- a star join keeping 1% of the rows reads its other keys and the
+-- aggregates' columns for those rows together: integer chunks of every
+-- kind (random, runs, steady steps, growing by varying steps, small),
+-- with and without NULLs, dates
+CREATE TABLE sg_h (k int, r int, d bigint, sm smallint, st int, dt date, nv int);
+INSERT INTO sg_h SELECT (i * 7919) % 1000, i / 7, i::bigint * 1000 + (i * 37) % 11,
+    ((i % 3) * 5)::smallint, i * 3, date '2020-01-01' + i / 50,
+    CASE WHEN i % 13 = 0 THEN NULL ELSE i % 101 END
+FROM generate_series(1, 30000) i;
+CREATE TABLE sg_t (LIKE sg_h) USING tessera WITH (tessera_row_group_row_limit = 3000);
+INSERT INTO sg_t SELECT * FROM sg_h;
+CREATE TABLE sg_d (k int PRIMARY KEY, tag text);
+INSERT INTO sg_d SELECT i * 97, 'g' || (i % 3) FROM generate_series(0, 9) i;
+CREATE TABLE sg_r (r int PRIMARY KEY, tag text);
+INSERT INTO sg_r SELECT i, 'r' || (i % 4) FROM generate_series(0, 4300) i WHERE i % 5 <> 0;
+CREATE TABLE sg_dd (dt date PRIMARY KEY, tag text);
+INSERT INTO sg_dd SELECT date '2020-01-01' + i, 'm' || (i % 2) FROM generate_series(0, 600, 2) i;
+ANALYZE sg_h, sg_t, sg_d, sg_r, sg_dd;
+SELECT q, tt.cmp(q, 'sg_h', 'sg_t') FROM (VALUES
+    ('SELECT sg_d.tag, count(*), sum(f.r + f.st), sum(f.d - f.sm), sum(f.d), sum(f.nv + 1), min(f.dt) FROM {t} f JOIN sg_d ON f.k = sg_d.k GROUP BY 1'),
+    ('SELECT sg_r.tag, count(*), sum(f.st * 2), sum(f.r), max(f.dt) FROM {t} f JOIN sg_d ON f.k = sg_d.k JOIN sg_r ON f.r = sg_r.r GROUP BY 1'),
+    ('SELECT sg_dd.tag, sg_d.tag, count(*), sum(f.d + f.nv) FROM {t} f JOIN sg_d ON f.k = sg_d.k JOIN sg_dd ON f.dt = sg_dd.dt GROUP BY 1, 2'),
+    ('SELECT count(*), sum(f.r - f.st) FROM {t} f JOIN sg_d ON f.k = sg_d.k JOIN sg_r ON f.r = sg_r.r JOIN sg_dd ON f.dt = sg_dd.dt')
+) v(q);
 -- keys below, inside and above a dimension's range, negative ones, NULLs;
 -- batches whose row count is not a multiple of eight (the probe takes
 -- eight keys at a time where the CPU can)
@@ -420,4 +444,4 @@ SELECT p FROM tt.explain_analyze('SELECT count(*) FROM sr_t f WHERE NOT EXISTS (
 WHERE p ~ 'Row Groups|Anti';
 RESET max_parallel_workers_per_gather;
 DROP TABLE sf_h, sf_t, sd1, sd2, sd3, sdd, sd_dup, sd_many, sd_ne, sd_ne_h, sd_ne_wide, sd_sparse, sd_wide, sk_t, sd_few, sd_big, sr_h, sr_t,
-    sneg_h, sneg_t, sneg_d, sneg_dd, sp_dup;
+    sneg_h, sneg_t, sneg_d, sneg_dd, sp_dup, sg_h, sg_t, sg_d, sg_r, sg_dd;
