@@ -178,6 +178,12 @@ _PG_init(void)
 							 &tessera_enable_star_join, true, PGC_USERSET, 0,
 							 NULL, NULL, NULL);
 
+	DefineCustomBoolVariable("tessera.enable_simd",
+							 "Lets tessera's executor use AVX2 loops where the CPU has them.",
+							 "A star join probes eight keys at a time; off: one at a time, as on CPUs without AVX2 (the answers are the same).",
+							 &tessera_enable_simd, true, PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+
 	DefineCustomBoolVariable("tessera.enable_join",
 							 "Lets TesseraJoin join dimension tables to a tessera table and hand up the joined rows.",
 							 "An inner join of one tessera table with relations joined on their unique integer or date keys probes the dimensions' rows with the table's key column vectors and forms only the rows that join; tessera.enable_star_join off turns it off too.",

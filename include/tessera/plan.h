@@ -35,6 +35,7 @@ extern bool tessera_enable_topn;
 extern bool tessera_limit_workers_to_cores;
 extern bool tessera_enable_star_join;
 extern bool tessera_enable_join;
+extern bool tessera_enable_simd;
 
 /* _PG_init: the planner's paths (planner/scan_path.c, planner/agg_path.c) */
 extern void TesseraInstallScanPaths(void);

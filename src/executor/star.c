@@ -58,6 +58,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
+#include "tessera/plan.h"
 #include "tessera/tableam.h"
 #include "nodes.h"
 
@@ -238,7 +239,13 @@ star_fact_key(TesseraBatch *b, TesseraStarDim *dim, Datum *keys, bool *keynull,
 #define STAR_INT32(d)	((int64) DatumGetInt32(d))
 #define STAR_INT64(d)	DatumGetInt64(d)
 
-/* Does this CPU run star_probe_avx2.c's loop (and was it built with AVX2)? */
+/* tessera.enable_simd: AVX2 loops where the CPU has them */
+bool		tessera_enable_simd = true;
+
+/*
+ * Does this CPU run star_probe_avx2.c's loop (and was it built with AVX2),
+ * and may it (tessera.enable_simd)?
+ */
 static bool
 star_have_avx2(void)
 {
@@ -252,7 +259,7 @@ star_have_avx2(void)
 			have = 1;
 #endif
 	}
-	return have == 1;
+	return have == 1 && tessera_enable_simd;
 }
 
 /*

@@ -128,6 +128,16 @@ SELECT q, tt.cmp(q, 'sneg_h', 'sneg_t') FROM (VALUES
     ('SELECT count(*), count(f.k), sum(f.v) FROM {t} f WHERE NOT EXISTS (SELECT 1 FROM sneg_d WHERE sneg_d.k = f.k)'),
     ('SELECT f.k, count(*) FROM {t} f WHERE NOT EXISTS (SELECT 1 FROM sneg_dd WHERE sneg_dd.d = f.d) GROUP BY 1')
 ) v(q);
+-- the same, and the joins keeping few rows, one key at a time (as on a CPU
+-- without AVX2)
+SET tessera.enable_simd = off;
+SELECT q, tt.cmp(q, 'sneg_h', 'sneg_t') FROM (VALUES
+    ('SELECT sneg_d.name, count(*), sum(f.v) FROM {t} f JOIN sneg_d ON f.k = sneg_d.k GROUP BY 1'),
+    ('SELECT sneg_dd.tag, sneg_d.name, count(*) FROM {t} f JOIN sneg_d ON f.k = sneg_d.k JOIN sneg_dd ON f.d = sneg_dd.d GROUP BY 1, 2'),
+    ('SELECT count(*), count(f.k), sum(f.v) FROM {t} f WHERE NOT EXISTS (SELECT 1 FROM sneg_d WHERE sneg_d.k = f.k)')
+) v(q);
+SELECT q, tt.cmp(q, 'sf_h', 'sf_t') FROM sparse_q;
+RESET tessera.enable_simd;
 -- each of them a star join of TesseraAgg (none listed)
 SELECT q FROM star_q
 WHERE NOT EXISTS (SELECT FROM tt.explain(replace(q, '{t}', 'sf_t')) p WHERE p LIKE '%Star Join%');
