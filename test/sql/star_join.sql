@@ -87,10 +87,10 @@ WHERE q ~ '\[13\]|w \* 8|sp_dup' AND p ~ '(Filter|Star Join|Counted)' GROUP BY q
 -- aggregates' columns for those rows together: integer chunks of every
 -- kind (random, runs, steady steps, growing by varying steps, small),
 -- with and without NULLs, dates
-CREATE TABLE sg_h (k int, r int, d bigint, sm smallint, st int, dt date, nv int);
+CREATE TABLE sg_h (k int, r int, d bigint, sm smallint, st int, dt date, nv int, rr int);
 INSERT INTO sg_h SELECT (i * 7919) % 1000, i / 7, i::bigint * 1000 + (i * 37) % 11,
     ((i % 3) * 5)::smallint, i * 3, date '2020-01-01' + i / 50,
-    CASE WHEN i % 13 = 0 THEN NULL ELSE i % 101 END
+    CASE WHEN i % 13 = 0 THEN NULL ELSE i % 101 END, ((i / 5) * 7919) % 1000
 FROM generate_series(1, 30000) i;
 CREATE TABLE sg_t (LIKE sg_h) USING tessera WITH (tessera_row_group_row_limit = 3000);
 INSERT INTO sg_t SELECT * FROM sg_h;
@@ -105,8 +105,13 @@ SELECT q, tt.cmp(q, 'sg_h', 'sg_t') FROM (VALUES
     ('SELECT sg_d.tag, count(*), sum(f.r + f.st), sum(f.d - f.sm), sum(f.d), sum(f.nv + 1), min(f.dt) FROM {t} f JOIN sg_d ON f.k = sg_d.k GROUP BY 1'),
     ('SELECT sg_r.tag, count(*), sum(f.st * 2), sum(f.r), max(f.dt) FROM {t} f JOIN sg_d ON f.k = sg_d.k JOIN sg_r ON f.r = sg_r.r GROUP BY 1'),
     ('SELECT sg_dd.tag, sg_d.tag, count(*), sum(f.d + f.nv) FROM {t} f JOIN sg_d ON f.k = sg_d.k JOIN sg_dd ON f.dt = sg_dd.dt GROUP BY 1, 2'),
-    ('SELECT count(*), sum(f.r - f.st) FROM {t} f JOIN sg_d ON f.k = sg_d.k JOIN sg_r ON f.r = sg_r.r JOIN sg_dd ON f.dt = sg_dd.dt')
+    ('SELECT count(*), sum(f.r - f.st) FROM {t} f JOIN sg_d ON f.k = sg_d.k JOIN sg_r ON f.r = sg_r.r JOIN sg_dd ON f.dt = sg_dd.dt'),
+    ('SELECT sg_r.tag, count(*), sum(f.rr) FROM {t} f JOIN sg_d ON f.k = sg_d.k JOIN sg_r ON f.rr = sg_r.r GROUP BY 1'),
+    ('SELECT sg_d.tag, count(*), sum(f.rr), sum(f.rr + f.k) FROM {t} f JOIN sg_d ON f.k = sg_d.k GROUP BY 1')
 ) v(q);
+-- (rr: runs of five random values, stored run-length encoded)
+SELECT DISTINCT encoding, stored_bytes < 2000 AS in_runs
+FROM tessera.chunk_info('sg_t') WHERE attname = 'rr';
 -- keys below, inside and above a dimension's range, negative ones, NULLs;
 -- batches whose row count is not a multiple of eight (the probe takes
 -- eight keys at a time where the CPU can)
