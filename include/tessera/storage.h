@@ -52,6 +52,8 @@ struct TesseraStripe;
 extern bool TesseraReadStripeBytes(Relation rel, const struct TesseraStripe *stripe,
 								   uint64 offset, Size len, char *dst,
 								   BufferAccessStrategy strategy);
+extern const char *TesseraPinStripeBytes(Relation rel, const struct TesseraStripe *stripe,
+										 uint64 offset, Size len, Buffer *buf);
 
 /*
  * The relation's physical pages.  RelationGetNumberOfBlocks (the table AM's

@@ -544,7 +544,9 @@ load_frame(void *arg, uint32 k, char *frame, uint32 off, uint32 count)
 	FrameSlot  *slot = e->frames[k];
 	uint32		from;
 	uint32		len;
-	char	   *stored;
+	char	   *stored = NULL;
+	const char *src;
+	Buffer		buf;
 	bool		shared;
 	TesseraSharedKey key;
 
@@ -567,17 +569,39 @@ load_frame(void *arg, uint32 k, char *frame, uint32 off, uint32 count)
 			return false;
 	}
 
-	stored = palloc(len);
-	if (!TesseraReadStripeBytes(e->rel, e->stripe, e->chunk_offset + ft->table_bytes + from,
-								len, stored, NULL))
-		e->corrupt(e->corrupt_arg, "chunk pages are invalid");
-	TesseraFrameDecode(e->view.chunk, ft, k, stored, len, frame, e->corrupt, e->corrupt_arg);
-	pfree(stored);
+	/* decoded from the buffer where the frame lies on one page */
+	src = TesseraPinStripeBytes(e->rel, e->stripe, e->chunk_offset + ft->table_bytes + from,
+								len, &buf);
+	if (src == NULL)
+	{
+		stored = palloc(len);
+		if (!TesseraReadStripeBytes(e->rel, e->stripe, e->chunk_offset + ft->table_bytes + from,
+									len, stored, NULL))
+			e->corrupt(e->corrupt_arg, "chunk pages are invalid");
+		src = stored;
+	}
+	TesseraFrameDecode(e->view.chunk, ft, k, src, len, frame, e->corrupt, e->corrupt_arg);
+	if (BufferIsValid(buf))
+		ReleaseBuffer(buf);
+	if (stored)
+		pfree(stored);
 	if (shared)
 	{
 		TesseraSharedCachePut(&key, ft->sums[k], raw_len, frame, true);
 		return true;
 	}
+
+	/*
+	 * A frame stored raw is kept only while the budget has room for it, or
+	 * if it is the chunk's first (section headers: every read of the chunk
+	 * wants them).  Reading one again costs a pinned page and a checksum;
+	 * keeping one, once random reads over a table larger than the budget
+	 * churn it, cost a copy and an eviction of a cold frame (0.6x heap's
+	 * rate of point lookups on random values).  Compressed frames are kept:
+	 * decompressing one again costs more than the churn.
+	 */
+	if (len == raw_len && k != 0 && chunk_bytes + raw_len > cache_limit())
+		return true;
 	slot = MemoryContextAlloc(chunk_cxt, offsetof(FrameSlot, data) + raw_len);
 	slot->owner = e;
 	slot->k = k;

@@ -422,6 +422,23 @@ TesseraWriteStripePagesAt(Relation rel, const char *data, Size len, BlockNumber 
 }
 
 /*
+ * Does stripe page `page` hold data bytes [off, off + n)?  (Its kind, magic
+ * and special space, and a pd_lower past those bytes.)
+ */
+static inline bool
+stripe_page_holds(Page page, Size off, Size n)
+{
+	TesseraPageOpaqueData *opaque = (TesseraPageOpaqueData *)
+		((char *) page + BLCKSZ - MAXALIGN(sizeof(TesseraPageOpaqueData)));
+
+	return !PageIsNew(page) &&
+		((PageHeader) page)->pd_special == BLCKSZ - MAXALIGN(sizeof(TesseraPageOpaqueData)) &&
+		opaque->magic == TESSERA_PAGE_MAGIC &&
+		opaque->kind == TESSERA_PAGE_STRIPE &&
+		((PageHeader) page)->pd_lower >= TESSERA_PAGE_DATA_START + off + n;
+}
+
+/*
  * TesseraReadBytes
  *		Copy len bytes at logical offset of the stripe starting at
  *		start_block (nblocks long) into dst.
@@ -442,7 +459,6 @@ TesseraReadBytes(Relation rel, BlockNumber start_block, BlockNumber nblocks,
 		Buffer		buf;
 		Page		page;
 		Size		n = Min(len, (Size) TESSERA_PAGE_DATA_SIZE - off);
-		TesseraPageOpaqueData *opaque;
 		bool		ok;
 
 		if (idx >= nblocks)
@@ -451,13 +467,7 @@ TesseraReadBytes(Relation rel, BlockNumber start_block, BlockNumber nblocks,
 								 RBM_NORMAL, strategy);
 		LockBuffer(buf, BUFFER_LOCK_SHARE);
 		page = BufferGetPage(buf);
-		opaque = (TesseraPageOpaqueData *)
-			((char *) page + BLCKSZ - MAXALIGN(sizeof(TesseraPageOpaqueData)));
-		ok = !PageIsNew(page) &&
-			((PageHeader) page)->pd_special == BLCKSZ - MAXALIGN(sizeof(TesseraPageOpaqueData)) &&
-			opaque->magic == TESSERA_PAGE_MAGIC &&
-			opaque->kind == TESSERA_PAGE_STRIPE &&
-			((PageHeader) page)->pd_lower >= TESSERA_PAGE_DATA_START + off + n;
+		ok = stripe_page_holds(page, off, n);
 		if (ok)
 			memcpy(dst, (char *) page + TESSERA_PAGE_DATA_START + off, n);
 		UnlockReleaseBuffer(buf);
@@ -470,6 +480,55 @@ TesseraReadBytes(Relation rel, BlockNumber start_block, BlockNumber nblocks,
 		idx++;
 	}
 	return true;
+}
+
+/*
+ * TesseraPinStripeBytes
+ *		Bytes [offset, offset + len) of a stripe where they lie: in the one
+ *		page that holds them all, left pinned (*buf; the caller releases it
+ *		with ReleaseBuffer once done with them), or in a delta stripe's
+ *		catalog row (*buf InvalidBuffer).  NULL if they span pages or the
+ *		stripe does not hold them: TesseraReadStripeBytes reads the former
+ *		and reports the latter.
+ *
+ * A point read decodes a frame straight from shared buffers, without a
+ * copy: a stripe's pages never change while a reader holds a lock on its
+ * table (they are written once; VACUUM reuses freed ones only under
+ * AccessExclusiveLock), so the pin alone keeps the bytes in place, as it
+ * keeps a heap tuple's.
+ */
+const char *
+TesseraPinStripeBytes(Relation rel, const TesseraStripe *stripe, uint64 offset, Size len,
+					  Buffer *buf)
+{
+	uint64		idx = offset / TESSERA_PAGE_DATA_SIZE;
+	Size		off = offset % TESSERA_PAGE_DATA_SIZE;
+	Page		page;
+	bool		ok;
+
+	*buf = InvalidBuffer;
+	if (stripe->flags & TESSERA_STRIPE_DELTA)
+	{
+		if (stripe->delta == NULL || offset > VARSIZE_ANY_EXHDR(stripe->delta) ||
+			len > VARSIZE_ANY_EXHDR(stripe->delta) - offset)
+			return NULL;
+		return VARDATA_ANY(stripe->delta) + offset;
+	}
+	if (len == 0 || off + len > TESSERA_PAGE_DATA_SIZE || idx >= stripe->nblocks)
+		return NULL;
+	*buf = ReadBufferExtended(rel, MAIN_FORKNUM, stripe->start_block + (BlockNumber) idx,
+							  RBM_NORMAL, NULL);
+	LockBuffer(*buf, BUFFER_LOCK_SHARE);
+	page = BufferGetPage(*buf);
+	ok = stripe_page_holds(page, off, len);
+	LockBuffer(*buf, BUFFER_LOCK_UNLOCK);
+	if (!ok)
+	{
+		ReleaseBuffer(*buf);
+		*buf = InvalidBuffer;
+		return NULL;
+	}
+	return (char *) page + TESSERA_PAGE_DATA_START + off;
 }
 
 /*
