@@ -269,7 +269,7 @@ star_have_avx2(void)
  */
 static void
 star_probe_direct(TesseraStarDim *dim, const Datum *keys, const bool *keynull, bool *ok,
-				  int32 *match, int n, int m, bool anti)
+				  int32 *match, bool need_match, int n, int m, bool anti)
 {
 	bool		dense = (Size) m * 2 >= (Size) n;
 	uint64		span = (uint64) dim->max - (uint64) dim->min;
@@ -289,7 +289,7 @@ star_probe_direct(TesseraStarDim *dim, const Datum *keys, const bool *keynull, b
 			if (star_have_avx2() && min >= PG_INT32_MIN && dim->max <= PG_INT32_MAX)
 			{
 				done = n & ~7;
-				TesseraStarProbe32AVX2(keys, keynull, ok, match, done,
+				TesseraStarProbe32AVX2(keys, keynull, ok, need_match ? match : NULL, done,
 									   (int32) min, (uint32) span, present, direct, anti);
 			}
 			STAR_PROBE_LOOP(STAR_INT32);
@@ -552,8 +552,15 @@ TesseraStarProbe(TesseraStar *st, TesseraBatch *b, bool *ok, int n, TesseraCompu
 		}
 		if (!listed)
 		{
+			/*
+			 * (a row's match is read for the dimension's columns, a counted
+			 * dimension's counts and a left join's rows; where none is
+			 * read, the AVX2 probe gathers no row numbers: SSB q1.1)
+			 */
 			if (keys != NULL && dim->fact_att2 < 0 && (dim->present != NULL || dim->bits != NULL))
-				star_probe_direct(dim, keys, keynull, ok, match, n, m, anti);
+				star_probe_direct(dim, keys, keynull, ok, match,
+								  dim->ncols > 0 || dim->kind == STAR_COUNT || st->left,
+								  n, m, anti);
 			else
 				for (int i = 0; i < n; i++)
 				{
