@@ -42,12 +42,13 @@
 extern int128 tessera_pow10[39];
 extern void TesseraVectorInit(void);
 
-/* An integer-like Datum of a column of this length as int64. */
+/* An integer-like Datum of a column of this length as int64 (length 1: a bool, 0 or 1). */
 static inline int64
 TesseraIntDatum(Datum d, int16 typlen)
 {
 	return typlen == 2 ? (int64) DatumGetInt16(d) :
-		typlen == 4 ? (int64) DatumGetInt32(d) : DatumGetInt64(d);
+		typlen == 4 ? (int64) DatumGetInt32(d) :
+		typlen == 1 ? (int64) DatumGetBool(d) : DatumGetInt64(d);
 }
 
 /* ---- vector filters (vector/filter.c) ---- */

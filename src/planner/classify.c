@@ -1019,7 +1019,8 @@ TesseraKeyDescribe(Node *expr, int attidx)
 	TAggKeyKind kind;
 	List	   *desc;
 
-	if (TesseraIntLikeType(t))
+	/* (a bool as an integer of one byte: false 0, true 1, in that order) */
+	if (TesseraIntLikeType(t) || t == BOOLOID)
 		kind = TAGG_KEY_INT;
 	else if (t == TEXTOID || t == VARCHAROID)
 		kind = TAGG_KEY_TEXT;

@@ -637,7 +637,10 @@ key_ids(TesseraGroups *gt, TAggKey *key, TesseraBatch *b, const bool *ok, int n)
 		if (memchr(isnull, true, n) == NULL)
 		{
 			/* no NULLs (the usual case): no test per row */
-			if (key->typlen == 2)
+			if (key->typlen == 1)
+				for (int i = 0; i < n; i++)
+					ids[i] = (int64) DatumGetBool(values[i]);
+			else if (key->typlen == 2)
 				for (int i = 0; i < n; i++)
 					ids[i] = (int64) DatumGetInt16(values[i]);
 			else if (key->typlen == 4)
@@ -646,6 +649,9 @@ key_ids(TesseraGroups *gt, TAggKey *key, TesseraBatch *b, const bool *ok, int n)
 			else
 				memcpy(ids, values, sizeof(int64) * n);
 		}
+		else if (key->typlen == 1)
+			for (int i = 0; i < n; i++)
+				ids[i] = isnull[i] ? 0 : (int64) DatumGetBool(values[i]);
 		else if (key->typlen == 2)
 			for (int i = 0; i < n; i++)
 				ids[i] = isnull[i] ? 0 : (int64) DatumGetInt16(values[i]);

@@ -389,5 +389,43 @@ SELECT b, b * 9000000000000, count(*) FROM iah GROUP BY 1, 2;
 SELECT b, b * 9000000000000, count(*) FROM iat GROUP BY 1, 2;
 DROP TABLE iah, iat;
 
+-- bool group keys (an integer of one byte): a column with NULLs, bool
+-- expressions (a comparison is NULL where its input is), beside other
+-- keys, under count(DISTINCT), HAVING, ORDER BY the key, a spill past
+-- work_mem and a parallel plan
+CREATE TABLE bkh (id int, flag bool, n int, s text);
+INSERT INTO bkh SELECT g, CASE WHEN g % 13 = 0 THEN NULL ELSE g % 3 = 0 END,
+    CASE WHEN g % 17 = 0 THEN NULL ELSE g % 1000 END, 'v' || (g % 40)
+FROM generate_series(1, 60000) g;
+CREATE TABLE bkt (LIKE bkh) USING tessera;
+INSERT INTO bkt SELECT * FROM bkh;
+ANALYZE bkh, bkt;
+EXPLAIN (COSTS OFF) SELECT flag, n > 500, count(*) FROM bkt GROUP BY 1, 2;
+SELECT q, tt.cmp(q, 'bkh', 'bkt') FROM (VALUES
+    ('SELECT flag, count(*), sum(n) FROM {t} GROUP BY flag'),
+    ('SELECT n > 500, count(*), min(s) FROM {t} GROUP BY 1'),
+    ('SELECT flag, n % 7 = 0, s, count(*) FROM {t} GROUP BY 1, 2, 3'),
+    ('SELECT flag, count(DISTINCT s), count(*) FROM {t} GROUP BY flag'),
+    ('SELECT n IS NULL, flag IS NOT TRUE, count(*) FROM {t} GROUP BY 1, 2'),
+    ('SELECT flag, n, count(*) FROM {t} WHERE id < 20000 GROUP BY 1, 2 HAVING count(*) > 3'),
+    ('SELECT s, flag, avg(n) FROM {t} WHERE n < 100 GROUP BY 1, 2')
+) x(q);
+SELECT tt.cmp_ordered('SELECT flag, count(*) FROM {t} GROUP BY flag ORDER BY flag NULLS FIRST', 'bkh', 'bkt');
+SELECT tt.cmp_ordered('SELECT flag, n, count(*) FROM {t} GROUP BY 1, 2 ORDER BY 1 DESC, 2 LIMIT 7', 'bkh', 'bkt');
+SET work_mem = '64kB';
+SELECT tt.cmp('SELECT id % 2 = 0, id, flag, count(*) FROM {t} GROUP BY 1, 2, 3', 'bkh', 'bkt');
+SELECT tt.cmp('SELECT flag, id / 2, n IS NULL, count(*) FROM {t} GROUP BY 1, 2, 3', 'bkh', 'bkt');
+RESET work_mem;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+SELECT tt.cmp('SELECT flag, n > 10, count(*), sum(id) FROM {t} GROUP BY 1, 2', 'bkh', 'bkt');
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;
+DROP TABLE bkh, bkt;
+
 DROP TABLE eh, et, lh, lt;
 DROP COLLATION ae_ci;
