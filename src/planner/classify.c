@@ -957,6 +957,17 @@ TesseraAggDescribe(Aggref *agg, Index relid, Relation rel, List **computed)
 		if (!ok)
 			return NIL;
 	}
+	else if (strcmp(name, "bool_and") == 0 || strcmp(name, "every") == 0 ||
+			 strcmp(name, "bool_or") == 0)
+	{
+		/*
+		 * the least and the greatest of a bool (false < true): both skip
+		 * NULLs and are NULL where every value was, as min and max are
+		 */
+		if (t != BOOLOID || agg->aggtype != BOOLOID)
+			return NIL;
+		kind = strcmp(name, "bool_or") == 0 ? TAGG_MAX : TAGG_MIN;
+	}
 	else if (strcmp(name, "min") == 0 || strcmp(name, "max") == 0)
 	{
 		kind = name[1] == 'i' ? TAGG_MIN : TAGG_MAX;

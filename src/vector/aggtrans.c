@@ -647,6 +647,8 @@ TesseraAggResult(TAggSpec *sp, TAggState *st, bool *isnull)
 					return Float4GetDatum((float4) st->fbest);
 				case FLOAT8OID:
 					return Float8GetDatum(st->fbest);
+				case BOOLOID:	/* bool_and, bool_or, every */
+					return BoolGetDatum(st->ibest != 0);
 				case INT2OID:
 					return Int16GetDatum((int16) st->ibest);
 				case INT4OID:

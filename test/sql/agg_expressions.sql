@@ -408,8 +408,15 @@ SELECT q, tt.cmp(q, 'bkh', 'bkt') FROM (VALUES
     ('SELECT flag, count(DISTINCT s), count(*) FROM {t} GROUP BY flag'),
     ('SELECT n IS NULL, flag IS NOT TRUE, count(*) FROM {t} GROUP BY 1, 2'),
     ('SELECT flag, n, count(*) FROM {t} WHERE id < 20000 GROUP BY 1, 2 HAVING count(*) > 3'),
-    ('SELECT s, flag, avg(n) FROM {t} WHERE n < 100 GROUP BY 1, 2')
+    ('SELECT s, flag, avg(n) FROM {t} WHERE n < 100 GROUP BY 1, 2'),
+    ('SELECT bool_and(flag), bool_or(flag), every(flag), bool_or(n > 998) FROM {t}'),
+    ('SELECT bool_and(flag), bool_or(flag), count(*) FROM {t} WHERE id % 13 = 0'),
+    ('SELECT s, bool_and(flag), bool_or(flag), every(n > 5), bool_or(n IS NULL) FROM {t} GROUP BY s'),
+    ('SELECT n % 9, bool_or(flag) FILTER (WHERE id > 30000), bool_and(flag) FILTER (WHERE n < 500) FROM {t} GROUP BY 1'),
+    ('SELECT id % 13 = 0 AS k, bool_and(flag), bool_or(flag) FROM {t} GROUP BY 1'),
+    ('SELECT flag, bool_and(id % 2 = 0), bool_or(id > 59990) FROM {t} GROUP BY flag')
 ) x(q);
+EXPLAIN (COSTS OFF) SELECT s, bool_and(flag), bool_or(n > 5), every(flag) FROM bkt GROUP BY s;
 SELECT tt.cmp_ordered('SELECT flag, count(*) FROM {t} GROUP BY flag ORDER BY flag NULLS FIRST', 'bkh', 'bkt');
 SELECT tt.cmp_ordered('SELECT flag, n, count(*) FROM {t} GROUP BY 1, 2 ORDER BY 1 DESC, 2 LIMIT 7', 'bkh', 'bkt');
 SET work_mem = '64kB';
@@ -421,6 +428,8 @@ SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
 SET max_parallel_workers_per_gather = 2;
 SELECT tt.cmp('SELECT flag, n > 10, count(*), sum(id) FROM {t} GROUP BY 1, 2', 'bkh', 'bkt');
+SELECT tt.cmp('SELECT s, bool_and(flag), bool_or(n < 3) FROM {t} GROUP BY s', 'bkh', 'bkt');
+SELECT tt.cmp('SELECT bool_and(flag), bool_or(flag), every(id > 0) FROM {t}', 'bkh', 'bkt');
 RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;
