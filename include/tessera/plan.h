@@ -186,6 +186,20 @@ typedef enum TAggKind
 } TAggKind;
 
 /*
+ * variance, var_pop, var_samp, stddev, stddev_pop, stddev_samp of floats:
+ * float8_accum's N, Sx and Sxx, the state avg of floats keeps, finished as
+ * float8_var_pop and its siblings finish it
+ */
+typedef enum TAggVarForm
+{
+	TAGG_VAR_NONE,
+	TAGG_VAR_POP,
+	TAGG_VAR_SAMP,
+	TAGG_STDDEV_POP,
+	TAGG_STDDEV_SAMP
+} TAggVarForm;
+
+/*
  * An aggregate's argument that is numeric arithmetic (+, -, *) over numeric
  * columns and constants: a tree of Lists [kind, attidx, Const, l, r].
  */
@@ -222,6 +236,8 @@ typedef enum AggDescField
 	AGG_DESC_OFFSET,			/* sum/avg(x + c): c as an int8 Const (the state is
 								 * x's, the result adds c * count), or NULL */
 	AGG_DESC_OFFSET_TYPE,		/* and the type of x + c (its overflow bounds) */
+	AGG_DESC_VAR_FORM,			/* avg of floats finished as a variance or
+								 * standard deviation (TAggVarForm) */
 	AGG_DESC_NFIELDS
 } AggDescField;
 

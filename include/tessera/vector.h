@@ -164,6 +164,8 @@ typedef struct TAggSpec
 	int64		offset_lo;
 	int64		offset_hi;
 	Oid			offset_type;	/* the type of x + offset */
+	int			var_form;		/* avg of floats finished as a variance or
+								 * standard deviation (TAggVarForm) */
 } TAggSpec;
 
 /*

@@ -289,6 +289,7 @@ TesseraAggInitSpec(TesseraAggState *as, TAggSpec *sp, List *desc, Aggref *agg)
 	sp->restype = (Oid) desc_int(desc, AGG_DESC_RESTYPE);
 	sp->generic = desc_int(desc, AGG_DESC_GENERIC);
 	sp->same_as = desc_int(desc, AGG_DESC_SAME_AS);
+	sp->var_form = desc_int(desc, AGG_DESC_VAR_FORM);
 	if (list_nth(desc, AGG_DESC_OFFSET) != NULL)
 		tagg_init_offset(sp, (Const *) list_nth(desc, AGG_DESC_OFFSET),
 						 (Oid) desc_int(desc, AGG_DESC_OFFSET_TYPE));

@@ -677,7 +677,23 @@ agg_desc(TAggKind kind, int attidx, Oid argtype, Oid restype, bool generic, List
 	desc = lappend(desc, vx);
 	desc = lappend(desc, filter);
 	desc = lappend(desc, NULL); /* AGG_DESC_OFFSET */
-	return lappend(desc, makeInteger((int) InvalidOid));	/* AGG_DESC_OFFSET_TYPE */
+	desc = lappend(desc, makeInteger((int) InvalidOid));	/* AGG_DESC_OFFSET_TYPE */
+	return lappend(desc, makeInteger(TAGG_VAR_NONE));	/* AGG_DESC_VAR_FORM */
+}
+
+/* The variance or standard deviation an aggregate of this name is, if any. */
+static TAggVarForm
+var_form_of(const char *name)
+{
+	if (strcmp(name, "var_pop") == 0)
+		return TAGG_VAR_POP;
+	if (strcmp(name, "variance") == 0 || strcmp(name, "var_samp") == 0)
+		return TAGG_VAR_SAMP;
+	if (strcmp(name, "stddev_pop") == 0)
+		return TAGG_STDDEV_POP;
+	if (strcmp(name, "stddev") == 0 || strcmp(name, "stddev_samp") == 0)
+		return TAGG_STDDEV_SAMP;
+	return TAGG_VAR_NONE;
 }
 
 /*
@@ -831,6 +847,80 @@ count_distinct_describe(Aggref *agg, Index relid, Relation rel, List *filter)
 }
 
 /*
+ * An aggregate of one argument (a column, or the computed column attidx)
+ * of base type t, by name: its description, or NIL.
+ */
+static List *
+describe_one_argument(Aggref *agg, const char *name, int attidx, Oid t, List *filter)
+{
+	TAggKind	kind;
+
+	if (strcmp(name, "count") == 0)
+	{
+		if (agg->aggtype != INT8OID)
+			return NIL;
+		kind = TAGG_COUNT;
+	}
+	else if (strcmp(name, "sum") == 0 || strcmp(name, "avg") == 0)
+	{
+		bool		ok;
+
+		kind = name[0] == 's' ? TAGG_SUM : TAGG_AVG;
+		if (t == INT2OID || t == INT4OID)
+			ok = agg->aggtype == (kind == TAGG_SUM ? INT8OID : NUMERICOID);
+		else if (t == INT8OID || t == NUMERICOID)
+			ok = agg->aggtype == NUMERICOID;
+		/* floats: summed in row order, as PostgreSQL's transition functions do */
+		else if (t == FLOAT4OID || t == FLOAT8OID)
+			ok = agg->aggtype == (kind == TAGG_AVG ? FLOAT8OID : t);
+		else
+			ok = t == INTERVALOID && agg->aggtype == INTERVALOID;
+		if (!ok)
+			return NIL;
+	}
+	else if (var_form_of(name) != TAGG_VAR_NONE)
+	{
+		List	   *desc;
+
+		/*
+		 * of floats only: those of integers and numerics are numerics
+		 * computed at a scale only numeric.c's internals choose
+		 */
+		if ((t != FLOAT4OID && t != FLOAT8OID) || agg->aggtype != FLOAT8OID)
+			return NIL;
+		desc = agg_desc(TAGG_AVG, attidx, t, agg->aggtype, false, NIL, filter);
+		intVal(list_nth(desc, AGG_DESC_VAR_FORM)) = var_form_of(name);
+		return desc;
+	}
+	else if (strcmp(name, "bool_and") == 0 || strcmp(name, "every") == 0 ||
+			 strcmp(name, "bool_or") == 0)
+	{
+		/*
+		 * the least and the greatest of a bool (false < true): both skip
+		 * NULLs and are NULL where every value was, as min and max are
+		 */
+		if (t != BOOLOID || agg->aggtype != BOOLOID)
+			return NIL;
+		kind = strcmp(name, "bool_or") == 0 ? TAGG_MAX : TAGG_MIN;
+	}
+	else if (strcmp(name, "min") == 0 || strcmp(name, "max") == 0)
+	{
+		kind = name[1] == 'i' ? TAGG_MIN : TAGG_MAX;
+		if (getBaseType(agg->aggtype) != t)
+			return NIL;
+		if (!TesseraIntLikeType(t) && t != FLOAT4OID && t != FLOAT8OID)
+		{
+			if (!minmax_generic_ok(t, agg->inputcollid))
+				return NIL;
+			return agg_desc(kind, attidx, t, agg->aggtype, true, NIL, filter);
+		}
+	}
+	else
+		return NIL;
+	return agg_desc(kind, attidx, t, agg->aggtype, false, NIL, filter);
+}
+
+/*
  * TesseraAggDescribe
  *		The description of an aggregate TesseraAgg computes, or NIL.
  */
@@ -842,7 +932,6 @@ TesseraAggDescribe(Aggref *agg, Index relid, Relation rel, List **computed)
 	Oid			t = InvalidOid;
 	Oid			relabeled = InvalidOid;
 	List	   *filter = NIL;
-	TAggKind	kind;
 	int			attidx;
 
 	if (agg->aggfilter != NULL)
@@ -934,55 +1023,7 @@ TesseraAggDescribe(Aggref *agg, Index relid, Relation rel, List **computed)
 		t = getBaseType(OidIsValid(relabeled) ? relabeled : var->vartype);
 	}
 
-	if (strcmp(name, "count") == 0)
-	{
-		if (agg->aggtype != INT8OID)
-			return NIL;
-		kind = TAGG_COUNT;
-	}
-	else if (strcmp(name, "sum") == 0 || strcmp(name, "avg") == 0)
-	{
-		bool		ok;
-
-		kind = name[0] == 's' ? TAGG_SUM : TAGG_AVG;
-		if (t == INT2OID || t == INT4OID)
-			ok = agg->aggtype == (kind == TAGG_SUM ? INT8OID : NUMERICOID);
-		else if (t == INT8OID || t == NUMERICOID)
-			ok = agg->aggtype == NUMERICOID;
-		/* floats: summed in row order, as PostgreSQL's transition functions do */
-		else if (t == FLOAT4OID || t == FLOAT8OID)
-			ok = agg->aggtype == (kind == TAGG_AVG ? FLOAT8OID : t);
-		else
-			ok = t == INTERVALOID && agg->aggtype == INTERVALOID;
-		if (!ok)
-			return NIL;
-	}
-	else if (strcmp(name, "bool_and") == 0 || strcmp(name, "every") == 0 ||
-			 strcmp(name, "bool_or") == 0)
-	{
-		/*
-		 * the least and the greatest of a bool (false < true): both skip
-		 * NULLs and are NULL where every value was, as min and max are
-		 */
-		if (t != BOOLOID || agg->aggtype != BOOLOID)
-			return NIL;
-		kind = strcmp(name, "bool_or") == 0 ? TAGG_MAX : TAGG_MIN;
-	}
-	else if (strcmp(name, "min") == 0 || strcmp(name, "max") == 0)
-	{
-		kind = name[1] == 'i' ? TAGG_MIN : TAGG_MAX;
-		if (getBaseType(agg->aggtype) != t)
-			return NIL;
-		if (!TesseraIntLikeType(t) && t != FLOAT4OID && t != FLOAT8OID)
-		{
-			if (!minmax_generic_ok(t, agg->inputcollid))
-				return NIL;
-			return agg_desc(kind, attidx, t, agg->aggtype, true, NIL, filter);
-		}
-	}
-	else
-		return NIL;
-	return agg_desc(kind, attidx, t, agg->aggtype, false, NIL, filter);
+	return describe_one_argument(agg, name, attidx, t, filter);
 }
 
 /*

@@ -499,6 +499,32 @@ TesseraAggIntervalAccum(TAggState *st, const Interval *v)
 	st->count++;
 }
 
+/*
+ * A variance or standard deviation of floats from float8_accum's N and Sxx,
+ * as float8_var_pop, float8_var_samp, float8_stddev_pop and
+ * float8_stddev_samp finish them: NULL for no value (or one, for a sample).
+ */
+static Datum
+float_variance(const TAggSpec *sp, const TAggState *st, bool *isnull)
+{
+	float8		N = (float8) st->count;
+	float8		Sxx = st->fsxx;
+	bool		sample = sp->var_form == TAGG_VAR_SAMP || sp->var_form == TAGG_STDDEV_SAMP;
+	float8		v;
+
+	if (sample ? N <= 1.0 : N == 0.0)
+	{
+		*isnull = true;
+		return (Datum) 0;
+	}
+	/* (Sxx is never negative) */
+	v = Sxx / (sample ? N - 1.0 : N);
+	if (sp->var_form == TAGG_STDDEV_POP || sp->var_form == TAGG_STDDEV_SAMP)
+		v = sqrt(v);
+	*isnull = false;
+	return Float8GetDatum(v);
+}
+
 /* float8_combine / float4pl / float8pl of two float states (src into dst). */
 static void
 float_combine(TAggSpec *sp, TAggState *dst, const TAggState *src)
@@ -626,6 +652,8 @@ TesseraAggResult(TAggSpec *sp, TAggState *st, bool *isnull)
 			}
 			return numeric_state_sum(st, sp);
 		case TAGG_AVG:
+			if (sp->var_form != TAGG_VAR_NONE)
+				return float_variance(sp, st, isnull);
 			if (st->count == 0)
 				break;
 			if (sp->argtype == FLOAT4OID || sp->argtype == FLOAT8OID)

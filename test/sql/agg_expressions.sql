@@ -436,5 +436,28 @@ RESET min_parallel_table_scan_size;
 RESET max_parallel_workers_per_gather;
 DROP TABLE bkh, bkt;
 
+-- variances and standard deviations of floats (float8_accum's state, as
+-- avg keeps it): NULLs, a group of one value (NULL for a sample), NaN and
+-- infinity, expressions, FILTER; serial (a parallel plan combines partial
+-- states, whose last digits depend on how the rows were split)
+CREATE TABLE vfh (g int, x float8, y real);
+INSERT INTO vfh SELECT i % 7, CASE WHEN i % 11 = 0 THEN NULL ELSE (i * 7919 % 1000) / 7.0 END,
+    (i % 97)::real / 3
+FROM generate_series(1, 30000) i;
+INSERT INTO vfh VALUES (100, 1.5, NULL), (101, NULL, NULL), (102, 'NaN', 1), (103, 'Infinity', 2),
+    (103, 1, 3);
+CREATE TABLE vft (LIKE vfh) USING tessera;
+INSERT INTO vft SELECT * FROM vfh;
+ANALYZE vfh, vft;
+EXPLAIN (COSTS OFF) SELECT g, stddev(x), variance(y), var_pop(x), stddev_pop(y) FROM vft GROUP BY g;
+SELECT q, tt.cmp(q, 'vfh', 'vft') FROM (VALUES
+    ('SELECT g, stddev(x), variance(y), var_pop(x), stddev_pop(y), var_samp(x), stddev_samp(y) FROM {t} GROUP BY g'),
+    ('SELECT stddev(x), variance(x), var_pop(y), stddev_pop(x), avg(x) FROM {t} WHERE g < 100'),
+    ('SELECT g % 2, stddev(x * 2 + 1), variance(y) FILTER (WHERE x > 50) FROM {t} GROUP BY 1'),
+    ('SELECT g, var_samp(x), count(*) FROM {t} GROUP BY g HAVING stddev(y) > 1')
+) x(q);
+SELECT g, stddev(x), variance(y), var_pop(x), stddev_pop(y) FROM vft WHERE g >= 100 GROUP BY g ORDER BY g;
+DROP TABLE vfh, vft;
+
 DROP TABLE eh, et, lh, lt;
 DROP COLLATION ae_ci;
