@@ -62,6 +62,7 @@ OBJS = \
 	src/planner/cost.o \
 	src/planner/scan_path.o \
 	src/planner/agg_path.o \
+	src/planner/distinct.o \
 	src/planner/agg_plan.o \
 	src/planner/topn_path.o \
 	src/planner/star_path.o \

@@ -197,6 +197,7 @@ _PG_init(void)
 	TesseraRegisterJoinNode();
 	TesseraInstallScanPaths();
 	TesseraInstallAggPaths();
+	TesseraInstallDistinctPlanning();
 	TesseraRegisterParquetSource();
 	TesseraInstallTopNPaths();
 	TesseraInstallJoinPaths();

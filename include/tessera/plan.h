@@ -40,6 +40,7 @@ extern bool tessera_enable_simd;
 /* _PG_init: the planner's paths (planner/scan_path.c, planner/agg_path.c) */
 extern void TesseraInstallScanPaths(void);
 extern void TesseraInstallAggPaths(void);
+extern void TesseraInstallDistinctPlanning(void);
 extern void TesseraInstallTopNPaths(void);
 extern void TesseraInstallJoinPaths(void);
 

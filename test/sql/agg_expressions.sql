@@ -459,5 +459,50 @@ SELECT q, tt.cmp(q, 'vfh', 'vft') FROM (VALUES
 SELECT g, stddev(x), variance(y), var_pop(x), stddev_pop(y) FROM vft WHERE g >= 100 GROUP BY g ORDER BY g;
 DROP TABLE vfh, vft;
 
+-- SELECT DISTINCT over a tessera table is planned as the GROUP BY it is
+-- (TesseraAgg): columns, expressions and NULLs, with quals, ORDER BY and
+-- LIMIT, in FROM subqueries, CTEs, views and INSERT ... SELECT, prepared;
+-- DISTINCT ON, volatile targets and EXISTS keep PostgreSQL's plan
+CREATE TABLE dsh (id int, k int, s text, flag bool);
+INSERT INTO dsh SELECT g, CASE WHEN g % 9 = 0 THEN NULL ELSE g % 50 END, 'w' || (g % 13),
+    CASE WHEN g % 7 = 0 THEN NULL ELSE g % 2 = 0 END
+FROM generate_series(1, 20000) g;
+CREATE TABLE dst (LIKE dsh) USING tessera;
+INSERT INTO dst SELECT * FROM dsh;
+DELETE FROM dsh WHERE id % 101 = 0;
+DELETE FROM dst WHERE id % 101 = 0;
+UPDATE dsh SET s = 'moved' WHERE id % 997 = 0;
+UPDATE dst SET s = 'moved' WHERE id % 997 = 0;
+ANALYZE dsh, dst;
+EXPLAIN (COSTS OFF) SELECT DISTINCT s FROM dst;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM (SELECT DISTINCT k, flag FROM dst WHERE id > 10) d;
+EXPLAIN (COSTS OFF) SELECT DISTINCT ON (s) s, k FROM dst ORDER BY s, k;
+EXPLAIN (COSTS OFF) SELECT DISTINCT k, random() > 2 FROM dst;
+SELECT q, tt.cmp(q, 'dsh', 'dst') FROM (VALUES
+    ('SELECT DISTINCT s FROM {t}'),
+    ('SELECT DISTINCT k, flag FROM {t}'),
+    ('SELECT DISTINCT k % 7, upper(s), flag IS NULL FROM {t} WHERE id < 15000'),
+    ('SELECT count(*), count(k) FROM (SELECT DISTINCT k, s FROM {t}) d'),
+    ('WITH d AS (SELECT DISTINCT s, k FROM {t} WHERE k > 10) SELECT s, count(*) FROM d GROUP BY s'),
+    ('SELECT DISTINCT ON (s) s, k FROM {t} ORDER BY s, k'),
+    ('SELECT s FROM {t} WHERE EXISTS (SELECT DISTINCT k FROM {t} x WHERE x.k = {t}.id % 60)'),
+    ('SELECT DISTINCT s FROM {t} UNION SELECT DISTINCT s || ''!'' FROM {t} WHERE k = 3')
+) x(q);
+SELECT tt.cmp_ordered('SELECT DISTINCT k, s FROM {t} ORDER BY k DESC NULLS LAST, s LIMIT 12', 'dsh', 'dst');
+CREATE VIEW dsv AS SELECT DISTINCT s, flag FROM dst;
+SELECT tt.cmp('SELECT * FROM {t}', '(SELECT DISTINCT s, flag FROM dsh) h', 'dsv');
+EXPLAIN (COSTS OFF) SELECT * FROM dsv;
+CREATE TABLE dsi (k int, s text);
+INSERT INTO dsi SELECT DISTINCT k, s FROM dst;
+SELECT tt.cmp('SELECT * FROM {t}', '(SELECT DISTINCT k, s FROM dsh) h', 'dsi');
+-- (a generic plan from the sixth execution on)
+PREPARE dsp(int) AS SELECT count(*), min(s), max(s) FROM (SELECT DISTINCT s, flag FROM dst WHERE k = $1) d;
+EXECUTE dsp(3); EXECUTE dsp(3); EXECUTE dsp(3); EXECUTE dsp(3); EXECUTE dsp(3); EXECUTE dsp(4);
+SELECT count(*), min(s), max(s) FROM (SELECT DISTINCT s, flag FROM dsh WHERE k = 4) d;
+EXECUTE dsp(NULL);
+DEALLOCATE dsp;
+DROP VIEW dsv;
+DROP TABLE dsh, dst, dsi;
+
 DROP TABLE eh, et, lh, lt;
 DROP COLLATION ae_ci;
