@@ -10,7 +10,9 @@ queries -- aggregates (TesseraAgg), grouped aggregates, projections with
 random quals (TesseraScan skipping and vector filters), joins (nested loops
 with parameterized scans, hash and merge joins, index scans), serial and
 parallel, with join and scan methods randomly disabled -- on both and
-compares the results as digests.  Float sums are left out:
+compares the results as digests; then a quarter as many again of SELECT
+DISTINCT, boolean group keys, bool_and/bool_or and float variances, from a
+random stream of their own.  Float sums are left out:
 their last digits depend on the order rows are added in.
 
 Every round then also runs the phases of phases.py on twins of the round's
@@ -285,19 +287,50 @@ def query():
         return f"select {g}, {a} from {{t}}{w} group by {g}"
     c = ", ".join(random.sample([n for n,_ in cols], random.randint(1,4)))
     return f"select {c} from {{t}}{w}"
+def shapes_query(r):
+    # SELECT DISTINCT (planned as the GROUP BY it is), boolean group keys,
+    # bool_and / bool_or / every and variances of floats (rounded: their last
+    # digits depend on the row order, which updates change), drawn from a
+    # random stream of their own so that every seed's other queries stay the
+    # same
+    w = r.choice(["", f" where a > {r.randint(-1000, 1000)}", " where h <> 's3'",
+                  " where c between -100 and 100", " where d is not null or b < 0"])
+    k = r.random()
+    if k < 0.4:
+        c = ", ".join(r.sample(["a", "c", "f", "h", "a % 10", "upper(h)", "c > 0", "h is null", "g"],
+                               r.randint(1, 3)))
+        form = r.random()
+        if form < 0.5:
+            return f"select distinct {c} from {{t}}{w}"
+        if form < 0.8:
+            return f"select count(*) from (select distinct {c} from {{t}}{w}) s"
+        return f"with d as (select distinct {c} from {{t}}{w}) select count(*) from d"
+    sa = ["bool_and(a > 0)", "bool_or(h = 's7')", "every(c < 200)", "bool_or(e > 0)",
+          "bool_and(b is not null)", "round(variance(r)::numeric, 3)", "round(stddev_pop(r)::numeric, 3)",
+          "round(var_samp(e)::numeric, 2)", "count(*)", "sum(a)"]
+    a = ", ".join(r.sample(sa, r.randint(1, 3)))
+    if k < 0.55:
+        return f"select {a} from {{t}}{w}"
+    g = ", ".join(r.sample(["a > 0", "h is null", "c % 3 = 0", "f > date '2020-01-15'", "b < 0", "h", "c"],
+                           r.randint(1, 2)))
+    return f"select {g}, {a} from {{t}}{w} group by {g}"
 bad = 0
 nodes_seen = {"TesseraScan": 0, "TesseraAgg": 0, "TesseraJoin": 0, "TesseraTopN": 0}
 for it in range(args.rounds):
     setup()
-    for q in range(args.queries):
-        qq = query()
-        w = random.choice([0, 2, 2])
+    srng = random.Random(args.seed * 7919 + it)
+    nq = args.queries + args.queries // 4
+    for q in range(nq):
+        shaped = q >= args.queries
+        rng = srng if shaped else random
+        qq = shapes_query(srng) if shaped else query()
+        w = rng.choice([0, 2, 2])
         cur.execute(f"set max_parallel_workers_per_gather = {w}")
         # with workers, make parallel plans cheap enough to be chosen on small tables
         for g in ("parallel_setup_cost", "parallel_tuple_cost", "min_parallel_table_scan_size"):
-            cur.execute(f"set {g} = {0 if w and random.random() < 0.7 else 'default'}")
+            cur.execute(f"set {g} = {0 if w and rng.random() < 0.7 else 'default'}")
         for g in ("enable_hashjoin", "enable_mergejoin", "enable_seqscan", "enable_indexscan"):
-            cur.execute(f"set {g} = {random.choice(['on', 'on', 'off'])}")
+            cur.execute(f"set {g} = {rng.choice(['on', 'on', 'off'])}")
         res = []
         for t in ("fh","ft"):
             try:
@@ -325,6 +358,6 @@ for it in range(args.rounds):
         bad += phases.cursor_phase(cur, random)
         bad += phases.concurrency_phase(args.dsn, cur, random)
 cur.execute("drop table if exists fh, ft, du, dm, dd")
-print(f"seed {args.seed}: {args.rounds} rounds x {args.queries} queries, {bad} differences"
+print(f"seed {args.seed}: {args.rounds} rounds x {args.queries} + {args.queries // 4} queries, {bad} differences"
       f" (queries planned with " + ", ".join(f"{k} {v}" for k, v in nodes_seen.items()) + ")")
 sys.exit(1 if bad else 0)
