@@ -330,25 +330,32 @@ TesseraDecodeValuesAt(const TesseraColumnType *type, const TesseraChunkDisk *chu
 					  const char *raw, int nrows, const int *rows, int m, Datum *values,
 					  bool *isnull, TesseraValueIndex **index, MemoryContext index_cxt)
 {
-	int64		buf[64];
+	int64		local[64];
+	int64	   *buf;
+	bool		ok;
 
 	if (chunk->encoding != TESSERA_ENC_INT || type->kind != TESSERA_KIND_BYVAL ||
 		chunk->value_count != (uint32) nrows || nrows <= 0)
 		return false;
-	for (int j0 = 0; j0 < m; j0 += lengthof(buf))
-	{
-		int			k = Min(m - j0, (int) lengthof(buf));
 
-		if (!TesseraGatherInts(raw, raw + chunk->raw_bytes, nrows, rows + j0, k, buf,
-							   value_index(index, index_cxt)))
-			return false;
-		for (int j = 0; j < k; j++)
+	/*
+	 * All m rows in one call: TesseraGatherInts chooses between indexed
+	 * lookups and one decode of the section by how many rows it is given
+	 * (in pieces of 64, a small run-length chunk was decoded whole once per
+	 * piece)
+	 */
+	buf = m <= lengthof(local) ? local : palloc(sizeof(int64) * m);
+	ok = TesseraGatherInts(raw, raw + chunk->raw_bytes, nrows, rows, m, buf,
+						   value_index(index, index_cxt));
+	if (ok)
+		for (int j = 0; j < m; j++)
 		{
-			values[rows[j0 + j]] = TesseraIntToByval(buf[j], type->typlen);
-			isnull[rows[j0 + j]] = false;
+			values[rows[j]] = TesseraIntToByval(buf[j], type->typlen);
+			isnull[rows[j]] = false;
 		}
-	}
-	return true;
+	if (buf != local)
+		pfree(buf);
+	return ok;
 }
 
 /*
