@@ -18,9 +18,17 @@
  *
  *	  Only where the one relation of the query's FROM is a tessera table,
  *	  and no target is volatile: elsewhere PostgreSQL's plan is left as it
- *	  was.  The top-level query, subqueries in FROM (views included) and
- *	  CTEs are looked at; subqueries in expressions are not (EXISTS drops a
- *	  DISTINCT it could not drop from a GROUP BY).
+ *	  was.  And only where no qual of an enclosing query can be pushed into
+ *	  the query: PostgreSQL pushes a qual whose equality differs from the
+ *	  grouping's (another collation, a record's image equality `*=`) below
+ *	  a GROUP BY, where it keeps one above a DISTINCT (PostgreSQL 18's
+ *	  regress suite: `SELECT * FROM (SELECT DISTINCT x FROM t) s WHERE x =
+ *	  'abc' COLLATE case_sensitive` over a case-insensitive x).  So the
+ *	  top-level query, and subqueries in FROM (views included) whose every
+ *	  enclosing query has no WHERE, join or HAVING qual; not CTEs (one
+ *	  inlined into its reference takes the referencing query's quals), not
+ *	  subqueries in expressions (EXISTS drops a DISTINCT it could not drop
+ *	  from a GROUP BY).
  *
  * IDENTIFICATION
  *	  src/planner/distinct.c
@@ -65,35 +73,49 @@ from_one_tessera_table(Query *q)
 	return ours;
 }
 
-/* Give q, and the queries in its FROM and WITH, their DISTINCT as GROUP BY where it is one. */
+/* Does q have a qual that could be pushed into a subquery of its FROM? */
+static bool
+has_quals(Query *q)
+{
+	ListCell   *lc;
+
+	if (q->jointree == NULL)
+		return false;
+	if (q->jointree->quals != NULL || q->havingQual != NULL)
+		return true;
+	foreach(lc, q->jointree->fromlist)
+		if (!IsA(lfirst(lc), RangeTblRef))
+			return true;		/* a JoinExpr: its ON, or an outer join's rules */
+	return false;
+}
+
+/*
+ * Give q its DISTINCT as GROUP BY where it is one, and the subqueries in
+ * its FROM theirs; quals_above: an enclosing query has quals (which
+ * PostgreSQL may push into q).
+ */
 static void
-distinct_as_group_by(Query *q)
+distinct_as_group_by(Query *q, bool quals_above)
 {
 	ListCell   *lc;
 
 	check_stack_depth();
-	if (q->commandType == CMD_SELECT && q->distinctClause != NIL && !q->hasDistinctOn &&
-		q->groupClause == NIL && q->groupingSets == NIL && q->havingQual == NULL &&
-		!q->hasAggs && !q->hasWindowFuncs && !q->hasTargetSRFs && q->rowMarks == NIL &&
-		q->setOperations == NULL && !contain_volatile_functions((Node *) q->targetList) &&
-		from_one_tessera_table(q))
+	if (!quals_above && q->commandType == CMD_SELECT && q->distinctClause != NIL &&
+		!q->hasDistinctOn && q->groupClause == NIL && q->groupingSets == NIL &&
+		q->havingQual == NULL && !q->hasAggs && !q->hasWindowFuncs && !q->hasTargetSRFs &&
+		q->rowMarks == NIL && q->setOperations == NULL &&
+		!contain_volatile_functions((Node *) q->targetList) && from_one_tessera_table(q))
 	{
 		q->groupClause = q->distinctClause;
 		q->distinctClause = NIL;
 	}
+	quals_above |= has_quals(q);
 	foreach(lc, q->rtable)
 	{
 		RangeTblEntry *rte = lfirst(lc);
 
 		if (rte->rtekind == RTE_SUBQUERY && rte->subquery != NULL)
-			distinct_as_group_by(rte->subquery);
-	}
-	foreach(lc, q->cteList)
-	{
-		CommonTableExpr *cte = lfirst(lc);
-
-		if (!cte->cterecursive && IsA(cte->ctequery, Query))
-			distinct_as_group_by((Query *) cte->ctequery);
+			distinct_as_group_by(rte->subquery, quals_above);
 	}
 }
 
@@ -103,7 +125,7 @@ tessera_planner(Query *parse, const char *query_string, int cursorOptions,
 {
 	/* (the planner scribbles on the query anyway: its caller passes a copy) */
 	if (tessera_enable_custom_agg && tessera_enable_custom_scan)
-		distinct_as_group_by(parse);
+		distinct_as_group_by(parse, false);
 	if (prev_planner)
 		return prev_planner(parse, query_string, cursorOptions, boundParams);
 	return standard_planner(parse, query_string, cursorOptions, boundParams);

@@ -501,6 +501,19 @@ EXECUTE dsp(3); EXECUTE dsp(3); EXECUTE dsp(3); EXECUTE dsp(3); EXECUTE dsp(3); 
 SELECT count(*), min(s), max(s) FROM (SELECT DISTINCT s, flag FROM dsh WHERE k = 4) d;
 EXECUTE dsp(NULL);
 DEALLOCATE dsp;
+-- a DISTINCT subquery under an enclosing qual keeps PostgreSQL's plan: a
+-- qual whose equality differs from the grouping's (here another collation)
+-- stays above a DISTINCT in PostgreSQL 18, and is pushed below a GROUP BY
+CREATE TABLE dch (x text COLLATE ae_ci);
+INSERT INTO dch VALUES ('abc'), ('ABC'), ('abd');
+CREATE TABLE dct (LIKE dch) USING tessera;
+INSERT INTO dct SELECT * FROM dch;
+SELECT tt.cmp('SELECT * FROM (SELECT DISTINCT x FROM {t}) s WHERE x = ''abc'' COLLATE "C"', 'dch', 'dct');
+SELECT tt.cmp('SELECT * FROM (SELECT DISTINCT x FROM {t}) s JOIN (VALUES (''ABC'')) v(y) ON s.x = v.y COLLATE "C"',
+              'dch', 'dct');
+EXPLAIN (COSTS OFF) SELECT * FROM (SELECT DISTINCT x FROM dct) s WHERE x = 'abc' COLLATE "C";
+EXPLAIN (COSTS OFF) SELECT count(*) FROM (SELECT DISTINCT x FROM dct) s;
+DROP TABLE dch, dct;
 DROP VIEW dsv;
 DROP TABLE dsh, dst, dsi;
 
