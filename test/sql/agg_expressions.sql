@@ -508,10 +508,14 @@ CREATE TABLE dch (x text COLLATE ae_ci);
 INSERT INTO dch VALUES ('abc'), ('ABC'), ('abd');
 CREATE TABLE dct (LIKE dch) USING tessera;
 INSERT INTO dct SELECT * FROM dch;
-SELECT tt.cmp('SELECT * FROM (SELECT DISTINCT x FROM {t}) s WHERE x = ''abc'' COLLATE "C"', 'dch', 'dct');
+-- (how many rows, and the plan, differ between PostgreSQL versions: only
+-- that heap and tessera agree, and that no TesseraAgg groups, are shown)
+SELECT tt.cmp('SELECT * FROM (SELECT DISTINCT x FROM {t}) s WHERE x = ''abc'' COLLATE "C"', 'dch', 'dct')
+    LIKE 'same%' AS same;
 SELECT tt.cmp('SELECT * FROM (SELECT DISTINCT x FROM {t}) s JOIN (VALUES (''ABC'')) v(y) ON s.x = v.y COLLATE "C"',
-              'dch', 'dct');
-EXPLAIN (COSTS OFF) SELECT * FROM (SELECT DISTINCT x FROM dct) s WHERE x = 'abc' COLLATE "C";
+              'dch', 'dct') LIKE 'same%' AS same;
+SELECT count(*) AS tessera_agg FROM tt.explain('SELECT * FROM (SELECT DISTINCT x FROM dct) s WHERE x = ''abc'' COLLATE "C"') l
+WHERE l LIKE '%TesseraAgg%';
 EXPLAIN (COSTS OFF) SELECT count(*) FROM (SELECT DISTINCT x FROM dct) s;
 DROP TABLE dch, dct;
 DROP VIEW dsv;
