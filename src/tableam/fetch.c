@@ -84,6 +84,14 @@ typedef struct TesseraFetcher
 	CommandId	curcid;
 	TransactionId snap_xmin;
 	TransactionId snap_xmax;
+
+	/* the table had no row state under this MVCC snapshot (no_states) */
+	bool		no_states;
+	Snapshot	ns_snapshot;
+	CommandId	ns_curcid;
+	TransactionId ns_xmin;
+	TransactionId ns_xmax;
+	uint64		ns_completions;
 } TesseraFetcher;
 
 static bool tessera_tuple_fetch_row_version_internal(Relation rel, ItemPointer tid, bool want_xmax,
@@ -122,6 +130,43 @@ fetcher_reset(TesseraFetcher *f)
 	f->have_meta = false;
 	f->last_rg = -1;
 	f->streak = 0;
+	f->ns_snapshot = NULL;
+}
+
+/*
+ * May the row state lookup be skipped, the table having no row state at all
+ * (no row of it ever deleted, updated or locked)?  Looking a state up reads
+ * the metapage first to find there is none: a buffer access per fetch, 15%
+ * of an index nested loop.  Known per MVCC snapshot, from one metapage read
+ * under it: a deletion the snapshot sees committed before it was taken (or
+ * came from an earlier command of ours, before its command id) and wrote
+ * its state first, so the metapage read after that shows it.  The snapshot
+ * is known by its address, command id, bounds and count of completed
+ * transactions (a snapshot copied to the same address is another one only
+ * if one of those differs).  Other kinds of snapshot see changes as they
+ * happen: their lookups are never skipped; nor are a serializable
+ * transaction's, which reports a conflict with a later update of a row it
+ * reads (through its state).
+ */
+static bool
+no_row_states(TesseraFetcher *f, Snapshot snapshot)
+{
+	TesseraMeta meta;
+
+	if (snapshot->snapshot_type != SNAPSHOT_MVCC || !f->allow_lazy || IsolationIsSerializable())
+		return false;
+	if (f->ns_snapshot == snapshot && f->ns_curcid == snapshot->curcid &&
+		f->ns_xmin == snapshot->xmin && f->ns_xmax == snapshot->xmax &&
+		f->ns_completions == snapshot->snapXactCompletionCount)
+		return f->no_states;
+	TesseraReadMeta(f->base.rel, &meta);
+	f->no_states = meta.valid && meta.state_root == 0;
+	f->ns_snapshot = snapshot;
+	f->ns_curcid = snapshot->curcid;
+	f->ns_xmin = snapshot->xmin;
+	f->ns_xmax = snapshot->xmax;
+	f->ns_completions = snapshot->snapXactCompletionCount;
+	return f->no_states;
 }
 
 static bool
@@ -494,7 +539,17 @@ fetch_row_visible(TesseraFetcher *f, ItemPointer tid, Snapshot snapshot, TupleTa
 	dir = TesseraCacheDir(rel, cs);
 	if (own && rownum - cs->s.first_rownum >= TesseraVisibleRows(&cs->s, dir, snapshot))
 		return false;
-	rg = TesseraDirFindRowGroup(dir, rownum, &row);
+	/* probes come in runs within a row group: the last one first */
+	if (f->last_stripe_id == cs->s.stripe_id && f->last_rg >= 0 &&
+		f->last_rg < (int) dir->hdr.n_row_groups &&
+		rownum >= dir->rgs[f->last_rg].first_rownum &&
+		rownum - dir->rgs[f->last_rg].first_rownum < dir->rgs[f->last_rg].row_count)
+	{
+		rg = f->last_rg;
+		row = (int) (rownum - dir->rgs[rg].first_rownum);
+	}
+	else
+		rg = TesseraDirFindRowGroup(dir, rownum, &row);
 	if (rg < 0)
 		return false;
 
@@ -507,7 +562,8 @@ fetch_row_visible(TesseraFetcher *f, ItemPointer tid, Snapshot snapshot, TupleTa
 	}
 
 	/* deleted or replaced? */
-	if (snapshot->snapshot_type != SNAPSHOT_ANY && TesseraGetRowState(rel, rownum, &st))
+	if (snapshot->snapshot_type != SNAPSHOT_ANY && !no_row_states(f, snapshot) &&
+		TesseraGetRowState(rel, rownum, &st))
 	{
 		if (TesseraRowDeleted(&st, snapshot))
 		{

@@ -688,29 +688,92 @@ is_physical_tlist(List *tlist, Index scanrelid, int natts)
 }
 
 /*
+ * The columns of a child's output that join node parent reads (side is
+ * INNER_VAR or OUTER_VAR, as the child is its inner or outer input), into
+ * *cols as pull_varattnos numbers them; false if parent is no join.  A join
+ * always projects: its target list, quals, join quals, merge and hash
+ * clauses and, for its outer input, a nested loop's parameters are all
+ * that reads its inputs' slots.
+ */
+static bool
+join_reads_child(PlanState *parent, int side, Bitmapset **cols)
+{
+	Plan	   *plan = parent->plan;
+	List	   *exprs = list_make2(plan->targetlist, plan->qual);
+
+	switch (nodeTag(parent))
+	{
+		case T_NestLoopState:
+			if (side == OUTER_VAR)
+			{
+				ListCell   *lc;
+
+				foreach(lc, ((NestLoop *) plan)->nestParams)
+					exprs = lappend(exprs, lfirst_node(NestLoopParam, lc)->paramval);
+			}
+			break;
+		case T_MergeJoinState:
+			exprs = lappend(exprs, ((MergeJoin *) plan)->mergeclauses);
+			break;
+		case T_HashJoinState:
+			exprs = lappend(exprs, ((HashJoin *) plan)->hashclauses);
+			break;
+		default:
+			return false;
+	}
+	exprs = lappend(exprs, ((Join *) plan)->joinqual);
+	pull_varattnos((Node *) exprs, (Index) side, cols);
+	return true;
+}
+
+/*
  * The columns whoever reads scan node ss's slot reads, or NULL for all (or
- * unknown): what the query selects from its relation (the columns checked
- * for SELECT privilege), what the node's own quals and target list use --
- * a physical target list lists every column but is read only for those
- * selected -- and nothing if a whole row is used anywhere.
+ * unknown): what the node's own quals and target list use, and where it
+ * does not project, what the query selects from its relation (the columns
+ * checked for SELECT privilege: a physical target list lists every column
+ * but is read only for those selected); nothing if a whole row is used.
  */
 static bool *
-scan_needed_columns(ScanState *ss, List *quals)
+scan_needed_columns(ScanState *ss, List *quals, PlanState *parent)
 {
 	Scan	   *plan = (Scan *) ss->ps.plan;
 	EState	   *estate = ss->ps.state;
 	Relation	rel = ss->ss_currentRelation;
 	int			natts = RelationGetDescr(rel)->natts;
-	Bitmapset  *cols = TesseraRteSelectedCols(estate, exec_rt_fetch(plan->scanrelid, estate));
+	Bitmapset  *cols = NULL;
 	bool	   *needed;
 	int			k = -1;
 
-	if (bms_is_empty(cols))
-		return NULL;
-	cols = bms_copy(cols);
+	/*
+	 * A node that projects hands its consumers the projection, never the
+	 * scan slot: what its quals and target list use is all that is read
+	 * (an EXISTS (SELECT * ...) selects every column, and its probes read
+	 * the two its qual compares, TPC-H q21).  One that does not hands on
+	 * the scan slot, read for at most what the query selects.
+	 */
+	if (ss->ps.ps_ProjInfo == NULL && parent != NULL &&
+		(innerPlanState(parent) == &ss->ps || outerPlanState(parent) == &ss->ps) &&
+		join_reads_child(parent, innerPlanState(parent) == &ss->ps ? INNER_VAR : OUTER_VAR,
+						 &cols))
+	{
+		/*
+		 * A join reads its input's output columns, here the relation's
+		 * (its target list is physical), by number: what the join's
+		 * expressions use of it, no more (the inner side of EXISTS (SELECT
+		 * * ...) often hands on its scan slot)
+		 */
+	}
+	else if (ss->ps.ps_ProjInfo == NULL)
+	{
+		cols = TesseraRteSelectedCols(estate, exec_rt_fetch(plan->scanrelid, estate));
+		if (bms_is_empty(cols))
+			return NULL;
+		cols = bms_copy(cols);
+	}
 	pull_varattnos((Node *) quals, plan->scanrelid, &cols);
 	pull_varattnos((Node *) plan->plan.qual, plan->scanrelid, &cols);
-	if (!is_physical_tlist(plan->plan.targetlist, plan->scanrelid, natts))
+	if (ss->ps.ps_ProjInfo != NULL ||
+		!is_physical_tlist(plan->plan.targetlist, plan->scanrelid, natts))
 		pull_varattnos((Node *) plan->plan.targetlist, plan->scanrelid, &cols);
 	if (bms_is_member(0 - FirstLowInvalidHeapAttributeNumber, cols))
 		return NULL;			/* a whole row */
@@ -765,8 +828,10 @@ mark_needed_columns(PlanState *ps, void *context)
 	if (ss != NULL && ss->ss_currentRelation != NULL && ss->ss_ScanTupleSlot != NULL &&
 		ss->ss_ScanTupleSlot->tts_ops == &TTSOpsTessera &&
 		IsTesseraRelation(ss->ss_currentRelation))
-		TesseraSlotSetNeeded(ss->ss_ScanTupleSlot, scan_needed_columns(ss, quals));
-	return planstate_tree_walker(ps, mark_needed_columns, context);
+		TesseraSlotSetNeeded(ss->ss_ScanTupleSlot,
+							 scan_needed_columns(ss, quals, (PlanState *) context));
+	/* each child learns who its parent is */
+	return planstate_tree_walker(ps, mark_needed_columns, ps);
 }
 
 static void

@@ -48,6 +48,22 @@ SELECT * FROM fc_both('SELECT o.x, t.c7, t.c3 FROM fc_o o JOIN TBL t ON t.id = o
 SELECT * FROM fc_both('SELECT o.x, t.c2 FROM fc_o o JOIN TBL t ON t.id = o.id WHERE o.id < 4 ORDER BY o.id FOR UPDATE OF o');
 RESET enable_hashjoin;
 RESET enable_mergejoin;
+-- joins reading the scan slot of their input directly (its target list is
+-- physical, so the scan does not project): the join's own expressions
+-- say which columns it reads
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+SELECT * FROM fc_both('SELECT o.id FROM fc_o o WHERE EXISTS (SELECT * FROM TBL t WHERE t.id = o.id AND t.c8 > 0) ORDER BY 1');
+SELECT * FROM fc_both('SELECT o.id FROM fc_o o WHERE NOT EXISTS (SELECT * FROM TBL t WHERE t.id = o.id AND t.c7 <> '''' AND t.c3 > 1) ORDER BY 1');
+-- a nested loop's parameter from its outer input's slot
+SELECT * FROM fc_both('SELECT t.id, o.x FROM TBL t JOIN fc_o o ON o.id = t.c5 + 30 WHERE t.id BETWEEN 100 AND 110 ORDER BY 1');
+RESET enable_mergejoin;
+SET enable_nestloop = off;
+-- merge joins: merge clauses, join quals and target lists on both inputs
+SELECT * FROM fc_both('SELECT o.x, t.c9, t.c3 FROM fc_o o JOIN TBL t ON t.id = o.id AND t.c2 <> o.x WHERE o.id < 6 ORDER BY o.id');
+SELECT * FROM fc_both('SELECT t1.id, t2.c9 FROM TBL t1 LEFT JOIN TBL t2 ON t2.id = t1.id + 1 AND t2.c8 > t1.c8 WHERE t1.id < 20 ORDER BY 1');
+RESET enable_nestloop;
+RESET enable_hashjoin;
 -- a correlated subquery
 SELECT * FROM fc_both('SELECT id, (SELECT c9 FROM TBL t2 WHERE t2.id = t1.id) FROM TBL t1 WHERE id < 4 ORDER BY 1');
 -- a view over a few columns
