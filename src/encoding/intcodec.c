@@ -1038,11 +1038,7 @@ int_at(const IntSectionHeader *hdr, const uint8 *data, int n, int idx, int64 *ou
 bool
 TesseraIntAt(const char *p, const char *end, int n, int idx, int64 *out)
 {
-	IntSectionHeader hdr;
-
-	if (idx < 0 || idx >= n || int_section_size(p, end, n, &hdr) == 0)
-		return false;
-	return int_at(&hdr, (const uint8 *) p + sizeof(IntSectionHeader), n, idx, out);
+	return TesseraIntAtIndexed(p, end, n, idx, out, NULL);
 }
 
 /*
@@ -1068,13 +1064,9 @@ TesseraGatherInts(const char *p, const char *end, int n, const int *rows, int m,
 	switch (hdr.mode)
 	{
 		case INT_MODE_FOR:
-			for (int j = 0; j < m; j++)
-				out[j] = (int64) (unpack_one(data, rows[j], hdr.width) + (uint64) hdr.base);
-			return true;
 		case INT_MODE_STRIDE:
 			for (int j = 0; j < m; j++)
-				out[j] = (int64) (unpack_one(data, rows[j], hdr.width) * (uint64) hdr.base2 +
-								  (uint64) hdr.base);
+				(void) int_at(&hdr, data, n, rows[j], &out[j]);
 			return true;
 		default:
 			if (index != NULL && (Size) m * 8 < (Size) n)
@@ -1117,7 +1109,6 @@ TesseraIntAtIndexed(const char *p, const char *end, int n, int idx, int64 *out,
 	uint64	   *cps;
 	uint64		acc;
 
-	/* (the header parsed once: three times per value was 5% of a probe) */
 	if (idx < 0 || idx >= n || int_section_size(p, end, n, &hdr) == 0)
 		return false;
 	if (index == NULL)
