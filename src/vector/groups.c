@@ -133,6 +133,10 @@ TesseraGroupsReset(TesseraGroups *gt, int cap)
 }
 
 #define TAGG_DIRECT 65536
+/* an integer key's direct-mapped window: at most this many entries ... */
+#define TAGG_DIRECT_MAX (1 << 22)
+/* ... and this many per group found so far (keys denser than 1 in 8) */
+#define TAGG_DIRECT_PER_GROUP 8
 
 static void rehash(TesseraGroups *gt, uint32 nslots);
 
@@ -863,6 +867,47 @@ key_dense(const TAggKey *key)
 }
 
 /*
+ * Widen the direct-mapped window of an integer key to cover key, by
+ * doubling it towards key, where it stays within TAGG_DIRECT_MAX entries
+ * and TAGG_DIRECT_PER_GROUP per group (4 bytes each: no more than a group
+ * costs anyway): keys spread over a range a few times
+ * the window's (TPC-H's 200,000 part keys) all come to be looked up there,
+ * not hashed, while sparse keys keep the window they have.
+ */
+static void
+direct_widen(TesseraGroups *gt, int64 key)
+{
+	uint64		cap = gt->direct_cap;
+	int64		base = gt->direct_base;
+	uint64		span;
+	uint64		newcap = cap;
+	int64		newbase = base;
+	int32	   *direct;
+
+	if (key < base)
+		span = (uint64) base - (uint64) key + cap;
+	else
+		span = (uint64) key - (uint64) base + 1;
+	if (span > TAGG_DIRECT_MAX || key < PG_INT64_MIN + TAGG_DIRECT_MAX ||
+		key > PG_INT64_MAX - TAGG_DIRECT_MAX)
+		return;
+	while (newcap < span)
+		newcap *= 2;
+	if (newcap > TAGG_DIRECT_MAX ||
+		newcap > (uint64) TAGG_DIRECT_PER_GROUP * (uint64) (gt->ngroups + 1))
+		return;
+	if (key < base)
+		newbase = base - (int64) (newcap - cap);
+	direct = MemoryContextAllocHuge(gt->cxt, sizeof(int32) * newcap);
+	memset(direct, 0xff, sizeof(int32) * newcap);
+	memcpy(direct + (base - newbase), gt->direct, sizeof(int32) * cap);
+	pfree(gt->direct);
+	gt->direct = direct;
+	gt->direct_cap = newcap;
+	gt->direct_base = newbase;
+}
+
+/*
  * One key, rows first to n.  A run of one key (a table loaded in its order:
  * TPC-H lineitem's l_orderkey) is looked up once; the NULL key's group is
  * kept aside; keys near the first one seen find their group in a
@@ -950,6 +995,11 @@ assign_one(TesseraGroups *gt, const bool *ok, int first, int n, int32 *gidx)
 			gt->direct = repalloc_huge(gt->direct, sizeof(int32) * cap);
 			memset(gt->direct + gt->direct_cap, 0xff, sizeof(int32) * (cap - gt->direct_cap));
 			gt->direct_cap = cap;
+		}
+		else if (d >= gt->direct_cap && !key_dense(&gt->gkeys[0]))
+		{
+			direct_widen(gt, key);
+			d = (uint64) key - (uint64) gt->direct_base;
 		}
 		if (d < gt->direct_cap)
 			gt->direct[d] = gidx[i];

@@ -521,5 +521,26 @@ DROP TABLE dch, dct;
 DROP VIEW dsv;
 DROP TABLE dsh, dst, dsi;
 
+-- one integer key spread over a range a few times the direct-mapped
+-- window's 65,536 entries, met first in its middle: the window widens down
+-- and up (keys below the first one seen, above it, negative ones, NULLs,
+-- the extremes of bigint, which stay hashed); the same groups as heap
+CREATE TABLE wkh (k bigint, v int);
+INSERT INTO wkh SELECT CASE WHEN i % 1000 = 7 THEN NULL
+                            WHEN i = 2 THEN 9223372036854775807
+                            WHEN i = 3 THEN -9223372036854775808
+                            ELSE (i::bigint * 7919 + 65000) % 300000 - 150000 END, i % 97
+FROM generate_series(1, 450000) i;
+CREATE TABLE wkt (LIKE wkh) USING tessera;
+INSERT INTO wkt SELECT * FROM wkh;
+ANALYZE wkh, wkt;
+SET max_parallel_workers_per_gather = 0;
+SELECT tt.cmp('SELECT k, count(*), sum(v), min(v) FROM {t} GROUP BY k', 'wkh', 'wkt');
+SELECT tt.cmp('SELECT k % 300000, count(*) FROM {t} GROUP BY 1', 'wkh', 'wkt');
+SELECT count(*) AS tessera_agg FROM tt.explain('SELECT k, count(*), sum(v), min(v) FROM wkt GROUP BY k') l
+WHERE l LIKE '%TesseraAgg%';
+RESET max_parallel_workers_per_gather;
+DROP TABLE wkh, wkt;
+
 DROP TABLE eh, et, lh, lt;
 DROP COLLATION ae_ci;
