@@ -57,6 +57,27 @@ SELECT q, tt.cmp('SELECT count(*), sum(id) FROM {t} WHERE ' || q, 'vh', 'vt') FR
     ($$s LIKE '%ü%é%'$$), ($$s LIKE 'x%%y%'$$), ($$u LIKE '%a%b%c%'$$), ($$u LIKE 'a%0'$$),
     ($$u NOT LIKE '%1%2%'$$), ($$u LIKE '%e%e%e%e%e%e%'$$)
 ) x(q);
+-- substring search ('%...%' and the inner literals of '%a%b%'), 16 bytes
+-- at a time: values of 0 to 90 bytes over a small alphabet (matches
+-- everywhere: at the start, across and at the ends of 16-byte blocks, in
+-- the last bytes), needles of 1 to 20 bytes, overlapping and repeated,
+-- multibyte; distinct values, so no dictionary answers for them
+CREATE TABLE fbh (id int, s text);
+INSERT INTO fbh SELECT i, left(translate(md5(i::text) || md5((i * 7)::text) || md5((i * 13)::text),
+                                       '0123456789abcdef', 'aaaaabbbbbcccccé'),
+                             (i * 37) % 91)
+FROM generate_series(1, 6000) i;
+CREATE TABLE fbt (LIKE fbh) USING tessera;
+INSERT INTO fbt SELECT * FROM fbh;
+SELECT q, tt.cmp('SELECT count(*), sum(id) FROM {t} WHERE ' || q, 'fbh', 'fbt') FROM (VALUES
+    ($$s LIKE '%c%'$$), ($$s LIKE '%ab%'$$), ($$s LIKE '%aaa%'$$), ($$s LIKE '%abcab%'$$),
+    ($$s LIKE '%bcbcb%'$$), ($$s LIKE '%cab%bca%'$$), ($$s NOT LIKE '%ccc%'$$),
+    ($$s LIKE '%aabbccaabb%'$$), ($$s LIKE '%abbbcabbébcaaaaac%'$$), ($$s LIKE '%é%'$$),
+    ($$s LIKE '%aé%'$$), ($$s LIKE '%éb%c%'$$), ($$s LIKE 'a%bb%cc%'$$), ($$s LIKE '%ba%ab'$$)
+) x(q);
+SELECT count(*) AS vector_filters FROM tt.explain('SELECT count(*) FROM fbt WHERE s LIKE ''%ab%''') l
+WHERE l LIKE '%Vector Filter%';
+DROP TABLE fbh, fbt;
 -- in a prepared statement: the value comes from a parameter
 PREPARE vs_p(text) AS SELECT count(*) FROM vt WHERE s LIKE $1;
 PREPARE vs_ph(text) AS SELECT count(*) FROM vh WHERE s LIKE $1;
