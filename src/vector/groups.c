@@ -10,8 +10,9 @@
  *	  without trailing blanks).  Groups are found through an
  *	  open-addressing hash table, and most rows skip it:
  *	  - one key: a direct-mapped array covers the keys near the first one
- *		seen (TAGG_DIRECT of them), and once every key of a batch is there
- *		a tight loop maps the batch;
+ *		seen (TAGG_DIRECT of them, widened towards keys it misses while
+ *		they are dense enough), and once every key of a batch is there a
+ *		tight loop maps the batch;
  *	  - several keys that are small non-negative values or ids (strings
  *		always are) pack losslessly into 64 bits, and a direct-mapped cache
  *		of packed keys finds their group;
