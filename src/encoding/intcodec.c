@@ -986,11 +986,10 @@ TesseraIntPrepare(const char *p, const char *end, int n, int idx, TesseraEnsureF
 }
 
 /*
- * TesseraIntAt
- *		Value idx of the integer section at p, without decoding the others
- *		(FOR: one unpack; DELTA: a prefix sum; RLE: a walk over the runs).
+ * Value idx (0 <= idx < n) of the section whose header is hdr, without
+ * decoding the others (FOR: one unpack; DELTA: a prefix sum; RLE: a walk
+ * over the runs).
  */
-/* Value idx (0 <= idx < n) of a section whose header is hdr. */
 static bool
 int_at(const IntSectionHeader *hdr, const uint8 *data, int n, int idx, int64 *out)
 {
@@ -1035,6 +1034,7 @@ int_at(const IntSectionHeader *hdr, const uint8 *data, int n, int idx, int64 *ou
 	return false;
 }
 
+/* TesseraIntAt: value idx of the integer section at p (int_at). */
 bool
 TesseraIntAt(const char *p, const char *end, int n, int idx, int64 *out)
 {

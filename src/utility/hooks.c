@@ -688,19 +688,30 @@ is_physical_tlist(List *tlist, Index scanrelid, int natts)
 }
 
 /*
- * The columns of a child's output that join node parent reads (side is
- * INNER_VAR or OUTER_VAR, as the child is its inner or outer input), into
- * *cols as pull_varattnos numbers them; false if parent is no join.  A join
- * always projects: its target list, quals, join quals, merge and hash
+ * The columns of child's output that its parent reads, if the parent is a
+ * join, into *cols as pull_varattnos numbers them; false if it is not.  A
+ * join always projects: its target list, quals, join quals, merge and hash
  * clauses and, for its outer input, a nested loop's parameters are all
- * that reads its inputs' slots.
+ * that reads its inputs' slots, naming their columns by number (INNER_VAR
+ * or OUTER_VAR Vars).
  */
 static bool
-join_reads_child(PlanState *parent, int side, Bitmapset **cols)
+join_reads_child(PlanState *parent, PlanState *child, Bitmapset **cols)
 {
-	Plan	   *plan = parent->plan;
-	List	   *exprs = list_make2(plan->targetlist, plan->qual);
+	Plan	   *plan;
+	List	   *exprs;
+	int			side;
 
+	if (parent == NULL)
+		return false;
+	if (innerPlanState(parent) == child)
+		side = INNER_VAR;
+	else if (outerPlanState(parent) == child)
+		side = OUTER_VAR;
+	else
+		return false;			/* (a subplan's or an Append's child) */
+	plan = parent->plan;
+	exprs = list_make2(plan->targetlist, plan->qual);
 	switch (nodeTag(parent))
 	{
 		case T_NestLoopState:
@@ -746,24 +757,14 @@ scan_needed_columns(ScanState *ss, List *quals, PlanState *parent)
 
 	/*
 	 * A node that projects hands its consumers the projection, never the
-	 * scan slot: what its quals and target list use is all that is read
-	 * (an EXISTS (SELECT * ...) selects every column, and its probes read
-	 * the two its qual compares, TPC-H q21).  One that does not hands on
-	 * the scan slot, read for at most what the query selects.
+	 * scan slot: what its quals and target list use is all that is read.
+	 * One that does not hands on the scan slot: under a join (the inner
+	 * side of EXISTS (SELECT * ...), which selects every column while
+	 * TPC-H q21's probes read the three its filter compares) the join's
+	 * expressions read it, by the relation's column numbers (its target
+	 * list is physical); elsewhere at most what the query selects is read.
 	 */
-	if (ss->ps.ps_ProjInfo == NULL && parent != NULL &&
-		(innerPlanState(parent) == &ss->ps || outerPlanState(parent) == &ss->ps) &&
-		join_reads_child(parent, innerPlanState(parent) == &ss->ps ? INNER_VAR : OUTER_VAR,
-						 &cols))
-	{
-		/*
-		 * A join reads its input's output columns, here the relation's
-		 * (its target list is physical), by number: what the join's
-		 * expressions use of it, no more (the inner side of EXISTS (SELECT
-		 * * ...) often hands on its scan slot)
-		 */
-	}
-	else if (ss->ps.ps_ProjInfo == NULL)
+	if (ss->ps.ps_ProjInfo == NULL && !join_reads_child(parent, &ss->ps, &cols))
 	{
 		cols = TesseraRteSelectedCols(estate, exec_rt_fetch(plan->scanrelid, estate));
 		if (bms_is_empty(cols))

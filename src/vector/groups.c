@@ -871,9 +871,9 @@ key_dense(const TAggKey *key)
  * Widen the direct-mapped window of an integer key to cover key, by
  * doubling it towards key, where it stays within TAGG_DIRECT_MAX entries
  * and TAGG_DIRECT_PER_GROUP per group (4 bytes each: no more than a group
- * costs anyway): keys spread over a range a few times
- * the window's (TPC-H's 200,000 part keys) all come to be looked up there,
- * not hashed, while sparse keys keep the window they have.
+ * costs anyway): keys spread over a range a few times the window's
+ * (TPC-H's 200,000 part keys) all come to be looked up there, not hashed,
+ * while sparse keys keep the window they have.
  */
 static void
 direct_widen(TesseraGroups *gt, int64 key)
