@@ -149,6 +149,9 @@ TesseraAggExplain(CustomScanState *node, List *ancestors, ExplainState *es)
 		{
 			ExplainPropertyInteger("Memo Groups", NULL, as->memo_groups.ngroups, es);
 			ExplainPropertyUInteger("Runs Answered from Memo", NULL, as->memo_lookups, es);
+			if (as->memo_domain != NULL)
+				ExplainPropertyInteger("Memo Limited to Join Keys", NULL,
+									   as->memo_domain->nrows, es);
 		}
 		TesseraExplainFilterCounts(&node->ss.ps,
 								   as->ts.skip_exprs != NIL || as->ts.rg_prune != NULL,

@@ -436,7 +436,8 @@ tagg_counted_rows(TesseraAggState *as, TesseraBatch *b, const bool *sel)
 	bool	   *mask;
 
 	as->superset = NULL;
-	if (b->deleted == NULL && as->star.ndims == 0 && as->row_quals.n == 0)
+	if (b->deleted == NULL && as->star.ndims == 0 && as->row_quals.n == 0 &&
+		!(as->memo_building && as->memo_domain != NULL))
 		return sel;
 	if (as->ok_cap < n || as->ok == NULL)
 	{
@@ -475,6 +476,12 @@ tagg_counted_rows(TesseraAggState *as, TesseraBatch *b, const bool *sel)
 		as->rows_removed_by_quals += tagg_row_filter(as, &as->row_quals, b, mask, n);
 	if (as->star_filters.n > 0)
 		as->star.rows_removed += tagg_row_filter(as, &as->star_filters, b, mask, n);
+	if (as->memo_building && as->memo_domain != NULL)
+	{
+		TAggKey    *key = &as->memo_groups.gkeys[as->memo_domain_key];
+
+		TesseraStarDimFilter(as->memo_domain, b, key->attidx, key->typid, mask, n);
+	}
 	return mask;
 }
 
@@ -659,7 +666,8 @@ tagg_memo_build(TesseraAggState *as)
  * have read as many row groups as one pass over the table reads (so that
  * building it costs at most what the runs have cost: a subquery whose
  * quals pick a row group or two per run is not memoized until it has run
- * many times).  False if the run must scan.
+ * many times), or, its keys known to be a dimension's, would once run for
+ * each.  False if the run must scan.
  */
 static bool
 tagg_memo_answer(TesseraAggState *as)
@@ -674,7 +682,14 @@ tagg_memo_answer(TesseraAggState *as)
 		return false;
 	if (!as->memo_built)
 	{
-		if (as->memo_rgs_table == 0 || as->memo_rgs < as->memo_rgs_table)
+		/*
+		 * (over a dimension's keys, once the runs for as many keys as it has
+		 * would read that much: one run for each is to be expected)
+		 */
+		if (as->memo_rgs_table == 0 ||
+			(as->memo_rgs < as->memo_rgs_table &&
+			 (as->memo_domain == NULL ||
+			  as->memo_rgs * (uint64) Max(as->memo_domain->nrows, 1) < as->memo_rgs_table)))
 			return false;
 		tagg_memo_build(as);
 		if (as->memo_failed)
@@ -685,6 +700,11 @@ tagg_memo_answer(TesseraAggState *as)
 		values[j] = ExecEvalExprSwitchContext(as->memo_params[j], econtext, &nulls[j]);
 		anynull |= nulls[j];
 	}
+	/* a key the memo was not built for (another caller's): scanned */
+	if (as->memo_domain != NULL && !anynull &&
+		!TesseraStarDimHasKey(as->memo_domain, values[as->memo_domain_key],
+							  as->memo_domain_type))
+		return false;
 	/*
 	 * `column = NULL` keeps no row: the empty group, as a miss.  A string
 	 * key is looked up by its bytes, interned: a key the table lacks makes
@@ -703,6 +723,51 @@ tagg_memo_answer(TesseraAggState *as)
 	as->computed = true;
 	as->next = 0;
 	return true;
+}
+
+/*
+ * TesseraAggMemoDomain
+ *		Tell the TesseraAgg ps (if it is one with a memo) that its parameter
+ *		paramid, of type `type`, will be a key of the star join dimension dim
+ *		whenever the caller runs it: a join above runs the subquery only for
+ *		rows that joined dim on that key (join_node.c).  The memo is then
+ *		built over the rows of those keys only (TPC-H q17: the 6,088 rows of
+ *		the 204 parts the outer query keeps, not 200,000 groups of 6M rows)
+ *		-- again if dim was rebuilt.  Runs for other keys (a caller that
+ *		shares the plan) scan the table, as without a memo.
+ */
+void
+TesseraAggMemoDomain(PlanState *ps, int paramid, TesseraStarDim *dim, Oid type)
+{
+	TesseraAggState *as = (TesseraAggState *) ps;
+	ListCell   *lc;
+
+	if (!IsA(ps, CustomScanState) || ((CustomScanState *) ps)->methods != &tagg_exec_methods ||
+		as->memo == NIL || as->memo_failed ||
+		(type == DATEOID) != (dim->key_type == DATEOID))
+		return;
+	foreach(lc, list_nth(as->memo, TAGG_MEMO_PARAMS))
+	{
+		Param	   *param = lfirst(lc);
+		TAggKey    *key = &as->memo_groups.gkeys[foreach_current_index(lc)];
+
+		if (!IsA(param, Param) || param->paramkind != PARAM_EXEC || param->paramid != paramid ||
+			key->kind != TAGG_KEY_INT || param->paramtype != type ||
+			(key->typid == DATEOID) != (type == DATEOID) ||
+			!(key->typid == DATEOID || key->typid == INT2OID || key->typid == INT4OID ||
+			  key->typid == INT8OID))
+			continue;
+		if (as->memo_built)
+		{
+			/* built over another set of keys (the dimension was read again) */
+			MemoryContextReset(as->memo_cxt);
+			as->memo_built = false;
+		}
+		as->memo_domain = dim;
+		as->memo_domain_key = foreach_current_index(lc);
+		as->memo_domain_type = type;
+		return;
+	}
 }
 
 /* A run's row from the memo: its group's results, or those over no rows. */

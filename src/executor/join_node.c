@@ -58,6 +58,7 @@ typedef struct TesseraJoinState
 	int			nrows;
 	int			pos;			/* the next of them to hand up */
 	TesseraBatch *batch;
+	bool		domains_told;	/* the dimensions' keys told to subqueries' memos */
 } TesseraJoinState;
 
 static Node *tjoin_create_state(CustomScan *cscan);
@@ -138,6 +139,73 @@ tjoin_begin(CustomScanState *node, EState *estate, int eflags)
 										ALLOCSET_DEFAULT_SIZES);
 }
 
+/*
+ * The dimension whose key every joined row's scan tuple column `col` (a
+ * column of the table, or an extra column) holds, or NULL.
+ */
+static TesseraStarDim *
+tjoin_key_dim(TesseraJoinState *js, int col)
+{
+	int			src = js->src[col];
+
+	for (int d = 0; d < js->star.ndims; d++)
+	{
+		TesseraStarDim *dim = &js->star.dims[d];
+
+		if (dim->fact_att2 >= 0 || dim->ne_pos >= 0)
+			continue;
+		/* the table's key column: the join keeps rows whose key the dimension holds */
+		if (src < js->natts && src == dim->fact_att &&
+			(dim->kind == STAR_INNER || dim->kind == STAR_SEMI || dim->kind == STAR_COUNT))
+			return dim;
+		/* the dimension's own key (a left join's is NULL where nothing matched) */
+		if (src >= js->natts && (dim->kind == STAR_INNER || dim->kind == STAR_LEFT))
+			for (int c = 0; c < dim->ncols; c++)
+				if (dim->ext[c] == src - js->natts && dim->cols[c] == dim->key_pos)
+					return dim;
+	}
+	return NULL;
+}
+
+/*
+ * Tell the subqueries the plan qual runs which of their parameters are
+ * keys of a dimension: TPC-H q17's `l_quantity < (SELECT 0.2 *
+ * avg(l_quantity) FROM lineitem WHERE l_partkey = p_partkey)` runs only
+ * for the parts the join keeps, so a TesseraAgg answering it from a memo
+ * needs those parts' groups only (agg_node.c, TesseraAggMemoDomain).
+ * Once per build of the dimensions.
+ */
+static void
+tjoin_tell_domains(TesseraJoinState *js)
+{
+	ListCell   *lc;
+
+	js->domains_told = true;
+	if (js->ts.css.ss.ps.subPlan == NIL)
+		return;
+	if (!js->star.built)
+		TesseraStarBuild(&js->star);
+	foreach(lc, js->ts.css.ss.ps.subPlan)
+	{
+		SubPlanState *sps = lfirst(lc);
+		ListCell   *pc,
+				   *ac;
+
+		forboth(pc, sps->subplan->parParam, ac, sps->subplan->args)
+		{
+			Var		   *var = lfirst(ac);
+			TesseraStarDim *dim;
+
+			if (!IsA(var, Var) || var->varno != INDEX_VAR || var->varattno <= 0 ||
+				var->varattno > js->nsrc)
+				continue;
+			dim = tjoin_key_dim(js, var->varattno - 1);
+			if (dim != NULL)
+				TesseraAggMemoDomain(sps->planstate, lfirst_int(pc), dim, var->vartype);
+		}
+	}
+}
+
 /* Join the next batch with rows to hand up: false at the end of the scan. */
 static bool
 tjoin_next_batch(TesseraJoinState *js)
@@ -146,6 +214,8 @@ tjoin_next_batch(TesseraJoinState *js)
 	TesseraBatch *b;
 	const bool *sel;
 
+	if (!js->domains_told)
+		tjoin_tell_domains(js);
 	while (TesseraScanNextBatch(scan, &b, &sel))
 	{
 		int			n = b->nrows;
@@ -239,6 +309,7 @@ tjoin_rescan(CustomScanState *node)
 	/* parameters may have changed */
 	js->ts.values_ready = false;
 	TesseraStarRescan(&js->star);
+	js->domains_told = false;
 	js->nrows = js->pos = 0;
 	js->batch = NULL;
 	ExecScanReScan(&node->ss);

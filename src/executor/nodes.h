@@ -219,6 +219,9 @@ extern void TesseraStarProbe(TesseraStar *st, TesseraBatch *b, bool *ok, int n,
 extern void TesseraStarRescan(TesseraStar *st);
 extern void TesseraStarBuild(TesseraStar *st);
 extern bool TesseraStarRowGroupMayMatch(void *arg, TesseraReader *r, int stripe, int rg);
+extern bool TesseraStarDimHasKey(TesseraStarDim *dim, Datum value, Oid type);
+extern void TesseraStarDimFilter(TesseraStarDim *dim, TesseraBatch *b, int att, Oid type,
+								 bool *ok, int n);
 
 /* star_probe_avx2.c */
 extern const bool TesseraStarHaveAVX2;
@@ -328,6 +331,14 @@ typedef struct TesseraAggState
 	uint64		memo_rgs;		/* row groups read by the runs before */
 	uint64		memo_rgs_table; /* row groups a run read or skipped */
 	uint64		memo_lookups;
+	/*
+	 * The runs' key memo_domain_key is always a key of this dimension of a
+	 * star join above (TesseraAggMemoDomain): the memo holds those keys'
+	 * groups only, and a run whose key is not one of them scans.
+	 */
+	struct TesseraStarDim *memo_domain;
+	int			memo_domain_key;
+	Oid			memo_domain_type;	/* its parameter's type */
 	/* ORDER BY a count LIMIT (TAGG_PRIVATE_TOPN): groups worse than the bound are left out */
 	int			topn_rows;		/* 0: not planned */
 	int			topn_spec;
@@ -396,6 +407,7 @@ extern void TesseraAggInitWorker(CustomScanState *node, shm_toc *toc, void *coor
 extern void TesseraAggTopNBound(TesseraAggState *as, TesseraGroups *g);
 extern void TesseraAggInitSpec(TesseraAggState *as, TAggSpec *sp, List *desc, Aggref *agg);
 extern bool TesseraAggTakeSlice(TesseraAggState *as);
+extern void TesseraAggMemoDomain(PlanState *ps, int paramid, TesseraStarDim *dim, Oid type);
 extern void TesseraAggSliceCounted(TesseraAggState *as);
 extern bool TesseraAggTopNStream(TesseraAggState *as, TesseraGroups *g, int group);
 

@@ -268,7 +268,7 @@ star_have_avx2(void)
  * row (most of a star join's time is its probes: SSB q3.1).
  */
 static void
-star_probe_direct(TesseraStarDim *dim, const Datum *keys, const bool *keynull, bool *ok,
+star_probe_direct(TesseraStarDim *dim, Oid type, const Datum *keys, const bool *keynull, bool *ok,
 				  int32 *match, bool need_match, int n, int m, bool anti)
 {
 	bool		dense = (Size) m * 2 >= (Size) n;
@@ -278,7 +278,7 @@ star_probe_direct(TesseraStarDim *dim, const Datum *keys, const bool *keynull, b
 	const int32 *direct = dim->direct;
 	int			done = 0;		/* rows the AVX2 loop probed */
 
-	switch (dim->fact_type)
+	switch (type)
 	{
 		case INT2OID:
 			STAR_PROBE_LOOP(STAR_INT16);
@@ -311,7 +311,7 @@ star_probe_direct(TesseraStarDim *dim, const Datum *keys, const bool *keynull, b
 			for (int i = i0; i < Min(i0 + 8, n); i++)
 				if (ok[i])
 				{
-					StarEntry  *e = starhash_lookup(dim->hash, star_key(keys[i], dim->fact_type));
+					StarEntry  *e = starhash_lookup(dim->hash, star_key(keys[i], type));
 
 					match[i] = e != NULL ? e->row : -1;
 					ok[i] = e != NULL;
@@ -558,7 +558,7 @@ TesseraStarProbe(TesseraStar *st, TesseraBatch *b, bool *ok, int n, TesseraCompu
 			 * read, the AVX2 probe gathers no row numbers: SSB q1.1)
 			 */
 			if (keys != NULL && dim->fact_att2 < 0 && (dim->present != NULL || dim->bits != NULL))
-				star_probe_direct(dim, keys, keynull, ok, match,
+				star_probe_direct(dim, dim->fact_type, keys, keynull, ok, match,
 								  dim->ncols > 0 || dim->kind == STAR_COUNT || st->left,
 								  n, m, anti);
 			else
@@ -676,6 +676,65 @@ TesseraStarNextUnmatched(TesseraStar *st, Datum *values, bool *isnull)
 		return true;
 	}
 	return false;
+}
+
+/* Is value (of integer or date type `type`) a key of the dimension? */
+bool
+TesseraStarDimHasKey(TesseraStarDim *dim, Datum value, Oid type)
+{
+	return star_lookup(dim, star_key(value, type)) >= 0;
+}
+
+/*
+ * Clear ok[i] of the batch's rows whose column att (of integer or date type
+ * `type`) is NULL or not a key of the dimension.  The key range and its
+ * bits (where the dimension keeps them) rule most rows out without a
+ * lookup; a batch left with few rows is marked sparse, as a probe marks it.
+ */
+void
+TesseraStarDimFilter(TesseraStarDim *dim, TesseraBatch *b, int att, Oid type, bool *ok, int n)
+{
+	Datum	   *keys = NULL;
+	bool	   *keynull = NULL;
+	const uint64 *bits = dim->present != NULL ? dim->present : dim->bits;
+	uint64		span = (uint64) dim->max - (uint64) dim->min;
+	int			m = 0;
+
+	if (!b->sparse)
+		TesseraBatchColumn(b, att, &keys, &keynull);
+	if (keys != NULL && bits != NULL && dim->nrows > 0)
+	{
+		/* as a probe does (the rows' matches are not kept) */
+		int32	   *match = palloc(sizeof(int32) * n);
+
+		star_probe_direct(dim, type, keys, keynull, ok, match, false, n,
+						  (int) TesseraSelCount(ok, n), false);
+		pfree(match);
+		if (TesseraSelCount(ok, n) * 32 < (uint64) n)
+			b->sparse = true;
+		return;
+	}
+	for (int i = 0; i < n; i++)
+	{
+		int64		key;
+		uint64		slot;
+
+		if (!ok[i])
+			continue;
+		if (!star_fact_key1(b, att, type, keys, keynull, i, &key) || dim->nrows == 0)
+		{
+			ok[i] = false;
+			continue;
+		}
+		slot = (uint64) key - (uint64) dim->min;
+		if (slot > span || (bits != NULL && !((bits[slot / 64] >> (slot % 64)) & 1)) ||
+			(dim->present == NULL && star_lookup(dim, key) < 0))
+			ok[i] = false;
+		else
+			m++;
+	}
+	if ((Size) m * 32 < (Size) n)
+		b->sparse = true;
 }
 
 /* TesseraStarRescan: read the dimensions again (their parameters may have changed). */

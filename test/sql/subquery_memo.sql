@@ -162,7 +162,51 @@ WHERE t.k = md.dk AND md.tag = 'pick' AND t.x < (SELECT avg(s.x) FROM sm_t s WHE
 RESET work_mem;
 RESET hash_mem_multiplier;
 DROP FUNCTION tt.subplan_cost(text);
-DROP TABLE md;
+
+-- The join runs the subquery only for keys of the dimension's rows it
+-- keeps: the memo is built over those keys' rows only, and says how many
+-- keys it was limited to (NULL: not limited).  The parameter is the
+-- dimension's key, or the table's column it equals; a bigint key; a
+-- dimension whose quals change from run to run of an outer subquery (its
+-- keys are read again, and so is the memo).
+CREATE FUNCTION tt.memo_keys(q text) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+    line text;
+    n bigint;
+BEGIN
+    FOR line IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+        IF line ~ 'Memo Limited to Join Keys' THEN
+            n := substring(line from '(\d+)\s*$')::bigint;
+        END IF;
+    END LOOP;
+    RETURN n;
+END $$;
+CREATE TABLE md8 (dk8 bigint PRIMARY KEY, tag text);
+INSERT INTO md8 SELECT i * 1000000000::bigint, CASE WHEN i % 7 = 2 THEN 'pick' ELSE 'other' END
+FROM generate_series(0, 59) i;
+ANALYZE md8;
+CREATE TEMP TABLE memo_jq AS SELECT * FROM (VALUES
+    ($q$SELECT sum(t.v), count(*), min(t.id) FROM {t} t, md
+WHERE t.k = md.dk AND md.tag = 'pick' AND t.x < (SELECT 0.6 * avg(s.x) FROM {t} s WHERE s.k = md.dk)$q$),
+    ($q$SELECT sum(t.v), count(*), max(t.id) FROM {t} t, md
+WHERE t.k = md.dk AND md.tag = 'pick' AND t.id % 50 = 0
+  AND t.v > (SELECT avg(s.v) FROM {t} s WHERE s.k = t.k AND s.x > 3)$q$),
+    ($q$SELECT count(*), sum(t.x) FROM {t} t, md
+WHERE t.k = md.dk AND md.dk % 10 = 1 AND t.id % 3 = 0
+  AND t.x <= (SELECT min(s.x) + 1 FROM {t} s WHERE s.k = md.dk AND s.kd < date '2024-02-15')$q$),
+    ($q$SELECT count(*), sum(t.id) FROM {t} t, md8
+WHERE t.k8 = md8.dk8 AND md8.tag = 'pick' AND t.id % 8 = 0
+  AND t.id > (SELECT avg(s.id) FROM {t} s WHERE s.k8 = md8.dk8)$q$)
+) v(q);
+SELECT left(q, 70) AS q, tt.cmp(q, 'sm_h', 'sm_t') FROM memo_jq;
+SELECT left(q, 70) AS q, tt.memo_keys(replace(q, '{t}', 'sm_t')) AS memo_keys FROM memo_jq;
+SELECT tt.cmp($q$SELECT v.c, (SELECT count(*) FROM {t} t, md
+WHERE t.k = md.dk AND md.tag = v.c AND md.dk < v.lim
+  AND t.x < (SELECT avg(s.x) FROM {t} s WHERE s.k = md.dk)) AS n
+FROM (VALUES ('pick', 700), ('other', 15), ('pick', 300), ('nothing', 700)) v(c, lim)$q$,
+              'sm_h', 'sm_t');
+DROP FUNCTION tt.memo_keys(text);
+DROP TABLE md, md8;
 
 DROP TABLE sm_h, sm_t, su_h, su_t, mo, ss_h, ss_t, mso;
 DROP FUNCTION tt.memo_runs(text);
