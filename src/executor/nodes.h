@@ -205,6 +205,7 @@ typedef struct TesseraStar
 	/* while a dimension is read: built ones on the same fact column (star.c) */
 	int			npre;
 	int		   *pre;
+	bool	   *pre_second;		/* [i]: pre[i] filters on the second key column */
 	/* a left join (one dimension): its rows without a match, as groups */
 	bool		left;
 	int			left_next;		/* the next row to look at */

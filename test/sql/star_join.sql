@@ -297,7 +297,11 @@ CREATE TEMP TABLE snow_q AS SELECT * FROM (VALUES
     ('SELECT sd3.label, count(*) FROM {t} f JOIN sd1 ON f.k1 = sd1.k JOIN sd3 ON f.k3 = sd3.k WHERE sd1.w::int % 4 < sd3.k % 4 AND EXISTS (SELECT 1 FROM sd_many m WHERE m.k = f.x) GROUP BY 1'),
     ('SELECT sn_grp.gname, count(*), sum(f.v) FROM {t} f, sd1, sn_sup, sn_grp WHERE f.k1 = sd1.k AND f.x = sn_sup.k AND sd1.grp = sn_sup.g AND sn_sup.g = sn_grp.g GROUP BY 1'),
     ('SELECT sn_grp.gname, sd1.name, count(*) FROM {t} f, sd1, sn_sup, sn_grp, sn_region WHERE f.k1 = sd1.k AND f.x = sn_sup.k AND sd1.grp = sn_sup.g AND sn_sup.g = sn_grp.g AND sn_grp.region_id = sn_region.r AND sn_region.rname = ''east'' GROUP BY 1, 2'),
-    ('SELECT sn_sup.g, count(*) FROM {t} f, sd1, sn_sup WHERE f.k1 = sd1.k AND f.x = sn_sup.k AND sd1.grp = sn_sup.g GROUP BY 1')
+    ('SELECT sn_sup.g, count(*) FROM {t} f, sd1, sn_sup WHERE f.k1 = sd1.k AND f.x = sn_sup.k AND sd1.grp = sn_sup.g GROUP BY 1'),
+    -- a composite key's rows kept only where another dimension on the same
+    -- table column (its first, its second) has the key (TPC-H q09's partsupp and part)
+    ('SELECT sd_pair.label, count(*), sum(sd_pair.w) FROM {t} f JOIN sd_pair ON f.k1 = sd_pair.a AND f.x = sd_pair.b JOIN sn_sup ON f.x = sn_sup.k WHERE sn_sup.g = 1 GROUP BY 1'),
+    ('SELECT sd_pair.label, sd1.name, count(*), sum(sd_pair.w) FROM {t} f JOIN sd_pair ON f.k1 = sd_pair.a AND f.x = sd_pair.b JOIN sd1 ON f.k1 = sd1.k WHERE sd1.grp = 2 AND sd_pair.w % 2 = 0 GROUP BY 1, 2')
 ) v(q);
 SELECT q, tt.cmp(q, 'sf_h', 'sf_t') FROM snow_q;
 -- each a star join of TesseraAgg (none listed); the one with a filter
