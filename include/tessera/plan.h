@@ -337,6 +337,7 @@ typedef enum TAggMemoField
 	TAGG_MEMO_SKIP,				/* ... among the row-group filters */
 	TAGG_MEMO_PARAMS,			/* the parameters, one per key */
 	TAGG_MEMO_KEYS,				/* a key description per column */
+	TAGG_MEMO_GROUPS,			/* the groups expected (Integer) */
 	TAGG_MEMO_NFIELDS
 } TAggMemoField;
 

@@ -103,6 +103,34 @@ tagg_create_state(CustomScan *cscan)
 	return (Node *) state;
 }
 
+/*
+ * The memo of a correlated subquery's runs (TAGG_PRIVATE_MEMO), if planned:
+ * not where a star join's dimensions read parameters (each run's are its own).
+ */
+static void
+tagg_memo_init(TesseraAggState *as, EState *estate)
+{
+	List	   *params;
+	ListCell   *lc;
+
+	for (int d = 0; as->memo != NIL && d < as->star.ndims; d++)
+		if (!bms_is_empty(as->star.dims[d].child->plan->extParam))
+			as->memo = NIL;
+	if (as->memo == NIL)
+		return;
+	params = list_nth(as->memo, TAGG_MEMO_PARAMS);
+	as->memo_cxt = AllocSetContextCreate(estate->es_query_cxt, "TesseraAgg memo",
+										 ALLOCSET_DEFAULT_SIZES);
+	TesseraGroupsInit(&as->memo_groups, list_nth(as->memo, TAGG_MEMO_KEYS),
+					  as->groups.nspecs, as->memo_cxt);
+	as->memo_params = palloc(sizeof(ExprState *) * list_length(params));
+	foreach(lc, params)
+		as->memo_params[foreach_current_index(lc)] = ExecInitExpr(lfirst(lc),
+																  &as->ts.css.ss.ps);
+	for (int j = 0; j < as->memo_groups.nkeys; j++)
+		as->memo_strings |= as->memo_groups.gkeys[j].kind != TAGG_KEY_INT;
+}
+
 static void
 tagg_begin(CustomScanState *node, EState *estate, int eflags)
 {
@@ -214,21 +242,7 @@ tagg_begin(CustomScanState *node, EState *estate, int eflags)
 		as->topn_spec = intVal(lsecond(topn));
 		as->topn_desc = intVal(lthird(topn)) != 0;
 	}
-	if (as->memo != NIL)
-	{
-		List	   *params = list_nth(as->memo, TAGG_MEMO_PARAMS);
-		ListCell   *lc;
-
-		as->memo_cxt = AllocSetContextCreate(estate->es_query_cxt, "TesseraAgg memo",
-											 ALLOCSET_DEFAULT_SIZES);
-		TesseraGroupsInit(&as->memo_groups, list_nth(as->memo, TAGG_MEMO_KEYS),
-						  as->groups.nspecs, as->memo_cxt);
-		as->memo_params = palloc(sizeof(ExprState *) * list_length(params));
-		foreach(lc, params)
-			as->memo_params[foreach_current_index(lc)] = ExecInitExpr(lfirst(lc), &node->ss.ps);
-		for (int j = 0; j < as->memo_groups.nkeys; j++)
-			as->memo_strings |= as->memo_groups.gkeys[j].kind != TAGG_KEY_INT;
-	}
+	tagg_memo_init(as, estate);
 	if (as->distinct && as->mode != TAGG_PARTIAL)
 	{
 		List	   *keys = list_nth(priv, TAGG_PRIVATE_KEYS);
@@ -639,7 +653,10 @@ tagg_memo_build(TesseraAggState *as)
 	as->groups = as->memo_groups;
 	as->cxt = as->memo_cxt;
 	as->memo_building = true;
-	as->est_groups = 1024;
+	/* (over a dimension's keys: at most a group each, for one column) */
+	as->est_groups = intVal(list_nth(as->memo, TAGG_MEMO_GROUPS));
+	if (as->memo_domain != NULL && as->memo_groups.nkeys == 1)
+		as->est_groups = Min(as->est_groups, Max(as->memo_domain->nrows, 1));
 
 	tagg_compute(as);
 

@@ -1291,6 +1291,30 @@ tagg_describe_aggs(List *aggs, Index relid, Relation rel, List **computed)
 	return specs;
 }
 
+/*
+ * May a memo answer a correlated subquery's runs over this star join (NIL:
+ * none)?  Its dimensions are read once for all runs: not where a filter
+ * across them reads a parameter (the executor also checks that no
+ * dimension's plan does, agg_node.c), nor a left join, whose rows without
+ * a match are not the groups of any key.  (TPC-H q02's min(ps_supplycost)
+ * of the part's suppliers in the region.)
+ */
+static bool
+tagg_star_memo_ok(List *star)
+{
+	ListCell   *lc;
+
+	if (star == NIL)
+		return true;
+	/* (the description: the dimensions, the extra columns, then the filters) */
+	if (TesseraHasExecParam((Node *) lthird(linitial(star)), NULL))
+		return false;
+	foreach(lc, linitial(linitial(star)))
+		if (desc_int(lfirst(lc), STAR_DIM_KIND) == STAR_LEFT)
+			return false;
+	return true;
+}
+
 static Plan *
 tagg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *tlist,
 			   List *clauses, List *custom_plans)
@@ -1419,7 +1443,8 @@ tagg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *
 									list_make1(make_ands_explicit(copyObject(row_quals))));
 	cscan->custom_private = lappend(cscan->custom_private,
 									mode != TAGG_SERIAL || group_vars != NIL ||
-									distinct_var != NULL || star != NIL || source_plan != NIL ? NIL :
+									distinct_var != NULL || !tagg_star_memo_ok(star) ||
+									source_plan != NIL ? NIL :
 									TesseraAggMemoPlan(root, relid, skip, vector, row_quals, row_aggs,
 													   computed));
 	if (llast(cscan->custom_private) != NIL)

@@ -72,6 +72,54 @@ memo_qual(Node *qual, Index relid, Param **param)
 }
 
 /*
+ * The groups a memo would hold: the distinct values of its columns (the
+ * vector quals' `column = parameter` ones; *nvars of them) in the rows the
+ * other quals keep, at most one a row.  0 if there is no such qual.
+ */
+static double
+memo_groups(PlannerInfo *root, Index relid, List *vector, int *nvars)
+{
+	RelOptInfo *rel = find_base_rel(root, relid);
+	List	   *vars = NIL;
+	List	   *others = NIL;
+	ListCell   *lc;
+	double		groups;
+	double		rows;
+
+	foreach(lc, vector)
+	{
+		Param	   *param;
+		Var		   *var = memo_qual(lfirst(lc), relid, &param);
+
+		if (var != NULL)
+			vars = lappend(vars, var);
+		else
+			others = lappend(others, lfirst(lc));
+	}
+	*nvars = list_length(vars);
+	if (vars == NIL)
+		return 0;
+	/* the rows the memo groups: those the other quals keep */
+	rows = Max(rel->tuples, 1) * clauselist_selectivity(root, others, 0, JOIN_INNER, NULL);
+	/*
+	 * the distinct values of the columns in the table, at most one a row
+	 * (estimate_num_groups would clamp them to the rows the `column =
+	 * parameter` quals keep: 1)
+	 */
+	groups = 1;
+	foreach(lc, vars)
+	{
+		VariableStatData vardata;
+		bool		isdefault;
+
+		examine_variable(root, lfirst(lc), 0, &vardata);
+		groups *= get_variable_numdistinct(&vardata, &isdefault);
+		ReleaseVariableStats(vardata);
+	}
+	return Min(groups, Max(rows, 1));
+}
+
+/*
  * A plain aggregate of a correlated subquery, run once per outer row with
  * the quals `column = outer value`: the memo that answers its runs from
  * one grouped pass over the table (TAggMemoField), or NIL.  Every other
@@ -88,6 +136,8 @@ TesseraAggMemoPlan(PlannerInfo *root, Index relid, List *skip, List *vector, Lis
 			   *keys = NIL;
 	Bitmapset  *cols = NULL;
 	ListCell   *lc;
+	double		groups;
+	int			nvars;
 
 	if (root->parse->havingQual != NULL || row_quals != NIL ||
 		TesseraHasExecParam((Node *) row_aggs, NULL) ||
@@ -126,7 +176,10 @@ TesseraAggMemoPlan(PlannerInfo *root, Index relid, List *skip, List *vector, Lis
 		else if (TesseraHasExecParam(lfirst(lc), NULL))
 			return NIL;
 	}
-	return list_make4(vec_pos, skip_pos, params, keys);
+	/* (the groups expected, to size the memo's table: TPC-H q20's 543,000) */
+	groups = memo_groups(root, relid, vector, &nvars);
+	return lappend(list_make4(vec_pos, skip_pos, params, keys),
+				   makeInteger((int) Min(groups, 1 << 24)));
 }
 
 /*
@@ -148,45 +201,13 @@ TesseraAggMemoPlan(PlannerInfo *root, Index relid, List *skip, List *vector, Lis
 void
 TesseraAggMemoCost(PlannerInfo *root, Index relid, List *vector, int nspecs, CustomPath *path)
 {
-	RelOptInfo *rel = find_base_rel(root, relid);
-	List	   *vars = NIL;
-	List	   *others = NIL;
-	ListCell   *lc;
-	double		groups;
-	double		rows;
+	int			nvars;
+	double		groups = memo_groups(root, relid, vector, &nvars);
 
-	foreach(lc, vector)
-	{
-		Param	   *param;
-		Var		   *var = memo_qual(lfirst(lc), relid, &param);
-
-		if (var != NULL)
-			vars = lappend(vars, var);
-		else
-			others = lappend(others, lfirst(lc));
-	}
-	if (vars == NIL)
+	if (nvars == 0)
 		return;
-	/* the rows the memo groups: those the other quals keep */
-	rows = Max(rel->tuples, 1) * clauselist_selectivity(root, others, 0, JOIN_INNER, NULL);
-	/*
-	 * the distinct values of the columns in the table, at most one a row
-	 * (estimate_num_groups would clamp them to the rows the `column =
-	 * parameter` quals keep: 1)
-	 */
-	groups = 1;
-	foreach(lc, vars)
-	{
-		VariableStatData vardata;
-		bool		isdefault;
-
-		examine_variable(root, lfirst(lc), 0, &vardata);
-		groups *= get_variable_numdistinct(&vardata, &isdefault);
-		ReleaseVariableStats(vardata);
-	}
-	groups = Min(groups, Max(rows, 1));
 	/* a group's states, keys and hash slot */
-	if (groups * (nspecs * sizeof(TAggState) + list_length(vars) * (sizeof(int64) + 1) + 16) >
+	if (groups * (nspecs * sizeof(TAggState) + nvars * (sizeof(int64) + 1) + 16) >
 		(double) get_hash_memory_limit())
 		return;
 	path->path.startup_cost = 0;

@@ -30,7 +30,9 @@ INSERT INTO mo SELECT i % 900, (i % 60) * 1000000000::bigint, date '2024-01-01' 
     i % 11, i
 FROM generate_series(1, 1500) i;
 INSERT INTO mo VALUES (NULL, NULL, NULL, NULL, 0), (5, NULL, NULL, 3, -1);
-ANALYZE sm_h, sm_t, mo;
+CREATE TABLE md0 (dk int PRIMARY KEY, tag text);
+INSERT INTO md0 SELECT i, CASE WHEN i % 97 = 3 THEN 'pick' ELSE 'other' END FROM generate_series(0, 699) i;
+ANALYZE sm_h, sm_t, mo, md0;
 
 -- string keys: text, varchar and char(n) (compared without trailing blanks),
 -- a long value stored compressed on both sides, values the table lacks, NULLs
@@ -73,7 +75,13 @@ CREATE TEMP TABLE memo_q AS SELECT * FROM (VALUES
     ('SELECT count(*), sum(w) FROM mo WHERE mo.w % 100 < (SELECT count(*) FROM {t} t WHERE t.k = mo.ok)'),
     ('SELECT count(*), sum(t1.v) FROM {t} t1 JOIN mo ON t1.k = mo.ok
       WHERE t1.v < (SELECT avg(v) FROM {t} t2 WHERE t2.k = t1.k)'),
-    -- not memoized (HAVING; a volatile qual; a parameter of another type): still heap's answers
+    -- over a star join (the dimension read once for every run): its columns aggregated, a
+    -- filter across it and the table
+    ('SELECT mo.w, (SELECT sum(t.v) FROM {t} t JOIN md0 ON t.k = md0.dk WHERE md0.tag = ''pick'' AND t.x = mo.ox) FROM mo WHERE mo.w < 300'),
+    ('SELECT mo.w, (SELECT count(*) + max(md0.dk) FROM {t} t JOIN md0 ON t.k = md0.dk WHERE md0.dk + t.id % 7 > 300 AND t.x = mo.ox) FROM mo WHERE mo.w < 300'),
+    -- not memoized (HAVING; a volatile qual; a parameter of another type; a dimension
+    -- reading a parameter): still heap's answers
+    ('SELECT mo.w, (SELECT sum(t.v) FROM {t} t JOIN md0 ON t.k = md0.dk WHERE md0.dk < mo.ok AND t.x = mo.ox) FROM mo WHERE mo.w < 300'),
     ('SELECT mo.w, (SELECT sum(v) FROM {t} t WHERE t.k = mo.ok HAVING count(*) > 40) FROM mo'),
     ('SELECT mo.w, (SELECT count(*) FROM {t} t WHERE t.k = mo.ok AND random() >= 0) FROM mo WHERE mo.w < 200'),
     ('SELECT mo.w, (SELECT count(*) FROM {t} t WHERE t.k = mo.ok8) FROM mo WHERE mo.w < 200')
@@ -208,5 +216,5 @@ FROM (VALUES ('pick', 700), ('other', 15), ('pick', 300), ('nothing', 700)) v(c,
 DROP FUNCTION tt.memo_keys(text);
 DROP TABLE md, md8;
 
-DROP TABLE sm_h, sm_t, su_h, su_t, mo, ss_h, ss_t, mso;
+DROP TABLE sm_h, sm_t, su_h, su_t, mo, md0, ss_h, ss_t, mso;
 DROP FUNCTION tt.memo_runs(text);
