@@ -32,6 +32,12 @@ FROM generate_series(1, 1500) i;
 INSERT INTO mo VALUES (NULL, NULL, NULL, NULL, 0), (5, NULL, NULL, 3, -1);
 CREATE TABLE md0 (dk int PRIMARY KEY, tag text);
 INSERT INTO md0 SELECT i, CASE WHEN i % 97 = 3 THEN 'pick' ELSE 'other' END FROM generate_series(0, 699) i;
+-- (heap's runs use indexes, so that comparing with heap takes seconds, not minutes)
+CREATE INDEX ON sm_h (k);
+CREATE INDEX ON sm_h (k8);
+CREATE INDEX ON sm_h (kd);
+CREATE INDEX ON sm_h (x);
+CREATE INDEX ON sm_h (r);
 ANALYZE sm_h, sm_t, mo, md0;
 
 -- string keys: text, varchar and char(n) (compared without trailing blanks),
@@ -103,6 +109,7 @@ SELECT left(q, 60) AS q, tt.memo_runs(replace(q, '{t}', 'sm_t')) AS memo_runs FR
 -- an UPDATE whose subquery reads the table it updates: every run sees the
 -- table as the statement began (its own new row versions are not seen)
 CREATE TABLE su_h AS SELECT * FROM sm_h;
+CREATE INDEX ON su_h (k);
 CREATE TABLE su_t (LIKE sm_h) USING tessera WITH (tessera_row_group_row_limit = 2000);
 INSERT INTO su_t SELECT * FROM sm_h;
 UPDATE su_h u SET x = (SELECT count(*) FROM su_h t WHERE t.k = u.k) WHERE u.id % 3 = 0;
