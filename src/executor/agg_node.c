@@ -1077,7 +1077,7 @@ tagg_rescan(CustomScanState *node)
 	if (as->mode == TAGG_FINAL && ((PlanState *) linitial(node->custom_ps))->chgParam == NULL)
 		ExecReScan(linitial(node->custom_ps));
 	if (as->star.ndims > 0)
-		TesseraStarRescan(&as->star);
+		(void) TesseraStarRescan(&as->star, &node->ss.ps);
 	/* (their memos hold results under the old parameters) */
 	TesseraComputedRescan(&as->comp);
 	TesseraComputedRescan(&as->star_filters);

@@ -308,8 +308,9 @@ tjoin_rescan(CustomScanState *node)
 		table_rescan(node->ss.ss_currentScanDesc, NULL);
 	/* parameters may have changed */
 	js->ts.values_ready = false;
-	TesseraStarRescan(&js->star);
-	js->domains_told = false;
+	/* (the dimensions read again: their keys told again) */
+	if (TesseraStarRescan(&js->star, &node->ss.ps))
+		js->domains_told = false;
 	js->nrows = js->pos = 0;
 	js->batch = NULL;
 	ExecScanReScan(&node->ss);

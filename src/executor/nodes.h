@@ -217,7 +217,7 @@ typedef struct TesseraStar
 extern TupleDesc TesseraStarInit(TesseraStar *st, List *desc, List *children, TupleDesc reldesc);
 extern void TesseraStarProbe(TesseraStar *st, TesseraBatch *b, bool *ok, int n,
 							 TesseraComputed *c, MemoryContext bufcxt);
-extern void TesseraStarRescan(TesseraStar *st);
+extern bool TesseraStarRescan(TesseraStar *st, PlanState *parent);
 extern void TesseraStarBuild(TesseraStar *st);
 extern bool TesseraStarRowGroupMayMatch(void *arg, TesseraReader *r, int stripe, int rg);
 extern bool TesseraStarDimHasKey(TesseraStarDim *dim, Datum value, Oid type);

@@ -737,11 +737,34 @@ TesseraStarDimFilter(TesseraStarDim *dim, TesseraBatch *b, int att, Oid type, bo
 		b->sparse = true;
 }
 
-/* TesseraStarRescan: read the dimensions again (their parameters may have changed). */
-void
-TesseraStarRescan(TesseraStar *st)
+/*
+ * TesseraStarRescan
+ *		The scan of parent starts again: read the dimensions again if one of
+ *		their plans reads a parameter that changed (parent's chgParam, which
+ *		each is told of, as PostgreSQL's nodes tell their children), else
+ *		keep their tables, as a hash join keeps its hash table.  A left
+ *		join's, whose rows are marked as matched, and a parallel plan's
+ *		shared ones are read again.  True if they will be.
+ */
+bool
+TesseraStarRescan(TesseraStar *st, PlanState *parent)
 {
+	bool		again = !st->built || st->left || st->shared != NULL;
+
 	for (int d = 0; d < st->ndims; d++)
-		ExecReScan(st->dims[d].child);
+	{
+		PlanState  *child = st->dims[d].child;
+
+		if (parent->chgParam != NULL)
+			UpdateChangedParamSet(child, parent->chgParam);
+		again |= child->chgParam != NULL;
+	}
+	if (!again)
+		return false;
+	/* (a plan whose parameters changed is rescanned by its next ExecProcNode) */
+	for (int d = 0; d < st->ndims; d++)
+		if (st->dims[d].child->chgParam == NULL)
+			ExecReScan(st->dims[d].child);
 	st->built = false;
+	return true;
 }
