@@ -355,6 +355,7 @@ extern void TesseraGroupsInit(TesseraGroups *g, List *key_descs, int nspecs, Mem
 extern void TesseraGroupsReset(TesseraGroups *g, int cap);
 extern void TesseraGroupsCarry(TesseraGroups *g, int ncarried);
 extern void TesseraGroupsPresize(TesseraGroups *g, double groups);
+extern void TesseraGroupsReserve(TesseraGroups *gt, double groups);
 extern int32 *TesseraGroupsAssign(TesseraGroups *g, TesseraBatch *b, const bool *ok, int n,
 								  const int *rows, int m);
 extern int	TesseraGroupsLookup(TesseraGroups *g, int64 *keys, bool *nulls);

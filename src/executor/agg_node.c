@@ -298,6 +298,8 @@ tagg_reset(TesseraAggState *as)
 {
 	TesseraGroupsReset(&as->groups, as->groups.nkeys > 0 ? 256 : 1);
 	TesseraGroupsPresize(&as->groups, as->est_groups);
+	if (as->memo_building)
+		TesseraGroupsReserve(&as->groups, as->est_groups);
 	as->spill.est_groups = as->est_groups;
 	if (as->fold != &as->groups)
 		TesseraGroupsReset(as->fold, as->fold->nkeys > 0 ? 256 : 1);

@@ -182,17 +182,24 @@ TesseraGroupsPresize(TesseraGroups *gt, double groups)
 		nslots *= 2;
 	if (nslots > 1024)
 		rehash(gt, nslots);
-	/*
-	 * ... and the groups' states and keys, within a quarter of hash_mem
-	 * (grown by doubling, TPC-H q20's 543,000 groups were copied 12 times)
-	 */
-	{
-		double		per = sizeof(TAggState) * Max(gt->nspecs, 1) + (sizeof(int64) + 1) * gt->nkeys;
-		double		want = Min(groups, (double) (get_hash_memory_limit() / 4) / per);
+}
 
-		if (want > gt->cap)
-			groups_grow(gt, (int) want);
-	}
+/*
+ * Room for the states and keys of the groups expected, within a quarter of
+ * hash_mem, for a table that is given up rather than spilled past hash_mem
+ * (a memo: grown by doubling, TPC-H q20's 543,000 groups were copied a
+ * dozen times).  (Not for one that spills: growing from a size off the
+ * doubling-then-a-quarter steps of new_group overshot hash_mem with TPC-H
+ * q18's 1.5M groups, which then spilled.)
+ */
+void
+TesseraGroupsReserve(TesseraGroups *gt, double groups)
+{
+	double		per = sizeof(TAggState) * Max(gt->nspecs, 1) + (sizeof(int64) + 1) * gt->nkeys;
+	double		want = Min(groups, (double) (get_hash_memory_limit() / 4) / per);
+
+	if (gt->nkeys > 0 && want > gt->cap)
+		groups_grow(gt, (int) want);
 }
 
 /* The hash of group g's keys, or of a row's (keys/nulls at stride 1). */
