@@ -210,14 +210,15 @@ typedef enum VxKind
 	VX_CONST,
 	VX_ADD,
 	VX_SUB,
-	VX_MUL
+	VX_MUL,
+	VX_INTVAR					/* an integer column cast to numeric */
 } VxKind;
 
 typedef enum VxDescField
 {
 	VX_DESC_KIND,
 	VX_DESC_ATTIDX,				/* VX_VAR */
-	VX_DESC_CONST,				/* VX_CONST: the Const */
+	VX_DESC_CONST,				/* VX_CONST: the Const; VX_INTVAR: the type's length */
 	VX_DESC_LEFT,				/* operators: the operands' descriptions */
 	VX_DESC_RIGHT,
 	VX_DESC_NFIELDS

@@ -106,7 +106,8 @@ extern uint64 TesseraSelCount(const bool *sel, int n);
 typedef struct VExpr
 {
 	VxKind		kind;
-	int			attidx;			/* VX_VAR */
+	int			attidx;			/* VX_VAR, VX_INTVAR */
+	int			typlen;			/* VX_INTVAR */
 	Datum		cdatum;			/* VX_CONST */
 	int128		cval;			/* VX_CONST: cval * 10^-cscale */
 	int			cscale;

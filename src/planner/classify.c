@@ -603,6 +603,25 @@ vx_describe(Node *expr, Index relid, Relation rel)
 			return NIL;
 		return list_make2(makeInteger(VX_VAR), makeInteger(var->varattno - 1));
 	}
+	if (IsA(expr, FuncExpr) && list_length(((FuncExpr *) expr)->args) == 1 &&
+		(((FuncExpr *) expr)->funcid == F_NUMERIC_INT2 ||
+		 ((FuncExpr *) expr)->funcid == F_NUMERIC_INT4 ||
+		 ((FuncExpr *) expr)->funcid == F_NUMERIC_INT8))
+	{
+		/* an integer column cast to numeric (TPC-H q11's ps_supplycost * ps_availqty) */
+		Var		   *var = linitial(((FuncExpr *) expr)->args);
+		Oid			t;
+
+		if (!IsA(var, Var) || var->varno != relid || var->varlevelsup != 0 ||
+			var->varattno <= 0 || var->varattno > RelationGetNumberOfAttributes(rel) ||
+			TupleDescAttr(RelationGetDescr(rel), var->varattno - 1)->attisdropped)
+			return NIL;
+		t = getBaseType(var->vartype);
+		if (t != INT2OID && t != INT4OID && t != INT8OID)
+			return NIL;
+		return list_make3(makeInteger(VX_INTVAR), makeInteger(var->varattno - 1),
+						  makeInteger(get_typlen(t)));
+	}
 	if (IsA(expr, Const))
 	{
 		Const	   *c = (Const *) expr;

@@ -39,6 +39,10 @@ TesseraVxBuild(List *desc)
 		case VX_VAR:
 			vx->attidx = desc_int(desc, VX_DESC_ATTIDX);
 			break;
+		case VX_INTVAR:
+			vx->attidx = desc_int(desc, VX_DESC_ATTIDX);
+			vx->typlen = desc_int(desc, VX_DESC_CONST);
+			break;
 		case VX_CONST:
 			{
 				Const	   *c = castNode(Const, list_nth(desc, VX_DESC_CONST));
@@ -126,6 +130,51 @@ vx_gather(MemoryContext bufcxt, VExpr *vx, TesseraBatch *b, const int *rows, int
 	return true;
 }
 
+/* An integer of a column of length typlen. */
+static inline int64
+vx_int(Datum d, int typlen)
+{
+	return typlen == 2 ? DatumGetInt16(d) : typlen == 4 ? DatumGetInt32(d) : DatumGetInt64(d);
+}
+
+/*
+ * An integer column's values (cast to numeric: scale 0, display scale 0) in
+ * the batch's rows[0..n), or rows 0..n if rows is NULL.  Always true.
+ */
+static bool
+vx_ints(MemoryContext bufcxt, VExpr *vx, TesseraBatch *b, const int *rows, int n, VxVal *out)
+{
+	Datum	   *values = NULL;
+	bool	   *nulls = NULL;
+	uint64		acc = 0;
+	bool		anynull = false;
+
+	vx_reserve(bufcxt, vx, n);
+	if (rows == NULL)
+		TesseraBatchColumn(b, vx->attidx, &values, &nulls);
+	for (int j = 0; j < n; j++)
+	{
+		bool		isnull;
+		Datum		d = rows == NULL ? values[j] : TesseraBatchValue(b, vx->attidx, rows[j], &isnull);
+		int64		v;
+
+		if (rows == NULL)
+			isnull = nulls[j];
+		v = isnull ? 0 : vx_int(d, vx->typlen);
+		vx->buf_v[j] = v;
+		vx->buf_null[j] = isnull;
+		anynull |= isnull;
+		acc |= v < 0 ? -(uint64) v : (uint64) v;
+	}
+	out->v = vx->buf_v;
+	out->isnull = anynull ? vx->buf_null : NULL;
+	out->scale = 0;
+	out->bits = bits128(acc);
+	out->dsc = NULL;
+	out->dsc_all = 0;
+	return true;
+}
+
 bool
 TesseraVxEval(VExpr *vx, TesseraBatch *b, const int *rows, int n, VxVal *out,
 			  MemoryContext bufcxt)
@@ -159,6 +208,8 @@ TesseraVxEval(VExpr *vx, TesseraBatch *b, const int *rows, int n, VxVal *out,
 					out->dsc_all = 0;
 				return true;
 			}
+		case VX_INTVAR:
+			return vx_ints(bufcxt, vx, b, rows, n, out);
 		case VX_CONST:
 			out->scalar = true;
 			out->scale = vx->cscale;
@@ -290,6 +341,12 @@ TesseraVxDatum(VExpr *vx, TesseraBatch *b, int row, bool *isnull)
 		case VX_VAR:
 			/* decodes just this value if the batch is sparse */
 			return TesseraBatchValue(b, vx->attidx, row, isnull);
+		case VX_INTVAR:
+			l = TesseraBatchValue(b, vx->attidx, row, isnull);
+			if (*isnull)
+				return (Datum) 0;
+			return DirectFunctionCall1(vx->typlen == 2 ? int2_numeric :
+									   vx->typlen == 4 ? int4_numeric : int8_numeric, l);
 		case VX_CONST:
 			*isnull = false;
 			return vx->cdatum;

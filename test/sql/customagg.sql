@@ -226,6 +226,25 @@ FROM (VALUES ('p * q'), ('p * (1 - q)'), ('p * (1 - q) * (1 + q)'), ('p + q'), (
              ('p * 100000000000000000000 * 100000000000000000000'), ('(p - p) * q')) v(e);
 SELECT g, tt.cmp('SELECT ' || g || ', sum(p * (1 - q)), avg(p * q + 1), sum(r * 2) FROM {t} WHERE q < 0.05 GROUP BY ' || g, 'kh', 'kt')
 FROM (VALUES ('a'), ('a, b'), ('i')) v(g);
+-- integer columns in numeric arithmetic (cast to numeric: scale 0): NULLs,
+-- negatives, smallint and bigint, products past 128 bits (computed as
+-- numerics), NaN beside them, every row and a few rows of each batch
+CREATE TABLE vi_h (id int, s smallint, b bigint, p numeric(10,2));
+INSERT INTO vi_h SELECT i, CASE WHEN i % 9 = 0 THEN NULL ELSE (i % 300 - 150)::smallint END,
+    CASE WHEN i % 11 = 0 THEN NULL WHEN i % 1000 = 1 THEN 9223372036854775807
+         WHEN i % 1000 = 2 THEN -9223372036854775808 ELSE i * 1000003::bigint END,
+    CASE WHEN i % 13 = 0 THEN NULL ELSE (i % 777) / 4.0 END
+FROM generate_series(1, 20000) i;
+CREATE TABLE vi_t (LIKE vi_h) USING tessera WITH (tessera_row_group_row_limit = 1000);
+INSERT INTO vi_t SELECT * FROM vi_h;
+SELECT e, tt.cmp('SELECT sum(' || e || '), avg(' || e || '), count(*) FROM {t}', 'kh', 'kt')
+FROM (VALUES ('p * i'), ('i * (1 - q)'), ('p * id + i'), ('id * id * p'), ('r * i'), ('q - i')) v(e);
+SELECT e, w, tt.cmp('SELECT id % 4, sum(' || e || '), avg(' || e || ') FROM {t} WHERE ' || w || ' GROUP BY 1', 'vi_h', 'vi_t')
+FROM (VALUES ('p * s'), ('p * b'), ('b * 1.5 - s'), ('b * 1.0 * b'), ('s * s * 0.01')) v(e),
+     (VALUES ('true'), ('id % 97 = 0')) f(w);
+SELECT count(*) FILTER (WHERE p LIKE '%TesseraAgg%') AS tessera_agg_nodes
+FROM tt.explain('SELECT sum(p * s), avg(b * 1.5) FROM vi_t') p;
+DROP TABLE vi_h, vi_t;
 SELECT sum(p * (1 - q)), avg(p * q) FROM kt WHERE id < 0;
 UPDATE kh SET p = p + 1 WHERE id % 10 = 3;
 UPDATE kt SET p = p + 1 WHERE id % 10 = 3;
