@@ -126,6 +126,28 @@ CONF
 	fi
 }
 
+# reserve_huge_pages DATADIR: as root, make room in the kernel's pool of
+# huge pages for the stopped cluster's shared memory (PostgreSQL computes
+# the count: shared_memory_size_in_huge_pages), so that its huge_pages =
+# try takes them.  A parallel worker is a new process that maps every
+# shared buffer it reads one 4 kB page at a time; tessera's scans are short
+# enough that those faults were a fifth of an SSB query (see README,
+# Tuning).  TESSERA_HUGE_PAGES=0 skips it; where the kernel refuses (a
+# container), the cluster runs on ordinary pages as before.
+reserve_huge_pages() {
+	local data=$1 need free total
+	[ "${TESSERA_HUGE_PAGES:-1}" != 0 ] && [ "$(id -u)" = 0 ] || return 0
+	[ -w /proc/sys/vm/nr_hugepages ] || return 0
+	need=$(as_postgres "$PGBIN/postgres" -D "$data" -C shared_memory_size_in_huge_pages 2>/dev/null) || return 0
+	[ "${need:-0}" -gt 0 ] 2>/dev/null || return 0
+	# free and not promised to a running server
+	free=$(awk '/^HugePages_Free:/ {f = $2} /^HugePages_Rsvd:/ {r = $2} END {print f - r}' /proc/meminfo)
+	total=$(awk '/^HugePages_Total:/ {print $2}' /proc/meminfo)
+	[ "$free" -ge "$need" ] && return 0
+	echo $((total + need - free)) >/proc/sys/vm/nr_hugepages 2>/dev/null || return 0
+	log "reserved huge pages for the cluster's shared memory (vm.nr_hugepages $total -> $(cat /proc/sys/vm/nr_hugepages); TESSERA_HUGE_PAGES=0 skips this)"
+}
+
 start_cluster() {
 	local dir=$1
 	as_postgres "$PGBIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start >/dev/null

@@ -52,6 +52,7 @@ if as_postgres "$PGBIN/pg_ctl" -D "$DIR/data" status >/dev/null 2>&1; then
 else
 	log "starting the cluster on port $PORT"
 fi
+reserve_huge_pages "$DIR/data"
 start_cluster "$DIR"
 
 log "installing the benchmark's Python packages"

@@ -26,6 +26,8 @@ def _meminfo() -> dict:
                 k, v = line.split(":", 1)
                 if k in ("MemTotal", "MemAvailable", "SwapTotal"):
                     out[k] = int(v.split()[0]) * 1024
+                elif k in ("HugePages_Total", "HugePages_Free"):
+                    out[k] = int(v.split()[0])  # a count of pages: whether the server got them
     except OSError:
         pass
     return out
@@ -80,6 +82,10 @@ def facts(pg: Pg, repo: str) -> dict:
         "cpu_model": _cpu_model(),
         "memory_bytes": mem.get("MemTotal"),
         "memory_available_bytes": mem.get("MemAvailable"),
+        # the kernel's pool of huge pages and how many are free: with
+        # huge_pages = try the server took them if Total - Free covers it
+        "huge_pages_total": mem.get("HugePages_Total"),
+        "huge_pages_free": mem.get("HugePages_Free"),
         "os": platform.platform(),
         "python": platform.python_version(),
         "server_version": pg.scalar("SELECT version()"),
