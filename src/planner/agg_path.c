@@ -1045,7 +1045,9 @@ tagg_classify_quals(PlannerInfo *root, RelOptInfo *rel, Relation relation, bool 
 
 /*
  * Quals with no vector form: evaluated on the rows the vector quals keep,
- * as PostgreSQL's; *agg_rows, of a single table, is what they keep.
+ * as PostgreSQL's, and in a star join on those that join every dimension
+ * (the caller passes TesseraStarRows); *agg_rows, of a single table, is
+ * what they keep.
  */
 static Cost
 tagg_row_quals_cost(PlannerInfo *root, TAggFindContext *cxt, Index relid, double rows,
@@ -1180,7 +1182,10 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 		return;
 	run_cost = rows_read * (est.decode_ops * 0.25 + est.nvec * 0.1) * cpu_operator_cost +
 		star_cost + spill_cost;
-	run_cost += tagg_row_quals_cost(root, &cxt, rel->relid, rows_read * est.vec_sel, &agg_rows);
+	run_cost += tagg_row_quals_cost(root, &cxt, rel->relid,
+									cxt.star == NULL ? rows_read * est.vec_sel :
+									Max(agg_rows, TesseraStarRows(cxt.star, rows_read * est.vec_sel)),
+									&agg_rows);
 	run_cost += agg_rows * (agg_work + 0.5 * (list_length(inner_keys) - cxt.ncarried)) *
 		cpu_operator_cost;
 	/* count(DISTINCT): each inner group is folded into its outer group */

@@ -67,7 +67,11 @@ CREATE TEMP TABLE join_q AS SELECT * FROM (VALUES
     ('SELECT f.id, jd1.name FROM {t} f JOIN jd1 ON f.k1 = jd1.k WHERE f.x <> (SELECT min(jd2.w) % 9 FROM jd2 WHERE jd2.k = f.k2 AND jd2.w > jd1.grp + 2)'),
     ('SELECT f.id, s.n FROM {t} f JOIN (SELECT k1, count(*) AS n FROM {t} WHERE x = 2 GROUP BY k1 HAVING count(*) > 60) s ON f.k1 = s.k1'),
     ('SELECT f.id, s.k2 FROM {t} f JOIN (SELECT DISTINCT k2 FROM {t} WHERE x < 2) s ON f.k2 = s.k2 WHERE f.x = 5'),
-    ('SELECT f.id FROM {t} f WHERE f.k1 IN (SELECT k1 FROM {t} GROUP BY k1 HAVING sum(v) > 13400)')
+    ('SELECT f.id FROM {t} f WHERE f.k1 IN (SELECT k1 FROM {t} GROUP BY k1 HAVING sum(v) > 13400)'),
+    -- joins inside the right-hand side of a semi or anti join
+    ('SELECT jd1.k, jd1.name FROM jd1 WHERE jd1.k IN (SELECT f.k1 FROM {t} f JOIN jd2 ON f.k2 = jd2.k WHERE jd2.cat = ''c1'' AND f.x < 3)'),
+    ('SELECT jd1.k FROM jd1 WHERE NOT EXISTS (SELECT 1 FROM {t} f JOIN jdd ON f.dk = jdd.d WHERE jdd.month = 3 AND f.k1 = jd1.k AND f.x <> 4)'),
+    ('SELECT jd1.k FROM jd1 WHERE EXISTS (SELECT 1 FROM {t} f JOIN jd2 ON f.k2 = jd2.k WHERE jd2.w > 18 AND f.k1 = jd1.k AND f.s IS NULL)')
 ) v(q);
 SELECT q, tt.cmp(q, 'jf_h', 'jf_t') FROM join_q;
 -- each of them a TesseraJoin (none listed) but the one whose filter runs a
