@@ -94,6 +94,31 @@ SELECT q, tt.cmp(q, 'jf_h', 'jf_t') FROM (VALUES
     ('SELECT f.id FROM {t} f JOIN jd1 ON f.k1 = jd1.k WHERE f.v > coalesce((SELECT min(d.w) FROM jd2 d WHERE d.k = jd1.k AND d.w > 15), 50)')
 ) v(q);
 RESET enable_hashjoin; RESET enable_mergejoin; RESET enable_nestloop;
+-- ... and chosen so with PostgreSQL's joins free to run: its hash join
+-- would compute the same operand for each of the dimension's rows, and the
+-- star join is priced for it as that hash join is (one operator a row):
+-- here a scan of the table for each of jd1's rows
+SELECT tt.plan('SELECT f.id, jd1.name FROM jf_t f JOIN jd1 ON f.k1 = jd1.k WHERE f.x = (SELECT max(s.x) FROM jf_t s WHERE s.k1 = jd1.k AND s.x < jd1.grp + 5)');
+SELECT tt.cmp('SELECT f.id, jd1.name FROM {t} f JOIN jd1 ON f.k1 = jd1.k WHERE f.x = (SELECT max(s.x) FROM {t} s WHERE s.k1 = jd1.k AND s.x < jd1.grp + 5)', 'jf_h', 'jf_t');
+-- (the runs of the subquery the node is charged for, against the same
+-- join filtering on a column: about none, not one for each of jd1's 120 rows)
+CREATE FUNCTION tt.computed_runs_charged() RETURNS float8 LANGUAGE plpgsql AS $$
+DECLARE
+    with_sub jsonb;
+    without jsonb;
+    jcost text := '$.** ? (@."Custom Plan Provider" == "TesseraJoin")."Total Cost"';
+BEGIN
+    EXECUTE $q$EXPLAIN (FORMAT JSON) SELECT f.id, jd1.name FROM jf_t f JOIN jd1 ON f.k1 = jd1.k
+        WHERE f.x = (SELECT max(s.x) FROM jf_t s WHERE s.k1 = jd1.k AND s.x < jd1.grp + 5)$q$ INTO with_sub;
+    EXECUTE $q$EXPLAIN (FORMAT JSON) SELECT f.id, jd1.name FROM jf_t f JOIN jd1 ON f.k1 = jd1.k
+        WHERE f.x < jd1.grp$q$ INTO without;
+    RETURN ((SELECT max(c::text::float8) FROM jsonb_path_query(with_sub, jcost::jsonpath) c) -
+            (SELECT max(c::text::float8) FROM jsonb_path_query(without, jcost::jsonpath) c)) /
+           (SELECT max(c::text::float8)
+            FROM jsonb_path_query(with_sub, '$.** ? (@."Parent Relationship" == "SubPlan")."Total Cost"') c);
+END $$;
+SELECT tt.computed_runs_charged() < 10 AS priced_as_a_hash_key;
+DROP FUNCTION tt.computed_runs_charged();
 
 -- under a sort and a limit, an aggregation of PostgreSQL's, a join above
 SET tessera.enable_custom_agg = off;
