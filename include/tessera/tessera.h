@@ -91,4 +91,12 @@ TesseraTidToRownum(ItemPointer tid, uint64 *rownum)
 	return true;
 }
 
+/*
+ * Large executor tables (star join dimensions, groups, memos): allocated
+ * huge, with transparent huge pages asked for (tessera.c).  flags as
+ * MemoryContextAllocExtended's (MCXT_ALLOC_HUGE is implied).
+ */
+extern void *TesseraAllocLarge(MemoryContext cxt, Size size, int flags);
+extern void *TesseraReallocLarge(void *p, Size oldsize, Size newsize);
+
 #endif							/* TESSERA_H */

@@ -25,6 +25,7 @@
 #include "utils/memutils.h"
 
 #include "tessera/tableam.h"
+#include "tessera/tessera.h"
 #include "nodes.h"
 #include "star_table.h"
 
@@ -72,17 +73,22 @@ static void
 star_reserve(TesseraStar *st, TesseraStarDim *dim, StarRows *rows, int more)
 {
 	MemoryContext old;
+	Size		oldcap;
 
 	if ((Size) dim->nrows + more <= (Size) rows->cap)
 		return;
 	old = MemoryContextSwitchTo(st->cxt);
+	oldcap = rows->cap;
 	while ((Size) dim->nrows + more > (Size) rows->cap)
 		rows->cap *= 2;
-	rows->keys = repalloc_huge(rows->keys, sizeof(int64) * rows->cap);
+	rows->keys = TesseraReallocLarge(rows->keys, sizeof(int64) * oldcap,
+									 sizeof(int64) * rows->cap);
 	for (int c = 0; c < dim->ncols; c++)
 	{
-		dim->values[c] = repalloc_huge(dim->values[c], sizeof(Datum) * rows->cap);
-		dim->nulls[c] = repalloc_huge(dim->nulls[c], sizeof(bool) * rows->cap);
+		dim->values[c] = TesseraReallocLarge(dim->values[c], sizeof(Datum) * oldcap,
+											 sizeof(Datum) * rows->cap);
+		dim->nulls[c] = TesseraReallocLarge(dim->nulls[c], sizeof(bool) * oldcap,
+											sizeof(bool) * rows->cap);
 	}
 	MemoryContextSwitchTo(old);
 }
@@ -102,7 +108,7 @@ star_copy_value(TesseraStar *st, TesseraStarDim *dim, StarRows *rows, int c, Dat
 	{
 		Size		block = Max(len, (Size) 256 * 1024);
 
-		rows->arena = MemoryContextAllocExtended(st->cxt, block, MCXT_ALLOC_HUGE);
+		rows->arena = TesseraAllocLarge(st->cxt, block, 0);
 		rows->free = block;
 	}
 	copy = rows->arena;
@@ -258,9 +264,12 @@ star_append_keys_typed(TesseraStarDim *dim, StarRows *rows, TesseraBatch *b, con
 	/* room for every row of the batch (and one written past the count) */
 	if ((Size) nk + n + 1 > (Size) rows->cap)
 	{
+		Size		oldcap = rows->cap;
+
 		while ((Size) nk + n + 1 > (Size) rows->cap)
 			rows->cap *= 2;
-		rows->keys = repalloc_huge(rows->keys, sizeof(int64) * rows->cap);
+		rows->keys = TesseraReallocLarge(rows->keys, sizeof(int64) * oldcap,
+										 sizeof(int64) * rows->cap);
 	}
 	keys = rows->keys;
 	/* few rows selected (a selective qual): visit only them */
@@ -342,9 +351,9 @@ star_append_pair(TesseraStarDim *dim, StarRows *rows, int64 key, int64 val)
 	if (n == rows->cap)
 	{
 		rows->cap *= 2;
-		rows->keys = repalloc_huge(rows->keys, sizeof(int64) * rows->cap);
-		rows->vals = repalloc_huge(rows->vals, sizeof(int64) * rows->cap);
-		rows->multi = repalloc_huge(rows->multi, sizeof(bool) * rows->cap);
+		rows->keys = TesseraReallocLarge(rows->keys, sizeof(int64) * n, sizeof(int64) * rows->cap);
+		rows->vals = TesseraReallocLarge(rows->vals, sizeof(int64) * n, sizeof(int64) * rows->cap);
+		rows->multi = TesseraReallocLarge(rows->multi, sizeof(bool) * n, sizeof(bool) * rows->cap);
 	}
 	rows->keys[n] = key;
 	rows->vals[n] = val;
@@ -375,11 +384,16 @@ star_append_pairs(TesseraStarDim *dim, StarRows *rows, TesseraBatch *b, const bo
 
 	if ((Size) nk + n + 1 > (Size) rows->cap)
 	{
+		Size		oldcap = rows->cap;
+
 		while ((Size) nk + n + 1 > (Size) rows->cap)
 			rows->cap *= 2;
-		rows->keys = repalloc_huge(rows->keys, sizeof(int64) * rows->cap);
-		rows->vals = repalloc_huge(rows->vals, sizeof(int64) * rows->cap);
-		rows->multi = repalloc_huge(rows->multi, sizeof(bool) * rows->cap);
+		rows->keys = TesseraReallocLarge(rows->keys, sizeof(int64) * oldcap,
+										 sizeof(int64) * rows->cap);
+		rows->vals = TesseraReallocLarge(rows->vals, sizeof(int64) * oldcap,
+										 sizeof(int64) * rows->cap);
+		rows->multi = TesseraReallocLarge(rows->multi, sizeof(bool) * oldcap,
+										  sizeof(bool) * rows->cap);
 	}
 	for (int i = 0; i < n; i++)
 	{
@@ -495,8 +509,8 @@ star_build_ne(TesseraStar *st, TesseraStarDim *dim, StarRows *rows)
 	dim->hash = NULL;
 	dim->min = rows->min;
 	dim->max = rows->max;
-	dim->ne_first = palloc_extended(sizeof(int64) * Max(n, 1), MCXT_ALLOC_HUGE);
-	dim->ne_multi = palloc_extended(Max(n, 1), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	dim->ne_first = TesseraAllocLarge(CurrentMemoryContext, sizeof(int64) * Max(n, 1), 0);
+	dim->ne_multi = TesseraAllocLarge(CurrentMemoryContext, Max(n, 1), MCXT_ALLOC_ZERO);
 	/*
 	 * (direct where its 4 bytes per key of the range take less than a hash
 	 * table's ~32 per key: q21's 1.5M orders among 6M keys, 36% of the
@@ -505,10 +519,10 @@ star_build_ne(TesseraStar *st, TesseraStarDim *dim, StarRows *rows)
 	if (n > 0 && range < (uint64) Max((int64) n * 2 * STAR_DIRECT_SPREAD, STAR_DIRECT_MIN))
 	{
 		span = (Size) range + 1;
-		dim->direct = palloc_extended(sizeof(int32) * span, MCXT_ALLOC_HUGE);
+		dim->direct = TesseraAllocLarge(CurrentMemoryContext, sizeof(int32) * span, 0);
 		memset(dim->direct, 0xff, sizeof(int32) * span);
-		dim->present = palloc_extended(sizeof(uint64) * (span / 64 + 1),
-									   MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+		dim->present = TesseraAllocLarge(CurrentMemoryContext,
+										 sizeof(uint64) * (span / 64 + 1), MCXT_ALLOC_ZERO);
 		for (int r = 0; r < n; r++)
 		{
 			Size		slot = (Size) ((uint64) rows->keys[r] - (uint64) rows->min);
@@ -528,8 +542,8 @@ star_build_ne(TesseraStar *st, TesseraStarDim *dim, StarRows *rows)
 	else if (n > 0)
 	{
 		if (range < STAR_BITS_MAX)
-			dim->bits = palloc_extended(sizeof(uint64) * (range / 64 + 1),
-										MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+			dim->bits = TesseraAllocLarge(CurrentMemoryContext,
+										  sizeof(uint64) * (range / 64 + 1), MCXT_ALLOC_ZERO);
 		dim->hash = starhash_create(st->cxt, n, NULL);
 		for (int r = 0; r < n; r++)
 		{
@@ -600,12 +614,12 @@ star_build_table(TesseraStar *st, TesseraStarDim *dim, int64 *keys, int64 min, i
 		/* (a semi or anti join's set of keys is the bits alone) */
 		if (dim->kind != STAR_SEMI && dim->kind != STAR_ANTI)
 		{
-			dim->direct = palloc_extended(sizeof(int32) * span, MCXT_ALLOC_HUGE);
+			dim->direct = TesseraAllocLarge(CurrentMemoryContext, sizeof(int32) * span, 0);
 			memset(dim->direct, 0xff, sizeof(int32) * span);
 		}
 		/* a bit per key of the range: most misses never touch the larger array */
-		dim->present = palloc_extended(sizeof(uint64) * (span / 64 + 1),
-									   MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+		dim->present = TesseraAllocLarge(CurrentMemoryContext,
+										 sizeof(uint64) * (span / 64 + 1), MCXT_ALLOC_ZERO);
 		for (int r = 0; r < dim->nrows; r++)
 		{
 			Size		slot = (Size) ((uint64) keys[r] - (uint64) min);
@@ -633,8 +647,8 @@ star_build_table(TesseraStar *st, TesseraStarDim *dim, int64 *keys, int64 min, i
 		{
 			Size		span = (Size) ((uint64) max - (uint64) min) + 1;
 
-			dim->bits = palloc_extended(sizeof(uint64) * (span / 64 + 1),
-										MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+			dim->bits = TesseraAllocLarge(CurrentMemoryContext,
+										  sizeof(uint64) * (span / 64 + 1), MCXT_ALLOC_ZERO);
 			for (int r = 0; r < dim->nrows; r++)
 			{
 				Size		slot = (Size) ((uint64) keys[r] - (uint64) min);
@@ -658,7 +672,7 @@ star_build_table(TesseraStar *st, TesseraStarDim *dim, int64 *keys, int64 min, i
 	}
 	pfree(keys);
 	dim->matched = dim->kind == STAR_LEFT ?
-		palloc_extended(Max(dim->nrows, 1), MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO) : NULL;
+		TesseraAllocLarge(CurrentMemoryContext, Max(dim->nrows, 1), MCXT_ALLOC_ZERO) : NULL;
 	MemoryContextSwitchTo(old);
 }
 

@@ -33,6 +33,7 @@
 #include "utils/memutils.h"
 #include "utils/numeric.h"
 
+#include "tessera/tessera.h"
 #include "tessera/vector.h"
 
 /* the header-only build of Debian's libxxhash: nothing to link */
@@ -91,9 +92,10 @@ TesseraGroupsReset(TesseraGroups *gt, int cap)
 	MemoryContextReset(gt->cxt);
 	gt->cap = cap;
 	/* (a group's states are zeroed as it is made: new_group) */
-	gt->states = MemoryContextAllocHuge(gt->cxt, sizeof(TAggState) * gt->cap * Max(gt->nspecs, 1));
-	gt->keys = MemoryContextAllocHuge(gt->cxt, sizeof(int64) * gt->cap * Max(gt->nkeys, 1));
-	gt->keynull = MemoryContextAllocHuge(gt->cxt, sizeof(bool) * gt->cap * Max(gt->nkeys, 1));
+	gt->states = TesseraAllocLarge(gt->cxt, sizeof(TAggState) * gt->cap * Max(gt->nspecs, 1),
+								   0);
+	gt->keys = TesseraAllocLarge(gt->cxt, sizeof(int64) * gt->cap * Max(gt->nkeys, 1), 0);
+	gt->keynull = TesseraAllocLarge(gt->cxt, sizeof(bool) * gt->cap * Max(gt->nkeys, 1), 0);
 	gt->ngroups = gt->nkeys > 0 ? 0 : 1;
 	if (gt->nkeys == 0)
 		memset(gt->states, 0, sizeof(TAggState) * Max(gt->nspecs, 1));
@@ -279,7 +281,7 @@ rehash(TesseraGroups *gt, uint32 nslots)
 		pfree(gt->slots);
 	gt->nslots = nslots;
 	gt->slot_bytes = slot_size(gt);
-	gt->slots = MemoryContextAllocHuge(gt->cxt, (Size) gt->slot_bytes * nslots);
+	gt->slots = TesseraAllocLarge(gt->cxt, (Size) gt->slot_bytes * nslots, 0);
 	for (uint32 i = 0; i < nslots; i++)
 		slot_at(gt, i)->group = -1;
 	for (int g = 0; g < gt->ngroups; g++)
@@ -431,7 +433,7 @@ intern_bytes(TesseraGroups *gt, TAggKey *key, Datum d, const char *data, int len
 		uint32		nslots = Max(key->nslots * 2, 256);
 		uint64	   *old = key->slots;
 
-		key->slots = MemoryContextAllocHuge(gt->cxt, sizeof(uint64) * nslots);
+		key->slots = TesseraAllocLarge(gt->cxt, sizeof(uint64) * nslots, 0);
 		memset(key->slots, 0xff, sizeof(uint64) * nslots);
 		for (uint32 i = 0; i < key->nslots; i++)
 		{
@@ -918,7 +920,7 @@ direct_widen(TesseraGroups *gt, int64 key)
 		return;
 	if (key < base)
 		newbase = base - (int64) (newcap - cap);
-	direct = MemoryContextAllocHuge(gt->cxt, sizeof(int32) * newcap);
+	direct = TesseraAllocLarge(gt->cxt, sizeof(int32) * newcap, 0);
 	memset(direct, 0xff, sizeof(int32) * newcap);
 	memcpy(direct + (base - newbase), gt->direct, sizeof(int32) * cap);
 	pfree(gt->direct);

@@ -472,5 +472,23 @@ WHERE p ~ 'Row Groups|TesseraJoin';
 SELECT p FROM tt.explain_analyze('SELECT count(*) FROM sr_t f WHERE NOT EXISTS (SELECT 1 FROM sd_few WHERE sd_few.k = f.id)') p
 WHERE p ~ 'Row Groups|Anti';
 RESET max_parallel_workers_per_gather;
+-- a dimension past 4 MB of keys and columns (600,000 rows): its arrays
+-- grow into memory advised for huge pages, their rows copied across
+CREATE TABLE sbig_d (k int PRIMARY KEY, w int, tag text);
+INSERT INTO sbig_d SELECT i * 3, i % 1000, 't' || (i % 97) FROM generate_series(1, 600000) i;
+CREATE TABLE sbig_h (id int, k int, v int);
+INSERT INTO sbig_h SELECT i, (i * 7919) % 1900000, i % 13 FROM generate_series(1, 200000) i;
+CREATE TABLE sbig_t (LIKE sbig_h) USING tessera;
+INSERT INTO sbig_t SELECT * FROM sbig_h;
+ANALYZE sbig_d, sbig_h, sbig_t;
+-- (a star join however the table's few rows price it)
+SET enable_hashjoin = off; SET enable_mergejoin = off; SET enable_nestloop = off;
+SELECT tt.cmp('SELECT d.tag, count(*), sum(f.v), sum(d.w), min(f.id) FROM {t} f JOIN sbig_d d ON f.k = d.k GROUP BY 1',
+              'sbig_h', 'sbig_t');
+SELECT count(*) AS star_joins FROM tt.explain('SELECT d.tag, count(*) FROM sbig_t f JOIN sbig_d d ON f.k = d.k GROUP BY 1') p
+WHERE p ~ 'Star Join';
+RESET enable_hashjoin; RESET enable_mergejoin; RESET enable_nestloop;
+DROP TABLE sbig_d, sbig_h, sbig_t;
+
 DROP TABLE sf_h, sf_t, sd1, sd2, sd3, sdd, sd_dup, sd_many, sd_ne, sd_ne_h, sd_ne_wide, sd_sparse, sd_wide, sk_t, sd_few, sd_big, sr_h, sr_t,
     sneg_h, sneg_t, sneg_d, sneg_dd, sp_dup, sg_h, sg_t, sg_d, sg_r, sg_dd;
