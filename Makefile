@@ -45,6 +45,7 @@ OBJS = \
 	src/vector/aggtrans.o \
 	src/vector/groups.o \
 	src/vector/spill.o \
+	src/vector/memory.o \
 	src/executor/filters.o \
 	src/executor/scan_node.o \
 	src/executor/agg_methods.o \

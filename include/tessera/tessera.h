@@ -93,7 +93,7 @@ TesseraTidToRownum(ItemPointer tid, uint64 *rownum)
 
 /*
  * Large executor tables (star join dimensions, groups, memos): allocated
- * huge, with transparent huge pages asked for (tessera.c).  flags as
+ * huge, with transparent huge pages asked for (vector/memory.c).  flags as
  * MemoryContextAllocExtended's (MCXT_ALLOC_HUGE is implied).
  */
 extern void *TesseraAllocLarge(MemoryContext cxt, Size size, int flags);
