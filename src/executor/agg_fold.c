@@ -194,8 +194,12 @@ tagg_expr_batch(TesseraAggState *as, int k, TesseraBatch *b, const bool *ok, con
 		}
 		else if (as->listed != NULL)
 		{
-			memcpy(rows, as->listed, sizeof(int) * as->nlisted);
-			m = as->nlisted;
+			/* (the batch's list; ok may be this aggregate's FILTER's, fewer) */
+			for (int j = 0; j < as->nlisted; j++)
+			{
+				rows[m] = as->listed[j];
+				m += ok == NULL || ok[as->listed[j]];
+			}
 		}
 		else if (ok != NULL)
 			m = TesseraSelRows(ok, n, rows);

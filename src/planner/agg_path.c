@@ -961,7 +961,7 @@ tagg_try_parallel(PlannerInfo *root, RelOptInfo *rel, RelOptInfo *output_rel, Cu
 		!is_parallel_safe(root, (Node *) extract_actual_clauses(cxt->row_quals, false)) ||
 		TesseraHasExecParam((Node *) cxt->aggs, NULL) ||
 		TesseraHasExecParam((Node *) cxt->group_vars, NULL) ||
-		run_cost <= 10 * parallel_setup_cost)
+		run_cost <= 5 * parallel_setup_cost)
 		return;
 	workers = TesseraCoreWorkers(rel);
 	if (workers <= 0)

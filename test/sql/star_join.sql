@@ -481,13 +481,14 @@ INSERT INTO sbig_h SELECT i, (i * 7919) % 1900000, i % 13 FROM generate_series(1
 CREATE TABLE sbig_t (LIKE sbig_h) USING tessera;
 INSERT INTO sbig_t SELECT * FROM sbig_h;
 ANALYZE sbig_d, sbig_h, sbig_t;
--- (a star join however the table's few rows price it)
+-- (a star join however the table's few rows price it, with room for the dimension)
 SET enable_hashjoin = off; SET enable_mergejoin = off; SET enable_nestloop = off;
+SET work_mem = '64MB';
 SELECT tt.cmp('SELECT d.tag, count(*), sum(f.v), sum(d.w), min(f.id) FROM {t} f JOIN sbig_d d ON f.k = d.k GROUP BY 1',
               'sbig_h', 'sbig_t');
 SELECT count(*) AS star_joins FROM tt.explain('SELECT d.tag, count(*) FROM sbig_t f JOIN sbig_d d ON f.k = d.k GROUP BY 1') p
 WHERE p ~ 'Star Join';
-RESET enable_hashjoin; RESET enable_mergejoin; RESET enable_nestloop;
+RESET enable_hashjoin; RESET enable_mergejoin; RESET enable_nestloop; RESET work_mem;
 DROP TABLE sbig_d, sbig_h, sbig_t;
 
 DROP TABLE sf_h, sf_t, sd1, sd2, sd3, sdd, sd_dup, sd_many, sd_ne, sd_ne_h, sd_ne_wide, sd_sparse, sd_wide, sk_t, sd_few, sd_big, sr_h, sr_t,
