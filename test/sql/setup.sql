@@ -91,3 +91,20 @@ BEGIN
         END IF;
     END LOOP;
 END $$;
+
+-- tt.subplan_runs_charged(query, query without the subquery): what a
+-- subquery adds to the TesseraJoin node's cost, in runs of the subquery
+CREATE FUNCTION tt.subplan_runs_charged(with_sub text, without text) RETURNS float8
+LANGUAGE plpgsql AS $$
+DECLARE
+    w jsonb;
+    wo jsonb;
+    jcost jsonpath := '$.** ? (@."Custom Plan Provider" == "TesseraJoin")."Total Cost"';
+BEGIN
+    EXECUTE 'EXPLAIN (FORMAT JSON) ' || with_sub INTO w;
+    EXECUTE 'EXPLAIN (FORMAT JSON) ' || without INTO wo;
+    RETURN ((SELECT max(c::text::float8) FROM jsonb_path_query(w, jcost) c) -
+            (SELECT max(c::text::float8) FROM jsonb_path_query(wo, jcost) c)) /
+           (SELECT max(c::text::float8)
+            FROM jsonb_path_query(w, '$.** ? (@."Parent Relationship" == "SubPlan")."Total Cost"') c);
+END $$;

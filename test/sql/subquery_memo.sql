@@ -218,26 +218,13 @@ FROM (VALUES ('pick', 700), ('other', 15), ('pick', 300), ('nothing', 700)) v(c,
 -- keeps 8 of 700 keys: about 340 of the table's 30,000 rows), not for
 -- every row its probes read: so charged, a nested loop of index probes
 -- whose memo had to group the whole table was taken over it (TPC-H Q20)
-CREATE FUNCTION tt.join_filter_runs_charged() RETURNS float8 LANGUAGE plpgsql AS $$
-DECLARE
-    with_sub jsonb;
-    without jsonb;
-    jcost text := '$.** ? (@."Custom Plan Provider" == "TesseraJoin")."Total Cost"';
-BEGIN
-    EXECUTE $q$EXPLAIN (FORMAT JSON) SELECT t.id FROM sm_t t, md WHERE t.k = md.dk AND md.tag = 'pick'
-        AND t.x > (SELECT avg(s.x) FROM sm_t s WHERE s.k = t.k)$q$ INTO with_sub;
-    EXECUTE $q$EXPLAIN (FORMAT JSON) SELECT t.id FROM sm_t t, md WHERE t.k = md.dk AND md.tag = 'pick'$q$
-        INTO without;
-    -- the filter's added cost in runs of the subquery
-    RETURN ((SELECT max(c::text::float8) FROM jsonb_path_query(with_sub, jcost::jsonpath) c) -
-            (SELECT max(c::text::float8) FROM jsonb_path_query(without, jcost::jsonpath) c)) /
-           (SELECT max(c::text::float8)
-            FROM jsonb_path_query(with_sub, '$.** ? (@."Parent Relationship" == "SubPlan")."Total Cost"') c);
-END $$;
 SET enable_hashjoin = off; SET enable_mergejoin = off; SET enable_nestloop = off;
-SELECT tt.join_filter_runs_charged() BETWEEN 100 AND 3000 AS charged_for_rows_joined;
+SELECT tt.subplan_runs_charged(
+    $q$SELECT t.id FROM sm_t t, md WHERE t.k = md.dk AND md.tag = 'pick'
+        AND t.x > (SELECT avg(s.x) FROM sm_t s WHERE s.k = t.k)$q$,
+    $q$SELECT t.id FROM sm_t t, md WHERE t.k = md.dk AND md.tag = 'pick'$q$)
+    BETWEEN 100 AND 3000 AS charged_for_rows_joined;
 RESET enable_hashjoin; RESET enable_mergejoin; RESET enable_nestloop;
-DROP FUNCTION tt.join_filter_runs_charged();
 DROP TABLE md, md8;
 
 DROP TABLE sm_h, sm_t, su_h, su_t, mo, md0, ss_h, ss_t, mso;

@@ -102,23 +102,11 @@ SELECT tt.plan('SELECT f.id, jd1.name FROM jf_t f JOIN jd1 ON f.k1 = jd1.k WHERE
 SELECT tt.cmp('SELECT f.id, jd1.name FROM {t} f JOIN jd1 ON f.k1 = jd1.k WHERE f.x = (SELECT max(s.x) FROM {t} s WHERE s.k1 = jd1.k AND s.x < jd1.grp + 5)', 'jf_h', 'jf_t');
 -- (the runs of the subquery the node is charged for, against the same
 -- join filtering on a column: about none, not one for each of jd1's 120 rows)
-CREATE FUNCTION tt.computed_runs_charged() RETURNS float8 LANGUAGE plpgsql AS $$
-DECLARE
-    with_sub jsonb;
-    without jsonb;
-    jcost text := '$.** ? (@."Custom Plan Provider" == "TesseraJoin")."Total Cost"';
-BEGIN
-    EXECUTE $q$EXPLAIN (FORMAT JSON) SELECT f.id, jd1.name FROM jf_t f JOIN jd1 ON f.k1 = jd1.k
-        WHERE f.x = (SELECT max(s.x) FROM jf_t s WHERE s.k1 = jd1.k AND s.x < jd1.grp + 5)$q$ INTO with_sub;
-    EXECUTE $q$EXPLAIN (FORMAT JSON) SELECT f.id, jd1.name FROM jf_t f JOIN jd1 ON f.k1 = jd1.k
-        WHERE f.x < jd1.grp$q$ INTO without;
-    RETURN ((SELECT max(c::text::float8) FROM jsonb_path_query(with_sub, jcost::jsonpath) c) -
-            (SELECT max(c::text::float8) FROM jsonb_path_query(without, jcost::jsonpath) c)) /
-           (SELECT max(c::text::float8)
-            FROM jsonb_path_query(with_sub, '$.** ? (@."Parent Relationship" == "SubPlan")."Total Cost"') c);
-END $$;
-SELECT tt.computed_runs_charged() < 10 AS priced_as_a_hash_key;
-DROP FUNCTION tt.computed_runs_charged();
+SELECT tt.subplan_runs_charged(
+    $q$SELECT f.id, jd1.name FROM jf_t f JOIN jd1 ON f.k1 = jd1.k
+        WHERE f.x = (SELECT max(s.x) FROM jf_t s WHERE s.k1 = jd1.k AND s.x < jd1.grp + 5)$q$,
+    $q$SELECT f.id, jd1.name FROM jf_t f JOIN jd1 ON f.k1 = jd1.k WHERE f.x < jd1.grp$q$)
+    < 10 AS priced_as_a_hash_key;
 
 -- under a sort and a limit, an aggregation of PostgreSQL's, a join above
 SET tessera.enable_custom_agg = off;
