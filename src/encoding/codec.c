@@ -17,15 +17,23 @@
  *	  stored raw.
  *
  *	  The default setting, auto, picks per payload (TesseraCodecChoose):
- *	  lz4 where it halves a sample of it, else zstd where that saves a
- *	  quarter more than lz4 (random hex and digits, which lz4 cannot
- *	  entropy-code), else lz4.  Reason: lz4 decodes 3-5x as fast as zstd,
- *	  and on data it already halves zstd saves a fifth at most; a scan of
- *	  ClickBench's hits table spent half its time in zstd (URL LIKE
- *	  '%google%': 24 MB decompressed per query).  Measured on that table
- *	  (1M rows): all zstd 114 MB, all lz4 132 MB; the 43 queries took
- *	  0.6-1.0x the time with lz4, 2.15 -> 2.00 s in all (TPC-H lineitem:
- *	  142 -> 175 MB, its queries unchanged).
+ *	  lz4 where it halves a sample of it, else zstd where that is at most
+ *	  three fifths of lz4's (random hex and digits, which lz4 cannot
+ *	  entropy-code; bit-packed integers of a skewed spread), else lz4.
+ *	  Reason: lz4 decodes 3-5x as fast as zstd, and on data it already
+ *	  halves zstd saves a fifth at most; a scan of ClickBench's hits table
+ *	  spent half its time in zstd (URL LIKE '%google%': 24 MB decompressed
+ *	  per query).  Measured on that table (1M rows): all zstd 114 MB, all
+ *	  lz4 132 MB; the 43 queries took 0.6-1.0x the time with lz4, 2.15 ->
+ *	  2.00 s in all (TPC-H lineitem: 142 -> 175 MB, its queries unchanged).
+ *	  Until 2026-11-30 zstd won where it saved a quarter over lz4: at 10M
+ *	  rows that still chose zstd for 203 MB of hits' chunks (URL's and
+ *	  Title's dictionaries, SearchPhrase, the *Timing integers: zstd 0.64-
+ *	  0.76 of lz4), and the table with every chunk lz4 answered the 43
+ *	  queries in 0.84x the time (geometric mean; sum 13.1 -> 11.8 s; URL
+ *	  GROUP BY 0.6-0.7x) for 5% more bytes (1644 -> 1726 MB with its
+ *	  index).  At three fifths, 79 MB of it goes lz4; hex text (md5
+ *	  strings: zstd 0.52 of raw, lz4 none) stays zstd.
  *
  *	  zstd keeps one compression and one decompression context per backend
  *	  (allocated by libzstd with malloc, reused for every chunk).
@@ -48,6 +56,16 @@
 
 /* what TesseraCodecChoose compresses to choose: a payload's first bytes */
 #define CODEC_SAMPLE_BYTES	65536
+
+/*
+ * Is zstd's zs bytes worth its slower decoding against lz4's l4 (0: lz4
+ * could not compress)?  Where it is at most three fifths (file header).
+ */
+static inline bool
+zstd_beats_lz4(Size zs, Size l4)
+{
+	return l4 == 0 || zs <= l4 - (l4 / 5) * 2;
+}
 
 static ZSTD_CCtx *zstd_cctx = NULL;
 static ZSTD_DCtx *zstd_dctx = NULL;
@@ -87,7 +105,7 @@ TesseraCodecChoose(int codec, int level, const char *data, Size len)
 	zs = TesseraCompress(TESSERA_CODEC_ZSTD, level, data, sample, &probe);
 	TesseraBufFree(&probe);
 	if (zs > 0 && TesseraCodecPays(TESSERA_CODEC_ZSTD, sample, zs) &&
-		(l4 == 0 || zs <= l4 - l4 / 4))
+		zstd_beats_lz4(zs, l4))
 		return TESSERA_CODEC_ZSTD;
 	return TESSERA_CODEC_LZ4;
 }
@@ -113,7 +131,7 @@ compress_auto_whole(int level, const TesseraBuf *raw, TesseraBuf *out)
 	TesseraBufInit(&zbuf, raw->len / 2 + 64);
 	zs = TesseraCompress(TESSERA_CODEC_ZSTD, level, raw->data, raw->len, &zbuf);
 	if (zs > 0 && TesseraCodecPays(TESSERA_CODEC_ZSTD, raw->len, zs) &&
-		(l4 == 0 || zs <= l4 - l4 / 4))
+		zstd_beats_lz4(zs, l4))
 	{
 		TesseraBufFree(out);
 		*out = zbuf;

@@ -93,4 +93,43 @@ INSERT INTO rnd SELECT decode(string_agg(lpad(to_hex((random() * 255)::int), 2, 
     FROM generate_series(1, 4000) g GROUP BY g % 40;
 SELECT bool_and(stored_bytes <= encoded_bytes) AS never_inflated FROM tessera.chunks WHERE relation = 'rnd'::regclass;
 
+-- auto: zstd only where it is at most three fifths of lz4's bytes (md5 text,
+-- which lz4 cannot compress); lz4 where zstd saves less than that over it
+-- (words of skewed letters: lz4 0.8 of raw, zstd 0.65 of lz4), since lz4 decodes several times faster.
+-- Row groups of 100 rows keep chunks unframed, so the choice is made on the
+-- very bytes each table stores; each chunk is checked against the rule.
+SELECT setseed(0.3);
+CREATE TEMP TABLE words AS
+    SELECT array_agg((SELECT string_agg(chr(97 + floor(26 * random() ^ 2)::int), '')
+                      FROM generate_series(1, 3 + i % 6) c WHERE i >= 0)) AS w
+    FROM generate_series(0, 2999) i;
+CREATE TEMP TABLE wtext AS
+    SELECT g, array_to_string(ARRAY(SELECT w[1 + floor(3000 * random() ^ 6)::int]
+                                    FROM generate_series(1, 3 + g % 5) k WHERE g > 0), ' ') AS s,
+           md5(g::text) AS h
+    FROM generate_series(1, 5000) g, words;
+CREATE TABLE auto_w (s text, h text) USING tessera WITH (tessera_row_group_row_limit = 100);
+CREATE TABLE zstd_w (s text, h text) USING tessera
+    WITH (tessera_compression = 'zstd', tessera_row_group_row_limit = 100);
+CREATE TABLE lz4_w (s text, h text) USING tessera
+    WITH (tessera_compression = 'lz4', tessera_row_group_row_limit = 100);
+INSERT INTO auto_w SELECT s, h FROM wtext ORDER BY g;
+INSERT INTO zstd_w SELECT s, h FROM wtext ORDER BY g;
+INSERT INTO lz4_w SELECT s, h FROM wtext ORDER BY g;
+SELECT a.attname, count(*) AS chunks, bool_and(NOT a.framed) AS unframed,
+       count(*) FILTER (WHERE z.stored_bytes < 0.58 * l.stored_bytes) AS zstd_wins_big,
+       count(*) FILTER (WHERE z.stored_bytes < 0.58 * l.stored_bytes AND a.codec = 'zstd') AS auto_zstd,
+       count(*) FILTER (WHERE z.stored_bytes BETWEEN 0.62 * l.stored_bytes AND 0.74 * l.stored_bytes
+                        AND l.codec = 'lz4') AS zstd_wins_little,
+       count(*) FILTER (WHERE z.stored_bytes BETWEEN 0.62 * l.stored_bytes AND 0.74 * l.stored_bytes
+                        AND l.codec = 'lz4' AND a.codec = 'lz4') AS auto_lz4
+FROM tessera.chunks a
+JOIN tessera.chunks z ON z.relation = 'zstd_w'::regclass AND z.attname = a.attname
+     AND z.stripe_id = a.stripe_id AND z.row_group = a.row_group
+JOIN tessera.chunks l ON l.relation = 'lz4_w'::regclass AND l.attname = a.attname
+     AND l.stripe_id = a.stripe_id AND l.row_group = a.row_group
+WHERE a.relation = 'auto_w'::regclass
+GROUP BY a.attname ORDER BY a.attname;
+DROP TABLE auto_w, zstd_w, lz4_w, wtext, words;
+
 DROP TABLE ih, it, fh, ft, nh, nt, xh, xt, rnd;
