@@ -334,6 +334,10 @@ typedef struct TesseraGroups
 	bool		pcache_used;	/* some entry set since the last reset */
 	int32	   *gidx;			/* per batch: each row's group */
 	int32	   *lgidx;			/* ... of the listed rows (sparse batches) */
+	int32	   *carry_rows;		/* per batch: the row each new group's carried
+								 * keys are read from (note_new_group) */
+	int			ncarry;
+	int			carry_first;	/* the first of those groups */
 	int32	   *pend;			/* per batch, several keys: rows to look up */
 	uint64	   *phash;			/* their hashes */
 	uint64	   *ppacked;		/* their packed keys */
@@ -352,6 +356,24 @@ TesseraGroupState(TesseraGroups *g, int group, int k)
 	return &g->states[(Size) group * g->nspecs + k];
 }
 
+/* The bytes a string group key is grouped by (groups.c, slices.c). */
+static inline void
+TesseraGroupKeyBytes(TAggKey *key, Datum d, const char **data, int *len)
+{
+	text	   *t = (text *) DatumGetPointer(d);
+
+	/* (a decoded value is never compressed or external: no call per row) */
+	if (VARATT_IS_EXTERNAL(t) || VARATT_IS_COMPRESSED(t))
+		t = DatumGetTextPP(d);
+
+	*data = VARDATA_ANY(t);
+	*len = VARSIZE_ANY_EXHDR(t);
+	if (key->kind == TAGG_KEY_BPCHAR)
+		while (*len > 0 && (*data)[*len - 1] == ' ')
+			(*len)--;
+}
+
+extern int64 TesseraGroupNumIntId(Datum d);
 extern void TesseraGroupsInit(TesseraGroups *g, List *key_descs, int nspecs, MemoryContext cxt);
 extern void TesseraGroupsReset(TesseraGroups *g, int cap);
 extern void TesseraGroupsCarry(TesseraGroups *g, int ncarried);
@@ -359,6 +381,8 @@ extern void TesseraGroupsPresize(TesseraGroups *g, double groups);
 extern void TesseraGroupsReserve(TesseraGroups *gt, double groups);
 extern int32 *TesseraGroupsAssign(TesseraGroups *g, TesseraBatch *b, const bool *ok, int n,
 								  const int *rows, int m);
+extern int	TesseraGroupsNewRows(TesseraGroups *gt, int n, bool *mask);
+extern void TesseraGroupsFillCarried(TesseraGroups *gt, TesseraBatch *b);
 extern int	TesseraGroupsLookup(TesseraGroups *g, int64 *keys, bool *nulls);
 extern int	TesseraGroupsAdd(TesseraGroups *g, const int64 *keys, const bool *nulls);
 extern void TesseraGroupsKeysOf(TesseraGroups *g, TupleTableSlot *slot, int64 *keys,

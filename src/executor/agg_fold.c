@@ -559,7 +559,24 @@ TesseraAggBatch(TesseraAggState *as, TesseraBatch *b, const bool *ok, int n)
 		tagg_list_rows(as, ok, n);
 	}
 	if (as->groups.nkeys > 0)
+	{
 		gidx = TesseraGroupsAssign(&as->groups, b, ok, n, as->listed, as->nlisted);
+		/* the new groups' carried keys, read from one row each */
+		if (as->groups.ncarry > 0)
+		{
+			if (as->comp.any_deferred)
+			{
+				if (as->carry_cap < n)
+				{
+					as->carry_cap = Max(n, 1024);
+					as->carry_mask = MemoryContextAlloc(as->buf_cxt, as->carry_cap);
+				}
+				TesseraGroupsNewRows(&as->groups, n, as->carry_mask);
+				TesseraComputedDeferred(&as->comp, b, as->carry_mask, n, as->buf_cxt);
+			}
+			TesseraGroupsFillCarried(&as->groups, b);
+		}
+	}
 	if (as->fold != &as->groups)
 		gidx = as->fold->nkeys > 0 ?
 			TesseraGroupsAssign(as->fold, b, ok, n, as->listed, as->nlisted) : NULL;

@@ -131,6 +131,35 @@ tagg_memo_init(TesseraAggState *as, EState *estate)
 		as->memo_strings |= as->memo_groups.gkeys[j].kind != TAGG_KEY_INT;
 }
 
+/*
+ * A carried group key's expression is computed for the first row of each
+ * new group only (TesseraGroupsFillCarried), unless the grouped keys or an
+ * aggregate read it too.
+ */
+static void
+tagg_defer_carried(TesseraAggState *as)
+{
+	TesseraGroups *gt = &as->groups;
+
+	/* (a final node merges groups made elsewhere: it computes nothing) */
+	if (as->mode == TAGG_FINAL)
+		return;
+	for (int j = gt->nhash; j < gt->nkeys; j++)
+	{
+		int			attidx = gt->gkeys[j].attidx;
+		bool		shared = false;
+
+		if (attidx < TAGG_COMPUTED_ATTIDX || attidx - TAGG_COMPUTED_ATTIDX >= as->comp.n)
+			continue;
+		for (int h = 0; h < gt->nhash && !shared; h++)
+			shared = gt->gkeys[h].attidx == attidx;
+		for (int k = 0; k < as->nspecs && !shared; k++)
+			shared = as->specs[k].attidx == attidx;
+		if (!shared)
+			TesseraComputedDefer(&as->comp, attidx - TAGG_COMPUTED_ATTIDX);
+	}
+}
+
 static void
 tagg_begin(CustomScanState *node, EState *estate, int eflags)
 {
@@ -231,6 +260,7 @@ tagg_begin(CustomScanState *node, EState *estate, int eflags)
 		}
 		TesseraGroupsInit(&as->groups, list_nth(priv, TAGG_PRIVATE_KEYS), nstates, as->cxt);
 		TesseraGroupsCarry(&as->groups, intVal(list_nth(priv, TAGG_PRIVATE_CARRIED)));
+		tagg_defer_carried(as);
 	}
 	as->nslices = intVal(list_nth(priv, TAGG_PRIVATE_SLICES));
 	as->memo = list_nth(priv, TAGG_PRIVATE_MEMO);

@@ -556,6 +556,7 @@ TesseraComputedInit(TesseraComputed *c, List *exprs, Index relid, PlanState *ps,
 	if (c->n == 0)
 		return;
 	c->states = palloc(sizeof(ExprState *) * c->n);
+	c->deferred = palloc0(sizeof(bool) * c->n);
 	c->atts = palloc(sizeof(int *) * c->n);
 	c->typlen = palloc(sizeof(int16) * c->n);
 	c->typbyval = palloc(sizeof(bool) * c->n);
@@ -1056,10 +1057,10 @@ int_arith_eval(TesseraComputed *c, IntArith *ia, TesseraBatch *b, const int *row
 	}
 }
 
-/* The integer arithmetic expressions over the batch's counted rows. */
+/* The integer arithmetic expressions over the batch's counted rows (deferred or not). */
 static void
 comp_int_arith(TesseraComputed *c, TesseraBatch *b, const bool *ok, int n, const int *listed,
-			   int nlisted, MemoryContext bufcxt)
+			   int nlisted, MemoryContext bufcxt, bool deferred)
 {
 	/* (every row counted: no row list, loops over 0..n-1) */
 	const int  *rows = ok == NULL ? NULL : listed != NULL ? listed : c->rows;
@@ -1073,7 +1074,7 @@ comp_int_arith(TesseraComputed *c, TesseraBatch *b, const bool *ok, int n, const
 		const int64 *v;
 		const bool *vn;
 
-		if (c->mode[j] != COMP_INT_ARITH)
+		if (c->mode[j] != COMP_INT_ARITH || c->deferred[j] != deferred)
 			continue;
 		int_arith_eval(c, ia, b, rows, m, bufcxt);
 		v = ia->v;
@@ -1099,10 +1100,31 @@ comp_int_arith(TesseraComputed *c, TesseraBatch *b, const bool *ok, int n, const
 	}
 }
 
+/* The expressions computed column by column, deferred ones or the others. */
+static void
+comp_columns(TesseraComputed *c, TesseraBatch *b, const bool *ok, int n, const int *listed,
+			 int nlisted, MemoryContext bufcxt, bool deferred)
+{
+	for (int j = 0; j < c->n; j++)
+	{
+		if (c->deferred[j] != deferred)
+			continue;
+		if (c->mode[j] == COMP_ONE_STRING)
+			comp_one_string(c, j, b, ok, n);
+		else if (c->mode[j] == COMP_TEXTLEN)
+			comp_textlen(c, j, b, ok, n);
+		else if (c->mode[j] == COMP_TS_FIELD)
+			comp_ts_field(c, j, b, ok, n);
+	}
+	if (c->any_int_arith)
+		comp_int_arith(c, b, ok, n, listed, nlisted, bufcxt, deferred);
+}
+
 /*
  * TesseraComputedBatch
  *		Every expression over the batch's counted rows (ok; NULL: all n),
- *		into c->values[j] / c->nulls[j], valid until the next batch.
+ *		into c->values[j] / c->nulls[j], valid until the next batch; the
+ *		deferred ones are left to TesseraComputedDeferred.
  *		listed, when not NULL, lists those rows (nlisted, ascending).
  */
 void
@@ -1143,16 +1165,49 @@ TesseraComputedBatch(TesseraComputed *c, TesseraBatch *b, const bool *ok, int n,
 		}
 	c->econtext->ecxt_scantuple = c->slot;
 	old = MemoryContextSwitchTo(c->econtext->ecxt_per_tuple_memory);
-	for (int j = 0; j < c->n; j++)
-		if (c->mode[j] == COMP_ONE_STRING)
-			comp_one_string(c, j, b, ok, n);
-		else if (c->mode[j] == COMP_TEXTLEN)
-			comp_textlen(c, j, b, ok, n);
-		else if (c->mode[j] == COMP_TS_FIELD)
-			comp_ts_field(c, j, b, ok, n);
-	if (c->any_int_arith)
-		comp_int_arith(c, b, ok, n, listed, nlisted, bufcxt);
+	comp_columns(c, b, ok, n, listed, nlisted, bufcxt, false);
 	if (c->proj != NULL)
 		comp_projected(c, b, ok, n);
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * TesseraComputedDefer
+ *		Leave expression j out of TesseraComputedBatch, for
+ *		TesseraComputedDeferred to compute over the rows that need it (a
+ *		carried group key's, for each new group's first row).  Only those
+ *		computed column by column can be; false for the others (computed
+ *		with every batch, as before).
+ */
+bool
+TesseraComputedDefer(TesseraComputed *c, int j)
+{
+	Assert(j >= 0 && j < c->n);
+	if (c->mode[j] != COMP_ONE_STRING && c->mode[j] != COMP_TEXTLEN &&
+		c->mode[j] != COMP_TS_FIELD && c->mode[j] != COMP_INT_ARITH)
+		return false;
+	c->deferred[j] = true;
+	c->any_deferred = true;
+	return true;
+}
+
+/*
+ * TesseraComputedDeferred
+ *		The deferred expressions over the rows of ok, after
+ *		TesseraComputedBatch of the same batch (whose arrays they fill;
+ *		their results stay until the next batch's).
+ */
+void
+TesseraComputedDeferred(TesseraComputed *c, TesseraBatch *b, const bool *ok, int n,
+						MemoryContext bufcxt)
+{
+	MemoryContext old;
+
+	if (!c->any_deferred)
+		return;
+	Assert(c->cap >= n);
+	c->econtext->ecxt_scantuple = c->slot;
+	old = MemoryContextSwitchTo(c->econtext->ecxt_per_tuple_memory);
+	comp_columns(c, b, ok, n, NULL, 0, bufcxt, true);
 	MemoryContextSwitchTo(old);
 }

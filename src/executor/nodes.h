@@ -121,6 +121,9 @@ typedef struct TesseraComputed
 	Datum		pinf;			/* numeric infinities */
 	Datum		ninf;
 	bool		any_int_arith;
+	bool	   *deferred;		/* [j]: left out of TesseraComputedBatch, computed
+								 * by TesseraComputedDeferred (a carried key's) */
+	bool		any_deferred;
 	int		   *rows;			/* [cap]: the counted rows of the batch */
 	TupleTableSlot *slot;		/* a row of the relation, as the expressions read it */
 	int			natts_rel;		/* the relation's columns; those after them are
@@ -136,6 +139,9 @@ typedef struct TesseraComputed
 
 extern void TesseraComputedInit(TesseraComputed *c, List *exprs, Index relid, PlanState *ps,
 								TupleDesc rowdesc, int natts_rel, EState *estate);
+extern bool TesseraComputedDefer(TesseraComputed *c, int j);
+extern void TesseraComputedDeferred(TesseraComputed *c, TesseraBatch *b, const bool *ok, int n,
+									MemoryContext bufcxt);
 
 /* A star join's dimension at run time (star.c) */
 typedef struct TesseraStarDim
@@ -360,6 +366,8 @@ typedef struct TesseraAggState
 	int			slices_done;	/* for EXPLAIN ANALYZE */
 	bool	   *slice_mask;		/* per batch: the counted rows of the slice */
 	int			slice_cap;
+	bool	   *carry_mask;		/* per batch: each new group's first row */
+	int			carry_cap;
 	int			slice_rows;		/* ... how many */
 	int			slice_nkeys;	/* the first keys of groups the slices hash */
 	/*

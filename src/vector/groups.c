@@ -402,23 +402,6 @@ prefetch_ahead(TesseraGroups *gt, int p, int np)
 	}
 }
 
-/* The bytes a string key is grouped by. */
-static inline void
-key_bytes(TAggKey *key, Datum d, const char **data, int *len)
-{
-	text	   *t = (text *) DatumGetPointer(d);
-
-	/* (a decoded value is never compressed or external: no call per row) */
-	if (VARATT_IS_EXTERNAL(t) || VARATT_IS_COMPRESSED(t))
-		t = DatumGetTextPP(d);
-
-	*data = VARDATA_ANY(t);
-	*len = VARSIZE_ANY_EXHDR(t);
-	if (key->kind == TAGG_KEY_BPCHAR)
-		while (*len > 0 && (*data)[*len - 1] == ' ')
-			(*len)--;
-}
-
 /*
  * The dense id of a string key's value d, whose bytes are data (len of them,
  * key_string_hash hash), interned on first sight.
@@ -466,7 +449,7 @@ intern_bytes(TesseraGroups *gt, TAggKey *key, Datum d, const char *data, int len
 		id = (int32) (uint32) slot;
 		if ((uint32) (slot >> 32) == hash)
 		{
-			key_bytes(key, key->strs[id], &od, &ol);
+			TesseraGroupKeyBytes(key, key->strs[id], &od, &ol);
 			if (ol == len && memcmp(od, data, len) == 0)
 				return id;
 		}
@@ -497,7 +480,7 @@ intern_string(TesseraGroups *gt, TAggKey *key, Datum d)
 	const char *data;
 	int			len;
 
-	key_bytes(key, d, &data, &len);
+	TesseraGroupKeyBytes(key, d, &data, &len);
 	return intern_bytes(gt, key, d, data, len, key_string_hash(data, len));
 }
 
@@ -505,8 +488,8 @@ intern_string(TesseraGroups *gt, TAggKey *key, Datum d)
  * The id of a TAGG_KEY_NUMINT key's value: the integer, or the ends of the
  * int64 range for the infinities (extract's integer fields reach neither).
  */
-static int64
-numint_id(Datum d)
+int64
+TesseraGroupNumIntId(Datum d)
 {
 	Numeric		num = DatumGetNumeric(d);
 	int128		v;
@@ -540,7 +523,7 @@ key_id(TesseraGroups *gt, TAggKey *key, Datum d)
 	if (key->kind == TAGG_KEY_INT)
 		return TesseraIntDatum(d, key->typlen);
 	if (key->kind == TAGG_KEY_NUMINT)
-		return numint_id(d);
+		return TesseraGroupNumIntId(d);
 	return intern_string(gt, key, d);
 }
 
@@ -565,7 +548,7 @@ string_id(TesseraGroups *gt, TAggKey *key, Datum v)
 		uint32		hash;
 		uint32		h;
 
-		key_bytes(key, v, &data, &len);
+		TesseraGroupKeyBytes(key, v, &data, &len);
 		hash = key_string_hash(data, len);
 		h = hash & (TAGG_VALUE_CACHE - 1);
 		if (key->vc_data[h] == NULL || key->vc_hash[h] != hash || key->vc_len[h] != len ||
@@ -652,7 +635,7 @@ key_ids(TesseraGroups *gt, TAggKey *key, TesseraBatch *b, const bool *ok, int n)
 				key->ids[i] = isnull[i] || (ok && !ok[i]) ? 0 : key->cints[i];
 		else
 			for (int i = 0; i < n; i++)
-				key->ids[i] = isnull[i] || (ok && !ok[i]) ? 0 : numint_id(values[i]);
+				key->ids[i] = isnull[i] || (ok && !ok[i]) ? 0 : TesseraGroupNumIntId(values[i]);
 		return;
 	}
 	if (key->kind == TAGG_KEY_INT)
@@ -769,21 +752,42 @@ key_ids_listed(TesseraGroups *gt, TAggKey *key, TesseraBatch *b, const int *rows
 		else if (key->kind == TAGG_KEY_INT)
 			ids[j] = TesseraIntDatum(values[i], key->typlen);
 		else if (key->kind == TAGG_KEY_NUMINT)
-			ids[j] = key->cints != NULL ? key->cints[i] : numint_id(values[i]);
+			ids[j] = key->cints != NULL ? key->cints[i] : TesseraGroupNumIntId(values[i]);
 		else
 			ids[j] = string_id(gt, key, values[i]);
 	}
 }
 
-/* Row i's keys (all of them, carried ones too) as new_group stores them. */
+/*
+ * Row i's keys as new_group stores them: the grouped ones; the carried ones
+ * are filled in after the batch's lookups (TesseraGroupsFillCarried), from
+ * one row per new group.
+ */
 static inline void
 row_keys(TesseraGroups *gt, int i, int64 *keys, bool *nulls)
 {
-	for (int j = 0; j < gt->nkeys; j++)
+	for (int j = 0; j < gt->nhash; j++)
 	{
 		nulls[j] = gt->gkeys[j].nulls[i];
 		keys[j] = nulls[j] ? 0 : gt->gkeys[j].ids[i];
 	}
+	for (int j = gt->nhash; j < gt->nkeys; j++)
+	{
+		nulls[j] = true;
+		keys[j] = 0;
+	}
+}
+
+/*
+ * Row i made the newest group: where there are carried keys, the row to
+ * read them from (TesseraGroupsFillCarried).  Groups are numbered as they
+ * are made, so the c-th row noted is group carry_first + c's.
+ */
+static inline void
+note_new_group(TesseraGroups *gt, int i)
+{
+	if (gt->nhash < gt->nkeys)
+		gt->carry_rows[gt->ncarry++] = i;
 }
 
 /*
@@ -861,10 +865,14 @@ assign_multi(TesseraGroups *gt, const bool *ok, int n, int32 *gidx)
 	{
 		int			i = gt->pend[p] >= 0 ? gt->pend[p] : -1 - gt->pend[p];
 		int			g;
+		int			made;
 
 		prefetch_ahead(gt, p, np);
 		row_keys(gt, i, rowkeys, rownulls);
+		made = gt->ngroups;
 		g = find_group_hashed(gt, rowkeys, rownulls, gt->phash[p]);
+		if (gt->ngroups != made)
+			note_new_group(gt, i);
 		if (gt->pend[p] >= 0)
 		{
 			uint32		c = pcache_of(gt->ppacked[p]);
@@ -965,6 +973,7 @@ assign_one(TesseraGroups *gt, const bool *ok, int first, int n, int32 *gidx)
 				row_keys(gt, i, rowkeys, rownulls);
 				rowkeys[0] = 0;
 				gt->null_group = new_group(gt, rowkeys, rownulls);
+				note_new_group(gt, i);
 				rownulls[0] = false;
 			}
 			gidx[i] = gt->null_group;
@@ -992,13 +1001,17 @@ assign_one(TesseraGroups *gt, const bool *ok, int first, int n, int32 *gidx)
 		int			i = gt->pend[p];
 		int64		key = ids[i];
 		uint64		d;
+		int			made;
 
 		prefetch_ahead(gt, p, np);
 		if (gt->nkeys > 1)
-			row_keys(gt, i, rowkeys, rownulls);		/* the carried ones too */
+			row_keys(gt, i, rowkeys, rownulls);
 		else
 			rowkeys[0] = key;
+		made = gt->ngroups;
 		gidx[i] = find_group_hashed(gt, rowkeys, rownulls, gt->phash[p]);
+		if (gt->ngroups != made)
+			note_new_group(gt, i);
 		if (gt->direct == NULL)
 		{
 			gt->direct_cap = TAGG_DIRECT;
@@ -1042,7 +1055,6 @@ TesseraGroupsAssign(TesseraGroups *gt, TesseraBatch *b, const bool *ok, int n, c
 					int m)
 {
 	int32	   *gidx;
-	int			k = gt->nkeys;
 	int			first_slow;
 
 	if (gt->row_cap < n)
@@ -1051,10 +1063,14 @@ TesseraGroupsAssign(TesseraGroups *gt, TesseraBatch *b, const bool *ok, int n, c
 		gt->gidx = MemoryContextAlloc(gt->cxt, sizeof(int32) * gt->row_cap);
 		gt->lgidx = MemoryContextAlloc(gt->cxt, sizeof(int32) * gt->row_cap);
 		gt->pend = MemoryContextAlloc(gt->cxt, sizeof(int32) * gt->row_cap);
+		gt->carry_rows = MemoryContextAlloc(gt->cxt, sizeof(int32) * gt->row_cap);
 		gt->phash = MemoryContextAlloc(gt->cxt, sizeof(uint64) * gt->row_cap);
 		gt->ppacked = MemoryContextAlloc(gt->cxt, sizeof(uint64) * gt->row_cap);
 	}
-	for (int j = 0; j < k; j++)
+	gt->carry_first = gt->ngroups;
+	gt->ncarry = 0;
+	/* (carried keys: read for the new groups only, TesseraGroupsFillCarried) */
+	for (int j = 0; j < gt->nhash; j++)
 	{
 		TAggKey    *key = &gt->gkeys[j];
 
@@ -1081,6 +1097,8 @@ TesseraGroupsAssign(TesseraGroups *gt, TesseraBatch *b, const bool *ok, int n, c
 		memset(gidx, 0xff, sizeof(int32) * n);
 		for (int j = 0; j < m; j++)
 			gidx[rows[j]] = lgidx[j];
+		for (int c = 0; c < gt->ncarry; c++)
+			gt->carry_rows[c] = rows[gt->carry_rows[c]];
 		return gidx;
 	}
 	gidx = gt->gidx;
@@ -1112,6 +1130,70 @@ TesseraGroupsAssign(TesseraGroups *gt, TesseraBatch *b, const bool *ok, int n, c
 	else
 		assign_one(gt, ok, first_slow, n, gidx);
 	return gidx;
+}
+
+/*
+ * TesseraGroupsNewRows
+ *		After TesseraGroupsAssign of a table with carried keys, the rows
+ *		that made its new groups (the first of the batch for each), set in
+ *		mask (of n rows; the others cleared): a caller computes what
+ *		TesseraGroupsFillCarried reads for those rows only.  Returns how
+ *		many.
+ */
+int
+TesseraGroupsNewRows(TesseraGroups *gt, int n, bool *mask)
+{
+	Assert(gt->ncarry == gt->ngroups - gt->carry_first);
+	memset(mask, false, n);
+	for (int c = 0; c < gt->ncarry; c++)
+		mask[gt->carry_rows[c]] = true;
+	return gt->ncarry;
+}
+
+/*
+ * TesseraGroupsFillCarried
+ *		The carried keys of the groups the last TesseraGroupsAssign made,
+ *		from the row of batch b that made each: a column's value read singly, an expression's
+ *		from its computed values (which must cover those rows).  A carried
+ *		key is a function of the grouped ones, so any row of the group
+ *		would do; reading it per new group rather than per row spares
+ *		each row computing and interning it (ClickBench's ClientIP - 1,
+ *		- 2, - 3 over 10M rows of 474,000 groups; TPC-H q10's customer
+ *		name, address, phone and comment).
+ */
+void
+TesseraGroupsFillCarried(TesseraGroups *gt, TesseraBatch *b)
+{
+	int			k = gt->nkeys;
+
+	for (int j = gt->nhash; j < k; j++)
+	{
+		TAggKey    *key = &gt->gkeys[j];
+
+		for (int c = 0; c < gt->ncarry; c++)
+		{
+			int			i = gt->carry_rows[c];
+			Size		at = (Size) (gt->carry_first + c) * k + j;
+			bool		isnull;
+			Datum		d;
+
+			if (key->attidx >= TAGG_COMPUTED_ATTIDX)
+			{
+				isnull = key->cnulls[i];
+				d = key->cvalues[i];
+			}
+			else
+				d = TesseraBatchValue(b, key->attidx, i, &isnull);
+			gt->keynull[at] = isnull;
+			if (isnull)
+				gt->keys[at] = 0;
+			else if (key->kind == TAGG_KEY_NUMINT && key->cints != NULL)
+				gt->keys[at] = key->cints[i];
+			else
+				gt->keys[at] = key_id(gt, key, d);
+		}
+	}
+	gt->ncarry = 0;
 }
 
 /* A new group of these keys, which no group has yet (not hashed: never looked up). */
@@ -1252,203 +1334,4 @@ TesseraGroupsKeyDatums(TesseraGroups *gt, int g, Datum *values, bool *isnull, bo
 			values[j] = key->typlen == 2 ? Int16GetDatum((int16) v) :
 				key->typlen == 4 ? Int32GetDatum((int32) v) : Int64GetDatum(v);
 	}
-}
-
-/* murmur3's 64-bit finalizer (PostgreSQL 16's murmurhash64; 15 has none) */
-static inline uint64
-mix64(uint64 x)
-{
-	x ^= x >> 33;
-	x *= UINT64CONST(0xff51afd7ed558ccd);
-	x ^= x >> 33;
-	x *= UINT64CONST(0xc4ceb9fe1a85ec53);
-	x ^= x >> 33;
-	return x;
-}
-
-/*
- * One key's part of a value hash: its integer id v (integer kinds), or
- * the bytes of its value d (strings); NULL a constant.
- */
-static inline uint64
-key_value_hash(TAggKey *key, bool isnull, Datum d, int64 v)
-{
-	uint64		x;
-
-	if (isnull)
-		x = UINT64CONST(0x5bd1e995);
-	else if (key->kind == TAGG_KEY_INT || key->kind == TAGG_KEY_NUMINT)
-		x = (uint64) v;
-	else
-	{
-		const char *data;
-		int			len;
-
-		key_bytes(key, d, &data, &len);
-		x = hash_bytes_extended((const unsigned char *) data, len, 0);
-	}
-	return mix64(x);
-}
-
-/*
- * A hash of group g's grouped keys by their values, not their ids (a
- * string's id depends on the order the table met the strings in): the
- * same in every table that holds these keys (a spill's partitions).
- */
-uint64
-TesseraGroupsValueHash(TesseraGroups *gt, int g)
-{
-	uint64		h = 0;
-
-	for (int j = 0; j < gt->nhash; j++)
-	{
-		TAggKey    *key = &gt->gkeys[j];
-		int64		v = gt->keys[(Size) g * gt->nkeys + j];
-		bool		isnull = gt->keynull[(Size) g * gt->nkeys + j];
-
-		h = hash_combine64(h, key_value_hash(key, isnull, isnull ? (Datum) 0 :
-											 key->kind == TAGG_KEY_INT ||
-											 key->kind == TAGG_KEY_NUMINT ?
-											 (Datum) v : key->strs[v], v));
-	}
-	return h;
-}
-
-/*
- * TesseraGroupsValueHash of the group these key values (a spilled row's
- * first keys) make, without looking it up or interning anything.
- */
-uint64
-TesseraGroupsDatumsValueHash(TesseraGroups *gt, const Datum *values, const bool *isnull,
-							 bool ids)
-{
-	uint64		h = 0;
-
-	for (int j = 0; j < gt->nhash; j++)
-	{
-		TAggKey    *key = &gt->gkeys[j];
-		int64		v = 0;
-
-		if (!isnull[j] && key->kind == TAGG_KEY_INT)
-			v = TesseraIntDatum(values[j], key->typlen);
-		else if (!isnull[j] && key->kind == TAGG_KEY_NUMINT)
-			v = ids ? DatumGetInt64(values[j]) : numint_id(values[j]);
-		h = hash_combine64(h, key_value_hash(key, isnull[j], values[j], v));
-	}
-	return h;
-}
-
-/*
- * A key value's part of a row's slice hash: its integer (integer kinds) or
- * a hash of its bytes, mixed (murmur3's finalizer, from another start than
- * key_value_hash's, so that a slice's groups still spread over a spill's
- * partitions).
- */
-static inline uint64
-slice_mix(uint64 x)
-{
-	return mix64(x ^ UINT64CONST(0x2545f4914f6cdd1d));
-}
-
-/* ... of a string's bytes */
-static inline uint64
-slice_string(TAggKey *key, Datum d)
-{
-	const char *data;
-	int			len;
-
-	key_bytes(key, d, &data, &len);
-	return slice_mix(XXH3_64bits(data, len));
-}
-
-/*
- * TesseraGroupsSlice
- *		Sliced aggregation (executor/agg_node.c): clear in mask the rows of
- *		the batch whose first nk keys (the GROUP BY columns: not
- *		count(DISTINCT)'s, whose groups roll up across its values) do not
- *		hash into slice `slice` of nslices.  The hash is of the keys' values, never of ids (a string's
- *		id is this process's), so every process puts a group in the same
- *		slice and each group is finished by exactly one of them.  Computed
- *		keys must already point at the batch's values.
- */
-void
-TesseraGroupsSlice(TesseraGroups *gt, int nk, TesseraBatch *b, bool *mask, int n, int slice,
-				   int nslices)
-{
-	const uint64 null_hash = slice_mix(UINT64CONST(0x5bd1e995));
-	uint64	   *h;
-	int32	   *rows;
-	int			m = 0;
-
-	if (gt->shash_cap < n)
-	{
-		gt->shash_cap = Max(n, 1024);
-		gt->shash = MemoryContextAlloc(gt->cxt, sizeof(uint64) * gt->shash_cap);
-		gt->srows = MemoryContextAlloc(gt->cxt, sizeof(int32) * gt->shash_cap);
-	}
-	h = gt->shash;
-	rows = gt->srows;
-	/* the rows counted, without a branch per row (ClickBench's filters keep 13%) */
-	for (int i = 0; i < n; i++)
-	{
-		rows[m] = i;
-		m += mask[i];
-	}
-	memset(h, 0, sizeof(uint64) * m);
-	Assert(nk > 0 && nk <= gt->nhash);
-	for (int j = 0; j < nk; j++)
-	{
-		TAggKey    *key = &gt->gkeys[j];
-		Datum	   *values;
-		bool	   *isnull;
-		int64	   *codes;
-		Datum	   *entries;
-		int			ndict;
-
-		if (key->attidx < TAGG_COMPUTED_ATTIDX &&
-			(key->kind == TAGG_KEY_TEXT || key->kind == TAGG_KEY_BPCHAR) &&
-			TesseraBatchDict(b, key->attidx, &codes, &entries, &ndict))
-		{
-			/* a dictionary chunk: each entry hashed once */
-			if (gt->sdict_cap < ndict)
-			{
-				gt->sdict_cap = Max(ndict, 256);
-				gt->sdict = MemoryContextAlloc(gt->cxt, sizeof(uint64) * gt->sdict_cap);
-			}
-			for (int c = 0; c < ndict; c++)
-				gt->sdict[c] = slice_string(key, entries[c]);
-			for (int r = 0; r < m; r++)
-			{
-				int64		c = codes[rows[r]];
-
-				h[r] = hash_combine64(h[r], c < 0 ? null_hash : gt->sdict[c]);
-			}
-			continue;
-		}
-		if (key->attidx >= TAGG_COMPUTED_ATTIDX)
-		{
-			values = key->cvalues;
-			isnull = key->cnulls;
-		}
-		else
-			TesseraBatchColumn(b, key->attidx, &values, &isnull);
-		for (int r = 0; r < m; r++)
-		{
-			int			i = rows[r];
-			uint64		x;
-
-			if (isnull[i])
-				x = null_hash;
-			else if (key->kind == TAGG_KEY_INT)
-				x = slice_mix((uint64) TesseraIntDatum(values[i], key->typlen));
-			else if (key->kind == TAGG_KEY_NUMINT)
-				x = slice_mix((uint64) (key->cints != NULL ? key->cints[i] :
-										numint_id(values[i])));
-			else
-				x = slice_string(key, values[i]);
-			h[r] = hash_combine64(h[r], x);
-		}
-	}
-	for (int r = 0; r < m; r++)
-		mask[rows[r]] = (int) (((h[r] >> 32) * (uint64) nslices) >> 32) == slice;
 }

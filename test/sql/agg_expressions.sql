@@ -345,6 +345,17 @@ SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
 SELECT tt.cmp('SELECT id, id + 1, id::text, count(*) FROM {t} GROUP BY 1, 2, 3', 'eh', 'et');
+-- a new group's carried expressions are computed for its first row only:
+-- sliced in parallel, over the rows a filter keeps, and beside an
+-- aggregate of the same expression (which computes it for every row)
+EXPLAIN (COSTS OFF) SELECT id, id - 1, id * 2, count(*) FROM et GROUP BY 1, 2, 3 ORDER BY 4 DESC, 1 LIMIT 5;
+SELECT q, tt.cmp(q, 'eh', 'et') FROM (VALUES
+    ('SELECT id, id - 1, id * 2, count(*) FROM {t} GROUP BY 1, 2, 3 ORDER BY 4 DESC, 1 LIMIT 5'),
+    ('SELECT id, id - 1, id * 2, count(*) FROM {t} GROUP BY 1, 2, 3'),
+    ('SELECT id, id - 1, length(s), s, count(*) FROM {t} WHERE id % 7 = 0 GROUP BY 1, 2, 4, 3'),
+    ('SELECT g, g - 1, extract(year FROM ts), ts, count(*) FROM {t} WHERE id < 3000 GROUP BY 1, 2, 4, 3'),
+    ('SELECT g, g - 1, sum(g - 1), count(*) FROM {t} GROUP BY 1, 2')
+) v(q);
 RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;
