@@ -276,6 +276,8 @@ typedef struct TAggKey
 	uint32		vc_hash[TAGG_VALUE_CACHE];
 	int32		vc_len[TAGG_VALUE_CACHE];
 	int32		vc_id[TAGG_VALUE_CACHE];
+	uint32	   *hbuf;			/* per batch: each row's value hash (plain chunks) */
+	int			hbuf_cap;
 	/* per batch: a dictionary chunk's codes -> ids, and NULL flags */
 	int32	   *dict_map;
 	int			map_cap;

@@ -110,6 +110,7 @@ TesseraGroupsReset(TesseraGroups *gt, int cap)
 	gt->gidx = NULL;
 	gt->lgidx = NULL;
 	gt->pend = NULL;
+	gt->carry_rows = NULL;
 	gt->phash = NULL;
 	gt->ppacked = NULL;
 	gt->row_cap = 0;
@@ -132,6 +133,8 @@ TesseraGroupsReset(TesseraGroups *gt, int cap)
 		key->map_cap = 0;
 		key->own_nulls = NULL;
 		key->nulls_cap = 0;
+		key->hbuf = NULL;
+		key->hbuf_cap = 0;
 	}
 }
 
@@ -536,6 +539,23 @@ key_id(TesseraGroups *gt, TAggKey *key, Datum d)
  * start of each batch.
  */
 static inline int32
+string_id_hashed(TesseraGroups *gt, TAggKey *key, Datum v, const char *data, int len,
+				 uint32 hash)
+{
+	uint32		h = hash & (TAGG_VALUE_CACHE - 1);
+
+	if (key->vc_data[h] == NULL || key->vc_hash[h] != hash || key->vc_len[h] != len ||
+		memcmp(key->vc_data[h], data, len) != 0)
+	{
+		key->vc_data[h] = data;
+		key->vc_hash[h] = hash;
+		key->vc_len[h] = len;
+		key->vc_id[h] = intern_bytes(gt, key, v, data, len, hash);
+	}
+	return key->vc_id[h];
+}
+
+static inline int32
 string_id(TesseraGroups *gt, TAggKey *key, Datum v)
 {
 	Pointer		ptr = DatumGetPointer(v);
@@ -545,24 +565,83 @@ string_id(TesseraGroups *gt, TAggKey *key, Datum v)
 	{
 		const char *data;
 		int			len;
-		uint32		hash;
-		uint32		h;
 
 		TesseraGroupKeyBytes(key, v, &data, &len);
-		hash = key_string_hash(data, len);
-		h = hash & (TAGG_VALUE_CACHE - 1);
-		if (key->vc_data[h] == NULL || key->vc_hash[h] != hash || key->vc_len[h] != len ||
-			memcmp(key->vc_data[h], data, len) != 0)
-		{
-			key->vc_data[h] = data;
-			key->vc_hash[h] = hash;
-			key->vc_len[h] = len;
-			key->vc_id[h] = intern_bytes(gt, key, v, data, len, hash);
-		}
+		key->ptr_ids[c] = string_id_hashed(gt, key, v, data, len, key_string_hash(data, len));
 		key->ptr_cache[c] = ptr;
-		key->ptr_ids[c] = key->vc_id[h];
 	}
 	return key->ptr_ids[c];
+}
+
+/*
+ * The ids of a string column of a plain chunk (an address per row): every
+ * counted row's bytes hashed first, then looked up in order with the
+ * lookups of later rows fetched ahead in three steps -- the intern slot of
+ * the row STR_AHEAD * 3 on, the value the slot of the row STR_AHEAD * 2 on
+ * names, that value's bytes for the row STR_AHEAD on -- since past the CPU
+ * caches each is a miss that would otherwise wait in turn on the one
+ * before it (ClickBench's SearchPhrase, 100,000 distinct, 1.3M rows: the
+ * interned value's first byte was most of the lookup; 351 -> 283-304 ms
+ * serially at 16 rows apart, 325 at 4, 303 at 32).
+ */
+#define STR_AHEAD 16
+
+static void
+key_ids_strings(TesseraGroups *gt, TAggKey *key, const Datum *values, const bool *isnull,
+				const bool *ok, int n)
+{
+	uint32	   *hv;
+
+	if (key->hbuf_cap < n)
+	{
+		key->hbuf_cap = Max(n, 1024);
+		key->hbuf = MemoryContextAlloc(gt->cxt, sizeof(uint32) * key->hbuf_cap);
+	}
+	hv = key->hbuf;
+	for (int i = 0; i < n; i++)
+	{
+		const char *data;
+		int			len;
+
+		hv[i] = 0;
+		if (isnull[i] || (ok && !ok[i]))
+			continue;
+		TesseraGroupKeyBytes(key, values[i], &data, &len);
+		hv[i] = key_string_hash(data, len);
+	}
+	for (int i = 0; i < n; i++)
+	{
+		const char *data;
+		int			len;
+
+		if (key->nslots > 0)
+		{
+			uint32		mask = key->nslots - 1;
+			uint64		slot;
+
+			if (i + STR_AHEAD * 3 < n)
+				__builtin_prefetch(&key->slots[hv[i + STR_AHEAD * 3] & mask]);
+			if (i + STR_AHEAD * 2 < n)
+			{
+				slot = key->slots[hv[i + STR_AHEAD * 2] & mask];
+				if (slot != ~UINT64CONST(0))
+					__builtin_prefetch(&key->strs[(uint32) slot]);
+			}
+			if (i + STR_AHEAD < n)
+			{
+				slot = key->slots[hv[i + STR_AHEAD] & mask];
+				if (slot != ~UINT64CONST(0) && (uint32) (slot >> 32) == hv[i + STR_AHEAD])
+					__builtin_prefetch(DatumGetPointer(key->strs[(uint32) slot]));
+			}
+		}
+		if (isnull[i] || (ok && !ok[i]))
+		{
+			key->ids[i] = 0;
+			continue;
+		}
+		TesseraGroupKeyBytes(key, values[i], &data, &len);
+		key->ids[i] = string_id_hashed(gt, key, values[i], data, len, hv[i]);
+	}
 }
 
 /* Each row's id for key column j of the batch: values or string ids. */
@@ -673,10 +752,8 @@ key_ids(TesseraGroups *gt, TAggKey *key, TesseraBatch *b, const bool *ok, int n)
 		return;
 	}
 	/* strings */
-	memset(key->ptr_cache, 0, sizeof(key->ptr_cache));
 	memset(key->vc_data, 0, sizeof(key->vc_data));
-	for (int i = 0; i < n; i++)
-		key->ids[i] = isnull[i] || (ok && !ok[i]) ? 0 : string_id(gt, key, values[i]);
+	key_ids_strings(gt, key, values, isnull, ok, n);
 }
 
 /*
