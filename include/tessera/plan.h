@@ -161,7 +161,12 @@ typedef enum VecDescField
 	VEC_DESC_VALUE_ARG,			/* argument of the OpExpr holding the value */
 	VEC_DESC_FUNCID,			/* VEC_STRING: the operator's function */
 	VEC_DESC_COLLATION,			/* VEC_STRING: its input collation */
-	VEC_DESC_NFIELDS
+	VEC_DESC_NFIELDS,
+	/* VEC_IN of strings, optional: the list is matched by the value's first
+	 * this many characters (`substring(col FROM 1 FOR n) IN (...)`), of the
+	 * value without its trailing blanks if VEC_DESC_TRIM (char(n)) */
+	VEC_DESC_PREFIX = VEC_DESC_NFIELDS,
+	VEC_DESC_TRIM
 } VecDescField;
 
 /* TesseraScan's custom_private; custom_exprs holds the skip quals, then the vector quals. */

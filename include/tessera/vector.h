@@ -87,6 +87,9 @@ typedef struct VecQual
 	int64	   *ielems;			/* integer-like columns, sorted */
 	Datum	   *selems;			/* strings */
 	bool		elem_null;
+	int			prefix_chars;	/* > 0: each string's first this many
+								 * characters are matched, not the whole */
+	bool		prefix_trim;	/* ... of the string without trailing blanks */
 	/* VEC_BOOL: the quals ANDed or ORed */
 	struct VecQual *children;
 	int			nchildren;
@@ -277,6 +280,7 @@ typedef struct TAggKey
 	int32		vc_len[TAGG_VALUE_CACHE];
 	int32		vc_id[TAGG_VALUE_CACHE];
 	uint32	   *hbuf;			/* per batch: each row's value hash (plain chunks) */
+	int32	   *sbuf;			/* ... or the earlier row of the same address */
 	int			hbuf_cap;
 	/* per batch: a dictionary chunk's codes -> ids, and NULL flags */
 	int32	   *dict_map;

@@ -398,6 +398,47 @@ string_vec_describe(OpExpr *op, Index relid, Relation rel)
 }
 
 /*
+ * n if expr is `substring(col FROM 1 FOR n)` (or substr(col, 1, n)) of a
+ * text or varchar column of the scanned relation, or of a char(n) one cast
+ * to text (*trim: without its trailing blanks), n a constant above 0: its
+ * first n characters; else 0.
+ */
+static int
+prefix_of_column(Node *expr, Index relid, Relation rel, Var **var, bool *trim)
+{
+	FuncExpr   *fe;
+	Node	   *arg;
+	Const	   *from,
+			   *len;
+	Oid			coltype;
+
+	if (!IsA(expr, FuncExpr))
+		return 0;
+	fe = (FuncExpr *) expr;
+	if ((fe->funcid != F_SUBSTRING_TEXT_INT4_INT4 && fe->funcid != F_SUBSTR_TEXT_INT4_INT4) ||
+		list_length(fe->args) != 3 ||
+		!IsA(lsecond(fe->args), Const) || !IsA(lthird(fe->args), Const))
+		return 0;
+	/* char(n) reaches substring through text(bpchar): its trailing blanks go */
+	arg = linitial(fe->args);
+	*trim = IsA(arg, FuncExpr) && ((FuncExpr *) arg)->funcid == F_TEXT_BPCHAR &&
+		list_length(((FuncExpr *) arg)->args) == 1;
+	if (*trim)
+		arg = linitial(((FuncExpr *) arg)->args);
+	if ((*var = TesseraScanVar(arg, relid)) == NULL)
+		return 0;
+	from = lsecond_node(Const, fe->args);
+	len = lthird_node(Const, fe->args);
+	coltype = getBaseType((*var)->vartype);
+	if ((*trim ? coltype != BPCHAROID : coltype != TEXTOID && coltype != VARCHAROID) ||
+		TupleDescAttr(RelationGetDescr(rel), (*var)->varattno - 1)->attisdropped ||
+		from->constisnull || len->constisnull || DatumGetInt32(from->constvalue) != 1 ||
+		DatumGetInt32(len->constvalue) <= 0)
+		return 0;
+	return DatumGetInt32(len->constvalue);
+}
+
+/*
  * `col IN (values)` (= ANY) and `col NOT IN (values)` (<> ALL) of an
  * integer-like or string column: the equality of the column's btree family
  * (or its negator), or for strings texteq/bpchareq and their negations.
@@ -411,7 +452,23 @@ in_vec_describe(ScalarArrayOpExpr *op, Index relid, Relation rel)
 				proc;
 	int			strategy;
 	Oid			funcid = op->opfuncid;
+	int			prefix;
+	bool		trim;
 
+	if (list_length(op->args) == 2 &&
+		(prefix = prefix_of_column(linitial(op->args), relid, rel, &var, &trim)) > 0)
+	{
+		/* `substring(col FROM 1 FOR n) IN (...)`: the list against each value's prefix */
+		if (!scan_constant(lsecond(op->args), relid) || !OidIsValid(op->inputcollid) ||
+			!get_collation_isdeterministic(op->inputcollid) ||
+			funcid != (op->useOr ? F_TEXTEQ : F_TEXTNE))
+			return NIL;
+		return lappend(lappend(vec_desc_call(VEC_IN, op->useOr ? 1 : 0, var->varattno - 1, -1,
+											 get_element_type(exprType(lsecond(op->args))), 1,
+											 funcid, op->inputcollid),
+							   makeInteger(prefix)),
+					   makeInteger(trim ? 1 : 0));
+	}
 	if (list_length(op->args) != 2 ||
 		(var = TesseraScanVar(linitial(op->args), relid)) == NULL ||
 		!scan_constant(lsecond(op->args), relid) ||

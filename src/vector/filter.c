@@ -107,6 +107,11 @@ TesseraVecQualInit(VecQual *vq, List *desc, Node *qual, PlanState *ps)
 		vq->collation = (Oid) desc_int(desc, VEC_DESC_COLLATION);
 		fmgr_info((Oid) desc_int(desc, VEC_DESC_FUNCID), &vq->flinfo);
 	}
+	if (vq->kind == VEC_IN && list_length(desc) > VEC_DESC_TRIM)
+	{
+		vq->prefix_chars = desc_int(desc, VEC_DESC_PREFIX);
+		vq->prefix_trim = desc_int(desc, VEC_DESC_TRIM) != 0;
+	}
 }
 
 /*
@@ -591,12 +596,47 @@ in_int_member(const VecQual *vq, int64 v)
 	return lo < vq->nelems && vq->ielems[lo] == v;
 }
 
+/*
+ * Does a non-NULL string's prefix of vq->prefix_chars characters pass a
+ * VEC_IN qual?  The planner took it only in a deterministic collation, of a
+ * text or varchar column or a char(n) one cast to text (prefix_trim): byte
+ * equality with the elements, as texteq on text_substr's result (the first
+ * n characters, all of a shorter string).
+ */
+static bool
+in_prefix_passes(VecQual *vq, Datum v)
+{
+	bool		in = vq->strategy == 1;
+	struct varlena *t = PG_DETOAST_DATUM_PACKED(v);
+	const char *data = VARDATA_ANY(t);
+	int			len = VARSIZE_ANY_EXHDR(t);
+
+	/* (text(bpchar) drops trailing blanks, as bpchar's rtrim1 does) */
+	if (vq->prefix_trim)
+		while (len > 0 && data[len - 1] == ' ')
+			len--;
+	len = pg_mbcharcliplen(data, len, vq->prefix_chars);
+
+	if (!in && vq->elem_null)
+		return false;
+	for (int j = 0; j < vq->nelems; j++)
+	{
+		const struct varlena *e = (const struct varlena *) DatumGetPointer(vq->selems[j]);
+
+		if (VARSIZE_ANY_EXHDR(e) == len && memcmp(VARDATA_ANY(e), data, len) == 0)
+			return in;
+	}
+	return !in;
+}
+
 /* Does a non-NULL string pass a VEC_IN qual (IN: strategy 1, NOT IN: 0)? */
 static bool
 in_string_passes(VecQual *vq, Datum v)
 {
 	bool		in = vq->strategy == 1;
 
+	if (vq->prefix_chars > 0)
+		return in_prefix_passes(vq, v);
 	if (!in && vq->elem_null)
 		return false;
 	for (int j = 0; j < vq->nelems; j++)

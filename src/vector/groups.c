@@ -134,6 +134,7 @@ TesseraGroupsReset(TesseraGroups *gt, int cap)
 		key->own_nulls = NULL;
 		key->nulls_cap = 0;
 		key->hbuf = NULL;
+		key->sbuf = NULL;
 		key->hbuf_cap = 0;
 	}
 }
@@ -574,15 +575,17 @@ string_id(TesseraGroups *gt, TAggKey *key, Datum v)
 }
 
 /*
- * The ids of a string column of a plain chunk (an address per row): every
- * counted row's bytes hashed first, then looked up in order with the
- * lookups of later rows fetched ahead in three steps -- the intern slot of
- * the row STR_AHEAD * 3 on, the value the slot of the row STR_AHEAD * 2 on
- * names, that value's bytes for the row STR_AHEAD on -- since past the CPU
- * caches each is a miss that would otherwise wait in turn on the one
- * before it (ClickBench's SearchPhrase, 100,000 distinct, 1.3M rows: the
- * interned value's first byte was most of the lookup; 351 -> 283-304 ms
- * serially at 16 rows apart, 325 at 4, 303 at 32).
+ * The ids of a string column: a row whose address an earlier row of the
+ * batch had (a dictionary's entries, a star join's dimension values) takes
+ * that row's id; the others (a plain chunk: an address per row) are all
+ * hashed first and then looked up in order with the lookups of later rows
+ * fetched ahead in three steps -- the intern slot of the row STR_AHEAD * 3
+ * on, the value the slot of the row STR_AHEAD * 2 on names, that value's
+ * bytes for the row STR_AHEAD on -- since past the CPU caches each is a
+ * miss that would otherwise wait in turn on the one before it (ClickBench's
+ * SearchPhrase, 100,000 distinct, 1.3M rows: the interned value's first
+ * byte was most of the lookup; 351 -> 283-304 ms serially at 16 rows
+ * apart, 325 at 4, 303 at 32).
  */
 #define STR_AHEAD 16
 
@@ -591,21 +594,39 @@ key_ids_strings(TesseraGroups *gt, TAggKey *key, const Datum *values, const bool
 				const bool *ok, int n)
 {
 	uint32	   *hv;
+	int32	   *src;
 
 	if (key->hbuf_cap < n)
 	{
 		key->hbuf_cap = Max(n, 1024);
 		key->hbuf = MemoryContextAlloc(gt->cxt, sizeof(uint32) * key->hbuf_cap);
+		key->sbuf = MemoryContextAlloc(gt->cxt, sizeof(int32) * key->hbuf_cap);
 	}
 	hv = key->hbuf;
+	src = key->sbuf;
+	memset(key->ptr_cache, 0, sizeof(key->ptr_cache));
+	/* src[i]: -1 looked up, -2 not counted, else the earlier row of the same address */
 	for (int i = 0; i < n; i++)
 	{
+		Pointer		ptr = DatumGetPointer(values[i]);
+		uint32		c = (uint32) (((uint64) (uintptr_t) ptr * UINT64CONST(0x9E3779B97F4A7C15)) >> 56);
 		const char *data;
 		int			len;
 
 		hv[i] = 0;
 		if (isnull[i] || (ok && !ok[i]))
+		{
+			src[i] = -2;
 			continue;
+		}
+		if (key->ptr_cache[c] == ptr)
+		{
+			src[i] = key->ptr_ids[c];
+			continue;
+		}
+		key->ptr_cache[c] = ptr;
+		key->ptr_ids[c] = i;
+		src[i] = -1;
 		TesseraGroupKeyBytes(key, values[i], &data, &len);
 		hv[i] = key_string_hash(data, len);
 	}
@@ -614,6 +635,11 @@ key_ids_strings(TesseraGroups *gt, TAggKey *key, const Datum *values, const bool
 		const char *data;
 		int			len;
 
+		if (src[i] != -1)
+		{
+			key->ids[i] = src[i] >= 0 ? key->ids[src[i]] : 0;
+			continue;
+		}
 		if (key->nslots > 0)
 		{
 			uint32		mask = key->nslots - 1;
@@ -633,11 +659,6 @@ key_ids_strings(TesseraGroups *gt, TAggKey *key, const Datum *values, const bool
 				if (slot != ~UINT64CONST(0) && (uint32) (slot >> 32) == hv[i + STR_AHEAD])
 					__builtin_prefetch(DatumGetPointer(key->strs[(uint32) slot]));
 			}
-		}
-		if (isnull[i] || (ok && !ok[i]))
-		{
-			key->ids[i] = 0;
-			continue;
 		}
 		TesseraGroupKeyBytes(key, values[i], &data, &len);
 		key->ids[i] = string_id_hashed(gt, key, values[i], data, len, hv[i]);

@@ -223,6 +223,31 @@ FROM (VALUES
     ('SELECT count(*) FROM {t} WHERE s ~ ''goo''')
 ) x(q);
 
+-- `substring(col FROM 1 FOR n) IN (...)` and NOT IN: a vector filter matching
+-- each value's first n characters (multibyte ones counted as characters;
+-- a shorter value whole), over dictionary and plain chunks, text, varchar
+-- and char(n) (without its trailing blanks, as its cast to text drops
+-- them), NULLs in the column and in the list; not in a nondeterministic
+-- collation, nor from another position
+EXPLAIN (COSTS OFF) SELECT count(*) FROM vt WHERE substring(u FROM 1 FOR 2) IN ('ab', '1f', 'c4');
+SELECT q, tt.cmp('SELECT id FROM {t} WHERE ' || q, 'vh', 'vt'),
+    (SELECT count(*) FROM tt.explain('(COSTS OFF) SELECT count(*) FROM vt WHERE ' || q) l
+     WHERE l LIKE '%Vector Filter%') AS vector
+FROM (VALUES
+    ('substring(u FROM 1 FOR 2) IN (''ab'', ''1f'', ''c4'')'),
+    ('substring(u FROM 1 FOR 2) NOT IN (''ab'', ''1f'', ''c4'')'),
+    ('substr(u, 1, 1) = ANY (ARRAY[''a'', ''b'', NULL])'),
+    ('substring(u FROM 1 FOR 1) <> ALL (ARRAY[''a'', NULL])'),
+    ('substring(s FROM 1 FOR 4) IN (''http'', ''GOOG'', ''ünïc'', ''é3'')'),
+    ('substring(s FROM 1 FOR 1) IN (''é'', ''ü'', '''')'),
+    ('substring(s FROM 1 FOR 40) IN (''Google Maps1'', ''x%y2'')'),
+    ('substring(v FROM 1 FOR 2) IN (''v1'', ''v3'') AND id > 100'),
+    ('substring(c FROM 1 FOR 3) IN (''c1'', ''c2 '')'),
+    ('substring(c FROM 1 FOR 2) NOT IN (''x'', ''c3'')'),
+    ('substring(u FROM 2 FOR 2) IN (''ab'', ''1f'')'),
+    ('substring(ci FROM 1 FOR 1) IN (''a'')')
+) x(q);
+
 DROP TABLE vh, vt;
 DROP COLLATION vs_ci;
 
