@@ -64,7 +64,7 @@
 static inline bool
 zstd_beats_lz4(Size zs, Size l4)
 {
-	return l4 == 0 || zs <= l4 - (l4 / 5) * 2;
+	return l4 == 0 || zs * 5 <= l4 * 3;
 }
 
 static ZSTD_CCtx *zstd_cctx = NULL;

@@ -253,9 +253,10 @@ tagg_carriable(Node *expr, List *row_group_vars, int nreal)
  * ClientIP; tagg_carriable), and the columns that depend on the keys
  * through a primary key (tagg_dependent: one row of their table per
  * group).  Such a key is the same in every row of a group: the executor
- * still computes it per row (an error it raises is raised as PostgreSQL
- * would), stores it from the group's first row and never hashes or
- * compares it (TesseraGroupsCarry).  They move to the end of the keys:
+ * computes it for the row that makes each new group (every group's first
+ * row, so an error it raises is raised as PostgreSQL would), stores it
+ * with the group and never hashes or compares it (TesseraGroupsCarry,
+ * TesseraGroupsFillCarried).  They move to the end of the keys:
  * the expressions, then the dependent columns, already last.  Not with
  * count(DISTINCT) (its column is the last key) nor a left join (its rows
  * without a match are grouped apart from the keys).

@@ -671,6 +671,12 @@ in_filter(VecQual *vq, TesseraBatch *b, bool *sel, int n, const int *idx, int ni
 	bool	   *isnull;
 	bool		in = vq->strategy == 1;
 
+	/*
+	 * `<> ALL` of an empty list is true of every row, NULL ones too:
+	 * PostgreSQL's ScalarArrayOpExpr answers before it looks at the value
+	 */
+	if (!in && vq->nelems == 0 && !vq->elem_null)
+		return;
 	if (TupleDescAttr(b->reader->tupdesc, vq->attidx)->attbyval)
 	{
 		int16		typlen = TupleDescAttr(b->reader->tupdesc, vq->attidx)->attlen;

@@ -245,6 +245,10 @@ FROM (VALUES
     ('substring(c FROM 1 FOR 3) IN (''c1'', ''c2 '')'),
     ('substring(c FROM 1 FOR 2) NOT IN (''x'', ''c3'')'),
     ('substring(u FROM 2 FOR 2) IN (''ab'', ''1f'')'),
+    ('substring(s FROM 1 FOR 2) <> ALL (''{}''::text[])'),
+    ('s <> ALL (''{}''::text[])'),
+    ('i2 <> ALL (''{}''::smallint[])'),
+    ('s = ANY (''{}''::text[])'),
     ('substring(ci FROM 1 FOR 1) IN (''a'')')
 ) x(q);
 
