@@ -93,6 +93,11 @@ typedef struct VecQual
 	/* VEC_BOOL: the quals ANDed or ORed */
 	struct VecQual *children;
 	int			nchildren;
+	int			plan_pos;		/* its place among the plan's quals (the
+								 * array is reordered as the scan learns) */
+	/* run time: the share of the rows it looked at that it kept (smoothed) */
+	float8		pass_rate;
+	bool		pass_known;
 } VecQual;
 
 extern void TesseraVecQualInit(VecQual *vq, List *desc, Node *qual, PlanState *ps);

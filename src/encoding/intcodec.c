@@ -1221,31 +1221,54 @@ filter_runs(const IntSectionHeader *hdr, const uint8 *data, int n, int64 lo, int
 {
 	Size		vbytes = packed_bytes(hdr->runs, hdr->width);
 	uint64		pos = 0;
+	uint64		clear = 0;		/* rows [clear, pos) fail */
 	int			j = 0;
+	uint64		vals[FILTER_BLOCK];
+	uint64		lens[FILTER_BLOCK];
 
 	for (int k = 1; k < nidx; k++)
 		if (idx[k] <= idx[k - 1])
 			return TESSERA_FILTER_CANNOT;
-	for (uint32 r = 0; r < hdr->runs; r++)
-	{
-		uint64		len = unpack_one(data + vbytes, r, hdr->width2) + (uint64) hdr->base2;
-		int64		v = (int64) (unpack_one(data, r, hdr->width) + (uint64) hdr->base);
-		bool		keep = (lo <= v && v <= hi) != outside;
 
-		if (len == 0 || len > (uint64) n - pos)
-			return TESSERA_FILTER_CORRUPT;
-		if (idx != NULL)
+	/*
+	 * The runs' values and lengths unpacked FILTER_BLOCK at a time (a block
+	 * starts on a byte), not one by one: a hash column stored as thousands
+	 * of short runs per chunk spent its time in the unpacking.
+	 */
+	for (uint32 r0 = 0; r0 < hdr->runs; r0 += FILTER_BLOCK)
+	{
+		int			m = (int) Min((uint32) FILTER_BLOCK, hdr->runs - r0);
+
+		unpack_bits(data + (Size) r0 / 8 * hdr->width, m, hdr->width, vals);
+		unpack_bits(data + vbytes + (Size) r0 / 8 * hdr->width2, m, hdr->width2, lens);
+		for (int k = 0; k < m; k++)
 		{
-			for (; j < nidx && (uint64) idx[j] < pos + len; j++)
-				if (!keep)
-					sel[idx[j]] = false;
+			uint64		len = lens[k] + (uint64) hdr->base2;
+			int64		v = (int64) (vals[k] + (uint64) hdr->base);
+			bool		keep = (lo <= v && v <= hi) != outside;
+
+			if (len == 0 || len > (uint64) n - pos)
+				return TESSERA_FILTER_CORRUPT;
+			if (idx != NULL)
+			{
+				for (; j < nidx && (uint64) idx[j] < pos + len; j++)
+					if (!keep)
+						sel[idx[j]] = false;
+			}
+			else if (keep)
+			{
+				/* the failing runs since the last kept one, cleared together */
+				if (clear < Min(pos, (uint64) nsel))
+					memset(sel + clear, false, Min(pos, (uint64) nsel) - clear);
+				clear = pos + len;
+			}
+			pos += len;
 		}
-		else if (!keep && pos < (uint64) nsel)
-			memset(sel + pos, false, Min(len, (uint64) nsel - pos));
-		pos += len;
 	}
 	if (pos != (uint64) n)
 		return TESSERA_FILTER_CORRUPT;
+	if (idx == NULL && clear < (uint64) nsel)
+		memset(sel + clear, false, nsel - clear);
 	return TESSERA_FILTER_DONE;
 }
 

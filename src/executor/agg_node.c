@@ -680,7 +680,7 @@ tagg_memo_build(TesseraAggState *as)
 	ts->vquals = palloc(sizeof(VecQual) * Max(nvquals, 1));
 	ts->nvquals = 0;
 	for (int i = 0; i < nvquals; i++)
-		if (!list_member_int(vec_pos, i))
+		if (!list_member_int(vec_pos, vquals[i].plan_pos))
 			ts->vquals[ts->nvquals++] = vquals[i];
 	as->groups = as->memo_groups;
 	as->cxt = as->memo_cxt;

@@ -98,7 +98,11 @@ TesseraFiltersInit(TesseraScanState *ts, List *skip_quals, List *skip_descs,
 	ts->vector_exprs = vector_quals;
 	ts->vquals = palloc0(sizeof(VecQual) * Max(list_length(vector_quals), 1));
 	forboth(lc, vector_quals, dc, vector_descs)
-		TesseraVecQualInit(&ts->vquals[ts->nvquals++], lfirst(dc), lfirst(lc), ps);
+	{
+		TesseraVecQualInit(&ts->vquals[ts->nvquals], lfirst(dc), lfirst(lc), ps);
+		ts->vquals[ts->nvquals].plan_pos = ts->nvquals;
+		ts->nvquals++;
+	}
 	ts->filter_cxt = AllocSetContextCreate(CurrentMemoryContext, "TesseraScan filter",
 										   ALLOCSET_SMALL_SIZES);
 	TesseraVectorInit();

@@ -256,3 +256,47 @@ SET LOCAL max_parallel_workers_per_gather = 2;
 SELECT tt.cmp('SELECT rl, count(*), sum(f) FROM {t} WHERE sp <> 0 AND rn <> 30 GROUP BY rl', 'rh', 'rt');
 ROLLBACK;
 DROP TABLE rh, rt;
+
+-- Quals applied in the order their pass rates make cheapest, learned row
+-- group by row group: a and b swap selectivity halfway through the table
+-- (a keeps half the rows, then one in fifty; b one in fifty, then two
+-- thirds), h and hn are
+-- hashes in runs of seven (run-length sections of many short runs, with
+-- NULLs in hn), g a few random hashes (an lz4 payload read frame by frame
+-- for the few rows an earlier qual keeps).  Every order keeps the same rows.
+CREATE TABLE oh (id int, h bigint, hn bigint, a int, b int, g bigint, d date, s smallint);
+INSERT INTO oh SELECT i, hashint8((i / 7)::bigint),
+    CASE WHEN i % 101 = 0 THEN NULL ELSE hashint8((i / 7)::bigint) END,
+    CASE WHEN i <= 20000 THEN i % 2 ELSE (i % 50 = 1)::int END,
+    CASE WHEN i <= 20000 THEN (i % 50 = 1)::int ELSE (i % 3 > 0)::int END,
+    hashint8((hashint4(i) & 63)::bigint), date '2020-01-01' + i % 1000, (i % 300)::smallint
+FROM generate_series(1, 40000) i;
+CREATE TABLE ot (LIKE oh) USING tessera WITH (tessera_row_group_row_limit = 2500);
+INSERT INTO ot SELECT * FROM oh;
+ANALYZE oh;
+ANALYZE ot;
+-- g is lz4 and framed, h a run-length section (well under 8 bytes a value)
+SELECT attname, string_agg(DISTINCT codec, ',') AS codecs, bool_and(framed) AS framed,
+       max(stored_bytes) < 2500 * 8 / 4 AS packed_small
+FROM tessera.chunk_info('ot') WHERE attname IN ('g', 'h') GROUP BY attname ORDER BY attname;
+SELECT pred,
+       tt.cmp('SELECT count(*), sum(id), min(g), max(s) FROM {t} WHERE ' || pred, 'oh', 'ot') AS agg,
+       tt.cmp('SELECT id, g, d FROM {t} WHERE ' || pred, 'oh', 'ot') AS scan
+FROM (VALUES ('a = 1 AND b = 1'), ('b = 1 AND a = 1 AND s < 150'),
+    ('a = 1 AND b = 1 AND h = hashint8(2864)'), ('h = hashint8(700) AND a = 1'),
+    ('a = 1 AND h = hashint8(3500)'), ('d < date ''2020-06-01'' AND h = hashint8(5000)'),
+    ('h BETWEEN 0 AND 4611686018427387904'), ('h < 0 AND b = 0'), ('h <> hashint8(10)'),
+    ('hn > 0 AND a = 1'), ('hn = hashint8(707) AND s > 0'),
+    ('b = 1 AND g = hashint8(5)'), ('a = 1 AND b = 1 AND g <> hashint8(7) AND d > date ''2020-03-01'''),
+    ('a = 1 AND b = 1 AND g IN (hashint8(1), hashint8(2), hashint8(3))'),
+    ('a = 1 AND b = 1 AND s < a + 100'), ('a = 1 AND b = 1 AND a = b'),
+    ('h = hashint8(4000) AND s = 100'), ('s = 151 AND b = 1 AND a = 1 AND id > 100')) v(pred);
+BEGIN;
+SET LOCAL parallel_setup_cost = 0;
+SET LOCAL parallel_tuple_cost = 0;
+SET LOCAL min_parallel_table_scan_size = 0;
+SET LOCAL max_parallel_workers_per_gather = 2;
+SELECT tt.cmp('SELECT a, b, count(*), sum(g % 1000) FROM {t} WHERE a = 1 AND b = 1 AND h > 0 GROUP BY a, b', 'oh', 'ot');
+SELECT tt.cmp('SELECT id FROM {t} WHERE h = hashint8(3100) AND b = 1', 'oh', 'ot');
+ROLLBACK;
+DROP TABLE oh, ot;
