@@ -20,6 +20,7 @@ extern void TesseraSlotStoreRow(TupleTableSlot *slot, TesseraBatch *batch, int r
 extern void TesseraSlotSetXmin(TupleTableSlot *slot, TransactionId xmin);
 extern void TesseraSlotSetXmax(TupleTableSlot *slot, TransactionId xmax);
 extern void TesseraSlotSetNeeded(TupleTableSlot *slot, const bool *needed);
+extern const bool *TesseraSlotNeeded(TupleTableSlot *slot);
 extern bool TesseraSlotColumnsDiffer(TupleTableSlot *a, TupleTableSlot *b, Bitmapset *attrs);
 
 typedef struct TesseraLazyRowOps

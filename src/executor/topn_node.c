@@ -41,6 +41,7 @@
 #include "utils/sortsupport.h"
 #include "utils/typcache.h"
 
+#include "tessera/slot.h"
 #include "tessera/tableam.h"
 #include "tessera/tessera.h"
 #include "nodes.h"
@@ -133,6 +134,26 @@ topn_begin(CustomScanState *node, EState *estate, int eflags)
 	node->ss.ps.scanopsfixed = true;
 	node->ss.ps.scanopsset = true;
 	ExecAssignScanProjectionInfoWithVarno(&node->ss, cscan->scan.scanrelid);
+	/* and decode only the columns the target list projects from them */
+	{
+		Bitmapset  *attrs = NULL;
+		int			a = -1;
+		bool	   *fetch_needed = palloc0(sizeof(bool) * Max(natts, 1));
+
+		pull_varattnos((Node *) cscan->scan.plan.targetlist, cscan->scan.scanrelid, &attrs);
+		if (node->ss.ss_ScanTupleSlot->tts_ops == &TTSOpsTessera &&
+			!bms_is_member(0 - FirstLowInvalidHeapAttributeNumber, attrs))
+		{
+			while ((a = bms_next_member(attrs, a)) >= 0)
+			{
+				int			attidx = a + FirstLowInvalidHeapAttributeNumber - 1;
+
+				if (attidx >= 0 && attidx < natts)
+					fetch_needed[attidx] = true;
+			}
+			TesseraSlotSetNeeded(node->ss.ss_ScanTupleSlot, fetch_needed);
+		}
+	}
 
 	tn->bound = intVal(list_nth(priv, TOPN_PRIVATE_BOUND));
 	tn->nkeys = list_length(keys);

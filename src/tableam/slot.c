@@ -184,6 +184,14 @@ TesseraSlotSetNeeded(TupleTableSlot *slot, const bool *needed)
 	((TesseraTupleTableSlot *) slot)->needed = needed;
 }
 
+/* The columns TesseraSlotSetNeeded gave the slot (NULL: all). */
+const bool *
+TesseraSlotNeeded(TupleTableSlot *slot)
+{
+	Assert(slot->tts_ops == &TTSOpsTessera);
+	return ((TesseraTupleTableSlot *) slot)->needed;
+}
+
 static Datum
 tts_tessera_getsysattr(TupleTableSlot *slot, int attnum, bool *isnull)
 {

@@ -77,6 +77,42 @@ SELECT * FROM fc_both('SELECT c6 FROM TBL WHERE id IN (3, 4, 5) ORDER BY 1');
 RESET enable_indexscan;
 SET enable_bitmapscan = off;
 SELECT * FROM fc_both('SELECT c8, c9 FROM TBL WHERE ctid = (SELECT ctid FROM TBL WHERE id = 10)');
+SELECT * FROM fc_both('SELECT t FROM TBL t WHERE ctid = ANY (ARRAY(SELECT ctid FROM TBL WHERE id IN (14, 15)))');
+SELECT * FROM fc_both('SELECT c1 FROM TBL WHERE ctid = ANY (ARRAY(SELECT ctid FROM TBL WHERE id BETWEEN 16 AND 30)) AND c7 <> '''' AND c8 > 0 ORDER BY 1');
+SELECT * FROM fc_both('SELECT c2 FROM TBL WHERE ctid = (SELECT ctid FROM TBL WHERE id = 31) FOR UPDATE');
+
+-- a row fetched by TID, or as a top-N's winner, decodes the columns read
+-- and no others: in a stripe not read before, one column of a row of 13
+-- md5 strings costs a few buffers (with the directory's), the whole row
+-- several times more
+CREATE TABLE fc_w (id int, w1 text, w2 text, w3 text, w4 text, w5 text, w6 text,
+                   w7 text, w8 text, w9 text, w10 text, w11 text, w12 text, w13 text)
+    USING tessera WITH (tessera_stripe_row_limit = 2000, tessera_row_group_row_limit = 1000);
+INSERT INTO fc_w SELECT i, md5(i::text), md5((i + 1)::text), md5((i + 2)::text),
+    md5((i + 3)::text), md5((i + 4)::text), md5((i + 5)::text), md5((i + 6)::text),
+    md5((i + 7)::text), md5((i + 8)::text), md5((i + 9)::text), md5((i + 10)::text),
+    md5((i + 11)::text), md5((i + 12)::text) FROM generate_series(1, 8000) i;
+CREATE FUNCTION fc_hits(q text) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE plan json;
+BEGIN
+    EXECUTE 'EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ' || q INTO plan;
+    RETURN (plan -> 0 -> 'Plan' ->> 'Shared Hit Blocks')::int;
+END $$;
+SET enable_seqscan = on;
+SELECT fc_hits('SELECT w9 FROM fc_w WHERE ctid = ''(1, 10)''') * 3 <
+       fc_hits('SELECT * FROM fc_w WHERE ctid = ''(8, 10)''') AS tid_reads_one_column;
+SELECT fc_hits('SELECT w9 FROM fc_w WHERE ctid = ''(15, 10)'' AND w8 <> ''''') * 2 <
+       fc_hits('SELECT * FROM fc_w WHERE ctid = ''(22, 10)''') AS tid_reads_its_qual_column;
+RESET enable_seqscan;
+SET tessera.enable_custom_scan = on;
+SELECT * FROM tt.explain('SELECT w3 FROM fc_w WHERE id BETWEEN 1000 AND 1010 ORDER BY id LIMIT 2');
+SELECT fc_hits('SELECT w3 FROM fc_w WHERE id BETWEEN 1000 AND 1010 ORDER BY id LIMIT 2') * 2 <
+       fc_hits('SELECT * FROM fc_w WHERE id BETWEEN 5000 AND 5010 ORDER BY id LIMIT 2') AS topn_reads_one_column;
+SELECT w3, id FROM fc_w WHERE id % 1000 = 8 ORDER BY id LIMIT 2;
+SELECT fc_w FROM fc_w WHERE id % 1000 = 9 ORDER BY id DESC LIMIT 2;
+SET tessera.enable_custom_scan = off;
+DROP TABLE fc_w;
+DROP FUNCTION fc_hits(text);
 
 -- writes through index scans: RETURNING, triggers, ON CONFLICT
 CREATE FUNCTION fc_trig() RETURNS trigger LANGUAGE plpgsql AS $$
