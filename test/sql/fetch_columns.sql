@@ -80,6 +80,13 @@ SELECT * FROM fc_both('SELECT c8, c9 FROM TBL WHERE ctid = (SELECT ctid FROM TBL
 SELECT * FROM fc_both('SELECT t FROM TBL t WHERE ctid = ANY (ARRAY(SELECT ctid FROM TBL WHERE id IN (14, 15)))');
 SELECT * FROM fc_both('SELECT c1 FROM TBL WHERE ctid = ANY (ARRAY(SELECT ctid FROM TBL WHERE id BETWEEN 16 AND 30)) AND c7 <> '''' AND c8 > 0 ORDER BY 1');
 SELECT * FROM fc_both('SELECT c2 FROM TBL WHERE ctid = (SELECT ctid FROM TBL WHERE id = 31) FOR UPDATE');
+-- a TID scan inside a nested loop, the join reading its slot
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+SELECT * FROM fc_both('SELECT a.id, b.c9, b.c3 FROM TBL a JOIN TBL b ON b.ctid = a.ctid WHERE a.id < 5 AND b.c8 >= 0 ORDER BY 1');
+SELECT * FROM fc_both('SELECT b.* FROM TBL a JOIN TBL b ON b.ctid = a.ctid WHERE a.id IN (7, 8) ORDER BY 1');
+RESET enable_hashjoin;
+RESET enable_mergejoin;
 
 -- a row fetched by TID, or as a top-N's winner, decodes the columns read
 -- and no others: in a stripe not read before, one column of a row of 13
