@@ -38,6 +38,7 @@
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
+#include "parser/scansup.h"
 #include "datatype/timestamp.h"
 #include "utils/date.h"
 #include "utils/datetime.h"
@@ -98,6 +99,7 @@ memo_equal(struct varlena *a, struct varlena *b)
 #define COMP_INT_ARITH	3		/* + - * of integer columns and constants: vectors */
 #define COMP_TEXTLEN	4		/* length() of a text column: characters counted */
 #define COMP_TS_FIELD	5		/* extract(field FROM a timestamp or date column) */
+#define COMP_TS_TRUNC	6		/* date_trunc(unit up to a day, a timestamp column) */
 
 /* The fields COMP_TS_FIELD computes; the others are PostgreSQL's */
 typedef enum TsField
@@ -529,6 +531,100 @@ comp_ts_field(TesseraComputed *c, int j, TesseraBatch *b, const bool *ok, int n)
 }
 
 /*
+ * Is expr date_trunc(unit, col), col a timestamp (without time zone)
+ * column, for a unit of a day or less (*unit: its microseconds)?  The unit
+ * is read as timestamp_trunc reads it (downcased, DecodeUnits), so its
+ * spellings are PostgreSQL's; other units, and a time zone's days and
+ * hours, are PostgreSQL's to compute.
+ */
+static bool
+ts_trunc_of(Node *expr, int64 *unit)
+{
+	FuncExpr   *f = (FuncExpr *) expr;
+	Const	   *c;
+	text	   *units;
+	char	   *lowunits;
+	int			type,
+				val;
+
+	if (!IsA(expr, FuncExpr) || f->funcid != F_DATE_TRUNC_TEXT_TIMESTAMP ||
+		list_length(f->args) != 2 || !IsA(lsecond(f->args), Var))
+		return false;
+	c = (Const *) linitial(f->args);
+	if (!IsA(c, Const) || c->consttype != TEXTOID || c->constisnull)
+		return false;
+	units = DatumGetTextPP(c->constvalue);
+	lowunits = downcase_truncate_identifier(VARDATA_ANY(units), VARSIZE_ANY_EXHDR(units), false);
+	type = DecodeUnits(0, lowunits, &val);
+	if (type != UNITS)
+		return false;
+	switch (val)
+	{
+		case DTK_DAY:
+			*unit = USECS_PER_DAY;
+			return true;
+		case DTK_HOUR:
+			*unit = USECS_PER_HOUR;
+			return true;
+		case DTK_MINUTE:
+			*unit = USECS_PER_MINUTE;
+			return true;
+		case DTK_SECOND:
+			*unit = USECS_PER_SEC;
+			return true;
+		case DTK_MILLISEC:
+			*unit = 1000;
+			return true;
+		case DTK_MICROSEC:
+			*unit = 1;
+			return true;
+		default:
+			return false;
+	}
+}
+
+/*
+ * date_trunc(unit, col) over the batch's counted rows, as timestamp_trunc
+ * computes it for a unit of a day or less: the timestamp rounded down to a
+ * multiple of the unit (the epoch, 2000-01-01 00:00, starts a day; floor
+ * division, as timestamp2tm's, before it), an infinity as it is.  Per row
+ * PostgreSQL parses the unit's text and converts to calendar fields and
+ * back (ClickBench's date_trunc('minute', EventTime) GROUP BY: half its
+ * time).
+ */
+static void
+comp_ts_trunc(TesseraComputed *c, int j, TesseraBatch *b, const bool *ok, int n)
+{
+	int64		unit = c->ts_unit[j];
+	Datum	   *out = c->values[j];
+	bool	   *outnull = c->nulls[j];
+	Datum	   *values;
+	bool	   *isnull;
+
+	comp_column_counted(c, b, c->atts[j][0], ok, n, &values, &isnull);
+	for (int i = 0; i < n; i++)
+	{
+		Timestamp	t;
+		int64		r;
+
+		if ((ok && !ok[i]) || isnull[i])
+		{
+			out[i] = (Datum) 0;
+			outnull[i] = true;
+			continue;
+		}
+		t = DatumGetTimestamp(values[i]);
+		if (!TIMESTAMP_NOT_FINITE(t))
+		{
+			r = t % unit;
+			t -= r < 0 ? r + unit : r;
+		}
+		out[i] = TimestampGetDatum(t);
+		outnull[i] = false;
+	}
+}
+
+/*
  * TesseraComputedInit
  *		Set up the expressions (Vars of range table entry relid) to be
  *		computed over rows of rowdesc, under ps: the relation's natts_rel
@@ -571,6 +667,7 @@ TesseraComputedInit(TesseraComputed *c, List *exprs, Index relid, PlanState *ps,
 	c->ivalues = palloc0(sizeof(int64 *) * c->n);
 	c->ts_field = palloc0(sizeof(int) * c->n);
 	c->ts_is_date = palloc0(sizeof(bool) * c->n);
+	c->ts_unit = palloc0(sizeof(int64) * c->n);
 	foreach(lc, exprs)
 	{
 		int			j = foreach_current_index(lc);
@@ -608,6 +705,9 @@ TesseraComputedInit(TesseraComputed *c, List *exprs, Index relid, PlanState *ps,
 											  ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
 			}
 		}
+		/* date_trunc of a timestamp to a day or less: rounded down */
+		else if (m == 1 && ts_trunc_of(lfirst(lc), &c->ts_unit[j]))
+			c->mode[j] = COMP_TS_TRUNC;
 		/* integer arithmetic: a column at a time */
 		else if (!IsA(lfirst(lc), Var) &&
 				 (c->int_arith[j] = int_arith_build(lfirst(lc), rowdesc)) != NULL)
@@ -1115,6 +1215,8 @@ comp_columns(TesseraComputed *c, TesseraBatch *b, const bool *ok, int n, const i
 			comp_textlen(c, j, b, ok, n);
 		else if (c->mode[j] == COMP_TS_FIELD)
 			comp_ts_field(c, j, b, ok, n);
+		else if (c->mode[j] == COMP_TS_TRUNC)
+			comp_ts_trunc(c, j, b, ok, n);
 	}
 	if (c->any_int_arith)
 		comp_int_arith(c, b, ok, n, listed, nlisted, bufcxt, deferred);
@@ -1184,7 +1286,8 @@ TesseraComputedDefer(TesseraComputed *c, int j)
 {
 	Assert(j >= 0 && j < c->n);
 	if (c->mode[j] != COMP_ONE_STRING && c->mode[j] != COMP_TEXTLEN &&
-		c->mode[j] != COMP_TS_FIELD && c->mode[j] != COMP_INT_ARITH)
+		c->mode[j] != COMP_TS_FIELD && c->mode[j] != COMP_TS_TRUNC &&
+		c->mode[j] != COMP_INT_ARITH)
 		return false;
 	c->deferred[j] = true;
 	c->any_deferred = true;

@@ -117,6 +117,7 @@ typedef struct TesseraComputed
 	int64	  **ivalues;		/* [j][row]: extract()'s results as integers, or NULL */
 	int		   *ts_field;		/* [j]: extract()'s field (computed.c) */
 	bool	   *ts_is_date;
+	int64	   *ts_unit;		/* [j]: date_trunc()'s unit in microseconds */
 	Datum	   *small;			/* numerics 0..366, made once */
 	Datum		pinf;			/* numeric infinities */
 	Datum		ninf;

@@ -255,6 +255,49 @@ RESET min_parallel_table_scan_size;
 RESET max_parallel_workers_per_gather;
 DROP TABLE xh, xt;
 
+-- date_trunc() of a timestamp to a day or less is rounded down here (the
+-- unit read as PostgreSQL reads it); before 2000 (negative), BC, between
+-- microseconds, infinities and NULLs; longer units and timestamptz stay
+-- PostgreSQL's
+CREATE TABLE dth (id int, t timestamp, tz timestamptz, v int);
+INSERT INTO dth SELECT i, CASE WHEN i % 97 = 0 THEN NULL
+                               WHEN i % 89 = 0 THEN 'infinity'
+                               WHEN i % 83 = 0 THEN '-infinity'
+                               WHEN i % 7 = 0 THEN timestamp '0044-03-15 12:34:56.789 BC' + i * interval '13 seconds 17 microseconds'
+                               ELSE timestamp '1999-12-31 22:13:14.123456' + i * interval '1 minute 7.000123 seconds' END,
+    timestamptz '2024-03-30 20:00+00' + i * interval '1 minute', i % 13
+FROM generate_series(1, 30000) i;
+CREATE TABLE dtt (LIKE dth) USING tessera WITH (tessera_row_group_row_limit = 4000);
+INSERT INTO dtt SELECT * FROM dth;
+ANALYZE dth;
+ANALYZE dtt;
+SELECT q, tt.cmp(q, 'dth', 'dtt') FROM (VALUES
+    ('SELECT date_trunc(''minute'', t), count(*) FROM {t} GROUP BY 1'),
+    ('SELECT date_trunc(''MINUTES'', t), v, count(*) FROM {t} WHERE v > 3 GROUP BY 1, 2'),
+    ('SELECT date_trunc(''hour'', t) h, count(*), min(id) FROM {t} GROUP BY h HAVING count(*) > 1'),
+    ('SELECT date_trunc(''day'', t), date_trunc(''second'', t), count(*) FROM {t} GROUP BY 1, 2'),
+    ('SELECT date_trunc(''milliseconds'', t), count(*) FROM {t} GROUP BY 1'),
+    ('SELECT date_trunc(''microseconds'', t), count(*) FROM {t} GROUP BY 1'),
+    ('SELECT date_trunc(''week'', t), date_trunc(''month'', t), count(*) FROM {t} GROUP BY 1, 2'),
+    ('SELECT date_trunc(''hour'', tz), date_trunc(''day'', tz), count(*) FROM {t} GROUP BY 1, 2'),
+    ('SELECT v, min(date_trunc(''hour'', t)), max(date_trunc(''minute'', t)), count(DISTINCT date_trunc(''day'', t)) FROM {t} GROUP BY v')
+) v(q);
+SELECT count(*) AS tessera_agg_nodes
+FROM tt.explain('(COSTS OFF) SELECT date_trunc(''minute'', t), count(*) FROM dtt GROUP BY 1') l
+WHERE l LIKE '%TesseraAgg%';
+SELECT date_trunc('hour', t) h, count(*) FROM dtt WHERE id % 89 = 0 OR id % 83 = 0 GROUP BY 1 ORDER BY 1;
+SELECT date_trunc('fortnight', t), count(*) FROM dtt GROUP BY 1;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+SELECT tt.cmp('SELECT date_trunc(''minute'', t), count(*), sum(v) FROM {t} GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 5', 'dth', 'dtt');
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;
+DROP TABLE dth, dtt;
+
 -- not ours: volatile expressions, a whole-row reference, a key of a
 -- nondeterministic collation
 CREATE COLLATION ae_ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
