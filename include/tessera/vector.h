@@ -102,6 +102,7 @@ typedef struct VecQual
 
 extern void TesseraVecQualInit(VecQual *vq, List *desc, Node *qual, PlanState *ps);
 extern void TesseraVecQualEval(VecQual *vq, ExprContext *econtext);
+/* (reorders vquals in place as it learns the cheapest order: see plan_pos) */
 extern void TesseraVecApply(VecQual *vquals, int nvq, TesseraBatch *b, bool *sel, int n,
 							int *idxbuf);
 extern int	TesseraSelRows(const bool *sel, int n, int *rows);

@@ -142,7 +142,7 @@ topn_begin(CustomScanState *node, EState *estate, int eflags)
 
 		pull_varattnos((Node *) cscan->scan.plan.targetlist, cscan->scan.scanrelid, &attrs);
 		if (node->ss.ss_ScanTupleSlot->tts_ops == &TTSOpsTessera &&
-			!bms_is_member(0 - FirstLowInvalidHeapAttributeNumber, attrs))
+			!bms_is_member(InvalidAttrNumber - FirstLowInvalidHeapAttributeNumber, attrs))
 		{
 			while ((a = bms_next_member(attrs, a)) >= 0)
 			{

@@ -755,6 +755,17 @@ scan_needed_columns(ScanState *ss, List *quals, PlanState *parent)
 	bool	   *needed;
 	int			k = -1;
 
+#if PG_VERSION_NUM >= 180000
+	/*
+	 * A virtual generated column is an expression of other columns that
+	 * the planner puts in its place without marking those selected: every
+	 * column is read.
+	 */
+	if (RelationGetDescr(rel)->constr != NULL &&
+		RelationGetDescr(rel)->constr->has_generated_virtual)
+		return NULL;
+#endif
+
 	/*
 	 * A node that projects hands its consumers the projection, never the
 	 * scan slot: what its quals and target list use is all that is read.

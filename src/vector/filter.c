@@ -1402,20 +1402,18 @@ order_quals(VecQual *vquals, int nvq)
 	for (int i = 1; i < nvq; i++)
 	{
 		float8		rank = qual_rank(&vquals[i]);
+		VecQual		moved;
 		int			j = i;
 
 		if (qual_rank(&vquals[i - 1]) <= rank)
 			continue;
+		moved = vquals[i];
+		while (j > 0 && qual_rank(&vquals[j - 1]) > rank)
 		{
-			VecQual		moved = vquals[i];
-
-			while (j > 0 && qual_rank(&vquals[j - 1]) > rank)
-			{
-				vquals[j] = vquals[j - 1];
-				j--;
-			}
-			vquals[j] = moved;
+			vquals[j] = vquals[j - 1];
+			j--;
 		}
+		vquals[j] = moved;
 	}
 }
 
@@ -1445,7 +1443,7 @@ count_kept(VecQual *vq, const bool *sel, int n, const int *idx, int nidx, int *l
 	if (idx != NULL)
 	{
 		for (int j = 0; j < nidx; j++)
-			kept += sel[idx[j]];
+			kept += sel[idx[j]] ? 1 : 0;
 	}
 	else
 		kept = (int) TesseraSelCount(sel, n);
