@@ -173,8 +173,8 @@ extern void TesseraDecodeChunkRaw(const TesseraColumnType *type, const TesseraCh
 								  TesseraCorruptFn corrupt, void *arg);
 #ifdef HAVE_INT128
 extern bool TesseraChunkIntSum(const TesseraColumnType *type, const TesseraChunkDisk *chunk,
-							   const char *raw, int nrows, int128 *sum, int64 *count,
-							   TesseraCorruptFn corrupt, void *arg);
+							   const char *raw, int nrows, bool unpack, int128 *sum,
+							   int64 *count, TesseraCorruptFn corrupt, void *arg);
 #endif
 extern bool TesseraChunkDictCodes(const TesseraColumnType *type, const TesseraChunkDisk *chunk,
 								  const char *raw, int nrows, int64 *codes, Datum **entries,
@@ -276,6 +276,7 @@ extern bool TesseraWideAtIndexed(const char *p, const char *end, int n, int idx,
 								 TesseraValueIndex *index);
 extern void TesseraSelectNone(bool *sel, int nsel, const int *idx, int nidx);
 extern bool TesseraIntsSum(const char *p, const char *end, int n, int128 *sum);
+extern bool TesseraIntsSumPacked(const char *p, const char *end, int n, int128 *sum);
 extern TesseraFilterResult TesseraFilterInts(const char *p, const char *end, int n, int64 lo,
 											 int64 hi, bool outside, bool *sel, int nsel,
 											 const int *idx, int nidx);

@@ -180,7 +180,8 @@ extern bool TesseraBatchScaledGather(TesseraBatch *batch, int attidx, const int 
 									 int *max_scale);
 #endif
 #ifdef HAVE_INT128
-extern bool TesseraBatchIntSum(TesseraBatch *batch, int attidx, int128 *sum, int64 *count);
+extern bool TesseraBatchIntSum(TesseraBatch *batch, int attidx, bool unpack, int128 *sum,
+							   int64 *count);
 #endif
 extern bool TesseraBatchDict(TesseraBatch *batch, int attidx, int64 **codes, Datum **entries,
 							 int *ndict);

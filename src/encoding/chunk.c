@@ -485,12 +485,13 @@ values_section(const TesseraChunkDisk *chunk, const char *raw, int nrows, const 
 /*
  * TesseraChunkIntSum
  *		The sum and count of an integer chunk's values when its encoding
- *		gives them without decoding (TesseraIntsSum); all NULL: 0 of 0.
- *		False for chunks with some NULLs or another encoding.
+ *		gives them without decoding (TesseraIntsSum), or with unpack, from
+ *		its packed values (TesseraIntsSumPacked); all NULL: 0 of 0.  False
+ *		for chunks with some NULLs or another encoding.
  */
 bool
 TesseraChunkIntSum(const TesseraColumnType *type, const TesseraChunkDisk *chunk,
-				   const char *raw, int nrows, int128 *sum, int64 *count,
+				   const char *raw, int nrows, bool unpack, int128 *sum, int64 *count,
 				   TesseraCorruptFn corrupt, void *arg)
 {
 	int			n = chunk->value_count;
@@ -504,7 +505,8 @@ TesseraChunkIntSum(const TesseraColumnType *type, const TesseraChunkDisk *chunk,
 	if (chunk->encoding != TESSERA_ENC_INT || type->kind != TESSERA_KIND_BYVAL ||
 		type->typlen < 2 || n != nrows)
 		return false;
-	if (!TesseraIntsSum(raw, raw + chunk->raw_bytes, n, sum))
+	if (!(unpack ? TesseraIntsSumPacked(raw, raw + chunk->raw_bytes, n, sum) :
+		  TesseraIntsSum(raw, raw + chunk->raw_bytes, n, sum)))
 		return false;
 	*count = n;
 	return true;

@@ -279,7 +279,7 @@ tagg_from_summary(TesseraAggState *as, int k, TesseraBatch *b)
 		int128		sum;
 		int64		count;
 
-		if (TesseraBatchIntSum(b, sp->attidx, &sum, &count))
+		if (TesseraBatchIntSum(b, sp->attidx, false, &sum, &count))
 		{
 			st->sum += sum;
 			st->count += count;
@@ -424,6 +424,23 @@ tagg_fold_spec(TesseraAggState *as, int k, TesseraBatch *b, const bool *ok, cons
 	if (whole && sp->vx == NULL && sp->attidx < TAGG_COMPUTED_ATTIDX &&
 		tagg_from_summary(as, k, b))
 		return;
+	/* an integer sum over every stored row: added from the packed values */
+	if (whole && sp->vx == NULL && sp->attidx < TAGG_COMPUTED_ATTIDX &&
+		(sp->kind == TAGG_SUM || sp->kind == TAGG_AVG) &&
+		(sp->argtype == INT2OID || sp->argtype == INT4OID || sp->argtype == INT8OID))
+	{
+		int128		sum;
+		int64		count;
+
+		if (TesseraBatchIntSum(b, sp->attidx, true, &sum, &count))
+		{
+			TAggState  *st = TesseraGroupState(as->fold, 0, k);
+
+			st->sum += sum;
+			st->count += count;
+			return;
+		}
+	}
 	if (sp->vx != NULL)
 		tagg_expr_batch(as, k, b, ok, gidx, n);
 	else if (sp->kind == TAGG_COUNT)

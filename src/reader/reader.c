@@ -908,11 +908,12 @@ read_singly(TesseraBatch *b, int attidx, int row)
 /*
  * TesseraBatchIntSum
  *		Sum and count of column attidx over all the batch's stored rows when
- *		its chunk's encoding gives them without decoding (TesseraChunkIntSum);
- *		false otherwise, or if the column is decoded already.
+ *		its chunk's encoding gives them without decoding, or with unpack
+ *		from its packed values (TesseraChunkIntSum); false otherwise, or if
+ *		the column is decoded already.
  */
 bool
-TesseraBatchIntSum(TesseraBatch *b, int attidx, int128 *sum, int64 *count)
+TesseraBatchIntSum(TesseraBatch *b, int attidx, bool unpack, int128 *sum, int64 *count)
 {
 	TesseraChunkDisk *cd;
 	TesseraCorruptContext cc;
@@ -923,7 +924,7 @@ TesseraBatchIntSum(TesseraBatch *b, int attidx, int128 *sum, int64 *count)
 	if (cd->encoding != TESSERA_ENC_INT && cd->encoding != TESSERA_ENC_ABSENT)
 		return false;
 	return TesseraChunkIntSum(TesseraReaderColumnType(b->reader, attidx), cd,
-							  batch_raw(b, attidx, cd, &cc), b->chunk_rows, sum, count,
+							  batch_raw(b, attidx, cd, &cc), b->chunk_rows, unpack, sum, count,
 							  TesseraChunkCorrupt, &cc);
 }
 #endif

@@ -123,6 +123,32 @@ SELECT tt.cmp('SELECT sum(k), sum(st), sum(rl), avg(w) FROM {t}', 'sh', 'st');
 ROLLBACK;
 DROP TABLE sh, st;
 
+-- sums over every row of a row group added from the packed values (no
+-- Datum per value): frame-of-reference widths from 1 to 64 bits,
+-- negatives, a stride (multiples of a large factor), smallint, int, bigint
+CREATE TABLE bh (id int, b1 int, b7 smallint, b20 int, b33 bigint, b64 bigint, neg int,
+                 str bigint);
+INSERT INTO bh SELECT i, hashint4(i) & 1, ((hashint4(i) & 127) - 64)::smallint,
+    hashint4(i) & 1048575, (hashint8(i) & 8589934591) - 4294967296, hashint8(i),
+    -(hashint4(i * 7) & 65535) - 100000, 5 + (hashint4(i) & 4095)::bigint * 1000000007
+FROM generate_series(1, 20000) i;
+CREATE TABLE bt (LIKE bh) USING tessera WITH (tessera_row_group_row_limit = 1000);
+INSERT INTO bt SELECT * FROM bh;
+SELECT tt.cmp('SELECT sum(b1), avg(b1), sum(b7), avg(b7), sum(b20), avg(b20), sum(b33), avg(b33),
+                      sum(b64), avg(b64), sum(neg), avg(neg), sum(str), avg(str), count(*) FROM {t}', 'bh', 'bt');
+SELECT tt.cmp('SELECT sum(b64), sum(str), sum(neg) FROM {t} WHERE id > 500', 'bh', 'bt');
+BEGIN;
+SET LOCAL parallel_setup_cost = 0;
+SET LOCAL parallel_tuple_cost = 0;
+SET LOCAL min_parallel_table_scan_size = 0;
+SET LOCAL max_parallel_workers_per_gather = 2;
+SELECT tt.cmp('SELECT sum(b33), avg(b64), sum(str), avg(b7) FROM {t}', 'bh', 'bt');
+DELETE FROM bh WHERE id % 7 = 0;
+DELETE FROM bt WHERE id % 7 = 0;
+SELECT tt.cmp('SELECT sum(b33), avg(b64), sum(str), avg(b7) FROM {t}', 'bh', 'bt');
+ROLLBACK;
+DROP TABLE bh, bt;
+
 -- float sums and averages, row by row as PostgreSQL's transition functions
 -- go (same scan order: the same digits), NaN and infinities, and the same
 -- overflow errors
