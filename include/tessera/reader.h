@@ -186,6 +186,8 @@ extern bool TesseraBatchIntSum(TesseraBatch *batch, int attidx, bool unpack, int
 extern bool TesseraBatchDict(TesseraBatch *batch, int attidx, int64 **codes, Datum **entries,
 							 int *ndict);
 extern Datum TesseraBatchValue(TesseraBatch *batch, int attidx, int row, bool *isnull);
+extern void TesseraBatchColumnRows(TesseraBatch *batch, int attidx, const int *rows, int m,
+								   int n, Datum **values, bool **isnull);
 extern void TesseraBatchGather(TesseraBatch *batch, int attidx, const int *rows, int m,
 							   Datum *values, bool *isnull);
 extern bool TesseraReaderLocate(TesseraReader *reader, uint64 rownum, int *stripe, int *rg, int *row);

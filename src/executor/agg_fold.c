@@ -414,7 +414,7 @@ tagg_fold_spec(TesseraAggState *as, int k, TesseraBatch *b, const bool *ok, cons
 		else if (gidx == NULL)
 			TesseraGroupState(as->fold, 0, k)->count +=
 				ok != NULL ? TesseraSelCount(ok, n) : n;
-		else if (gidx != NULL && as->fold->ngroups <= n / 4)
+		else if (gidx != NULL && as->listed == NULL && as->fold->ngroups <= n / 4)
 			TesseraAggCountGroups(as->fold->states, as->fold->nspecs, as->fold->ngroups, k,
 								  &as->partials, gidx, n);
 		else

@@ -1085,6 +1085,32 @@ TesseraBatchGather(TesseraBatch *b, int attidx, const int *rows, int m, Datum *v
 			values[rows[j]] = TesseraBatchValue(b, attidx, rows[j], &isnull[rows[j]]);
 }
 
+/*
+ * TesseraBatchColumnRows
+ *		Column attidx's values for the rows rows[0..m) (ascending) of the
+ *		batch's n: the column decoded whole where it is already or the rows
+ *		are many, else just those rows' values gathered at their positions
+ *		into the batch's memory (the other positions left unset).  A filter
+ *		or a star join that kept a few hundred rows of a row group then
+ *		reads a few hundred values, not 10,000.
+ */
+void
+TesseraBatchColumnRows(TesseraBatch *b, int attidx, const int *rows, int m, int n,
+					   Datum **values, bool **isnull)
+{
+	if (rows != NULL && (int64) m * 16 < n && b->values[attidx] == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(b->reader->batch_cxt);
+
+		*values = palloc(sizeof(Datum) * Max(n, 1));
+		*isnull = palloc(sizeof(bool) * Max(n, 1));
+		MemoryContextSwitchTo(old);
+		TesseraBatchGather(b, attidx, rows, m, *values, *isnull);
+		return;
+	}
+	TesseraBatchColumn(b, attidx, values, isnull);
+}
+
 #ifdef HAVE_INT128
 /* A numeric column of the batch decoded as scaled integers, or why not. */
 typedef struct TesseraScaledColumn

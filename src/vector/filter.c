@@ -665,26 +665,16 @@ in_string_passes(VecQual *vq, Datum v)
 
 /*
  * The values of column attidx a qual compares: the column decoded whole,
- * or -- when the rows still selected are listed and few, and the column is
- * not decoded yet -- just those rows' values, gathered at their positions
- * (the others left unset): a selective qual applied first leaves the later
- * ones a few hundred rows of a row group, which need not decode 10,000.
+ * or -- when the rows still selected are listed and few -- just theirs
+ * (TesseraBatchColumnRows): a selective qual applied first leaves the
+ * later ones a few hundred rows of a row group, which need not decode
+ * 10,000.
  */
-static void
+static inline void
 qual_column(TesseraBatch *b, int attidx, int n, const int *idx, int nidx, Datum **values,
 			bool **isnull)
 {
-	if (idx != NULL && (int64) nidx * 16 < n && b->values[attidx] == NULL)
-	{
-		MemoryContext old = MemoryContextSwitchTo(b->reader->batch_cxt);
-
-		*values = palloc(sizeof(Datum) * n);
-		*isnull = palloc(sizeof(bool) * n);
-		MemoryContextSwitchTo(old);
-		TesseraBatchGather(b, attidx, idx, nidx, *values, *isnull);
-		return;
-	}
-	TesseraBatchColumn(b, attidx, values, isnull);
+	TesseraBatchColumnRows(b, attidx, idx, nidx, n, values, isnull);
 }
 
 /* A VEC_IN qual over a batch. */

@@ -833,7 +833,9 @@ key_ids_listed(TesseraGroups *gt, TAggKey *key, TesseraBatch *b, const int *rows
 			}
 			return;
 		}
-		TesseraBatchColumn(b, key->attidx, &values, &isnull);
+		/* (few rows: just theirs, not the column decoded) */
+		TesseraBatchColumnRows(b, key->attidx, rows, m, Max(b->nrows, b->chunk_rows), &values,
+							   &isnull);
 	}
 	if (key->kind != TAGG_KEY_INT && key->kind != TAGG_KEY_NUMINT)
 	{
