@@ -152,6 +152,53 @@ UNPACK_FIXED(21) UNPACK_FIXED(22) UNPACK_FIXED(23) UNPACK_FIXED(24)
 UNPACK_FIXED(25) UNPACK_FIXED(26) UNPACK_FIXED(27) UNPACK_FIXED(28)
 UNPACK_FIXED(29) UNPACK_FIXED(30) UNPACK_FIXED(31) UNPACK_FIXED(32)
 
+/*
+ * Widths 33 to 63 likewise, into uint64s (a random bigint of a range, such
+ * as ClickBench's UserID: 51-63 bits): past 56 bits a value can span nine
+ * bytes, read as one 16-byte load and a 128-bit shift (the decode padding
+ * covers the bytes past the last value).
+ */
+#ifdef HAVE_INT128
+#define UNPACK_ONE_WIDE(K, W) \
+	do { \
+		uint128		word; \
+\
+		memcpy(&word, in + ((K) * (W)) / 8, sizeof(word)); \
+		out[i + (K)] = (uint64) (word >> (((K) * (W)) % 8)) & mask; \
+	} while (0)
+
+#define UNPACK_WIDE(W) \
+static void \
+unpack_w##W(const uint8 *in, uint64 n, uint64 *out) \
+{ \
+	const uint64 mask = (UINT64CONST(1) << (W)) - 1; \
+	uint64		i = 0; \
+\
+	for (; i + 8 <= n; i += 8, in += (W)) \
+	{ \
+		UNPACK_ONE_WIDE(0, W); UNPACK_ONE_WIDE(1, W); UNPACK_ONE_WIDE(2, W); \
+		UNPACK_ONE_WIDE(3, W); UNPACK_ONE_WIDE(4, W); UNPACK_ONE_WIDE(5, W); \
+		UNPACK_ONE_WIDE(6, W); UNPACK_ONE_WIDE(7, W); \
+	} \
+	for (uint64 bitpos = 0; i < n; i++, bitpos += (W)) \
+	{ \
+		uint128		word; \
+\
+		memcpy(&word, in + (bitpos >> 3), sizeof(word)); \
+		out[i] = (uint64) (word >> (bitpos & 7)) & mask; \
+	} \
+}
+
+UNPACK_WIDE(33) UNPACK_WIDE(34) UNPACK_WIDE(35) UNPACK_WIDE(36)
+UNPACK_WIDE(37) UNPACK_WIDE(38) UNPACK_WIDE(39) UNPACK_WIDE(40)
+UNPACK_WIDE(41) UNPACK_WIDE(42) UNPACK_WIDE(43) UNPACK_WIDE(44)
+UNPACK_WIDE(45) UNPACK_WIDE(46) UNPACK_WIDE(47) UNPACK_WIDE(48)
+UNPACK_WIDE(49) UNPACK_WIDE(50) UNPACK_WIDE(51) UNPACK_WIDE(52)
+UNPACK_WIDE(53) UNPACK_WIDE(54) UNPACK_WIDE(55) UNPACK_WIDE(56)
+UNPACK_WIDE(57) UNPACK_WIDE(58) UNPACK_WIDE(59) UNPACK_WIDE(60)
+UNPACK_WIDE(61) UNPACK_WIDE(62) UNPACK_WIDE(63)
+#endif
+
 typedef void (*UnpackFn) (const uint8 *in, uint64 n, uint64 *out);
 typedef void (*Unpack32Fn) (const uint8 *in, uint64 n, uint32 *out);
 
@@ -163,6 +210,17 @@ typedef void (*Unpack32Fn) (const uint8 *in, uint64 n, uint32 *out);
 
 static const UnpackFn unpack_fixed[33] = UNPACK_TABLE(unpack_w);
 static const Unpack32Fn unpack32_fixed[33] = UNPACK_TABLE(unpack32_w);
+
+#ifdef HAVE_INT128
+/* unpack_wide[w - 33] for widths 33..63 */
+static const UnpackFn unpack_wide[31] = {
+	unpack_w33, unpack_w34, unpack_w35, unpack_w36, unpack_w37, unpack_w38, unpack_w39,
+	unpack_w40, unpack_w41, unpack_w42, unpack_w43, unpack_w44, unpack_w45, unpack_w46,
+	unpack_w47, unpack_w48, unpack_w49, unpack_w50, unpack_w51, unpack_w52, unpack_w53,
+	unpack_w54, unpack_w55, unpack_w56, unpack_w57, unpack_w58, unpack_w59, unpack_w60,
+	unpack_w61, unpack_w62, unpack_w63
+};
+#endif
 
 /* values summed per unpacked block (TesseraIntsSumPacked) */
 #define SUM_BLOCK	256
@@ -189,6 +247,13 @@ unpack_bits(const uint8 *in, uint64 n, int width, uint64 *out)
 		memcpy(out, in, n * sizeof(uint64));
 		return;
 	}
+#ifdef HAVE_INT128
+	if (width < 64)
+	{
+		unpack_wide[width - 33] (in, n, out);
+		return;
+	}
+#endif
 	mask = (UINT64CONST(1) << width) - 1;
 	if (width <= 56)
 	{
