@@ -15,6 +15,7 @@ OBJS = \
 	src/encoding/checksum_avx2.o \
 	src/encoding/codec.o \
 	src/encoding/frame.o \
+	src/encoding/bitpack.o \
 	src/encoding/intcodec.o \
 	src/encoding/decimal.o \
 	src/encoding/stats.o \
@@ -41,6 +42,7 @@ OBJS = \
 	src/tableam/vacuum.o \
 	src/tableam/handler.o \
 	src/vector/filter.o \
+	src/vector/selection.o \
 	src/vector/expr.o \
 	src/vector/aggtrans.o \
 	src/vector/groups.o \
