@@ -60,16 +60,19 @@ pack_bits(const uint64 *vals, uint64 n, int width, uint8 *out)
  * Widths up to 32 are the common ones (codes, dates, small counts, scaled
  * decimals); wider ones take the generic loop.
  */
-#define UNPACK_ONE(K, W, T) \
+#define UNPACK_ONE(K, W, T, WORD) \
 	do { \
-		uint64		word; \
+		WORD		word; \
 \
 		memcpy(&word, in + ((K) * (W)) / 8, sizeof(word)); \
 		out[i + (K)] = (T) ((word >> (((K) * (W)) % 8)) & mask); \
 	} while (0)
 
-/* unpack_w<W> into uint64s, unpack32_w<W> into uint32s (filters compare those) */
-#define UNPACK_FIXED_AS(W, NAME, T) \
+/*
+ * NAME<W>: n values of width W into Ts, each read from a WORD loaded at its
+ * first byte (a value spans at most 8 bytes up to 56 bits, 9 past them)
+ */
+#define UNPACK_LOOP(W, NAME, T, WORD) \
 static void \
 NAME##W(const uint8 *in, uint64 n, T *out) \
 { \
@@ -78,17 +81,22 @@ NAME##W(const uint8 *in, uint64 n, T *out) \
 \
 	for (; i + 8 <= n; i += 8, in += (W)) \
 	{ \
-		UNPACK_ONE(0, W, T); UNPACK_ONE(1, W, T); UNPACK_ONE(2, W, T); UNPACK_ONE(3, W, T); \
-		UNPACK_ONE(4, W, T); UNPACK_ONE(5, W, T); UNPACK_ONE(6, W, T); UNPACK_ONE(7, W, T); \
+		UNPACK_ONE(0, W, T, WORD); UNPACK_ONE(1, W, T, WORD); \
+		UNPACK_ONE(2, W, T, WORD); UNPACK_ONE(3, W, T, WORD); \
+		UNPACK_ONE(4, W, T, WORD); UNPACK_ONE(5, W, T, WORD); \
+		UNPACK_ONE(6, W, T, WORD); UNPACK_ONE(7, W, T, WORD); \
 	} \
 	for (uint64 bitpos = 0; i < n; i++, bitpos += (W)) \
 	{ \
-		uint64		word; \
+		WORD		word; \
 \
 		memcpy(&word, in + (bitpos >> 3), sizeof(word)); \
 		out[i] = (T) ((word >> (bitpos & 7)) & mask); \
 	} \
 }
+
+/* unpack_w<W> into uint64s, unpack32_w<W> into uint32s (filters compare those) */
+#define UNPACK_FIXED_AS(W, NAME, T) UNPACK_LOOP(W, NAME, T, uint64)
 #define UNPACK_FIXED(W) \
 	UNPACK_FIXED_AS(W, unpack_w, uint64) \
 	UNPACK_FIXED_AS(W, unpack32_w, uint32)
@@ -109,35 +117,7 @@ UNPACK_FIXED(29) UNPACK_FIXED(30) UNPACK_FIXED(31) UNPACK_FIXED(32)
  * covers the bytes past the last value).
  */
 #ifdef HAVE_INT128
-#define UNPACK_ONE_WIDE(K, W) \
-	do { \
-		uint128		word; \
-\
-		memcpy(&word, in + ((K) * (W)) / 8, sizeof(word)); \
-		out[i + (K)] = (uint64) (word >> (((K) * (W)) % 8)) & mask; \
-	} while (0)
-
-#define UNPACK_WIDE(W) \
-static void \
-unpack_w##W(const uint8 *in, uint64 n, uint64 *out) \
-{ \
-	const uint64 mask = (UINT64CONST(1) << (W)) - 1; \
-	uint64		i = 0; \
-\
-	for (; i + 8 <= n; i += 8, in += (W)) \
-	{ \
-		UNPACK_ONE_WIDE(0, W); UNPACK_ONE_WIDE(1, W); UNPACK_ONE_WIDE(2, W); \
-		UNPACK_ONE_WIDE(3, W); UNPACK_ONE_WIDE(4, W); UNPACK_ONE_WIDE(5, W); \
-		UNPACK_ONE_WIDE(6, W); UNPACK_ONE_WIDE(7, W); \
-	} \
-	for (uint64 bitpos = 0; i < n; i++, bitpos += (W)) \
-	{ \
-		uint128		word; \
-\
-		memcpy(&word, in + (bitpos >> 3), sizeof(word)); \
-		out[i] = (uint64) (word >> (bitpos & 7)) & mask; \
-	} \
-}
+#define UNPACK_WIDE(W) UNPACK_LOOP(W, unpack_w, uint64, uint128)
 
 UNPACK_WIDE(33) UNPACK_WIDE(34) UNPACK_WIDE(35) UNPACK_WIDE(36)
 UNPACK_WIDE(37) UNPACK_WIDE(38) UNPACK_WIDE(39) UNPACK_WIDE(40)
