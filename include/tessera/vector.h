@@ -253,11 +253,79 @@ extern void TesseraAggFloatAccum(TAggSpec *sp, TAggState *st, Datum d);
 extern void TesseraAggIntervalAccum(TAggState *st, const Interval *v);
 extern void TesseraAggGenericAccum(TAggSpec *sp, TAggState *st, Datum value, MemoryContext cxt);
 extern Datum TesseraAggResult(TAggSpec *sp, TAggState *st, bool *isnull);
+extern Size TesseraAggSerialSize(TAggSpec *specs, int nspecs, TAggState *states);
+extern char *TesseraAggSerialWrite(TAggSpec *specs, int nspecs, TAggState *states, char *p);
 extern Datum TesseraAggSerialize(TAggSpec *specs, int nspecs, TAggState *states);
 extern void TesseraAggMergeRow(TAggSpec *specs, int nspecs, TAggState *states, Datum serialized,
 							   MemoryContext cxt);
 extern void TesseraAggCombine(TAggSpec *specs, int nspecs, TAggState *dst, const TAggState *src,
 							  bool distinct_notnull, MemoryContext cxt);
+
+/*
+ * Integers in serialized states and spilled groups (aggtrans.c, spill.c):
+ * seven bits a byte, low bits first, the high bit set on every byte but the
+ * last (1 byte below 128, at most 10); signed values zigzagged first, so
+ * that small negatives stay short.  Counts and sums of one or two rows --
+ * most groups of a grouping that spills -- take a byte or two, not eight.
+ */
+#define TESSERA_VARINT_MAX	10
+
+static inline int
+TesseraVarintSize(uint64 v)
+{
+	int			n = 1;
+
+	while (v >= 0x80)
+	{
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+static inline char *
+TesseraVarintPut(char *p, uint64 v)
+{
+	while (v >= 0x80)
+	{
+		*p++ = (char) (v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (char) v;
+	return p;
+}
+
+/* The varint at p (none past end) into *v; NULL if it does not end there. */
+static inline const char *
+TesseraVarintGet(const char *p, const char *end, uint64 *v)
+{
+	uint64		r = 0;
+
+	for (int shift = 0; p < end && shift < 64; shift += 7)
+	{
+		uint8		b = (uint8) *p++;
+
+		r |= (uint64) (b & 0x7F) << shift;
+		if (b < 0x80)
+		{
+			*v = r;
+			return p;
+		}
+	}
+	return NULL;
+}
+
+static inline uint64
+TesseraZigzag(int64 v)
+{
+	return ((uint64) v << 1) ^ (uint64) (v >> 63);
+}
+
+static inline int64
+TesseraUnzigzag(uint64 v)
+{
+	return (int64) (v >> 1) ^ -(int64) (v & 1);
+}
 
 /* ---- group tables (vector/groups.c) ---- */
 

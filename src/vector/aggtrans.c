@@ -751,8 +751,8 @@ merge_state(TAggSpec *sp, TAggState *dst, const TAggState *src, Numeric extra,
 }
 
 /*
- * How a state travels (TesseraAggSerialize): a count alone; a sum or
- * average of integers or numerics without its pointer, then its extra
+ * How a state travels (TesseraAggSerialize): a count alone (a varint); a
+ * sum or average of integers or numerics without its pointer, then its extra
  * numeric; or the whole struct.  A spill of a million groups writes each
  * group's states, and a parallel plan ships them through its queues.
  */
@@ -776,11 +776,12 @@ ser_form(const TAggSpec *sp)
 }
 
 /*
- * A sum's state in its short form: a tag byte, its count and its sum as 64
- * bits, where it has no scale, no extra numeric, no special and fits (every
- * sum of integers in practice); else the tag and the long form.  ClickBench's
- * 10M WatchID, ClientIP groups spill a count and two such sums each: 86 ->
- * 42 bytes of states.
+ * A sum's state in its short form: a tag byte, its count and its sum as
+ * varints (the sum zigzagged), where it has no scale, no extra numeric, no
+ * special and fits 64 bits (every sum of integers in practice); else the tag
+ * and the long form.  A count alone is a varint too.  ClickBench's 10M
+ * WatchID, ClientIP groups spill a count and two such sums each: 86 -> 42
+ * bytes of states with 64-bit fields, 8-9 with varints.
  */
 #define SER_SUM_SHORT	0
 #define SER_SUM_LONG	1
@@ -794,21 +795,18 @@ ser_sum_short(const TAggState *st)
 }
 
 /*
- * One group's states (nspecs of them) as a bytea: per aggregate its state
- * (ser_form), then for a sum the length and bytes of its extra numeric
- * and, for generic min/max, the length and bytes of its value.
+ * The bytes of one group's states (nspecs of them) serialized: per
+ * aggregate its state (ser_form), then for a sum the length and bytes of
+ * its extra numeric and, for generic min/max, the length and bytes of its
+ * value.  Sized exactly first, then written in place (TesseraAggSerialWrite):
+ * a spill of ten million groups spent a tenth of its time growing
+ * StringInfos, and later a palloc and a copy per group.
  */
-Datum
-TesseraAggSerialize(TAggSpec *specs, int nspecs, TAggState *states)
+Size
+TesseraAggSerialSize(TAggSpec *specs, int nspecs, TAggState *states)
 {
-	Size		size = VARHDRSZ;
-	char	   *buf;
-	char	   *p;
+	Size		size = 0;
 
-	/*
-	 * The exact size first, then one allocation written in place: a spill
-	 * of ten million groups spent a tenth of its time growing StringInfos.
-	 */
 	for (int k = 0; k < nspecs; k++)
 	{
 		TAggState  *st = &states[k];
@@ -816,12 +814,13 @@ TesseraAggSerialize(TAggSpec *specs, int nspecs, TAggState *states)
 		switch (ser_form(&specs[k]))
 		{
 			case TAGG_SER_COUNT:
-				size += sizeof(int64);
+				size += TesseraVarintSize((uint64) st->count);
 				continue;
 			case TAGG_SER_SUM:
 				if (ser_sum_short(st))
 				{
-					size += 1 + 2 * sizeof(int64);
+					size += 1 + TesseraVarintSize((uint64) st->count) +
+						TesseraVarintSize(TesseraZigzag((int64) st->sum));
 					continue;
 				}
 				size += 1 + offsetof(TAggState, extra) + 3 * sizeof(bool);
@@ -837,8 +836,13 @@ TesseraAggSerialize(TAggSpec *specs, int nspecs, TAggState *states)
 			size += sizeof(int32) + (specs[k].typbyval ? 0 :
 									 datumGetSize(st->dbest, false, specs[k].typlen));
 	}
-	buf = palloc(size);
-	p = buf + VARHDRSZ;
+	return size;
+}
+
+/* ... written at p (TesseraAggSerialSize bytes); the end of them */
+char *
+TesseraAggSerialWrite(TAggSpec *specs, int nspecs, TAggState *states, char *p)
+{
 #define SER_PUT(src, n) (memcpy(p, (src), (n)), p += (n))
 	for (int k = 0; k < nspecs; k++)
 	{
@@ -848,24 +852,17 @@ TesseraAggSerialize(TAggSpec *specs, int nspecs, TAggState *states)
 		switch (ser_form(&specs[k]))
 		{
 			case TAGG_SER_COUNT:
-				SER_PUT(&st->count, sizeof(int64));
+				p = TesseraVarintPut(p, (uint64) st->count);
 				continue;
 			case TAGG_SER_SUM:
 				if (ser_sum_short(st))
 				{
-					char		tag = SER_SUM_SHORT;
-					int64		sum = (int64) st->sum;
-
-					SER_PUT(&tag, 1);
-					SER_PUT(&st->count, sizeof(int64));
-					SER_PUT(&sum, sizeof(int64));
+					*p++ = SER_SUM_SHORT;
+					p = TesseraVarintPut(p, (uint64) st->count);
+					p = TesseraVarintPut(p, TesseraZigzag((int64) st->sum));
 					continue;
 				}
-				{
-					char		tag = SER_SUM_LONG;
-
-					SER_PUT(&tag, 1);
-				}
+				*p++ = SER_SUM_LONG;
 				SER_PUT(st, offsetof(TAggState, extra));
 				SER_PUT(&st->nan, sizeof(bool));
 				SER_PUT(&st->pinf, sizeof(bool));
@@ -890,9 +887,31 @@ TesseraAggSerialize(TAggSpec *specs, int nspecs, TAggState *states)
 		}
 	}
 #undef SER_PUT
-	Assert(p == buf + size);
+	return p;
+}
+
+/* One group's states as a bytea (a parallel plan's partial rows, sorted spills). */
+Datum
+TesseraAggSerialize(TAggSpec *specs, int nspecs, TAggState *states)
+{
+	Size		size = VARHDRSZ + TesseraAggSerialSize(specs, nspecs, states);
+	char	   *buf = palloc(size);
+	char	   *end PG_USED_FOR_ASSERTS_ONLY;
+
+	end = TesseraAggSerialWrite(specs, nspecs, states, buf + VARHDRSZ);
+	Assert(end == buf + size);
 	SET_VARSIZE(buf, size);
 	return PointerGetDatum(buf);
+}
+
+/* The varint at p into *v. */
+static inline const char *
+ser_take_varint(const char *p, const char *end, uint64 *v)
+{
+	p = TesseraVarintGet(p, end, v);
+	if (p == NULL)
+		elog(ERROR, "TesseraAgg: partial aggregate states truncated");
+	return p;
 }
 
 /* The next n bytes of a serialized group into dst. */
@@ -924,7 +943,12 @@ TesseraAggMergeRow(TAggSpec *specs, int nspecs, TAggState *states, Datum statesd
 		switch (ser_form(&specs[k]))
 		{
 			case TAGG_SER_COUNT:
-				p = ser_take(p, end, &src.count, sizeof(int64));
+				{
+					uint64		count;
+
+					p = ser_take_varint(p, end, &count);
+					src.count = (int64) count;
+				}
 				merge_state(&specs[k], &states[k], &src, NULL, cxt);
 				continue;
 			case TAGG_SER_SUM:
@@ -934,11 +958,13 @@ TesseraAggMergeRow(TAggSpec *specs, int nspecs, TAggState *states, Datum statesd
 					p = ser_take(p, end, &tag, 1);
 					if (tag == SER_SUM_SHORT)
 					{
-						int64		sum;
+						uint64		count;
+						uint64		sum;
 
-						p = ser_take(p, end, &src.count, sizeof(int64));
-						p = ser_take(p, end, &sum, sizeof(int64));
-						src.sum = sum;
+						p = ser_take_varint(p, end, &count);
+						p = ser_take_varint(p, end, &sum);
+						src.count = (int64) count;
+						src.sum = TesseraUnzigzag(sum);
 						merge_state(&specs[k], &states[k], &src, NULL, cxt);
 						continue;
 					}

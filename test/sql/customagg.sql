@@ -426,6 +426,31 @@ SELECT tt.cmp('SELECT g, count(*), sum(v), avg(n) FROM {t} GROUP BY g', 'sh', 's
 RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;
+-- a spilled group is a record of varints (integer keys zigzagged, counts,
+-- sums) and varlenas with a one-byte header where short, else aligned:
+-- bigint keys at both ends of the range and negative, strings and states
+-- (min/max of long strings) past the short form, counts past one byte
+CREATE TABLE vh (g bigint, s text, v int) WITH (autovacuum_enabled = off);
+CREATE TABLE vt (LIKE vh) USING tessera WITH (autovacuum_enabled = off);
+INSERT INTO vh SELECT CASE i % 5 WHEN 0 THEN -9223372036854775807 - 1 + i % 97
+        WHEN 1 THEN 9223372036854775807 - i % 89 WHEN 2 THEN -(i % 3001)
+        WHEN 3 THEN (i % 4001)::bigint * 1000003 END,
+    CASE WHEN i % 3 = 0 THEN repeat(md5((i % 700)::text), 1 + i % 9)
+        WHEN i % 3 = 1 THEN md5((i % 5000)::text) END,
+    i - 20000
+FROM generate_series(1, 40000) i;
+INSERT INTO vt SELECT * FROM vh;
+ANALYZE vh, vt;
+SET max_parallel_workers_per_gather = 0;
+SELECT tt.spills('SELECT g, s, count(*) FROM vt GROUP BY g, s'),
+    tt.spills('SELECT g, count(*), max(s), min(s) FROM vt GROUP BY g');
+SELECT q, tt.cmp(q, 'vh', 'vt') FROM (VALUES
+    ('SELECT g, s, count(*), sum(v) FROM {t} GROUP BY g, s'),
+    ('SELECT g, count(*), sum(v), min(v), avg(v), max(s), min(s) FROM {t} GROUP BY g'),
+    ('SELECT s, count(*), sum(g), min(g), max(g), avg(v) FROM {t} GROUP BY s'),
+    ('SELECT v % 7, g, count(*) FROM {t} GROUP BY 1, 2 HAVING count(*) > 200')) v(q);
+RESET max_parallel_workers_per_gather;
+DROP TABLE vh, vt;
 RESET work_mem;
 -- keys that hardly repeat: once the table that filled hash_mem had folded
 -- fewer than 5 rows in 4 into its groups, it is written out every 65,536
