@@ -173,7 +173,7 @@ slot_at(const TesseraGroups *gt, uint32 h)
  * Size the hash table for the groups expected, so that a large grouping
  * does not rehash its way up (with an eighth of hash_mem at most: the
  * groups' keys and states need the rest).  (Presizing the groups' arrays
- * too was measured no faster: glibc grows large ones with mremap.)
+ * too was measured no faster, when glibc grew them by mremap.)
  */
 void
 TesseraGroupsPresize(TesseraGroups *gt, double groups)
@@ -241,13 +241,24 @@ slot_of(TesseraGroups *gt, uint64 h)
 	return (uint32) (h >> 32) & (gt->nslots - 1);
 }
 
-/* Room for cap groups' keys and states (those of groups not made yet are not zeroed). */
+/*
+ * Room for cap groups' keys and states (those of groups not made yet are not
+ * zeroed).  Past 4 MB the new arrays are advised as huge pages before the
+ * copy (TesseraReallocLarge): repalloc_huge let glibc grow them by mremap,
+ * which left them in 4 kB pages, a TLB miss per group looked up at random
+ * (ClickBench 10M `RegionID, ..., count(DISTINCT UserID)`, 1.17M groups
+ * of region and user, serially 801 -> 723 ms; `UserID, SearchPhrase` and
+ * `WatchID, ClientIP WHERE SearchPhrase <> ''` 5-7% faster parallel).
+ */
 static void
 groups_grow(TesseraGroups *gt, int cap)
 {
-	gt->states = repalloc_huge(gt->states, sizeof(TAggState) * cap * Max(gt->nspecs, 1));
-	gt->keys = repalloc_huge(gt->keys, sizeof(int64) * cap * Max(gt->nkeys, 1));
-	gt->keynull = repalloc_huge(gt->keynull, sizeof(bool) * cap * Max(gt->nkeys, 1));
+	gt->states = TesseraReallocLarge(gt->states, sizeof(TAggState) * gt->cap * Max(gt->nspecs, 1),
+									 sizeof(TAggState) * cap * Max(gt->nspecs, 1));
+	gt->keys = TesseraReallocLarge(gt->keys, sizeof(int64) * gt->cap * Max(gt->nkeys, 1),
+								   sizeof(int64) * cap * Max(gt->nkeys, 1));
+	gt->keynull = TesseraReallocLarge(gt->keynull, sizeof(bool) * gt->cap * Max(gt->nkeys, 1),
+									  sizeof(bool) * cap * Max(gt->nkeys, 1));
 	gt->cap = cap;
 }
 
