@@ -148,6 +148,8 @@ typedef enum VecStringOp
 	VSTR_NE,					/* <> in a deterministic collation */
 	VSTR_LIKE,					/* LIKE: with a constant pattern, maybe matched bytewise */
 	VSTR_NOT_LIKE,
+	VSTR_ILIKE,					/* ILIKE: ASCII values matched bytewise, lowered */
+	VSTR_NOT_ILIKE,
 	VSTR_CALL					/* anything else allowed: the operator's function */
 } VecStringOp;
 

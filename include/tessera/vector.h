@@ -82,6 +82,8 @@ typedef struct VecQual
 	int		   *parts;			/* [2 * nparts] each one's offset and length in sbytes */
 	bool		open_start;		/* the pattern starts with '%' */
 	bool		open_end;		/* ... ends with '%' */
+	char	   *lowered;		/* ILIKE: a value's bytes lowered (lcap of them) */
+	int			lcap;
 	/* VEC_IN: the list's non-NULL elements, and whether it has a NULL */
 	int			nelems;
 	int64	   *ielems;			/* integer-like columns, sorted */

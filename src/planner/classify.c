@@ -385,7 +385,9 @@ string_vec_describe(OpExpr *op, Index relid, Relation rel)
 				!like_pattern_safe((Const *) value))
 				return NIL;
 			sop = op->opfuncid == F_TEXTLIKE ? VSTR_LIKE :
-				op->opfuncid == F_TEXTNLIKE ? VSTR_NOT_LIKE : VSTR_CALL;
+				op->opfuncid == F_TEXTNLIKE ? VSTR_NOT_LIKE :
+				op->opfuncid == F_TEXTICLIKE ? VSTR_ILIKE :
+				op->opfuncid == F_TEXTICNLIKE ? VSTR_NOT_ILIKE : VSTR_CALL;
 			break;
 		default:
 			return NIL;

@@ -40,6 +40,7 @@
 #include "utils/date.h"
 #include "utils/datetime.h"
 #include "utils/array.h"
+#include "utils/builtins.h"
 #include "utils/datum.h"
 #include "utils/float.h"
 #include "utils/fmgrprotos.h"
@@ -343,6 +344,39 @@ string_parts_match(const VecQual *vq, const char *p, int len)
 	return true;
 }
 
+/* Is a VEC_STRING qual's answer the negation of its match? */
+static inline bool
+string_negated(const VecQual *vq)
+{
+	return vq->strategy == VSTR_NE || vq->strategy == VSTR_NOT_LIKE ||
+		vq->strategy == VSTR_NOT_ILIKE;
+}
+
+/*
+ * Does lower() in this collation turn every ASCII character into its ASCII
+ * lower case, one for one?  Then the lower() of an ASCII string is its
+ * ASCII lowering (libc's towlower and ICU's case mapping are per character
+ * for ASCII input; a Turkish locale's dotless i is what this catches).
+ */
+static bool
+collation_lowers_ascii(Oid collation)
+{
+	char		all[127];
+	text	   *t;
+	text	   *low;
+
+	for (int c = 1; c < 128; c++)
+		all[c - 1] = (char) c;
+	t = cstring_to_text_with_len(all, sizeof(all));
+	low = DatumGetTextPP(DirectFunctionCall1Coll(lower, collation, PointerGetDatum(t)));
+	if (VARSIZE_ANY_EXHDR(low) != sizeof(all))
+		return false;
+	for (int i = 0; i < (int) sizeof(all); i++)
+		if (VARDATA_ANY(low)[i] != pg_ascii_tolower(all[i]))
+			return false;
+	return true;
+}
+
 static void
 string_prepare(VecQual *vq, Datum d)
 {
@@ -361,8 +395,28 @@ string_prepare(VecQual *vq, Datum d)
 		vq->shape = SHAPE_EQUAL;
 		return;
 	}
-	if ((vq->strategy != VSTR_LIKE && vq->strategy != VSTR_NOT_LIKE) ||
-		(pg_database_encoding_max_length() != 1 && GetDatabaseEncoding() != PG_UTF8))
+	if (vq->strategy == VSTR_ILIKE || vq->strategy == VSTR_NOT_ILIKE)
+	{
+		/*
+		 * ILIKE in UTF-8 is LIKE of lower(value) and lower(pattern)
+		 * (like.c's Generic_Text_IC_like).  The pattern is lowered here
+		 * as it does; a value of ASCII bytes is lowered bytewise where the
+		 * collation lowers ASCII so (string_passes), any other goes to
+		 * the operator's function.  dval stays the pattern as written,
+		 * for those calls.
+		 */
+		text	   *low;
+
+		if (GetDatabaseEncoding() != PG_UTF8 || !collation_lowers_ascii(vq->collation))
+			return;
+		low = DatumGetTextPP(DirectFunctionCall1Coll(lower, vq->collation, PointerGetDatum(t)));
+		p = VARDATA_ANY(low);
+		len = VARSIZE_ANY_EXHDR(low);
+		vq->sbytes = p;
+		vq->slen = len;
+	}
+	else if ((vq->strategy != VSTR_LIKE && vq->strategy != VSTR_NOT_LIKE) ||
+			 (pg_database_encoding_max_length() != 1 && GetDatabaseEncoding() != PG_UTF8))
 		return;
 	while (lead < len && p[lead] == '%')
 		lead++;
@@ -393,6 +447,48 @@ string_prepare(VecQual *vq, Datum d)
 		vq->shape = SHAPE_EQUAL;
 }
 
+/*
+ * The ASCII lowering of a value's len bytes (ILIKE), in vq->lowered; NULL
+ * if one of them is not ASCII.
+ */
+static const char *
+string_lowered(VecQual *vq, const char *p, int len)
+{
+	char	   *out;
+	int			i = 0;
+
+	if (vq->lcap < len)
+	{
+		vq->lcap = Max(len, Max(vq->lcap * 2, 256));
+		if (vq->lowered != NULL)
+			pfree(vq->lowered);
+		vq->lowered = MemoryContextAlloc(GetMemoryChunkContext(DatumGetPointer(vq->dval)),
+										 vq->lcap);
+	}
+	out = vq->lowered;
+#ifdef __SSE2__
+	for (; i + 16 <= len; i += 16)
+	{
+		__m128i		c = _mm_loadu_si128((const __m128i *) (p + i));
+		/* 'A'..'Z' get 0x20 added; a byte with its top bit set is not ASCII */
+		__m128i		upper = _mm_and_si128(_mm_cmpgt_epi8(c, _mm_set1_epi8('A' - 1)),
+										  _mm_cmplt_epi8(c, _mm_set1_epi8('Z' + 1)));
+
+		if (_mm_movemask_epi8(c) != 0)
+			return NULL;
+		_mm_storeu_si128((__m128i *) (out + i),
+						 _mm_add_epi8(c, _mm_and_si128(upper, _mm_set1_epi8(0x20))));
+	}
+#endif
+	for (; i < len; i++)
+	{
+		if (IS_HIGHBIT_SET(p[i]))
+			return NULL;
+		out[i] = pg_ascii_tolower(p[i]);
+	}
+	return out;
+}
+
 /* Does a (non-NULL) value pass a VEC_STRING qual? */
 static inline bool
 string_passes(VecQual *vq, Datum v)
@@ -405,6 +501,10 @@ string_passes(VecQual *vq, Datum v)
 		const char *p = VARDATA_ANY(DatumGetPointer(v));
 		int			len = VARSIZE_ANY_EXHDR(DatumGetPointer(v));
 		int			slen = vq->slen;
+
+		if ((vq->strategy == VSTR_ILIKE || vq->strategy == VSTR_NOT_ILIKE) &&
+			(p = string_lowered(vq, p, len)) == NULL)
+			goto call;
 
 		switch ((StringShape) vq->shape)
 		{
@@ -427,8 +527,9 @@ string_passes(VecQual *vq, Datum v)
 				match = true;
 				break;
 		}
-		return (vq->strategy == VSTR_NE || vq->strategy == VSTR_NOT_LIKE) ? !match : match;
+		return string_negated(vq) ? !match : match;
 	}
+call:
 	if (vq->value_arg == 1)
 		return DatumGetBool(FunctionCall2Coll(&vq->flinfo, vq->collation, v, vq->dval));
 	return DatumGetBool(FunctionCall2Coll(&vq->flinfo, vq->collation, vq->dval, v));
@@ -478,7 +579,7 @@ string_column_filter(VecQual *vq, TesseraBatch *b, bool *sel, int n, const int *
 			 * filters a million SearchPhrases, URLs or Referers in a dozen
 			 * queries).  A compressed or external value is never empty.
 			 */
-			bool		negate = vq->strategy == VSTR_NE || vq->strategy == VSTR_NOT_LIKE;
+			bool		negate = string_negated(vq);
 
 			for (int j = 0; j < (idx ? nidx : n); j++)
 			{

@@ -78,6 +78,34 @@ SELECT q, tt.cmp('SELECT count(*), sum(id) FROM {t} WHERE ' || q, 'fbh', 'fbt') 
 SELECT count(*) AS vector_filters FROM tt.explain('SELECT count(*) FROM fbt WHERE s LIKE ''%ab%''') l
 WHERE l LIKE '%Vector Filter%';
 DROP TABLE fbh, fbt;
+-- ILIKE: a value of ASCII bytes is lowered bytewise and matched as LIKE
+-- matches the lowered pattern, where the collation lowers ASCII letters to
+-- ASCII; other values (the Kelvin sign lowers to k, dotted and dotless i,
+-- sharp s) and every value under a Turkish collation (I lowers to dotless
+-- i) by the operator's function; values past 16 bytes, mixed case,
+-- dictionary and not
+CREATE TABLE ih (id int, s text, t text COLLATE "tr-x-icu");
+INSERT INTO ih SELECT i, v, v FROM (SELECT i, (ARRAY['Istanbul', 'ISTANBUL', 'istanbul',
+        U&'\0130stanbul', U&'\0131stanbul', 'KELVIN', U&'\212A', 'k', U&'Stra\00DFe', 'STRASSE',
+        'MiXeD CaSe LoNg ' || repeat('AbC', i % 20), NULL, '', 'GOOGLE.com/Search?Q=x'])[1 + i % 14]
+    || CASE WHEN i % 2 = 0 THEN '' ELSE (i % 100)::text END AS v
+    FROM generate_series(1, 20000) i) x;
+INSERT INTO ih SELECT 20000 + i, translate(md5(i::text), 'abc', 'ABC'), md5(i::text)
+FROM generate_series(1, 20000) i;
+CREATE TABLE it (LIKE ih INCLUDING ALL) USING tessera;
+INSERT INTO it SELECT * FROM ih;
+SELECT q, tt.cmp('SELECT count(*), sum(id) FROM {t} WHERE ' || q, 'ih', 'it') FROM (VALUES
+    ($$s ILIKE 'istanbul%'$$), ($$t ILIKE 'istanbul%'$$), ($$s NOT ILIKE 'ISTANBUL'$$),
+    ($$t ILIKE '%I%'$$), ($$s ILIKE '%k%'$$), ($$s ILIKE 'k'$$), ($$s ILIKE 'K'$$),
+    ($$s ILIKE '%strasse%'$$), ($$s ILIKE U&'%STRA\00DFE%'$$), ($$s ILIKE '%abcabc%'$$),
+    ($$s NOT ILIKE '%abc%ABC%'$$), ($$s ILIKE 'mixed case%c'$$), ($$s ILIKE ''$$),
+    ($$s NOT ILIKE '%'$$), ($$s ILIKE 'google%search?q=%'$$), ($$s ILIKE '_stanbul%'$$),
+    ($$s ILIKE '%\%%'$$), ($$s ILIKE '%AB%'$$), ($$s ILIKE '%aB%c%'$$), ($$t ILIKE '%ab%'$$),
+    ($$s ILIKE '%9'$$), ($$s ILIKE '%' || 'ab' || '%'$$)
+) x(q);
+SELECT count(*) AS vector_filters FROM tt.explain('SELECT count(*) FROM it WHERE s ILIKE ''%ab%''') l
+WHERE l LIKE '%Vector Filter%';
+DROP TABLE ih, it;
 -- in a prepared statement: the value comes from a parameter
 PREPARE vs_p(text) AS SELECT count(*) FROM vt WHERE s LIKE $1;
 PREPARE vs_ph(text) AS SELECT count(*) FROM vh WHERE s LIKE $1;
