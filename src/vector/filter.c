@@ -390,6 +390,9 @@ string_prepare(VecQual *vq, Datum d)
 	vq->shape = SHAPE_CALL;
 	vq->sbytes = p;
 	vq->slen = len;
+	/* (the memory of an earlier scan's lowering went with its value's) */
+	vq->lowered = NULL;
+	vq->lcap = 0;
 	if (vq->strategy == VSTR_EQ || vq->strategy == VSTR_NE)
 	{
 		vq->shape = SHAPE_EQUAL;

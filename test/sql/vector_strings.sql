@@ -105,6 +105,21 @@ SELECT q, tt.cmp('SELECT count(*), sum(id) FROM {t} WHERE ' || q, 'ih', 'it') FR
 ) x(q);
 SELECT count(*) AS vector_filters FROM tt.explain('SELECT count(*) FROM it WHERE s ILIKE ''%ab%''') l
 WHERE l LIKE '%Vector Filter%';
+-- rescanned (a nested loop's inner side): each scan lowers its values anew
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+SET enable_material = off;
+SET max_parallel_workers_per_gather = 0;
+SELECT tt.cmp($$SELECT v.x, count(*), sum(o.id) FROM (VALUES (1), (2), (3), (4), (5)) v(x)
+    JOIN {t} o ON o.id % 5 = v.x - 1 WHERE o.s ILIKE '%AbC%' OR o.s ILIKE 'istanbul%'
+    GROUP BY v.x$$, 'ih', 'it');
+SELECT count(*) AS rescanned FROM tt.explain($$SELECT count(*) FROM (VALUES (1), (2)) v(x)
+    JOIN it o ON o.id % 5 = v.x - 1 WHERE o.s ILIKE '%AbC%'$$) l
+WHERE l LIKE '%Nested Loop%';
+RESET enable_hashjoin;
+RESET enable_mergejoin;
+RESET enable_material;
+RESET max_parallel_workers_per_gather;
 DROP TABLE ih, it;
 -- in a prepared statement: the value comes from a parameter
 PREPARE vs_p(text) AS SELECT count(*) FROM vt WHERE s LIKE $1;
