@@ -43,6 +43,7 @@ OBJS = \
 	src/tableam/handler.o \
 	src/vector/filter.o \
 	src/vector/selection.o \
+	src/vector/strmatch.o \
 	src/vector/expr.o \
 	src/vector/aggtrans.o \
 	src/vector/groups.o \

@@ -51,6 +51,7 @@
 
 #include "tessera/encoding.h"
 #include "tessera/vector.h"
+#include "strmatch.h"
 
 int128		tessera_pow10[39];
 
@@ -225,156 +226,12 @@ typedef enum StringShape
 	SHAPE_PARTS					/* 'a%b', '%a%b%': the literals in order */
 } StringShape;
 
-/*
- * Split a LIKE pattern's bytes between its first and last literal (no
- * '_' or '\' in it) at its runs of '%' into vq->parts.
- */
-static void
-string_parts(VecQual *vq, const char *p, int from, int to)
-{
-	int			i = from;
-
-	vq->parts = palloc(sizeof(int) * 2 * (to - from + 1));
-	vq->nparts = 0;
-	while (i < to)
-	{
-		int			start = i;
-
-		while (i < to && p[i] != '%')
-			i++;
-		vq->parts[2 * vq->nparts] = start;
-		vq->parts[2 * vq->nparts + 1] = i - start;
-		vq->nparts++;
-		while (i < to && p[i] == '%')
-			i++;
-	}
-}
-
-/*
- * The first occurrence of needle (nlen bytes) in hay, or NULL: memmem's
- * answer.  A row's value is short (TPC-H's comments, ClickBench's URLs),
- * and glibc's memmem builds a shift table per call, a third of TPC-H q13:
- * here 16 positions at a time whose first and last bytes both match the
- * needle's (two compares and a movemask), each such candidate checked
- * whole, never reading past the value.
- */
-static inline const char *
-find_bytes(const char *hay, int hlen, const char *needle, int nlen)
-{
-	if (nlen <= 0 || nlen > hlen)
-		return nlen <= 0 ? hay : NULL;
-#ifdef __SSE2__
-	if (nlen >= 2)
-	{
-		const __m128i first = _mm_set1_epi8(needle[0]);
-		const __m128i last = _mm_set1_epi8(needle[nlen - 1]);
-		int			i = 0;
-
-		for (; i + nlen - 1 + 16 <= hlen; i += 16)
-		{
-			__m128i		bf = _mm_loadu_si128((const __m128i *) (hay + i));
-			__m128i		bl = _mm_loadu_si128((const __m128i *) (hay + i + nlen - 1));
-			uint32		mask = (uint32) _mm_movemask_epi8(_mm_and_si128(_mm_cmpeq_epi8(first, bf),
-																		_mm_cmpeq_epi8(last, bl)));
-
-			while (mask != 0)
-			{
-				int			at = i + pg_rightmost_one_pos32(mask);
-
-				if (memcmp(hay + at + 1, needle + 1, nlen - 2) == 0)
-					return hay + at;
-				mask &= mask - 1;
-			}
-		}
-		for (; i + nlen <= hlen; i++)
-			if (hay[i] == needle[0] && hay[i + nlen - 1] == needle[nlen - 1] &&
-				memcmp(hay + i + 1, needle + 1, nlen - 2) == 0)
-				return hay + i;
-		return NULL;
-	}
-#endif
-	if (nlen == 1)
-		return memchr(hay, needle[0], hlen);
-	return memmem(hay, (size_t) hlen, needle, (size_t) nlen);
-}
-
-/*
- * Does a value's bytes match vq's literals in order, the first at its start
- * unless the pattern starts with '%', the last at its end unless it ends
- * with '%'?  Each literal's leftmost match after the previous one's is the
- * right one to take: with '%' the only wildcard, a later match leaves less
- * room for the rest and gains nothing.
- */
-static bool
-string_parts_match(const VecQual *vq, const char *p, int len)
-{
-	int			pos = 0,
-				end = len,
-				first = 0,
-				last = vq->nparts;
-
-	if (!vq->open_start)
-	{
-		int			l = vq->parts[1];
-
-		if (len < l || memcmp(p, vq->sbytes + vq->parts[0], l) != 0)
-			return false;
-		pos = l;
-		first = 1;
-	}
-	if (!vq->open_end)
-	{
-		int			l = vq->parts[2 * (last - 1) + 1];
-
-		if (end - pos < l || memcmp(p + end - l, vq->sbytes + vq->parts[2 * (last - 1)], l) != 0)
-			return false;
-		end -= l;
-		last--;
-	}
-	for (int k = first; k < last; k++)
-	{
-		int			l = vq->parts[2 * k + 1];
-		const char *found = end - pos >= l ?
-			find_bytes(p + pos, end - pos, vq->sbytes + vq->parts[2 * k], l) : NULL;
-
-		if (found == NULL)
-			return false;
-		pos = (found - p) + l;
-	}
-	return true;
-}
-
 /* Is a VEC_STRING qual's answer the negation of its match? */
 static inline bool
 string_negated(const VecQual *vq)
 {
 	return vq->strategy == VSTR_NE || vq->strategy == VSTR_NOT_LIKE ||
 		vq->strategy == VSTR_NOT_ILIKE;
-}
-
-/*
- * Does lower() in this collation turn every ASCII character into its ASCII
- * lower case, one for one?  Then the lower() of an ASCII string is its
- * ASCII lowering (libc's towlower and ICU's case mapping are per character
- * for ASCII input; a Turkish locale's dotless i is what this catches).
- */
-static bool
-collation_lowers_ascii(Oid collation)
-{
-	char		all[127];
-	text	   *t;
-	text	   *low;
-
-	for (int c = 1; c < 128; c++)
-		all[c - 1] = (char) c;
-	t = cstring_to_text_with_len(all, sizeof(all));
-	low = DatumGetTextPP(DirectFunctionCall1Coll(lower, collation, PointerGetDatum(t)));
-	if (VARSIZE_ANY_EXHDR(low) != sizeof(all))
-		return false;
-	for (int i = 0; i < (int) sizeof(all); i++)
-		if (VARDATA_ANY(low)[i] != pg_ascii_tolower(all[i]))
-			return false;
-	return true;
 }
 
 static void
@@ -410,7 +267,7 @@ string_prepare(VecQual *vq, Datum d)
 		 */
 		text	   *low;
 
-		if (GetDatabaseEncoding() != PG_UTF8 || !collation_lowers_ascii(vq->collation))
+		if (GetDatabaseEncoding() != PG_UTF8 || !TesseraCollationLowersAscii(vq->collation))
 			return;
 		low = DatumGetTextPP(DirectFunctionCall1Coll(lower, vq->collation, PointerGetDatum(t)));
 		p = VARDATA_ANY(low);
@@ -433,7 +290,7 @@ string_prepare(VecQual *vq, Datum d)
 		vq->shape = SHAPE_PARTS;
 		vq->open_start = lead > 0;
 		vq->open_end = trail > 0;
-		string_parts(vq, p, lead, len - trail);
+		TesseraStringParts(vq, p, lead, len - trail);
 		return;
 	}
 	vq->sbytes = p + lead;
@@ -450,48 +307,6 @@ string_prepare(VecQual *vq, Datum d)
 		vq->shape = SHAPE_EQUAL;
 }
 
-/*
- * The ASCII lowering of a value's len bytes (ILIKE), in vq->lowered; NULL
- * if one of them is not ASCII.
- */
-static const char *
-string_lowered(VecQual *vq, const char *p, int len)
-{
-	char	   *out;
-	int			i = 0;
-
-	if (vq->lcap < len)
-	{
-		vq->lcap = Max(len, Max(vq->lcap * 2, 256));
-		if (vq->lowered != NULL)
-			pfree(vq->lowered);
-		vq->lowered = MemoryContextAlloc(GetMemoryChunkContext(DatumGetPointer(vq->dval)),
-										 vq->lcap);
-	}
-	out = vq->lowered;
-#ifdef __SSE2__
-	for (; i + 16 <= len; i += 16)
-	{
-		__m128i		c = _mm_loadu_si128((const __m128i *) (p + i));
-		/* 'A'..'Z' get 0x20 added; a byte with its top bit set is not ASCII */
-		__m128i		upper = _mm_and_si128(_mm_cmpgt_epi8(c, _mm_set1_epi8('A' - 1)),
-										  _mm_cmplt_epi8(c, _mm_set1_epi8('Z' + 1)));
-
-		if (_mm_movemask_epi8(c) != 0)
-			return NULL;
-		_mm_storeu_si128((__m128i *) (out + i),
-						 _mm_add_epi8(c, _mm_and_si128(upper, _mm_set1_epi8(0x20))));
-	}
-#endif
-	for (; i < len; i++)
-	{
-		if (IS_HIGHBIT_SET(p[i]))
-			return NULL;
-		out[i] = pg_ascii_tolower(p[i]);
-	}
-	return out;
-}
-
 /* Does a (non-NULL) value pass a VEC_STRING qual? */
 static inline bool
 string_passes(VecQual *vq, Datum v)
@@ -506,7 +321,7 @@ string_passes(VecQual *vq, Datum v)
 		int			slen = vq->slen;
 
 		if ((vq->strategy == VSTR_ILIKE || vq->strategy == VSTR_NOT_ILIKE) &&
-			(p = string_lowered(vq, p, len)) == NULL)
+			(p = TesseraStringLowered(vq, p, len)) == NULL)
 			goto call;
 
 		switch ((StringShape) vq->shape)
@@ -524,7 +339,7 @@ string_passes(VecQual *vq, Datum v)
 				match = len >= slen && find_bytes(p, len, vq->sbytes, slen) != NULL;
 				break;
 			case SHAPE_PARTS:
-				match = string_parts_match(vq, p, len);
+				match = TesseraStringPartsMatch(vq, p, len);
 				break;
 			default:
 				match = true;
