@@ -490,6 +490,13 @@ extern void TesseraGroupsSlice(TesseraGroups *gt, int nk, TesseraBatch *b, bool 
  * turn; one that still does not fit is sorted by key and merged one group
  * at a time.
  */
+/*
+ * Where nearly every row makes a group of its own, the groups are written
+ * out at every this many (agg_node.c, tagg_should_spill): a table that
+ * size stays in cache.
+ */
+#define TESSERA_SPILL_WINDOW	65536
+
 typedef struct TesseraSpill
 {
 	/* hash partitions, made on the first spill */

@@ -341,13 +341,12 @@ tagg_reset(TesseraAggState *as)
 }
 
 /* groups a table that hardly folds rows holds between spills */
-#define TAGG_SPILL_WINDOW	65536
 
 /*
  * Should the groups spill now?  Past hash_mem (vector/spill.c); and where
  * the table that first filled hash_mem had folded fewer than 5 rows in 4
  * into its groups (rows >= 0: this batch's rows, known), at every
- * TAGG_SPILL_WINDOW groups after that: nearly every row is a group of its
+ * TESSERA_SPILL_WINDOW groups after that: nearly every row is a group of its
  * own and is written out anyway, and a table of that size stays in cache
  * while one of hash_mem does not (ClickBench's 10M WatchID, ClientIP
  * groups, one row each: 3.56 -> 3.05 s).  Decided on the full table, not a
@@ -371,7 +370,7 @@ tagg_should_spill(TesseraAggState *as, int rows)
 				as->spill.rows_since < (uint64) g->ngroups * 5 / 4;
 		return true;
 	}
-	return as->spill.window && g->ngroups >= TAGG_SPILL_WINDOW;
+	return as->spill.window && g->ngroups >= TESSERA_SPILL_WINDOW;
 }
 
 /* Bounded memory: past hash_mem the groups spill (vector/spill.c). */

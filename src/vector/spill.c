@@ -441,9 +441,14 @@ TesseraSpillGroups(TesseraSpill *s, TesseraGroups *g, TAggSpec *specs,
 	s->spilled_groups += g->ngroups;
 	s->rows_since = 0;
 	s->rounds++;
-	/* (as many slots as fitted: the table does not rehash its way up again) */
+	/*
+	 * (as many slots as fitted: the table does not rehash its way up
+	 * again; a window's table fills to the window again, so its keys and
+	 * states get that room now: grown by doubling, each step past 4 MB was
+	 * a copy, every round of ClickBench's 10M WatchID, ClientIP spill)
+	 */
 	fit = g->ngroups;
-	TesseraGroupsReset(g, 256);
+	TesseraGroupsReset(g, s->window ? Min(fit, TESSERA_SPILL_WINDOW) : 256);
 	TesseraGroupsPresize(g, fit);
 }
 
