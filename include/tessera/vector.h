@@ -502,8 +502,16 @@ typedef struct TesseraSpill
 	/* hash partitions, made on the first spill */
 	int			npart;			/* 0: nothing spilled */
 	int			part_cap;
-	struct LogicalTapeSet *tapes;
-	struct LogicalTape **parts;	/* [npart]: NULL once merged back or split */
+	struct BufFile *file;		/* the partitions' blocks (spill.c) */
+	struct TesseraSpillPart *parts; /* [npart] */
+	int64		file_blocks;	/* blocks in file */
+	int64	   *free_blocks;	/* blocks read back, to be written again */
+	int			nfree;
+	int			free_cap;
+	char	   *rblock;			/* the block being read back ... */
+	int			rpart;			/* ... of this partition (-1: none) */
+	int			rpos;
+	int			ravail;
 	int		   *depth;			/* [npart]: splits above it (0: the first set) */
 	uint64	   *rows;			/* [npart]: rows written to it */
 	int			cur;			/* the partition being merged back, or -1 */

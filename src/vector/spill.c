@@ -8,8 +8,8 @@
  *	  Once the groups take more than hash_mem (planned so, or an estimate
  *	  that was wrong), each is written as a row -- its keys, then its
  *	  states serialized as for the parallel merge -- to one of a set of
- *	  partitions (logical tapes, as PostgreSQL's hash aggregation spills)
- *	  chosen by a hash of its keys' values, and the table starts empty.
+ *	  partitions (a temporary file each, as the batches of PostgreSQL's
+ *	  hash join) chosen by a hash of its keys' values, and the table starts empty.
  *	  After the input, the groups left are written too, and each partition
  *	  is read back into the emptied table, rows of equal keys merging as a
  *	  parallel plan's final node merges its workers' groups; its groups
@@ -44,7 +44,7 @@
 #include "catalog/pg_type.h"
 #include "executor/tuptable.h"
 #include "miscadmin.h"
-#include "utils/logtape.h"
+#include "storage/buffile.h"
 #include "utils/memutils.h"
 #include "utils/typcache.h"
 
@@ -81,7 +81,32 @@ spill_part_of(uint64 h, int depth, int nsub)
 	return (int) (h >> 40) & (nsub - 1);
 }
 
-/* nsub new partitions at depth (their tapes in longcxt); returns the first's index. */
+/*
+ * The partitions share one temporary file of BLCKSZ blocks: a partition
+ * fills a block in memory and appends it to the file (or writes it over a
+ * block already read back), keeping the list of its blocks; the block it
+ * is filling when the input ends is read from memory, last.
+ *
+ * (Until 2026-11-30 the partitions were logical tapes, as PostgreSQL's
+ * hash aggregation spills.  A tape takes its next block's number when it
+ * fills one, so of 256 tapes filling in turn most write a block past the
+ * file's end, whose gap logtape.c first fills with zeros: ClickBench's
+ * q32 (WatchID, ClientIP) wrote each spilled byte three times, twice
+ * without the tapes' preallocation.  A temporary file per partition was
+ * written once but made q32 slower: creating and removing 512 files.)
+ */
+typedef struct TesseraSpillPart
+{
+	char	   *buf;			/* BLCKSZ: the block being filled, or NULL */
+	int			pos;			/* bytes of buf filled */
+	int			nblocks;		/* blocks of the file holding it, in order */
+	int			cap;
+	int64	   *blocks;
+	int			next;			/* reading back: the next of blocks */
+	bool		tail_read;		/* ... buf too */
+} TesseraSpillPart;
+
+/* nsub new partitions at depth; returns the first's index. */
 static int
 spill_add_parts(TesseraSpill *s, int nsub, int depth)
 {
@@ -94,13 +119,13 @@ spill_add_parts(TesseraSpill *s, int nsub, int depth)
 
 		if (s->parts == NULL)
 		{
-			s->parts = palloc(sizeof(LogicalTape *) * cap);
+			s->parts = palloc(sizeof(TesseraSpillPart) * cap);
 			s->depth = palloc(sizeof(int) * cap);
 			s->rows = palloc(sizeof(uint64) * cap);
 		}
 		else
 		{
-			s->parts = repalloc(s->parts, sizeof(LogicalTape *) * cap);
+			s->parts = repalloc(s->parts, sizeof(TesseraSpillPart) * cap);
 			s->depth = repalloc(s->depth, sizeof(int) * cap);
 			s->rows = repalloc(s->rows, sizeof(uint64) * cap);
 		}
@@ -108,13 +133,65 @@ spill_add_parts(TesseraSpill *s, int nsub, int depth)
 	}
 	for (int p = base; p < base + nsub; p++)
 	{
-		s->parts[p] = LogicalTapeCreate(s->tapes);
+		memset(&s->parts[p], 0, sizeof(TesseraSpillPart));
 		s->depth[p] = depth;
 		s->rows[p] = 0;
 	}
 	s->npart += nsub;
 	MemoryContextSwitchTo(old);
 	return base;
+}
+
+/* Partition p's full block, to a free block of the file or its end. */
+static void
+spill_flush(TesseraSpill *s, TesseraSpillPart *part)
+{
+	int64		blk;
+
+	if (s->file == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(s->longcxt);
+
+		s->file = BufFileCreateTemp(false);
+		MemoryContextSwitchTo(old);
+	}
+	blk = s->nfree > 0 ? s->free_blocks[--s->nfree] : s->file_blocks++;
+	if (BufFileSeekBlock(s->file, blk) != 0)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not seek to block " INT64_FORMAT " of a TesseraAgg spill file: %m",
+						blk)));
+	BufFileWrite(s->file, part->buf, BLCKSZ);
+	if (part->nblocks == part->cap)
+	{
+		part->cap = Max(part->cap * 2, 16);
+		part->blocks = part->blocks == NULL ?
+			MemoryContextAlloc(s->longcxt, sizeof(int64) * part->cap) :
+			repalloc(part->blocks, sizeof(int64) * part->cap);
+	}
+	part->blocks[part->nblocks++] = blk;
+	part->pos = 0;
+}
+
+/* n bytes onto partition p. */
+static inline void
+spill_put(TesseraSpill *s, int p, const char *src, Size n)
+{
+	TesseraSpillPart *part = &s->parts[p];
+
+	if (part->buf == NULL)
+		part->buf = MemoryContextAlloc(s->longcxt, BLCKSZ);
+	while (n > 0)
+	{
+		Size		take = Min(n, (Size) (BLCKSZ - part->pos));
+
+		memcpy(part->buf + part->pos, src, take);
+		part->pos += take;
+		src += take;
+		n -= take;
+		if (part->pos == BLCKSZ)
+			spill_flush(s, part);
+	}
 }
 
 /*
@@ -124,15 +201,13 @@ spill_add_parts(TesseraSpill *s, int nsub, int depth)
 static inline void
 spill_write(TesseraSpill *s, int p, const char *rec, uint32 len)
 {
-	/* (a tape allocates its buffers where it is written: the long memory) */
-	MemoryContext old = MemoryContextSwitchTo(s->longcxt);
 	unsigned char head[4];
 
 	Assert(len <= MaxAllocSize);
 	if (len < 0x80)
 	{
 		head[0] = (unsigned char) len;
-		LogicalTapeWrite(s->parts[p], head, 1);
+		spill_put(s, p, (char *) head, 1);
 	}
 	else
 	{
@@ -140,11 +215,88 @@ spill_write(TesseraSpill *s, int p, const char *rec, uint32 len)
 		head[1] = (unsigned char) (len >> 16);
 		head[2] = (unsigned char) (len >> 8);
 		head[3] = (unsigned char) len;
-		LogicalTapeWrite(s->parts[p], head, 4);
+		spill_put(s, p, (char *) head, 4);
 	}
-	LogicalTapeWrite(s->parts[p], unconstify(char *, rec), len);
+	spill_put(s, p, rec, len);
 	s->rows[p]++;
-	MemoryContextSwitchTo(old);
+}
+
+/*
+ * Up to n bytes of partition p, read on from where its last read stopped
+ * (partitions are read back one at a time, each once, from its start);
+ * returns the bytes read, fewer only at its end.  A block read back is
+ * free to be written again.
+ */
+static Size
+spill_take(TesseraSpill *s, int p, char *dst, Size n)
+{
+	TesseraSpillPart *part = &s->parts[p];
+	Size		done = 0;
+
+	if (s->rpart != p)
+	{
+		s->rpart = p;
+		s->rpos = s->ravail = 0;
+	}
+	if (s->rblock == NULL)
+		s->rblock = MemoryContextAlloc(s->longcxt, BLCKSZ);
+	while (done < n)
+	{
+		Size		take;
+
+		if (s->rpos == s->ravail)
+		{
+			if (part->next < part->nblocks)
+			{
+				int64		blk = part->blocks[part->next++];
+
+				if (BufFileSeekBlock(s->file, blk) != 0 ||
+					BufFileRead(s->file, s->rblock, BLCKSZ) != BLCKSZ)
+					ereport(ERROR,
+							(errcode_for_file_access(),
+							 errmsg("could not read block " INT64_FORMAT " of a TesseraAgg spill file: %m",
+									blk)));
+				if (s->nfree == s->free_cap)
+				{
+					s->free_cap = Max(s->free_cap * 2, 64);
+					s->free_blocks = s->free_blocks == NULL ?
+						MemoryContextAlloc(s->longcxt, sizeof(int64) * s->free_cap) :
+						repalloc(s->free_blocks, sizeof(int64) * s->free_cap);
+				}
+				s->free_blocks[s->nfree++] = blk;
+				s->ravail = BLCKSZ;
+			}
+			else if (!part->tail_read && part->pos > 0)
+			{
+				part->tail_read = true;
+				memcpy(s->rblock, part->buf, part->pos);
+				s->ravail = part->pos;
+			}
+			else
+				break;
+			s->rpos = 0;
+		}
+		take = Min(n - done, (Size) (s->ravail - s->rpos));
+		memcpy(dst + done, s->rblock + s->rpos, take);
+		s->rpos += take;
+		done += take;
+	}
+	return done;
+}
+
+/* Partition p is done with: its memory is freed (its blocks were, as read). */
+static void
+spill_close(TesseraSpill *s, int p)
+{
+	TesseraSpillPart *part = &s->parts[p];
+
+	if (part->buf != NULL)
+		pfree(part->buf);
+	if (part->blocks != NULL)
+		pfree(part->blocks);
+	memset(part, 0, sizeof(TesseraSpillPart));
+	if (s->rpart == p)
+		s->rpart = -1;
 }
 
 /* Room for a record of len bytes in *buf (MAXALIGNed, in longcxt). */
@@ -363,7 +515,6 @@ spill_desc(TesseraSpill *s, TesseraGroups *g)
 static void
 spill_begin(TesseraSpill *s, TesseraGroups *g, MemoryContext longcxt, MemoryContext tmpcxt)
 {
-	MemoryContext old;
 	double		fit = Max(g->ngroups, 1);
 	double		total = Max(s->est_groups, 2 * fit);
 	int			npart = SPILL_MIN_PARTS;
@@ -374,11 +525,9 @@ spill_begin(TesseraSpill *s, TesseraGroups *g, MemoryContext longcxt, MemoryCont
 	while (npart < SPILL_MAX_PARTS &&
 		   (npart * fit / 2 < total || total / npart > SPILL_PART_GROUPS))
 		npart *= 2;
-	old = MemoryContextSwitchTo(longcxt);
-	s->tapes = LogicalTapeSetCreate(true, NULL, -1);
-	MemoryContextSwitchTo(old);
 	s->parts = NULL;
 	s->part_cap = 0;
+	s->rpart = -1;
 	spill_add_parts(s, npart, 0);
 	s->cur = -1;
 	s->loaded = false;
@@ -457,15 +606,10 @@ void
 TesseraSpillFinish(TesseraSpill *s, TesseraGroups *g, TAggSpec *specs,
 				   MemoryContext longcxt, MemoryContext tmpcxt)
 {
-	MemoryContext old;
-
 	if (s->npart == 0)
 		return;
 	TesseraSpillGroups(s, g, specs, longcxt, tmpcxt);
-	old = MemoryContextSwitchTo(s->longcxt);
-	for (int p = 0; p < s->npart; p++)
-		LogicalTapeRewindForRead(s->parts[p], BLCKSZ);
-	MemoryContextSwitchTo(old);
+
 	s->cur = -1;
 	s->loaded = false;
 }
@@ -482,12 +626,12 @@ spill_read(TesseraSpill *s, TesseraGroups *g, int p)
 	size_t		n;
 	char	   *rec;
 
-	n = LogicalTapeRead(s->parts[p], head, 1);
+	n = spill_take(s, p, (char *) head, 1);
 	if (n == 0)
 		return false;
 	if (head[0] < 0x80)
 		len = head[0];
-	else if (LogicalTapeRead(s->parts[p], head + 1, 3) == 3)
+	else if (spill_take(s, p, (char *) head + 1, 3) == 3)
 		len = (uint32) (head[0] & 0x7F) << 24 | (uint32) head[1] << 16 |
 			(uint32) head[2] << 8 | head[3];
 	else
@@ -498,7 +642,7 @@ spill_read(TesseraSpill *s, TesseraGroups *g, int p)
 				 errmsg("unexpected end of a TesseraAgg spill file")));
 	rec = spill_buffer(s, &s->rbuf, &s->rcap, len);
 	s->rlen = len;
-	if (LogicalTapeRead(s->parts[p], rec, len) != len)
+	if (spill_take(s, p, rec, len) != len)
 		ereport(ERROR,
 				(errcode_for_file_access(),
 				 errmsg("unexpected end of a TesseraAgg spill file")));
@@ -553,6 +697,7 @@ spill_sort_rest(TesseraSpill *s, TesseraGroups *g, TAggSpec *specs, int p)
 		ExecStoreVirtualTuple(slot);
 		tuplesort_puttupleslot(s->sort, slot);
 	}
+	spill_close(s, p);
 	ExecDropSingleTupleTableSlot(slot);
 	tuplesort_performsort(s->sort);
 	s->pending = tuplesort_gettupleslot(s->sort, true, false, s->next, NULL);
@@ -586,15 +731,7 @@ spill_split(TesseraSpill *s, TesseraGroups *g, TAggSpec *specs, int p)
 								 depth, nsub);
 		spill_write(s, q, s->rbuf, s->rlen);
 	}
-	{
-		MemoryContext old = MemoryContextSwitchTo(s->longcxt);
-
-		for (int q = base; q < base + nsub; q++)
-			LogicalTapeRewindForRead(s->parts[q], BLCKSZ);
-		MemoryContextSwitchTo(old);
-	}
-	LogicalTapeClose(s->parts[p]);
-	s->parts[p] = NULL;
+	spill_close(s, p);
 	s->split_parts++;
 	TesseraGroupsReset(g, 256);
 }
@@ -641,8 +778,7 @@ spill_load(TesseraSpill *s, TesseraGroups *g, TAggSpec *specs, int p)
 			}
 		}
 	}
-	LogicalTapeClose(s->parts[p]);
-	s->parts[p] = NULL;
+	spill_close(s, p);
 	s->loaded = true;
 	s->next_group = 0;
 }
@@ -727,14 +863,20 @@ TesseraSpillEnd(TesseraSpill *s)
 		s->sort = NULL;
 		s->pending = false;
 	}
-	if (s->tapes != NULL)
-	{
-		for (int p = 0; p < s->npart; p++)
-			if (s->parts[p] != NULL)
-				LogicalTapeClose(s->parts[p]);
-		LogicalTapeSetClose(s->tapes);
-		s->tapes = NULL;
-	}
+	for (int p = 0; p < s->npart; p++)
+		spill_close(s, p);
+	if (s->file != NULL)
+		BufFileClose(s->file);
+	s->file = NULL;
+	s->file_blocks = 0;
+	if (s->free_blocks != NULL)
+		pfree(s->free_blocks);
+	if (s->rblock != NULL)
+		pfree(s->rblock);
+	s->free_blocks = NULL;
+	s->rblock = NULL;
+	s->nfree = s->free_cap = 0;
+	s->rpart = -1;
 	if (s->wbuf != NULL)
 		pfree(s->wbuf);
 	if (s->rbuf != NULL)
