@@ -8,8 +8,8 @@
  *	  Once the groups take more than hash_mem (planned so, or an estimate
  *	  that was wrong), each is written as a row -- its keys, then its
  *	  states serialized as for the parallel merge -- to one of a set of
- *	  partitions (a temporary file each, as the batches of PostgreSQL's
- *	  hash join) chosen by a hash of its keys' values, and the table starts empty.
+ *	  partitions (lists of blocks of one temporary file, below) chosen by
+ *	  a hash of its keys' values, and the table starts empty.
  *	  After the input, the groups left are written too, and each partition
  *	  is read back into the emptied table, rows of equal keys merging as a
  *	  parallel plan's final node merges its workers' groups; its groups
