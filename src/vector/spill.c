@@ -142,6 +142,20 @@ spill_add_parts(TesseraSpill *s, int nsub, int depth)
 	return base;
 }
 
+/* Block blk onto a list of blocks (in longcxt), grown by doubling. */
+static void
+spill_push_block(TesseraSpill *s, int64 **list, int *n, int *cap, int64 blk)
+{
+	if (*n == *cap)
+	{
+		*cap = Max(*cap * 2, 16);
+		*list = *list == NULL ?
+			MemoryContextAlloc(s->longcxt, sizeof(int64) * *cap) :
+			repalloc(*list, sizeof(int64) * *cap);
+	}
+	(*list)[(*n)++] = blk;
+}
+
 /* Partition p's full block, to a free block of the file or its end. */
 static void
 spill_flush(TesseraSpill *s, TesseraSpillPart *part)
@@ -162,14 +176,7 @@ spill_flush(TesseraSpill *s, TesseraSpillPart *part)
 				 errmsg("could not seek to block " INT64_FORMAT " of a TesseraAgg spill file: %m",
 						blk)));
 	BufFileWrite(s->file, part->buf, BLCKSZ);
-	if (part->nblocks == part->cap)
-	{
-		part->cap = Max(part->cap * 2, 16);
-		part->blocks = part->blocks == NULL ?
-			MemoryContextAlloc(s->longcxt, sizeof(int64) * part->cap) :
-			repalloc(part->blocks, sizeof(int64) * part->cap);
-	}
-	part->blocks[part->nblocks++] = blk;
+	spill_push_block(s, &part->blocks, &part->nblocks, &part->cap, blk);
 	part->pos = 0;
 }
 
@@ -256,14 +263,7 @@ spill_take(TesseraSpill *s, int p, char *dst, Size n)
 							(errcode_for_file_access(),
 							 errmsg("could not read block " INT64_FORMAT " of a TesseraAgg spill file: %m",
 									blk)));
-				if (s->nfree == s->free_cap)
-				{
-					s->free_cap = Max(s->free_cap * 2, 64);
-					s->free_blocks = s->free_blocks == NULL ?
-						MemoryContextAlloc(s->longcxt, sizeof(int64) * s->free_cap) :
-						repalloc(s->free_blocks, sizeof(int64) * s->free_cap);
-				}
-				s->free_blocks[s->nfree++] = blk;
+				spill_push_block(s, &s->free_blocks, &s->nfree, &s->free_cap, blk);
 				s->ravail = BLCKSZ;
 			}
 			else if (!part->tail_read && part->pos > 0)
