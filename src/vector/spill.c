@@ -609,7 +609,6 @@ TesseraSpillFinish(TesseraSpill *s, TesseraGroups *g, TAggSpec *specs,
 	if (s->npart == 0)
 		return;
 	TesseraSpillGroups(s, g, specs, longcxt, tmpcxt);
-
 	s->cur = -1;
 	s->loaded = false;
 }
