@@ -47,6 +47,7 @@ OBJS = \
 	src/vector/expr.o \
 	src/vector/aggtrans.o \
 	src/vector/groups.o \
+	src/vector/group_keys.o \
 	src/vector/slices.o \
 	src/vector/spill.o \
 	src/vector/memory.o \

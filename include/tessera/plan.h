@@ -329,6 +329,8 @@ typedef enum TaggPrivate
 								 * of the others, not grouped on (TesseraGroupsCarry) */
 	TAGG_PRIVATE_SLICES,		/* > 1: sliced, each process grouping the rows
 								 * whose keys hash into the slices it takes */
+	TAGG_PRIVATE_GROUP_LIMIT,	/* > 0: a LIMIT with no ORDER BY needs no more
+								 * groups than this (TesseraGroups.limit) */
 	TAGG_PRIVATE_NFIELDS
 } TaggPrivate;
 

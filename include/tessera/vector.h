@@ -331,6 +331,9 @@ TesseraUnzigzag(uint64 v)
 
 /* ---- group tables (vector/groups.c) ---- */
 
+/* a string key's id for a value not interned: a full table (limit) has no group of it */
+#define TAGG_ID_ABSENT (-2)
+
 /* A GROUP BY column; strings are interned to dense ids. */
 #define TAGG_VALUE_CACHE 1024
 
@@ -404,6 +407,19 @@ typedef struct TesseraGroups
 	bool	   *keynull;		/* [ngroups * nkeys] */
 	int			ngroups;
 	int			cap;
+	int			limit;			/* > 0: no more groups than this are made (a
+								 * LIMIT with no ORDER BY wants only some
+								 * groups, each complete): once there are,
+								 * rows of other keys are in none (-1), and a
+								 * string key's values not met are not
+								 * interned (their id is TAGG_ID_ABSENT) */
+	uint64	   *kfilter;		/* a full table's keys: per grouped key a bitmap
+								 * of its values' hashes (TAGG_KFILTER_BITS),
+								 * NULL: not built */
+	bool	   *kfilter_null;	/* per grouped key: some group's is NULL */
+	int32	   *frows;			/* per batch: the rows the bitmaps pass */
+	bool	   *fpass;			/* ... as a flag per row */
+	int			frows_cap;
 	int			null_group;		/* one key: the NULL key's group, -1: none yet */
 	struct TAggSlot *slots;		/* open addressing: tag, group index (-1: free), key */
 	uint32		nslots;

@@ -113,6 +113,9 @@ TesseraAggExplain(CustomScanState *node, List *ancestors, ExplainState *es)
 							deparse_expression((Node *) make_ands_explicit(quals), context,
 											   es->verbose, false), es);
 	}
+	/* a LIMIT with no ORDER BY: the first groups made, each complete */
+	if (as->group_limit > 0)
+		ExplainPropertyInteger("Group Limit", NULL, as->group_limit, es);
 	/* sliced: every process groups the rows of the slices it takes */
 	if (as->nslices > 1)
 		ExplainPropertyInteger("Slices", NULL, as->nslices, es);

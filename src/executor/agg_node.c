@@ -192,6 +192,9 @@ tagg_begin(CustomScanState *node, EState *estate, int eflags)
 	as->partials.cxt = as->buf_cxt;
 	as->distinct = intVal(list_nth(priv, TAGG_PRIVATE_NDISTINCT)) > 0;
 	as->est_groups = intVal(list_nth(priv, TAGG_PRIVATE_GROUPS));
+	as->group_limit = intVal(list_nth(priv, TAGG_PRIVATE_GROUP_LIMIT));
+	if (as->group_limit > 0)
+		as->est_groups = Min(as->est_groups, as->group_limit);
 	if (as->mode != TAGG_FINAL)
 	{
 		TupleDesc	reldesc = RelationGetDescr(node->ss.ss_currentRelation);
@@ -328,6 +331,7 @@ tagg_reset(TesseraAggState *as)
 {
 	TesseraGroupsReset(&as->groups, as->groups.nkeys > 0 ? 256 : 1);
 	TesseraGroupsPresize(&as->groups, as->est_groups);
+	as->groups.limit = as->group_limit;
 	if (as->memo_building)
 		TesseraGroupsReserve(&as->groups, as->est_groups);
 	as->spill.est_groups = as->est_groups;
@@ -359,7 +363,11 @@ tagg_should_spill(TesseraAggState *as, int rows)
 {
 	TesseraGroups *g = &as->groups;
 
-	if (g->nkeys == 0 || g->ngroups <= 1)
+	/*
+	 * (A full table of limited groups makes none and interns nothing more:
+	 * it does not spill, since rows of its groups would then be left out.)
+	 */
+	if (g->nkeys == 0 || g->ngroups <= 1 || (g->limit > 0 && g->ngroups >= g->limit))
 		return false;
 	if (rows >= 0)
 		as->spill.rows_since += rows;
@@ -385,6 +393,12 @@ tagg_check_memory(TesseraAggState *as, int rows)
 			as->memo_failed = true;
 			return;
 		}
+		/*
+		 * Spilled groups would be merged with rows a full table left out:
+		 * past hash_mem before its limit, the table has no limit (no row
+		 * was left out yet).
+		 */
+		as->groups.limit = 0;
 		TesseraSpillGroups(&as->spill, &as->groups, as->specs,
 						   as->ts.css.ss.ps.state->es_query_cxt, as->vx_cxt);
 		as->ok = NULL;

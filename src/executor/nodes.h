@@ -302,6 +302,7 @@ typedef struct TesseraAggState
 	 */
 	bool		distinct;
 	int			est_groups;		/* the planner's estimate, to size the hash table */
+	int			group_limit;	/* TAGG_PRIVATE_GROUP_LIMIT: the groups' limit, 0: none */
 	TesseraComputed comp;		/* expressions computed per row (TAGG_COMPUTED_ATTIDX + j) */
 	TesseraStar star;			/* dimensions joined to the table, if any */
 	TesseraComputed star_filters;	/* its filters on the joined rows */

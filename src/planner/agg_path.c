@@ -634,6 +634,7 @@ tagg_add_sliced_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *outpu
 	CustomPath *sliced = makeNode(CustomPath);
 	double		out_rows = tagg_output_rows(root, groups);
 	List	   *topn = TesseraAggTopNPlan(root, cxt->aggs);
+	int			group_limit;
 	Cost		group_cost,
 				miss_cost = 0;
 	GatherPath *gather;
@@ -664,6 +665,10 @@ tagg_add_sliced_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *outpu
 	 * groups (ClickBench's MobilePhoneModel, count(DISTINCT UserID)) went
 	 * from 0.13 s to 0.19 s sliced.
 	 */
+	/* (a LIMIT with no ORDER BY: the serial node makes only the groups it takes) */
+	group_limit = TesseraAggGroupLimit(root, cxt->group_vars, cxt->distinct_var);
+	if (group_limit > 0 && group_limit < groups)
+		return;
 	if (nslices < 2 || cxt->star != NULL || !output_rel->consider_parallel ||
 		(cxt->group_vars != NIL ? groups : counts_only ? inner_groups : 0) < 500.0 * nslices)
 		return;
@@ -1203,6 +1208,8 @@ tessera_create_upper_paths(PlannerInfo *root, UpperRelationKind stage, RelOptInf
 	cpath->path.rows = tagg_output_rows(root, groups);
 	cpath->path.startup_cost = seq_page_cost * est.phys_pages * est.read_frac + run_cost;
 	cpath->path.total_cost = cpath->path.startup_cost + cpu_tuple_cost * groups;
+	TesseraAggGroupLimitCost(root, cxt.group_vars, cxt.distinct_var, groups, spill_cost,
+							 &cpath->path);
 	foreach(lc, cxt.star != NULL ? cxt.star->dims : NIL)
 		cpath->custom_paths = lappend(cpath->custom_paths,
 									  ((TesseraStarDimPlan *) lfirst(lc))->path);
@@ -1470,6 +1477,12 @@ tagg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *
 	cscan->custom_private = lappend(cscan->custom_private,
 									copyObject(list_nth(best_path->custom_private,
 														TAGG_PATH_SLICES)));
+	cscan->custom_private = lappend(cscan->custom_private,
+									makeInteger(mode == TAGG_SERIAL &&
+												intVal(list_nth(best_path->custom_private,
+																TAGG_PATH_SLICES)) <= 1 ?
+												TesseraAggGroupLimit(root, group_vars,
+																	 distinct_var) : 0));
 	Assert(list_length(cscan->custom_private) == TAGG_PRIVATE_NFIELDS);
 	return &cscan->scan.plan;
 }

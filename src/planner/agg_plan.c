@@ -2,8 +2,9 @@
  *
  * agg_plan.c
  *	  Parts of a TesseraAgg plan decided from the query as a whole: the memo
- *	  that answers a correlated subquery's runs from one grouped pass, and
- *	  the top-N of groups an ORDER BY count LIMIT keeps.
+ *	  that answers a correlated subquery's runs from one grouped pass, the
+ *	  top-N of groups an ORDER BY count LIMIT keeps, and the groups a LIMIT
+ *	  with no ORDER BY needs.
  *
  * IDENTIFICATION
  *	  src/planner/agg_plan.c
@@ -227,31 +228,55 @@ TesseraAggMemoCost(PlannerInfo *root, Index relid, List *vector, int nspecs, Cus
  * descending], or NIL.  Known on the path too (agg_path.c prices what a
  * sliced aggregation hands up by it).
  */
-List *
-TesseraAggTopNPlan(PlannerInfo *root, List *aggs)
+/*
+ * The rows the query level's LIMIT and OFFSET take, n + m, where both are
+ * constants (root->limit_tuples is not set for a grouping) and the sum is
+ * at most PG_INT32_MAX / 2; else 0.
+ */
+static int
+limit_rows(Query *parse)
 {
-	Query	   *parse = root->parse;
 	Const	   *count = (Const *) parse->limitCount;
 	Const	   *offset = (Const *) parse->limitOffset;
 	int64		rows;
-	PathKey    *pk;
-	ListCell   *lc;
 
-	/* (root->limit_tuples is not set for a grouping) */
 	if (count == NULL || !IsA(count, Const) || count->consttype != INT8OID || count->constisnull ||
-		DatumGetInt64(count->constvalue) < 1 || DatumGetInt64(count->constvalue) > PG_INT32_MAX / 4)
-		return NIL;
+		DatumGetInt64(count->constvalue) < 1 || DatumGetInt64(count->constvalue) > PG_INT32_MAX / 4 ||
+		parse->limitOption != LIMIT_OPTION_COUNT)
+		return 0;
 	rows = DatumGetInt64(count->constvalue);
 	if (offset != NULL)
 	{
 		if (!IsA(offset, Const) || offset->consttype != INT8OID ||
 			DatumGetInt64(offset->constvalue) > PG_INT32_MAX / 4)
-			return NIL;
+			return 0;
 		if (!offset->constisnull)
 			rows += Max(DatumGetInt64(offset->constvalue), 0);
 	}
-	if (root->sort_pathkeys == NIL || parse->hasWindowFuncs || parse->distinctClause != NIL ||
-		parse->hasTargetSRFs || parse->groupingSets != NIL || parse->havingQual != NULL)
+	return (int) rows;
+}
+
+/*
+ * Nothing between the query level's grouping and its LIMIT but a
+ * projection: no window function, DISTINCT, set-returning function,
+ * grouping sets or HAVING.  (A sort is the caller's to rule in or out.)
+ */
+static bool
+limit_takes_groups(Query *parse)
+{
+	return !parse->hasWindowFuncs && parse->distinctClause == NIL && !parse->hasTargetSRFs &&
+		parse->groupingSets == NIL && parse->havingQual == NULL;
+}
+
+List *
+TesseraAggTopNPlan(PlannerInfo *root, List *aggs)
+{
+	Query	   *parse = root->parse;
+	int			rows = limit_rows(parse);
+	PathKey    *pk;
+	ListCell   *lc;
+
+	if (rows == 0 || root->sort_pathkeys == NIL || !limit_takes_groups(parse))
 		return NIL;
 	pk = linitial(root->sort_pathkeys);
 	if (pk->pk_opfamily != INTEGER_BTREE_FAM_OID)
@@ -268,10 +293,50 @@ TesseraAggTopNPlan(PlannerInfo *root, List *aggs)
 			/* count(*), count(x), count(DISTINCT x): TesseraAgg's counts */
 			if (equal(expr, agg) &&
 				(agg->aggfnoid == F_COUNT_ || agg->aggfnoid == F_COUNT_ANY))
-				return list_make3(makeInteger((int) rows),
+				return list_make3(makeInteger(rows),
 								  makeInteger(foreach_current_index(la)),
 								  makeInteger(TesseraPathKeyDescending(pk)));
 		}
 	}
 	return NIL;
+}
+
+/*
+ * `GROUP BY … LIMIT n [OFFSET m]` with no ORDER BY returns any n + m groups
+ * (SQL leaves which to the system), each with its aggregates over all its
+ * rows.  The aggregation makes the first n + m groups it meets and leaves
+ * out the rows of any other key (TesseraGroups.limit): every row is still
+ * read, but the table stays small, nothing spills, and a string no group
+ * has is not interned.  Serial plans only: partial nodes cannot know which
+ * groups the others made, and a sliced plan's processes would each read
+ * the whole table for groups that a serial node now makes cheaply.  Not
+ * with count(DISTINCT), whose inner groups are keyed on its column too.
+ * The limit, or 0.
+ */
+int
+TesseraAggGroupLimit(PlannerInfo *root, List *group_vars, Var *distinct_var)
+{
+	Query	   *parse = root->parse;
+
+	if (group_vars == NIL || distinct_var != NULL || root->sort_pathkeys != NIL ||
+		!limit_takes_groups(parse))
+		return 0;
+	return limit_rows(parse);
+}
+
+/*
+ * A serial path's price under a group limit that leaves out groups: no
+ * spill, and each row's lookup in a table that stays in cache.
+ */
+void
+TesseraAggGroupLimitCost(PlannerInfo *root, List *group_vars, Var *distinct_var, double groups,
+						 Cost spill_cost, Path *path)
+{
+	int			limit = TesseraAggGroupLimit(root, group_vars, distinct_var);
+
+	if (limit == 0 || limit >= groups)
+		return;
+	path->rows = Min(path->rows, limit);
+	path->startup_cost -= spill_cost;
+	path->total_cost = path->startup_cost + cpu_tuple_cost * limit;
 }

@@ -42,6 +42,9 @@ extern List *TesseraAggMemoPlan(PlannerInfo *root, Index relid, List *skip, List
 extern void TesseraAggMemoCost(PlannerInfo *root, Index relid, List *vector, int nspecs,
 							   CustomPath *path);
 extern List *TesseraAggTopNPlan(PlannerInfo *root, List *aggs);
+extern int	TesseraAggGroupLimit(PlannerInfo *root, List *group_vars, Var *distinct_var);
+extern void TesseraAggGroupLimitCost(PlannerInfo *root, List *group_vars, Var *distinct_var,
+									 double groups, Cost spill_cost, Path *path);
 
 /* scan_path.c */
 extern Cost TesseraScanPathVectors(PlannerInfo *root, Path *path);

@@ -16,10 +16,11 @@
  *	  - several keys that are small non-negative values or ids (strings
  *		always are) pack losslessly into 64 bits, and a direct-mapped cache
  *		of packed keys finds their group;
- *	  - a dictionary-encoded string column is interned once per distinct
- *		value per batch, rows mapping through their codes; other string
- *		columns look up each address once per batch.
+ *	  - the keys' ids come from group_keys.c, strings interned there.
  *	  The NULL key of a single-key table has a group found without hashing.
+ *	  A table may be limited to the first groups it makes (a LIMIT with no
+ *	  ORDER BY): full, it leaves out rows of other keys, most of them by a
+ *	  bitmap of its keys' values before any lookup.
  *
  * IDENTIFICATION
  *	  src/vector/groups.c
@@ -35,18 +36,9 @@
 
 #include "tessera/tessera.h"
 #include "tessera/vector.h"
+#include "groups_int.h"
 
 /* the header-only build of Debian's libxxhash: nothing to link */
-#define XXH_INLINE_ALL
-#include <xxhash.h>
-
-/* The hash strings are interned by (XXH3: a few ns for a short string). */
-static inline uint32
-key_string_hash(const char *data, int len)
-{
-	return (uint32) XXH3_64bits(data, len);
-}
-
 /* Set up a table keyed as the planner's key descriptions say, states of nspecs aggregates. */
 void
 TesseraGroupsInit(TesseraGroups *gt, List *key_descs, int nspecs, MemoryContext cxt)
@@ -106,6 +98,11 @@ TesseraGroupsReset(TesseraGroups *gt, int cap)
 	gt->pcache_used = false;
 	gt->nslots = 0;
 	gt->slots = NULL;
+	gt->kfilter = NULL;
+	gt->kfilter_null = NULL;
+	gt->frows = NULL;
+	gt->fpass = NULL;
+	gt->frows_cap = 0;
 	gt->direct = NULL;
 	gt->gidx = NULL;
 	gt->lgidx = NULL;
@@ -319,9 +316,9 @@ rehash(TesseraGroups *gt, uint32 nslots)
 }
 
 /*
- * The group of these keys, whose hash_keys is hash, created if new.  (One
- * NULL key is not looked up here: TesseraGroupsLookup and the callers keep
- * its group aside.)
+ * The group of these keys, whose hash_keys is hash, created if new (-1 if
+ * new and the table is full).  (One NULL key is not looked up here:
+ * TesseraGroupsLookup and the callers keep its group aside.)
  */
 static inline int
 find_group_hashed(TesseraGroups *gt, const int64 *keys, const bool *nulls, uint64 hash)
@@ -342,6 +339,8 @@ find_group_hashed(TesseraGroups *gt, const int64 *keys, const bool *nulls, uint6
 
 		if (slot->group < 0)
 		{
+			if (groups_full(gt))
+				return -1;
 			slot->group = new_group(gt, keys, nulls);
 			if (nh == 1)
 				slot->key = keys[0];
@@ -418,458 +417,6 @@ prefetch_ahead(TesseraGroups *gt, int p, int np)
 }
 
 /*
- * The dense id of a string key's value d, whose bytes are data (len of them,
- * key_string_hash hash), interned on first sight.
- */
-static int32
-intern_bytes(TesseraGroups *gt, TAggKey *key, Datum d, const char *data, int len, uint32 hash)
-{
-	uint32		h;
-
-	if (key->nstrs * 2 >= (int) key->nslots)
-	{
-		uint32		nslots = Max(key->nslots * 2, 256);
-		uint64	   *old = key->slots;
-
-		key->slots = TesseraAllocLarge(gt->cxt, sizeof(uint64) * nslots, 0);
-		memset(key->slots, 0xff, sizeof(uint64) * nslots);
-		for (uint32 i = 0; i < key->nslots; i++)
-		{
-			if (old[i] == ~UINT64CONST(0))
-				continue;
-			h = (uint32) (old[i] >> 32) & (nslots - 1);
-			while (key->slots[h] != ~UINT64CONST(0))
-				h = (h + 1) & (nslots - 1);
-			key->slots[h] = old[i];
-		}
-		if (old != NULL)
-			pfree(old);
-		key->nslots = nslots;
-	}
-	/*
-	 * Each slot keeps its value's hash beside its id: a probe compares the
-	 * bytes of a value only where the hashes are equal (the values are
-	 * elsewhere in memory, a cache miss each: 20% of ClickBench's q13)
-	 */
-	h = hash & (key->nslots - 1);
-	for (;;)
-	{
-		uint64		slot = key->slots[h];
-		int32		id;
-		const char *od;
-		int			ol;
-
-		if (slot == ~UINT64CONST(0))
-			break;
-		id = (int32) (uint32) slot;
-		if ((uint32) (slot >> 32) == hash)
-		{
-			TesseraGroupKeyBytes(key, key->strs[id], &od, &ol);
-			if (ol == len && memcmp(od, data, len) == 0)
-				return id;
-		}
-		h = (h + 1) & (key->nslots - 1);
-	}
-	/* new: keep a copy of the first value seen, as PostgreSQL's Agg does */
-	if (key->nstrs == key->strcap)
-	{
-		key->strcap = Max(key->strcap * 2, 64);
-		key->strs = key->strs == NULL ?
-			MemoryContextAlloc(gt->cxt, sizeof(Datum) * key->strcap) :
-			repalloc(key->strs, sizeof(Datum) * key->strcap);
-	}
-	{
-		MemoryContext old = MemoryContextSwitchTo(gt->cxt);
-
-		key->strs[key->nstrs] = PointerGetDatum(PG_DETOAST_DATUM_COPY(d));
-		MemoryContextSwitchTo(old);
-	}
-	key->slots[h] = (uint64) hash << 32 | (uint32) key->nstrs;
-	return key->nstrs++;
-}
-
-/* The dense id of a string key's value, interned on first sight. */
-static int32
-intern_string(TesseraGroups *gt, TAggKey *key, Datum d)
-{
-	const char *data;
-	int			len;
-
-	TesseraGroupKeyBytes(key, d, &data, &len);
-	return intern_bytes(gt, key, d, data, len, key_string_hash(data, len));
-}
-
-/*
- * The id of a TAGG_KEY_NUMINT key's value: the integer, or the ends of the
- * int64 range for the infinities (extract's integer fields reach neither).
- */
-int64
-TesseraGroupNumIntId(Datum d)
-{
-	Numeric		num = DatumGetNumeric(d);
-	int128		v;
-	int			scale;
-
-	if (TesseraNumericScaled(d, &v, &scale) && scale == 0 &&
-		v > PG_INT64_MIN && v < PG_INT64_MAX)
-		return (int64) v;
-	if (numeric_is_inf(num))
-		return DatumGetBool(DirectFunctionCall2(numeric_gt, d,
-												NumericGetDatum(int64_to_numeric(0)))) ?
-			PG_INT64_MAX : PG_INT64_MIN;
-	elog(ERROR, "TesseraAgg: group key value is not an integer");
-	return 0;					/* keep compiler quiet */
-}
-
-/* A TAGG_KEY_NUMINT key's value from its id. */
-static Datum
-numint_datum(int64 v)
-{
-	if (v == PG_INT64_MAX || v == PG_INT64_MIN)
-		return DirectFunctionCall3(numeric_in, CStringGetDatum(v > 0 ? "Infinity" : "-Infinity"),
-								   ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
-	return NumericGetDatum(int64_to_numeric(v));
-}
-
-/* The id of one value of key column key. */
-static int64
-key_id(TesseraGroups *gt, TAggKey *key, Datum d)
-{
-	if (key->kind == TAGG_KEY_INT)
-		return TesseraIntDatum(d, key->typlen);
-	if (key->kind == TAGG_KEY_NUMINT)
-		return TesseraGroupNumIntId(d);
-	return intern_string(gt, key, d);
-}
-
-/*
- * The id of string key key's value v (not NULL).  Dictionary chunks repeat
- * the same addresses: they are looked up once.  Other chunks have an
- * address per row; a value met earlier in the batch is compared with that
- * row's bytes, still in the cache, instead of the interned copy, which is
- * not (ClickBench's SearchPhrase).  The caller clears both caches at the
- * start of each batch.
- */
-static inline int32
-string_id_hashed(TesseraGroups *gt, TAggKey *key, Datum v, const char *data, int len,
-				 uint32 hash)
-{
-	uint32		h = hash & (TAGG_VALUE_CACHE - 1);
-
-	if (key->vc_data[h] == NULL || key->vc_hash[h] != hash || key->vc_len[h] != len ||
-		memcmp(key->vc_data[h], data, len) != 0)
-	{
-		key->vc_data[h] = data;
-		key->vc_hash[h] = hash;
-		key->vc_len[h] = len;
-		key->vc_id[h] = intern_bytes(gt, key, v, data, len, hash);
-	}
-	return key->vc_id[h];
-}
-
-static inline int32
-string_id(TesseraGroups *gt, TAggKey *key, Datum v)
-{
-	Pointer		ptr = DatumGetPointer(v);
-	uint32		c = (uint32) (((uint64) (uintptr_t) ptr * UINT64CONST(0x9E3779B97F4A7C15)) >> 56);
-
-	if (key->ptr_cache[c] != ptr)
-	{
-		const char *data;
-		int			len;
-
-		TesseraGroupKeyBytes(key, v, &data, &len);
-		key->ptr_ids[c] = string_id_hashed(gt, key, v, data, len, key_string_hash(data, len));
-		key->ptr_cache[c] = ptr;
-	}
-	return key->ptr_ids[c];
-}
-
-/*
- * The ids of a string column: a row whose address an earlier row of the
- * batch had (a dictionary's entries, a star join's dimension values) takes
- * that row's id; the others (a plain chunk: an address per row) are all
- * hashed first and then looked up in order with the lookups of later rows
- * fetched ahead in three steps -- the intern slot of the row STR_AHEAD * 3
- * on, the value the slot of the row STR_AHEAD * 2 on names, that value's
- * bytes for the row STR_AHEAD on -- since past the CPU caches each is a
- * miss that would otherwise wait in turn on the one before it (ClickBench's
- * SearchPhrase, 100,000 distinct, 1.3M rows: the interned value's first
- * byte was most of the lookup; 351 -> 283-304 ms serially at 16 rows
- * apart, 325 at 4, 303 at 32).
- */
-#define STR_AHEAD 16
-
-static void
-key_ids_strings(TesseraGroups *gt, TAggKey *key, const Datum *values, const bool *isnull,
-				const bool *ok, int n)
-{
-	uint32	   *hv;
-	int32	   *src;
-
-	if (key->hbuf_cap < n)
-	{
-		key->hbuf_cap = Max(n, 1024);
-		key->hbuf = MemoryContextAlloc(gt->cxt, sizeof(uint32) * key->hbuf_cap);
-		key->sbuf = MemoryContextAlloc(gt->cxt, sizeof(int32) * key->hbuf_cap);
-	}
-	hv = key->hbuf;
-	src = key->sbuf;
-	memset(key->ptr_cache, 0, sizeof(key->ptr_cache));
-	/* src[i]: -1 looked up, -2 not counted, else the earlier row of the same address */
-	for (int i = 0; i < n; i++)
-	{
-		Pointer		ptr = DatumGetPointer(values[i]);
-		uint32		c = (uint32) (((uint64) (uintptr_t) ptr * UINT64CONST(0x9E3779B97F4A7C15)) >> 56);
-		const char *data;
-		int			len;
-
-		hv[i] = 0;
-		if (isnull[i] || (ok && !ok[i]))
-		{
-			src[i] = -2;
-			continue;
-		}
-		if (key->ptr_cache[c] == ptr)
-		{
-			src[i] = key->ptr_ids[c];
-			continue;
-		}
-		key->ptr_cache[c] = ptr;
-		key->ptr_ids[c] = i;
-		src[i] = -1;
-		TesseraGroupKeyBytes(key, values[i], &data, &len);
-		hv[i] = key_string_hash(data, len);
-	}
-	for (int i = 0; i < n; i++)
-	{
-		const char *data;
-		int			len;
-
-		if (src[i] != -1)
-		{
-			key->ids[i] = src[i] >= 0 ? key->ids[src[i]] : 0;
-			continue;
-		}
-		if (key->nslots > 0)
-		{
-			uint32		mask = key->nslots - 1;
-			uint64		slot;
-
-			if (i + STR_AHEAD * 3 < n)
-				__builtin_prefetch(&key->slots[hv[i + STR_AHEAD * 3] & mask]);
-			if (i + STR_AHEAD * 2 < n)
-			{
-				slot = key->slots[hv[i + STR_AHEAD * 2] & mask];
-				if (slot != ~UINT64CONST(0))
-					__builtin_prefetch(&key->strs[(uint32) slot]);
-			}
-			if (i + STR_AHEAD < n)
-			{
-				slot = key->slots[hv[i + STR_AHEAD] & mask];
-				if (slot != ~UINT64CONST(0) && (uint32) (slot >> 32) == hv[i + STR_AHEAD])
-					__builtin_prefetch(DatumGetPointer(key->strs[(uint32) slot]));
-			}
-		}
-		TesseraGroupKeyBytes(key, values[i], &data, &len);
-		key->ids[i] = string_id_hashed(gt, key, values[i], data, len, hv[i]);
-	}
-}
-
-/* Each row's id for key column j of the batch: values or string ids. */
-static void
-key_ids(TesseraGroups *gt, TAggKey *key, TesseraBatch *b, const bool *ok, int n)
-{
-	Datum	   *values;
-	bool	   *isnull;
-
-	if (key->attidx >= TAGG_COMPUTED_ATTIDX)
-	{
-		/* an expression the node computed for this batch */
-		values = key->cvalues;
-		isnull = key->cnulls;
-	}
-	else if (key->kind == TAGG_KEY_TEXT || key->kind == TAGG_KEY_BPCHAR)
-	{
-		int64	   *codes;
-		Datum	   *entries;
-		int			ndict;
-
-		if (TesseraBatchDict(b, key->attidx, &codes, &entries, &ndict))
-		{
-			/*
-			 * A dictionary chunk: each distinct value is interned once, on
-			 * the first row that counts, and rows map through their codes.
-			 */
-			int32	   *map;
-			bool	   *nulls;
-
-			if (key->map_cap < ndict)
-			{
-				key->map_cap = Max(ndict, 256);
-				key->dict_map = MemoryContextAlloc(gt->cxt, sizeof(int32) * key->map_cap);
-			}
-			if (key->nulls_cap < n)
-			{
-				key->nulls_cap = Max(n, 1024);
-				key->own_nulls = MemoryContextAlloc(gt->cxt, key->nulls_cap);
-			}
-			map = key->dict_map;
-			nulls = key->own_nulls;
-			memset(map, 0xff, sizeof(int32) * ndict);
-			for (int i = 0; i < n; i++)
-			{
-				int64		c = codes[i];
-
-				nulls[i] = c < 0;
-				if (c < 0 || (ok && !ok[i]))
-				{
-					key->ids[i] = 0;
-					continue;
-				}
-				if (map[c] < 0)
-					map[c] = intern_string(gt, key, entries[c]);
-				key->ids[i] = map[c];
-			}
-			key->nulls = nulls;
-			return;
-		}
-	}
-	if (key->attidx < TAGG_COMPUTED_ATTIDX)
-		TesseraBatchColumn(b, key->attidx, &values, &isnull);
-	key->nulls = isnull;
-	if (key->kind == TAGG_KEY_NUMINT)
-	{
-		/* (a computed key: rows that do not count have no value) */
-		if (key->cints != NULL)
-			for (int i = 0; i < n; i++)
-				key->ids[i] = isnull[i] || (ok && !ok[i]) ? 0 : key->cints[i];
-		else
-			for (int i = 0; i < n; i++)
-				key->ids[i] = isnull[i] || (ok && !ok[i]) ? 0 : TesseraGroupNumIntId(values[i]);
-		return;
-	}
-	if (key->kind == TAGG_KEY_INT)
-	{
-		int64	   *ids = key->ids;
-
-		/* one loop per width, so that each vectorizes */
-		if (memchr(isnull, true, n) == NULL)
-		{
-			/* no NULLs (the usual case): no test per row */
-			if (key->typlen == 1)
-				for (int i = 0; i < n; i++)
-					ids[i] = (int64) DatumGetBool(values[i]);
-			else if (key->typlen == 2)
-				for (int i = 0; i < n; i++)
-					ids[i] = (int64) DatumGetInt16(values[i]);
-			else if (key->typlen == 4)
-				for (int i = 0; i < n; i++)
-					ids[i] = (int64) DatumGetInt32(values[i]);
-			else
-				memcpy(ids, values, sizeof(int64) * n);
-		}
-		else if (key->typlen == 1)
-			for (int i = 0; i < n; i++)
-				ids[i] = isnull[i] ? 0 : (int64) DatumGetBool(values[i]);
-		else if (key->typlen == 2)
-			for (int i = 0; i < n; i++)
-				ids[i] = isnull[i] ? 0 : (int64) DatumGetInt16(values[i]);
-		else if (key->typlen == 4)
-			for (int i = 0; i < n; i++)
-				ids[i] = isnull[i] ? 0 : (int64) DatumGetInt32(values[i]);
-		else
-			for (int i = 0; i < n; i++)
-				ids[i] = isnull[i] ? 0 : DatumGetInt64(values[i]);
-		return;
-	}
-	/* strings */
-	memset(key->vc_data, 0, sizeof(key->vc_data));
-	key_ids_strings(gt, key, values, isnull, ok, n);
-}
-
-/*
- * key_ids of the rows rows[0..m) only, packed: ids[j] and nulls[j] are row
- * rows[j]'s (a sparse batch: a star join or a filter kept few rows).
- */
-static void
-key_ids_listed(TesseraGroups *gt, TAggKey *key, TesseraBatch *b, const int *rows, int m)
-{
-	int64	   *ids = key->ids;
-	bool	   *nulls;
-	Datum	   *values;
-	bool	   *isnull;
-
-	if (key->nulls_cap < m)
-	{
-		key->nulls_cap = Max(m, 1024);
-		key->own_nulls = MemoryContextAlloc(gt->cxt, key->nulls_cap);
-	}
-	nulls = key->own_nulls;
-	key->nulls = nulls;
-	if (key->attidx >= TAGG_COMPUTED_ATTIDX)
-	{
-		values = key->cvalues;
-		isnull = key->cnulls;
-	}
-	else
-	{
-		int64	   *codes;
-		Datum	   *entries;
-		int			ndict;
-
-		if ((key->kind == TAGG_KEY_TEXT || key->kind == TAGG_KEY_BPCHAR) &&
-			TesseraBatchDict(b, key->attidx, &codes, &entries, &ndict))
-		{
-			/* each entry interned once, on the first row that has it */
-			if (key->map_cap < ndict)
-			{
-				key->map_cap = Max(ndict, 256);
-				key->dict_map = MemoryContextAlloc(gt->cxt, sizeof(int32) * key->map_cap);
-			}
-			memset(key->dict_map, 0xff, sizeof(int32) * ndict);
-			for (int j = 0; j < m; j++)
-			{
-				int64		c = codes[rows[j]];
-
-				nulls[j] = c < 0;
-				if (c < 0)
-					ids[j] = 0;
-				else
-				{
-					if (key->dict_map[c] < 0)
-						key->dict_map[c] = intern_string(gt, key, entries[c]);
-					ids[j] = key->dict_map[c];
-				}
-			}
-			return;
-		}
-		/* (few rows: just theirs, not the column decoded) */
-		TesseraBatchColumnRows(b, key->attidx, rows, m, Max(b->nrows, b->chunk_rows), &values,
-							   &isnull);
-	}
-	if (key->kind != TAGG_KEY_INT && key->kind != TAGG_KEY_NUMINT)
-	{
-		memset(key->ptr_cache, 0, sizeof(key->ptr_cache));
-		memset(key->vc_data, 0, sizeof(key->vc_data));
-	}
-	for (int j = 0; j < m; j++)
-	{
-		int			i = rows[j];
-
-		nulls[j] = isnull[i];
-		if (isnull[i])
-			ids[j] = 0;
-		else if (key->kind == TAGG_KEY_INT)
-			ids[j] = TesseraIntDatum(values[i], key->typlen);
-		else if (key->kind == TAGG_KEY_NUMINT)
-			ids[j] = key->cints != NULL ? key->cints[i] : TesseraGroupNumIntId(values[i]);
-		else
-			ids[j] = string_id(gt, key, values[i]);
-	}
-}
-
-/*
  * Row i's keys as new_group stores them: the grouped ones; the carried ones
  * are filled in after the batch's lookups (TesseraGroupsFillCarried), from
  * one row per new group.
@@ -924,6 +471,7 @@ assign_multi(TesseraGroups *gt, const bool *ok, int n, int32 *gidx)
 	{
 		uint64		packed = 0;
 		bool		packs = true;
+		bool		absent = false;
 
 		if (ok && !ok[i])
 		{
@@ -938,7 +486,15 @@ assign_multi(TesseraGroups *gt, const bool *ok, int n, int32 *gidx)
 			rowkeys[j] = rownulls[j] ? 0 : id;
 			if (rownulls[j] || id < 0 || (shift < 64 && (uint64) id >= (UINT64CONST(1) << (shift - 1))))
 				packs = false;
+			if (id == TAGG_ID_ABSENT && !rownulls[j] && key_dense(&gt->gkeys[j]))
+				absent = true;
 			packed = (packed << shift) | (uint64) id;
+		}
+		if (absent)
+		{
+			/* a string no group has, of a full table */
+			gidx[i] = -1;
+			continue;
 		}
 		if (packs)
 		{
@@ -1000,13 +556,6 @@ assign_multi(TesseraGroups *gt, const bool *ok, int n, int32 *gidx)
 				gidx[i] = gidx[i - 1];
 }
 
-/* Are a key's ids dense from 0 (interned strings)? */
-static inline bool
-key_dense(const TAggKey *key)
-{
-	return key->kind == TAGG_KEY_TEXT || key->kind == TAGG_KEY_BPCHAR;
-}
-
 /*
  * Widen the direct-mapped window of an integer key to cover key, by
  * doubling it towards key, where it stays within TAGG_DIRECT_MAX entries
@@ -1064,6 +613,7 @@ assign_one(TesseraGroups *gt, const bool *ok, int first, int n, int32 *gidx)
 	int64		rowkeys[INDEX_MAX_KEYS];
 	bool		rownulls[INDEX_MAX_KEYS];
 	bool		runs = false;
+	bool		dense = key_dense(&gt->gkeys[0]);
 	int			np = 0;
 
 	rownulls[0] = false;
@@ -1079,6 +629,11 @@ assign_one(TesseraGroups *gt, const bool *ok, int first, int n, int32 *gidx)
 		}
 		if (nulls[i])
 		{
+			if (gt->null_group < 0 && groups_full(gt))
+			{
+				gidx[i] = -1;
+				continue;
+			}
 			if (gt->null_group < 0)
 			{
 				row_keys(gt, i, rowkeys, rownulls);
@@ -1088,6 +643,12 @@ assign_one(TesseraGroups *gt, const bool *ok, int first, int n, int32 *gidx)
 				rownulls[0] = false;
 			}
 			gidx[i] = gt->null_group;
+			continue;
+		}
+		if (dense && ids[i] == TAGG_ID_ABSENT)
+		{
+			/* a string no group has, of a full table */
+			gidx[i] = -1;
 			continue;
 		}
 		d = (uint64) (ids[i] - gt->direct_base);
@@ -1157,6 +718,102 @@ assign_one(TesseraGroups *gt, const bool *ok, int first, int n, int32 *gidx)
 }
 
 /*
+ * A full table of few groups (limit, below) is met by few values of each
+ * key: a bitmap of their hashes per key passes the rows that may be in a
+ * group and drops the others before any string is hashed or group looked
+ * up (`GROUP BY UserID, SearchPhrase LIMIT 10`: 10 user ids pass a row in
+ * a million, whose phrases alone are then read).
+ */
+#define TAGG_KFILTER_BITS 16384
+#define TAGG_KFILTER_MAX_GROUPS 1024
+
+static inline uint32
+kfilter_bit(int64 id)
+{
+	return (uint32) (((uint64) id * UINT64CONST(0x9E3779B97F4A7C15)) >> 50);
+}
+
+static void
+kfilter_build(TesseraGroups *gt)
+{
+	int			words = TAGG_KFILTER_BITS / 64;
+
+	gt->kfilter = MemoryContextAllocZero(gt->cxt, sizeof(uint64) * words * gt->nhash);
+	gt->kfilter_null = MemoryContextAllocZero(gt->cxt, sizeof(bool) * gt->nhash);
+	for (int g = 0; g < gt->ngroups; g++)
+		for (int j = 0; j < gt->nhash; j++)
+		{
+			Size		at = (Size) g * gt->nkeys + j;
+
+			if (gt->keynull[at])
+				gt->kfilter_null[j] = true;
+			else
+			{
+				uint32		bit = kfilter_bit(gt->keys[at]);
+
+				gt->kfilter[j * words + bit / 64] |= UINT64CONST(1) << (bit % 64);
+			}
+		}
+}
+
+/*
+ * The rows of the batch (of those ok keeps) whose keys' values all pass the
+ * bitmaps, into gt->frows; how many.  Only the keys whose ids are cheap are
+ * tested: integers, and strings of a dictionary chunk (ids per entry); -1
+ * if none is.
+ */
+static int
+kfilter_rows(TesseraGroups *gt, TesseraBatch *b, const bool *ok, int n)
+{
+	int			words = TAGG_KFILTER_BITS / 64;
+	bool	   *pass = NULL;
+	int			m = 0;
+
+	for (int j = 0; j < gt->nhash; j++)
+	{
+		TAggKey    *key = &gt->gkeys[j];
+		const uint64 *bits = &gt->kfilter[j * words];
+		int64	   *codes;
+		Datum	   *entries;
+		int			ndict;
+
+		if (key->kind != TAGG_KEY_INT && key->kind != TAGG_KEY_NUMINT &&
+			(key->attidx >= TAGG_COMPUTED_ATTIDX ||
+			 !TesseraBatchDict(b, key->attidx, &codes, &entries, &ndict)))
+			continue;
+		if (key->ids == NULL || key->ids_cap < n)
+		{
+			key->ids_cap = Max(n, 1024);
+			key->ids = MemoryContextAlloc(gt->cxt, sizeof(int64) * key->ids_cap);
+		}
+		TesseraGroupKeyIds(gt, key, b, pass != NULL ? pass : ok, n);
+		if (pass == NULL)
+		{
+			pass = gt->fpass;
+			if (ok != NULL)
+				memcpy(pass, ok, n);
+			else
+				memset(pass, true, n);
+		}
+		for (int i = 0; i < n; i++)
+		{
+			uint32		bit = kfilter_bit(key->ids[i]);
+
+			pass[i] &= key->nulls[i] ? gt->kfilter_null[j] :
+				(bits[bit / 64] >> (bit % 64)) & 1;
+		}
+	}
+	if (pass == NULL)
+		return -1;
+	for (int i = 0; i < n; i++)
+	{
+		gt->frows[m] = i;
+		m += pass[i];
+	}
+	return m;
+}
+
+/*
  * Each of the batch's n rows' group (-1 for rows ok leaves out), in an array
  * owned by the table (valid until the next call).  rows, when not NULL, are
  * the m rows ok keeps, ascending (a sparse batch): only they are looked at.
@@ -1180,6 +837,26 @@ TesseraGroupsAssign(TesseraGroups *gt, TesseraBatch *b, const bool *ok, int n, c
 	}
 	gt->carry_first = gt->ngroups;
 	gt->ncarry = 0;
+	/* a full table of few groups: the rows its keys' bitmaps pass, as a list */
+	if (rows == NULL && groups_full(gt) && gt->limit <= TAGG_KFILTER_MAX_GROUPS)
+	{
+		int			passed;
+
+		if (gt->kfilter == NULL)
+			kfilter_build(gt);
+		if (gt->frows_cap < n)
+		{
+			gt->frows_cap = Max(n, 1024);
+			gt->frows = MemoryContextAlloc(gt->cxt, sizeof(int32) * gt->frows_cap);
+			gt->fpass = MemoryContextAlloc(gt->cxt, gt->frows_cap);
+		}
+		passed = kfilter_rows(gt, b, ok, n);
+		if (passed >= 0)
+		{
+			rows = gt->frows;
+			m = passed;
+		}
+	}
 	/* (carried keys: read for the new groups only, TesseraGroupsFillCarried) */
 	for (int j = 0; j < gt->nhash; j++)
 	{
@@ -1191,9 +868,9 @@ TesseraGroupsAssign(TesseraGroups *gt, TesseraBatch *b, const bool *ok, int n, c
 			key->ids = MemoryContextAlloc(gt->cxt, sizeof(int64) * key->ids_cap);
 		}
 		if (rows != NULL)
-			key_ids_listed(gt, key, b, rows, m);
+			TesseraGroupKeyIdsListed(gt, key, b, rows, m);
 		else
-			key_ids(gt, key, b, ok, n);
+			TesseraGroupKeyIds(gt, key, b, ok, n);
 	}
 	if (rows != NULL)
 	{
@@ -1301,7 +978,7 @@ TesseraGroupsFillCarried(TesseraGroups *gt, TesseraBatch *b)
 			else if (key->kind == TAGG_KEY_NUMINT && key->cints != NULL)
 				gt->keys[at] = key->cints[i];
 			else
-				gt->keys[at] = key_id(gt, key, d);
+				gt->keys[at] = TesseraGroupKeyId(gt, key, d);
 		}
 	}
 	gt->ncarry = 0;
@@ -1359,7 +1036,7 @@ TesseraGroupsKeysOfDatums(TesseraGroups *gt, const Datum *values, const bool *is
 		else if (ids && key->kind == TAGG_KEY_NUMINT)
 			keys[j] = DatumGetInt64(values[j]);
 		else
-			keys[j] = key_id(gt, key, values[j]);
+			keys[j] = TesseraGroupKeyId(gt, key, values[j]);
 	}
 }
 
@@ -1376,7 +1053,7 @@ TesseraGroupsLookupDatums(TesseraGroups *gt, const Datum *values, const bool *is
 		TAggKey    *key = &gt->gkeys[j];
 
 		nulls[j] = isnull[j];
-		keys[j] = nulls[j] ? 0 : key_id(gt, key, values[j]);
+		keys[j] = nulls[j] ? 0 : TesseraGroupKeyId(gt, key, values[j]);
 	}
 	return TesseraGroupsLookup(gt, keys, nulls);
 }
@@ -1438,7 +1115,7 @@ TesseraGroupsKeyDatums(TesseraGroups *gt, int g, Datum *values, bool *isnull, bo
 		if (isnull[j])
 			values[j] = (Datum) 0;
 		else if (key->kind == TAGG_KEY_NUMINT)
-			values[j] = ids ? Int64GetDatum(v) : numint_datum(v);	/* in the caller's memory */
+			values[j] = ids ? Int64GetDatum(v) : TesseraGroupNumIntDatum(v);	/* in the caller's memory */
 		else if (key->kind != TAGG_KEY_INT)
 			values[j] = key->strs[v];
 		else
