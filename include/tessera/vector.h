@@ -249,8 +249,9 @@ extern void TesseraAggScaledRows(TAggState *states, int nspecs, int ngroups, int
 								 TesseraPartials *p, const int128 *v, const int64 *dsc,
 								 int64 dsc_all, int bits, int scale, const bool *isnull,
 								 const bool *ok, const int32 *gidx, int n, MemoryContext cxt);
-extern void TesseraAggCountGroups(TAggState *states, int nspecs, int ngroups, int k,
-								  TesseraPartials *p, const int32 *gidx, int n);
+struct TesseraGroups;
+extern void TesseraAggCountGroups(struct TesseraGroups *g, int k, TesseraPartials *p,
+								  const int32 *gidx, int n);
 extern void TesseraAggFloatAccum(TAggSpec *sp, TAggState *st, Datum d);
 extern void TesseraAggIntervalAccum(TAggState *st, const Interval *v);
 extern void TesseraAggGenericAccum(TAggSpec *sp, TAggState *st, Datum value, MemoryContext cxt);
@@ -402,7 +403,10 @@ typedef struct TesseraGroups
 								 * its first row, never hashed or compared) */
 	TAggKey    *gkeys;			/* [nkeys] */
 	int			nspecs;
-	TAggState  *states;			/* [ngroups * nspecs] */
+	TAggState  *states;			/* [ngroups * nspecs], group_bytes apart */
+	uint32		group_bytes;	/* a group's states' bytes: nspecs TAggStates,
+								 * or the count alone of a table whose one
+								 * aggregate is a count (TesseraGroupsCountOnly) */
 	int64	   *keys;			/* [ngroups * nkeys]: values or string ids */
 	bool	   *keynull;		/* [ngroups * nkeys] */
 	int			ngroups;
@@ -448,10 +452,14 @@ typedef struct TesseraGroups
 	MemoryContext cxt;
 } TesseraGroups;
 
+/*
+ * Aggregate k's state in group group.  (A count-only table's states are its
+ * counts, 8 bytes apart: only TAggState.count, the first member, is there.)
+ */
 static inline TAggState *
 TesseraGroupState(TesseraGroups *g, int group, int k)
 {
-	return &g->states[(Size) group * g->nspecs + k];
+	return (TAggState *) ((char *) g->states + (Size) group * g->group_bytes) + k;
 }
 
 /* The bytes a string group key is grouped by (groups.c, slices.c). */
@@ -475,6 +483,7 @@ extern int64 TesseraGroupNumIntId(Datum d);
 extern void TesseraGroupsInit(TesseraGroups *g, List *key_descs, int nspecs, MemoryContext cxt);
 extern void TesseraGroupsReset(TesseraGroups *g, int cap);
 extern void TesseraGroupsCarry(TesseraGroups *g, int ncarried);
+extern void TesseraGroupsCountOnly(TesseraGroups *gt);
 extern void TesseraGroupsPresize(TesseraGroups *g, double groups);
 extern void TesseraGroupsReserve(TesseraGroups *gt, double groups);
 extern int32 *TesseraGroupsAssign(TesseraGroups *g, TesseraBatch *b, const bool *ok, int n,

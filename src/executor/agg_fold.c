@@ -415,8 +415,7 @@ tagg_fold_spec(TesseraAggState *as, int k, TesseraBatch *b, const bool *ok, cons
 			TesseraGroupState(as->fold, 0, k)->count +=
 				ok != NULL ? TesseraSelCount(ok, n) : n;
 		else if (gidx != NULL && as->listed == NULL && as->fold->ngroups <= n / 4)
-			TesseraAggCountGroups(as->fold->states, as->fold->nspecs, as->fold->ngroups, k,
-								  &as->partials, gidx, n);
+			TesseraAggCountGroups(as->fold, k, &as->partials, gidx, n);
 		else
 			TAGG_ROWS(st->count++);
 		return;

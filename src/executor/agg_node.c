@@ -263,6 +263,10 @@ tagg_begin(CustomScanState *node, EState *estate, int eflags)
 		}
 		TesseraGroupsInit(&as->groups, list_nth(priv, TAGG_PRIVATE_KEYS), nstates, as->cxt);
 		TesseraGroupsCarry(&as->groups, intVal(list_nth(priv, TAGG_PRIVATE_CARRIED)));
+		/* one count by some keys: the counts alone */
+		if (nstates == 1 && as->groups.nkeys > 0 && as->specs[0].vx == NULL &&
+			(as->specs[0].kind == TAGG_COUNT_STAR || as->specs[0].kind == TAGG_COUNT))
+			TesseraGroupsCountOnly(&as->groups);
 		tagg_defer_carried(as);
 	}
 	as->nslices = intVal(list_nth(priv, TAGG_PRIVATE_SLICES));

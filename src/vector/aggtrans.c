@@ -401,10 +401,9 @@ TesseraAggScaledRows(TAggState *states, int nspecs, int ngroups, int k, TesseraP
  * counted): a histogram of the batch, then one addition per group.
  */
 void
-TesseraAggCountGroups(TAggState *states, int nspecs, int ngroups, int k, TesseraPartials *p,
-					  const int32 *gidx, int n)
+TesseraAggCountGroups(struct TesseraGroups *g, int k, TesseraPartials *p, const int32 *gidx, int n)
 {
-	int			ng = ngroups;
+	int			ng = g->ngroups;
 	/* few groups: interleaved counts, as in TesseraAggScaledRows */
 	int			lanes = ng <= TAGG_LANES_MAX_GROUPS ? TAGG_LANES : 1;
 	int64	   *cnt;
@@ -414,9 +413,9 @@ TesseraAggCountGroups(TAggState *states, int nspecs, int ngroups, int k, Tessera
 	memset(cnt, 0, sizeof(int64) * (ng + 1) * lanes);
 	for (int i = 0; i < n; i++)
 		cnt[(gidx[i] < 0 ? ng : gidx[i]) * lanes + (i & (lanes - 1))]++;
-	for (int g = 0; g < ng; g++)
+	for (int j = 0; j < ng; j++)
 		for (int l = 0; l < lanes; l++)
-			states[(Size) g * nspecs + k].count += cnt[g * lanes + l];
+			TesseraGroupState(g, j, k)->count += cnt[j * lanes + l];
 }
 
 /*

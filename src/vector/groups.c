@@ -49,6 +49,7 @@ TesseraGroupsInit(TesseraGroups *gt, List *key_descs, int nspecs, MemoryContext 
 	gt->pcache_used = true;		/* not yet cleared */
 	gt->cxt = cxt;
 	gt->nspecs = nspecs;
+	gt->group_bytes = sizeof(TAggState) * nspecs;
 	gt->nkeys = list_length(key_descs);
 	gt->nhash = gt->nkeys;
 	gt->gkeys = palloc0(sizeof(TAggKey) * Max(gt->nkeys, 1));
@@ -77,6 +78,27 @@ TesseraGroupsCarry(TesseraGroups *gt, int ncarried)
 	gt->nhash = gt->nkeys - ncarried;
 }
 
+/*
+ * A table grouping keys for one count only (count(*) or count(x)): its
+ * states are the counts alone, 8 bytes a group, not 48 (TesseraGroupState),
+ * so that many groups stay in the CPU caches longer (ClickBench's GROUP BY
+ * ClientIP, 475,000 groups).  Set before the first group is made.
+ */
+void
+TesseraGroupsCountOnly(TesseraGroups *gt)
+{
+	Assert(gt->nspecs == 1 && gt->nkeys > 0 && gt->slots == NULL);
+	StaticAssertStmt(offsetof(TAggState, count) == 0, "a count-only state is TAggState.count");
+	gt->group_bytes = sizeof(int64);
+}
+
+/* The bytes of cap groups' states (room for one state at least). */
+static inline Size
+states_bytes(const TesseraGroups *gt, int cap)
+{
+	return Max((Size) gt->group_bytes * cap, sizeof(TAggState));
+}
+
 /* Forget every group; room for cap of them. */
 void
 TesseraGroupsReset(TesseraGroups *gt, int cap)
@@ -84,13 +106,12 @@ TesseraGroupsReset(TesseraGroups *gt, int cap)
 	MemoryContextReset(gt->cxt);
 	gt->cap = cap;
 	/* (a group's states are zeroed as it is made: new_group) */
-	gt->states = TesseraAllocLarge(gt->cxt, sizeof(TAggState) * gt->cap * Max(gt->nspecs, 1),
-								   0);
+	gt->states = TesseraAllocLarge(gt->cxt, states_bytes(gt, gt->cap), 0);
 	gt->keys = TesseraAllocLarge(gt->cxt, sizeof(int64) * gt->cap * Max(gt->nkeys, 1), 0);
 	gt->keynull = TesseraAllocLarge(gt->cxt, sizeof(bool) * gt->cap * Max(gt->nkeys, 1), 0);
 	gt->ngroups = gt->nkeys > 0 ? 0 : 1;
 	if (gt->nkeys == 0)
-		memset(gt->states, 0, sizeof(TAggState) * Max(gt->nspecs, 1));
+		memset(gt->states, 0, states_bytes(gt, 1));
 	gt->null_group = -1;
 	/* (only where lookups filled it: a spill's merge resets once per group) */
 	if (gt->pcache_used)
@@ -198,7 +219,7 @@ TesseraGroupsPresize(TesseraGroups *gt, double groups)
 void
 TesseraGroupsReserve(TesseraGroups *gt, double groups)
 {
-	double		per = sizeof(TAggState) * Max(gt->nspecs, 1) + (sizeof(int64) + 1) * gt->nkeys;
+	double		per = states_bytes(gt, 1) + (sizeof(int64) + 1) * gt->nkeys;
 	double		want = Min(groups, (double) (get_hash_memory_limit() / 4) / per);
 
 	if (gt->nkeys > 0 && want > gt->cap)
@@ -250,8 +271,7 @@ slot_of(TesseraGroups *gt, uint64 h)
 static void
 groups_grow(TesseraGroups *gt, int cap)
 {
-	gt->states = TesseraReallocLarge(gt->states, sizeof(TAggState) * gt->cap * Max(gt->nspecs, 1),
-									 sizeof(TAggState) * cap * Max(gt->nspecs, 1));
+	gt->states = TesseraReallocLarge(gt->states, states_bytes(gt, gt->cap), states_bytes(gt, cap));
 	gt->keys = TesseraReallocLarge(gt->keys, sizeof(int64) * gt->cap * Max(gt->nkeys, 1),
 								   sizeof(int64) * cap * Max(gt->nkeys, 1));
 	gt->keynull = TesseraReallocLarge(gt->keynull, sizeof(bool) * gt->cap * Max(gt->nkeys, 1),
@@ -277,7 +297,7 @@ new_group(TesseraGroups *gt, const int64 *keys, const bool *nulls)
 
 		groups_grow(gt, newcap);
 	}
-	memset(&gt->states[(Size) g * gt->nspecs], 0, sizeof(TAggState) * gt->nspecs);
+	memset(TesseraGroupState(gt, g, 0), 0, gt->group_bytes);
 	memcpy(&gt->keys[(Size) g * k], keys, sizeof(int64) * k);
 	memcpy(&gt->keynull[(Size) g * k], nulls, sizeof(bool) * k);
 	return g;

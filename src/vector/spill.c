@@ -747,7 +747,7 @@ spill_load(TesseraSpill *s, TesseraGroups *g, TAggSpec *specs, int p)
 	uint64		n = 0;
 	double		expect = (double) s->rows[p];
 	double		fits = (double) get_hash_memory_limit() / 2 /
-		(sizeof(TAggState) * Max(g->nspecs, 1) + (sizeof(int64) + 1) * g->nkeys);
+		(Max(g->group_bytes, sizeof(TAggState)) + (sizeof(int64) + 1) * g->nkeys);
 
 	/* room for the groups a partition should hold: no doubling on the way */
 	TesseraGroupsReset(g, (int) Max(Min(expect, fits), 256));
