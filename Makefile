@@ -55,6 +55,7 @@ OBJS = \
 	src/executor/scan_node.o \
 	src/executor/agg_methods.o \
 	src/executor/agg_topn.o \
+	src/executor/agg_heavy.o \
 	src/executor/agg_fold.o \
 	src/executor/agg_node.o \
 	src/executor/computed.o \

@@ -304,6 +304,12 @@ typedef enum TAggMode
  * custom_scan_tlist.  custom_exprs holds only the executor parameters they
  * use, so that the planner knows when to rescan the node.
  */
+/*
+ * A top-N of counts sketches them first (executor/agg_heavy.c) only where
+ * the statistics let a group hold this many rows (agg_plan.c)
+ */
+#define TAGG_HEAVY_ROWS 64
+
 typedef enum TaggPrivate
 {
 	TAGG_PRIVATE_RELID,			/* range table index the quals were planned with */
@@ -324,7 +330,8 @@ typedef enum TaggPrivate
 	TAGG_PRIVATE_SOURCE,		/* a batch source's plan (TesseraBatchSource), or NIL */
 	TAGG_PRIVATE_ROW_QUALS,		/* quals evaluated row by row: [one AND], or NIL */
 	TAGG_PRIVATE_MEMO,			/* a correlated subquery's memo (TAggMemoField), or NIL */
-	TAGG_PRIVATE_TOPN,			/* ORDER BY a count LIMIT: [rows kept, spec, descending], or NIL */
+	TAGG_PRIVATE_TOPN,			/* ORDER BY a count LIMIT: [rows kept, spec,
+								 * descending, heavy groups possible], or NIL */
 	TAGG_PRIVATE_CARRIED,		/* the last this many keys are carried: functions
 								 * of the others, not grouped on (TesseraGroupsCarry) */
 	TAGG_PRIVATE_SLICES,		/* > 1: sliced, each process grouping the rows

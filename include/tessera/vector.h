@@ -448,6 +448,7 @@ typedef struct TesseraGroups
 	int32	   *srows;			/* ... those rows */
 	uint64	   *sdict;			/* ... a dictionary chunk's entries' */
 	int			shash_cap;
+	int			nshash;			/* ... sliced: the rows of the slice (TesseraGroupsSlice) */
 	int			sdict_cap;
 	MemoryContext cxt;
 } TesseraGroups;
@@ -503,6 +504,8 @@ extern void TesseraGroupsKeyDatums(TesseraGroups *g, int group, Datum *values, b
 extern uint64 TesseraGroupsDatumsValueHash(TesseraGroups *gt, const Datum *values,
 											 const bool *isnull, bool ids);
 extern uint64 TesseraGroupsValueHash(TesseraGroups *g, int group);
+extern int	TesseraGroupsValueHashes(TesseraGroups *gt, int nk, TesseraBatch *b, const bool *mask,
+									 int n);
 extern void TesseraGroupsSlice(TesseraGroups *gt, int nk, TesseraBatch *b, bool *mask, int n,
 							   int slice, int nslices);
 

@@ -574,6 +574,14 @@ TesseraAggBatch(TesseraAggState *as, TesseraBatch *b, const bool *ok, int n)
 		as->slice_rows = (int) TesseraSelCount(ok, n);
 		tagg_list_rows(as, ok, n);
 	}
+	if (as->heavy_phase != TAGG_HEAVY_OFF)
+	{
+		/* a top-N of counts: rows counted into its sketch, or those it keeps */
+		ok = TesseraAggHeavyRows(as, b, ok, n);
+		if (ok == NULL)
+			return;
+		tagg_list_rows(as, ok, n);
+	}
 	if (as->groups.nkeys > 0)
 	{
 		gidx = TesseraGroupsAssign(&as->groups, b, ok, n, as->listed, as->nlisted);

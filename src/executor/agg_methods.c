@@ -141,6 +141,12 @@ TesseraAggExplain(CustomScanState *node, List *ancestors, ExplainState *es)
 		}
 		if (as->topn_rows > 0)
 			ExplainPropertyUInteger("Groups Left Out by Top-N", NULL, as->topn_left_out, es);
+		/* (agg_heavy.c) */
+		if (as->heavy_result > 0)
+			ExplainPropertyInteger("Top-N Sketch Threshold", NULL, as->heavy_result, es);
+		else if (as->heavy_result < 0)
+			ExplainPropertyText("Top-N Sketch", as->heavy_result == -1 ? "no heavy groups" :
+								"too few heavy groups", es);
 		/* partial nodes' own counters are the leader's share only */
 		if (as->mode == TAGG_SERIAL)
 		{

@@ -278,6 +278,7 @@ tagg_begin(CustomScanState *node, EState *estate, int eflags)
 		as->topn_rows = intVal(linitial(topn));
 		as->topn_spec = intVal(lsecond(topn));
 		as->topn_desc = intVal(lthird(topn)) != 0;
+		as->topn_heavy = intVal(lfourth(topn)) != 0;
 	}
 	tagg_memo_init(as, estate);
 	if (as->distinct && as->mode != TAGG_PARTIAL)
@@ -650,19 +651,30 @@ tagg_compute(TesseraAggState *as)
 							  ts->nvquals > 0 ? TesseraFilterBatch : NULL, ts);
 	TesseraFiltersEval(ts);
 	tagg_eval_filters(as);
+	(void) TesseraAggHeavyStart(as);
 	tagg_reset(as);
 	/* (a sliced node's counts add up over its slices) */
 	rgs_before = as->slices_done > 1 ? ts->rgs_read : 0;
 	if (as->slices_done <= 1)
 		as->metadata_answers = 0;
 
-	while (TesseraScanNextBatch(scan, &b, &sel))
+	for (;;)
 	{
-		batches++;
-		tagg_fold(as, b, sel);
-		tagg_check_memory(as, as->nslices > 1 ? as->slice_rows : b->nrows);
-		if (as->memo_failed && as->memo_building)
+		while (TesseraScanNextBatch(scan, &b, &sel))
+		{
+			batches++;
+			tagg_fold(as, b, sel);
+			if (as->heavy_phase != TAGG_HEAVY_SKETCH)
+				tagg_check_memory(as, as->nslices > 1 ? as->slice_rows : b->nrows);
+			if (as->memo_failed && as->memo_building)
+				break;
+		}
+		/* a top-N of counts' next pass: the rows of its heavy cells, or all */
+		if (!TesseraAggHeavyNext(as))
 			break;
+		TesseraSpillEnd(&as->spill);
+		tagg_reset(as);
+		table_rescan(scan, NULL);
 	}
 	TesseraSpillFinish(&as->spill, &as->groups, as->specs, ss->ps.state->es_query_cxt,
 					   as->vx_cxt);

@@ -263,6 +263,14 @@ extern void TesseraComputedBatch(TesseraComputed *c, TesseraBatch *b, const bool
 								 const int *listed, int nlisted, MemoryContext bufcxt);
 extern void TesseraComputedRescan(TesseraComputed *c);
 
+/* The passes of a top-N of counts that sketches them first (agg_heavy.c) */
+typedef enum TAggHeavyPhase
+{
+	TAGG_HEAVY_OFF,				/* every row grouped */
+	TAGG_HEAVY_SKETCH,			/* first pass: rows counted into the sketch */
+	TAGG_HEAVY_FILTER			/* second: the rows of cells that count enough grouped */
+} TAggHeavyPhase;
+
 typedef struct TesseraAggState
 {
 	TesseraScanState ts;		/* filters; first */
@@ -353,10 +361,26 @@ typedef struct TesseraAggState
 	int			topn_spec;
 	int			topn_state;		/* the spec whose state holds its count */
 	bool		topn_desc;
+	bool		topn_heavy;		/* a group may hold many rows (TAGG_HEAVY_ROWS) */
 	bool		topn_active;
 	struct binaryheap *topn_heap;	/* spilled groups: the best keys so far */
 	int64		topn_bound;
 	uint64		topn_left_out;
+	/*
+	 * ... by count(*) DESC over many groups: a first pass counts rows per
+	 * cell of a sketch of the keys' hashes, the second groups only the rows
+	 * of cells that count enough (agg_heavy.c)
+	 */
+	TAggHeavyPhase heavy_phase;
+	uint16	   *sketch;			/* counts per cell, saturating */
+	uint32		sketch_mask;	/* cells - 1 */
+	uint64		sketch_rows;	/* rows counted into it */
+	int			heavy_min;		/* the rows of cells counting this many are grouped */
+	int			heavy_result;	/* for EXPLAIN: the threshold, -1 no heavy
+								 * groups, -2 too few: every row grouped */
+	int			heavy_est;		/* est_groups, while the passes size the table down */
+	bool	   *heavy_keep;		/* per batch: the rows kept */
+	int			heavy_cap;
 	/*
 	 * Sliced (TAGG_PRIVATE_SLICES > 1, under Gather): each process reads the
 	 * whole table and groups the rows whose keys hash into the slice it took,
@@ -407,6 +431,12 @@ extern void TesseraScanInitShared(TesseraScanState *ts, void *coordinate);
 extern void TesseraScanShutdown(CustomScanState *node);
 extern void TesseraScanEnd(CustomScanState *node);
 extern void TesseraScanExplainBytes(TesseraScanState *ts, ExplainState *es);
+
+/* agg_heavy.c */
+extern bool TesseraAggHeavyStart(TesseraAggState *as);
+extern const bool *TesseraAggHeavyRows(TesseraAggState *as, TesseraBatch *b, const bool *ok,
+									   int n);
+extern bool TesseraAggHeavyNext(TesseraAggState *as);
 
 /* agg_methods.c */
 extern void TesseraAggBatch(TesseraAggState *as, TesseraBatch *b, const bool *ok, int n);

@@ -633,7 +633,7 @@ tagg_add_sliced_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *outpu
 	int			nslices;
 	CustomPath *sliced = makeNode(CustomPath);
 	double		out_rows = tagg_output_rows(root, groups);
-	List	   *topn = TesseraAggTopNPlan(root, cxt->aggs);
+	List	   *topn = TesseraAggTopNPlan(root, cxt->aggs, cxt->group_vars);
 	int			group_limit;
 	Cost		group_cost,
 				miss_cost = 0;
@@ -1470,7 +1470,8 @@ tagg_plan_path(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path, List *
 	if (llast(cscan->custom_private) != NIL)
 		TesseraAggMemoCost(root, relid, vector, list_length(specs), best_path);
 	cscan->custom_private = lappend(cscan->custom_private,
-									mode == TAGG_PARTIAL ? NIL : TesseraAggTopNPlan(root, aggs));
+									mode == TAGG_PARTIAL ? NIL :
+									TesseraAggTopNPlan(root, aggs, group_vars));
 	cscan->custom_private = lappend(cscan->custom_private,
 									copyObject(list_nth(best_path->custom_private,
 														TAGG_PATH_CARRIED)));

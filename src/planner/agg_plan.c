@@ -14,6 +14,7 @@
 #include "postgres.h"
 
 #include "catalog/pg_opfamily.h"
+#include "catalog/pg_statistic.h"
 #include "catalog/pg_type.h"
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
@@ -225,7 +226,7 @@ TesseraAggMemoCost(PlannerInfo *root, Index relid, List *vector, int nspecs, Cus
  * set-returning function or HAVING after it, the LIMIT and OFFSET known
  * (root->limit_tuples: constants, or a custom plan's parameters), and the
  * first sort key one of its counts, in integer order.  [rows kept, spec,
- * descending], or NIL.  Known on the path too (agg_path.c prices what a
+ * descending, heavy groups possible], or NIL.  Known on the path too (agg_path.c prices what a
  * sliced aggregation hands up by it).
  */
 /*
@@ -268,8 +269,60 @@ limit_takes_groups(Query *parse)
 		parse->groupingSets == NIL && parse->havingQual == NULL;
 }
 
+/*
+ * Can a group of these keys hold many rows?  By the statistics: a group
+ * has no more rows than the fullest value of any one of its columns (its
+ * most common value's, NULL's, or, without those, an average value's).
+ * The executor sketches the counts first only where it can
+ * (executor/agg_heavy.c): ClickBench's WatchID, ClientIP, unique WatchIDs,
+ * would pay a pass for nothing.  Unknown: it can.
+ */
+static bool
+heavy_groups_possible(PlannerInfo *root, List *group_vars)
+{
+	ListCell   *lc;
+
+	foreach(lc, group_vars)
+	{
+		VariableStatData vardata;
+		AttStatsSlot sslot;
+		double		freq;
+		double		ndistinct;
+		bool		isdefault;
+
+		if (!IsA(lfirst(lc), Var))
+			continue;
+		examine_variable(root, lfirst(lc), 0, &vardata);
+		if (!HeapTupleIsValid(vardata.statsTuple) || vardata.rel == NULL)
+		{
+			ReleaseVariableStats(vardata);
+			continue;
+		}
+		freq = ((Form_pg_statistic) GETSTRUCT(vardata.statsTuple))->stanullfrac;
+		if (get_attstatsslot(&sslot, vardata.statsTuple, STATISTIC_KIND_MCV, InvalidOid,
+							 ATTSTATSSLOT_NUMBERS))
+		{
+			if (sslot.nnumbers > 0)
+				freq = Max(freq, sslot.numbers[0]);
+			free_attstatsslot(&sslot);
+		}
+		ndistinct = get_variable_numdistinct(&vardata, &isdefault);
+		if (!isdefault && ndistinct >= 1)
+			freq = Max(freq, 1.0 / ndistinct);
+		else
+			freq = 1;
+		if (freq * vardata.rel->tuples < TAGG_HEAVY_ROWS)
+		{
+			ReleaseVariableStats(vardata);
+			return false;
+		}
+		ReleaseVariableStats(vardata);
+	}
+	return true;
+}
+
 List *
-TesseraAggTopNPlan(PlannerInfo *root, List *aggs)
+TesseraAggTopNPlan(PlannerInfo *root, List *aggs, List *group_vars)
 {
 	Query	   *parse = root->parse;
 	int			rows = limit_rows(parse);
@@ -293,9 +346,10 @@ TesseraAggTopNPlan(PlannerInfo *root, List *aggs)
 			/* count(*), count(x), count(DISTINCT x): TesseraAgg's counts */
 			if (equal(expr, agg) &&
 				(agg->aggfnoid == F_COUNT_ || agg->aggfnoid == F_COUNT_ANY))
-				return list_make3(makeInteger(rows),
+				return list_make4(makeInteger(rows),
 								  makeInteger(foreach_current_index(la)),
-								  makeInteger(TesseraPathKeyDescending(pk)));
+								  makeInteger(TesseraPathKeyDescending(pk)),
+								  makeInteger(heavy_groups_possible(root, group_vars)));
 		}
 	}
 	return NIL;

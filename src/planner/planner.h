@@ -41,7 +41,7 @@ extern List *TesseraAggMemoPlan(PlannerInfo *root, Index relid, List *skip, List
 								List *row_quals, List *row_aggs, List *computed);
 extern void TesseraAggMemoCost(PlannerInfo *root, Index relid, List *vector, int nspecs,
 							   CustomPath *path);
-extern List *TesseraAggTopNPlan(PlannerInfo *root, List *aggs);
+extern List *TesseraAggTopNPlan(PlannerInfo *root, List *aggs, List *group_vars);
 extern int	TesseraAggGroupLimit(PlannerInfo *root, List *group_vars, Var *distinct_var);
 extern void TesseraAggGroupLimitCost(PlannerInfo *root, List *group_vars, Var *distinct_var,
 									 double groups, Cost spill_cost, Path *path);

@@ -135,18 +135,15 @@ slice_string(TAggKey *key, Datum d)
 }
 
 /*
- * TesseraGroupsSlice
- *		Sliced aggregation (executor/agg_node.c): clear in mask the rows of
- *		the batch whose first nk keys (the GROUP BY columns: not
- *		count(DISTINCT)'s, whose groups roll up across its values) do not
- *		hash into slice `slice` of nslices.  The hash is of the keys' values, never of ids (a string's
- *		id is this process's), so every process puts a group in the same
- *		slice and each group is finished by exactly one of them.  Computed
- *		keys must already point at the batch's values.
+ * TesseraGroupsValueHashes
+ *		A hash of the first nk keys of each row mask keeps: the rows in
+ *		gt->srows, their hashes in gt->shash; how many.  The hash is of the
+ *		keys' values, never of ids (a string's id is this process's, and
+ *		the batch's), so a group's rows hash alike in every batch and every
+ *		process.  Computed keys must already point at the batch's values.
  */
-void
-TesseraGroupsSlice(TesseraGroups *gt, int nk, TesseraBatch *b, bool *mask, int n, int slice,
-				   int nslices)
+int
+TesseraGroupsValueHashes(TesseraGroups *gt, int nk, TesseraBatch *b, const bool *mask, int n)
 {
 	const uint64 null_hash = slice_mix(UINT64CONST(0x5bd1e995));
 	uint64	   *h;
@@ -222,6 +219,34 @@ TesseraGroupsSlice(TesseraGroups *gt, int nk, TesseraBatch *b, bool *mask, int n
 			h[r] = hash_combine64(h[r], x);
 		}
 	}
+	return m;
+}
+
+/*
+ * TesseraGroupsSlice
+ *		Sliced aggregation (executor/agg_node.c): clear in mask the rows of
+ *		the batch whose first nk keys (the GROUP BY columns: not
+ *		count(DISTINCT)'s, whose groups roll up across its values) do not
+ *		hash into slice `slice` of nslices: every process puts a group in
+ *		the same slice, and each group is finished by exactly one of them.
+ *		The rows left and their hashes stay in gt->srows and gt->shash
+ *		(gt->nshash of them).
+ */
+void
+TesseraGroupsSlice(TesseraGroups *gt, int nk, TesseraBatch *b, bool *mask, int n, int slice,
+				   int nslices)
+{
+	int			m = TesseraGroupsValueHashes(gt, nk, b, mask, n);
+	int			kept = 0;
+
 	for (int r = 0; r < m; r++)
-		mask[rows[r]] = (int) (((h[r] >> 32) * (uint64) nslices) >> 32) == slice;
+	{
+		bool		in = (int) (((gt->shash[r] >> 32) * (uint64) nslices) >> 32) == slice;
+
+		mask[gt->srows[r]] = in;
+		gt->srows[kept] = gt->srows[r];
+		gt->shash[kept] = gt->shash[r];
+		kept += in;
+	}
+	gt->nshash = kept;
 }
