@@ -160,6 +160,12 @@ _PG_init(void)
 							 &tessera_enable_sliced_agg, true, PGC_USERSET, 0,
 							 NULL, NULL, NULL);
 
+	DefineCustomIntVariable("tessera.topn_sketch_rows",
+							"The rows a top-N of counts over many groups must expect to read to sketch its counts first.",
+							"GROUP BY ... ORDER BY count(*) DESC LIMIT n over 131,072 groups or more counts its rows into a sketch, then groups only the rows of groups that can be in the answer. 0 turns that off.",
+							&tessera_topn_sketch_rows, 1000000, 0, INT_MAX, PGC_USERSET, 0,
+							NULL, NULL, NULL);
+
 	DefineCustomBoolVariable("tessera.enable_topn",
 							 "Lets the planner use TesseraTopN for ORDER BY ... LIMIT over a tessera table.",
 							 "TesseraTopN reads the sort keys of every row and the other columns of the winning rows only.",

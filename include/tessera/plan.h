@@ -31,6 +31,7 @@
 extern bool tessera_enable_custom_scan;
 extern bool tessera_enable_custom_agg;
 extern bool tessera_enable_sliced_agg;
+extern int	tessera_topn_sketch_rows;
 extern bool tessera_enable_topn;
 extern bool tessera_limit_workers_to_cores;
 extern bool tessera_enable_star_join;

@@ -146,7 +146,8 @@ TesseraAggExplain(CustomScanState *node, List *ancestors, ExplainState *es)
 			ExplainPropertyInteger("Top-N Sketch Threshold", NULL, as->heavy_result, es);
 		else if (as->heavy_result < 0)
 			ExplainPropertyText("Top-N Sketch", as->heavy_result == -1 ? "no heavy groups" :
-								"too few heavy groups", es);
+								as->heavy_result == -2 ? "too few heavy groups" : "few groups",
+								es);
 		/* partial nodes' own counters are the leader's share only */
 		if (as->mode == TAGG_SERIAL)
 		{

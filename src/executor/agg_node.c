@@ -666,7 +666,7 @@ tagg_compute(TesseraAggState *as)
 			tagg_fold(as, b, sel);
 			if (as->heavy_phase != TAGG_HEAVY_SKETCH)
 				tagg_check_memory(as, as->nslices > 1 ? as->slice_rows : b->nrows);
-			if (as->memo_failed && as->memo_building)
+			if ((as->memo_failed && as->memo_building) || as->heavy_restart)
 				break;
 		}
 		/* a top-N of counts' next pass: the rows of its heavy cells, or all */

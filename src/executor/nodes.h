@@ -375,9 +375,12 @@ typedef struct TesseraAggState
 	uint16	   *sketch;			/* counts per cell, saturating */
 	uint32		sketch_mask;	/* cells - 1 */
 	uint64		sketch_rows;	/* rows counted into it */
+	uint64		sketch_cells;	/* ... cells they made non-zero */
+	bool		heavy_restart;	/* the first pass was given up: read afresh */
 	int			heavy_min;		/* the rows of cells counting this many are grouped */
 	int			heavy_result;	/* for EXPLAIN: the threshold, -1 no heavy
-								 * groups, -2 too few: every row grouped */
+								 * groups, -2 too few, -3 few groups: every
+								 * row grouped */
 	int			heavy_est;		/* est_groups, while the passes size the table down */
 	bool	   *heavy_keep;		/* per batch: the rows kept */
 	int			heavy_cap;

@@ -38,7 +38,6 @@
 #include "tessera/vector.h"
 #include "groups_int.h"
 
-/* the header-only build of Debian's libxxhash: nothing to link */
 /* Set up a table keyed as the planner's key descriptions say, states of nspecs aggregates. */
 void
 TesseraGroupsInit(TesseraGroups *gt, List *key_descs, int nspecs, MemoryContext cxt)

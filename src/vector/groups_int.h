@@ -15,6 +15,7 @@
 
 #include "tessera/vector.h"
 
+/* the header-only build of Debian's libxxhash: nothing to link */
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 

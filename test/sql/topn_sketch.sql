@@ -25,8 +25,9 @@ DELETE FROM ts_h WHERE i % 53 = 0;
 DELETE FROM ts_t WHERE i % 53 = 0;
 ANALYZE ts_h;
 ANALYZE ts_t;
--- (serial plans, but in the section on slices)
+-- (serial plans, but in the section on slices; a sketch for 100,000 rows read)
 SET max_parallel_workers_per_gather = 0;
+SET tessera.topn_sketch_rows = 100000;
 
 SELECT q, tt.cmp_ordered(q, 'ts_h', 'ts_t') FROM (VALUES
     ('SELECT a, count(*) FROM {t} GROUP BY a ORDER BY count(*) DESC, a LIMIT 10'),
@@ -47,6 +48,23 @@ SELECT ltrim("QUERY PLAN") AS line
     WHERE "QUERY PLAN" ~ 'Sketch';
 SELECT tt.cmp_ordered('SELECT a, count(*) FROM {t} WHERE a < 190000 GROUP BY a ORDER BY count(*) DESC, a LIMIT 5',
     'ts_h', 'ts_t');
+-- few groups where the planner expected many: given up after 65,536 rows
+ALTER TABLE ts_t ALTER COLUMN v SET (n_distinct = 300000);
+ANALYZE ts_t;
+SELECT ltrim("QUERY PLAN") AS line
+    FROM tt.explain_analyze('SELECT v, count(*) FROM ts_t GROUP BY v ORDER BY count(*) DESC LIMIT 5')
+    WHERE "QUERY PLAN" ~ 'Sketch';
+SELECT tt.cmp_ordered('SELECT v, count(*) FROM {t} GROUP BY v ORDER BY count(*) DESC, v LIMIT 5', 'ts_h', 'ts_t');
+ALTER TABLE ts_t ALTER COLUMN v RESET (n_distinct);
+ANALYZE ts_t;
+-- fewer rows read than tessera.topn_sketch_rows, or 0: no sketch
+SET tessera.topn_sketch_rows = 0;
+SELECT count(*) AS sketches FROM tt.explain_analyze('SELECT a, count(*) FROM ts_t GROUP BY a ORDER BY count(*) DESC LIMIT 5') l
+    WHERE l."QUERY PLAN" LIKE '%Sketch%';
+SET tessera.topn_sketch_rows = 250000;
+SELECT count(*) AS sketches FROM tt.explain_analyze('SELECT a, count(*) FROM ts_t GROUP BY a ORDER BY count(*) DESC LIMIT 5') l
+    WHERE l."QUERY PLAN" LIKE '%Sketch%';
+SET tessera.topn_sketch_rows = 100000;
 -- ascending counts and other aggregates' orders are not sketched
 SELECT count(*) AS sketches FROM tt.explain_analyze('SELECT a, count(*) FROM ts_t GROUP BY a ORDER BY count(*), a LIMIT 5') l
     WHERE l."QUERY PLAN" LIKE '%Sketch%';
@@ -90,4 +108,5 @@ SELECT tt.cmp_ordered('SELECT a, count(*) FROM {t} GROUP BY a ORDER BY count(*) 
 ROLLBACK;
 
 RESET max_parallel_workers_per_gather;
+RESET tessera.topn_sketch_rows;
 DROP TABLE ts_h, ts_t;
