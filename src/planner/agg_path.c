@@ -67,7 +67,6 @@
 
 bool		tessera_enable_custom_agg = true;
 bool		tessera_enable_sliced_agg = true;
-int			tessera_topn_sketch_rows = 1000000;
 bool		tessera_enable_star_join = true;
 
 static create_upper_paths_hook_type prev_create_upper_paths = NULL;

@@ -31,6 +31,9 @@
 #include "tessera/vector.h"
 #include "planner.h"
 
+/* the rows a top-N of counts must expect to read to sketch them first */
+int			tessera_topn_sketch_rows = 1000000;
+
 /*
  * The key a memo qual `column = parameter` (either way round) gives: the
  * column, of a type keyed as an integer or of text, varchar or char(n)
