@@ -85,8 +85,7 @@ SELECT q, lim, off, tt.some_groups(q, lim, off) FROM (VALUES
 
 -- the groups made first, each complete: a key met again after the table
 -- is full is counted, one met first after it is not
-EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
-SELECT a, s, count(*) FROM gl_t GROUP BY a, s LIMIT 10;
+SELECT * FROM tt.explain_analyze('SELECT a, s, count(*) FROM gl_t GROUP BY a, s LIMIT 10');
 
 -- in a subquery, and as a prepared statement's generic plan (a parameter
 -- as the LIMIT: no group limit)
