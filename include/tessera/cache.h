@@ -29,6 +29,8 @@ typedef struct TesseraCachedStripe
 	bool	  **folded;			/* per row group: its folded rows, decoded on use */
 	void	  **chunks;			/* per row group and column: its payload in the fetch
 								 * cache (cache.c), or NULL */
+	Buffer	   *recent;			/* per block: the shared buffer it was last read
+								 * in (TesseraPinStripeBytes), or 0 */
 } TesseraCachedStripe;
 
 extern int	tessera_fetch_cache_size;

@@ -53,7 +53,8 @@ extern bool TesseraReadStripeBytes(Relation rel, const struct TesseraStripe *str
 								   uint64 offset, Size len, char *dst,
 								   BufferAccessStrategy strategy);
 extern const char *TesseraPinStripeBytes(Relation rel, const struct TesseraStripe *stripe,
-										 uint64 offset, Size len, Buffer *buf);
+										 uint64 offset, Size len, Buffer *buf,
+										 Buffer *recent);
 
 /*
  * The relation's physical pages.  RelationGetNumberOfBlocks (the table AM's

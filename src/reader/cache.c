@@ -75,6 +75,7 @@ typedef struct ChunkEntry
 	/* where a framed chunk's frames are read from, during one fetch */
 	Relation	rel;
 	const TesseraStripe *stripe;
+	Buffer	   *recent;			/* the stripe's recent buffers */
 	uint64		chunk_offset;
 	TesseraCorruptFn corrupt;
 	void	   *corrupt_arg;
@@ -84,6 +85,8 @@ typedef struct ChunkEntry
  * A frame of a framed chunk, decompressed.  Frames are evicted on their own
  * (frame_lru), before any entry: a point read wants one frame of a chunk, and
  * keeping the chunk's small table saves reading it again for the next one.
+ * The bytes are an allocation of their own: a frame is 1 or 4 KB, and with
+ * this header in front it took the allocator's next size up, twice that.
  */
 typedef struct FrameSlot
 {
@@ -92,7 +95,7 @@ typedef struct FrameSlot
 	uint32		k;
 	uint32		len;
 	bool		used;			/* used since the eviction sweep last passed */
-	char		data[FLEXIBLE_ARRAY_MEMBER];
+	char	   *data;
 } FrameSlot;
 
 static MemoryContext cache_cxt = NULL;	/* stripes and directories */
@@ -492,6 +495,7 @@ free_frame(FrameSlot *slot)
 	slot->owner->frames[slot->k] = NULL;
 	slot->owner->size -= slot->len;
 	chunk_bytes -= slot->len;
+	pfree(slot->data);
 	pfree(slot);
 }
 
@@ -573,8 +577,10 @@ load_frame(void *arg, uint32 k, char *frame, uint32 off, uint32 count)
 	uint32		len;
 	char	   *stored = NULL;
 	const char *src;
+	char	   *dst;
 	Buffer		buf;
 	bool		shared;
+	bool		keep;
 	TesseraSharedKey key;
 
 	if (slot != NULL)
@@ -596,9 +602,36 @@ load_frame(void *arg, uint32 k, char *frame, uint32 off, uint32 count)
 			return false;
 	}
 
+	/*
+	 * A frame kept here is decoded into its slot, and only the asked-for
+	 * bytes copied to the view's payload: the payload is as large as the
+	 * chunk (330 KB of md5 text), and a whole frame copied to a cold place
+	 * in it was a fifth of the frame's cost.  A frame stored raw is kept
+	 * only while the budget has room for it, or if it is the chunk's first
+	 * (section headers: every read of the chunk wants them).  Reading one
+	 * again costs a pinned page and a checksum; keeping one, once random
+	 * reads over a table larger than the budget churn it, cost a copy and
+	 * an eviction of a cold frame (0.6x heap's rate of point lookups on
+	 * random values).  Compressed frames are kept: decompressing one again
+	 * costs more than the churn.
+	 */
+	keep = !shared && !(len == raw_len && k != 0 && chunk_bytes + raw_len > cache_limit());
+	if (keep)
+	{
+		slot = MemoryContextAlloc(chunk_cxt, sizeof(FrameSlot));
+		slot->data = MemoryContextAlloc(chunk_cxt, raw_len);
+		slot->owner = e;
+		slot->k = k;
+		slot->len = raw_len;
+		slot->used = false;
+		dst = slot->data;
+	}
+	else
+		dst = frame;
+
 	/* decoded from the buffer where the frame lies on one page */
 	src = TesseraPinStripeBytes(e->rel, e->stripe, e->chunk_offset + ft->table_bytes + from,
-								len, &buf);
+								len, &buf, e->recent);
 	if (src == NULL)
 	{
 		stored = palloc(len);
@@ -607,7 +640,20 @@ load_frame(void *arg, uint32 k, char *frame, uint32 off, uint32 count)
 			e->corrupt(e->corrupt_arg, "chunk pages are invalid");
 		src = stored;
 	}
-	TesseraFrameDecode(e->view.chunk, ft, k, src, len, frame, e->corrupt, e->corrupt_arg);
+	PG_TRY();
+	{
+		TesseraFrameDecode(e->view.chunk, ft, k, src, len, dst, e->corrupt, e->corrupt_arg);
+	}
+	PG_CATCH();
+	{
+		if (keep)
+		{
+			pfree(slot->data);
+			pfree(slot);
+		}
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
 	if (BufferIsValid(buf))
 		ReleaseBuffer(buf);
 	if (stored)
@@ -617,30 +663,15 @@ load_frame(void *arg, uint32 k, char *frame, uint32 off, uint32 count)
 		TesseraSharedCachePut(&key, ft->sums[k], raw_len, frame, true);
 		return true;
 	}
-
-	/*
-	 * A frame stored raw is kept only while the budget has room for it, or
-	 * if it is the chunk's first (section headers: every read of the chunk
-	 * wants them).  Reading one again costs a pinned page and a checksum;
-	 * keeping one, once random reads over a table larger than the budget
-	 * churn it, cost a copy and an eviction of a cold frame (0.6x heap's
-	 * rate of point lookups on random values).  Compressed frames are kept:
-	 * decompressing one again costs more than the churn.
-	 */
-	if (len == raw_len && k != 0 && chunk_bytes + raw_len > cache_limit())
+	if (!keep)
 		return true;
-	slot = MemoryContextAlloc(chunk_cxt, offsetof(FrameSlot, data) + raw_len);
-	slot->owner = e;
-	slot->k = k;
-	slot->len = raw_len;
-	slot->used = false;
-	memcpy(slot->data, frame, raw_len);
+	memcpy(frame + off, slot->data + off, count);
 	e->frames[k] = slot;
 	e->size += raw_len;
 	chunk_bytes += raw_len;
 	dlist_push_head(&frame_lru, &slot->lru);
 	evict(e);
-	return true;
+	return false;
 }
 
 /*
@@ -800,6 +831,9 @@ TesseraCacheChunkView(Relation rel, TesseraCachedStripe *cs, int rg, int att,
 	e->view.chunk = cd;
 	e->rel = rel;
 	e->stripe = &cs->s;
+	if (cs->recent == NULL && !(cs->s.flags & TESSERA_STRIPE_DELTA) && cs->s.nblocks > 0)
+		cs->recent = MemoryContextAllocZero(cache_cxt, sizeof(Buffer) * cs->s.nblocks);
+	e->recent = cs->recent;
 	e->chunk_offset = cd->offset;
 	e->corrupt = corrupt;
 	e->corrupt_arg = arg;
