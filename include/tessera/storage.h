@@ -55,6 +55,8 @@ extern bool TesseraReadStripeBytes(Relation rel, const struct TesseraStripe *str
 extern const char *TesseraPinStripeBytes(Relation rel, const struct TesseraStripe *stripe,
 										 uint64 offset, Size len, Buffer *buf,
 										 Buffer *recent);
+extern bool TesseraCopyStripeBytes(Relation rel, const struct TesseraStripe *stripe,
+								   uint64 offset, Size len, char *dst, Buffer *recent);
 
 /*
  * The relation's physical pages.  RelationGetNumberOfBlocks (the table AM's

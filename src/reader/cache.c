@@ -635,8 +635,8 @@ load_frame(void *arg, uint32 k, char *frame, uint32 off, uint32 count)
 	if (src == NULL)
 	{
 		stored = palloc(len);
-		if (!TesseraReadStripeBytes(e->rel, e->stripe, e->chunk_offset + ft->table_bytes + from,
-									len, stored, NULL))
+		if (!TesseraCopyStripeBytes(e->rel, e->stripe, e->chunk_offset + ft->table_bytes + from,
+									len, stored, e->recent))
 			e->corrupt(e->corrupt_arg, "chunk pages are invalid");
 		src = stored;
 	}

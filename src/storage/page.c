@@ -484,6 +484,30 @@ TesseraReadBytes(Relation rel, BlockNumber start_block, BlockNumber nblocks,
 }
 
 /*
+ * Pin block idx of a stripe: the buffer recent[idx] names if it still holds
+ * the block, else through the buffer mapping table (and remembered there).
+ */
+static Buffer
+pin_stripe_block(Relation rel, const TesseraStripe *stripe, uint64 idx, Buffer *recent)
+{
+	BlockNumber block = stripe->start_block + (BlockNumber) idx;
+	Buffer		buf;
+
+	if (recent != NULL && BufferIsValid(recent[idx]) &&
+		ReadRecentBuffer(TesseraRelLocator(rel), MAIN_FORKNUM, block, recent[idx]))
+	{
+		/* counted as ReadBufferExtended counts a hit */
+		pgstat_count_buffer_read(rel);
+		pgstat_count_buffer_hit(rel);
+		return recent[idx];
+	}
+	buf = ReadBufferExtended(rel, MAIN_FORKNUM, block, RBM_NORMAL, NULL);
+	if (recent != NULL)
+		recent[idx] = buf;
+	return buf;
+}
+
+/*
  * TesseraPinStripeBytes
  *		Bytes [offset, offset + len) of a stripe where they lie: in the one
  *		page that holds them all, left pinned (*buf; the caller releases it
@@ -513,7 +537,6 @@ TesseraPinStripeBytes(Relation rel, const TesseraStripe *stripe, uint64 offset, 
 {
 	uint64		idx = offset / TESSERA_PAGE_DATA_SIZE;
 	Size		off = offset % TESSERA_PAGE_DATA_SIZE;
-	BlockNumber block;
 	Page		page;
 
 	*buf = InvalidBuffer;
@@ -526,23 +549,43 @@ TesseraPinStripeBytes(Relation rel, const TesseraStripe *stripe, uint64 offset, 
 	}
 	if (len == 0 || off + len > TESSERA_PAGE_DATA_SIZE || idx >= stripe->nblocks)
 		return NULL;
-	block = stripe->start_block + (BlockNumber) idx;
-	if (recent != NULL && BufferIsValid(recent[idx]) &&
-		ReadRecentBuffer(TesseraRelLocator(rel), MAIN_FORKNUM, block, recent[idx]))
-	{
-		/* counted as ReadBufferExtended counts a hit */
-		pgstat_count_buffer_read(rel);
-		pgstat_count_buffer_hit(rel);
-		*buf = recent[idx];
-	}
-	else
-	{
-		*buf = ReadBufferExtended(rel, MAIN_FORKNUM, block, RBM_NORMAL, NULL);
-		if (recent != NULL)
-			recent[idx] = *buf;
-	}
+	*buf = pin_stripe_block(rel, stripe, idx, recent);
 	page = BufferGetPage(*buf);
 	return (char *) page + TESSERA_PAGE_DATA_START + off;
+}
+
+/*
+ * TesseraCopyStripeBytes
+ *		Copy bytes [offset, offset + len) of a stripe into dst as
+ *		TesseraPinStripeBytes reads them (recent buffers, no content lock,
+ *		no header check: the caller checks a checksum), for bytes that span
+ *		pages.  False if the stripe does not hold them.
+ */
+bool
+TesseraCopyStripeBytes(Relation rel, const TesseraStripe *stripe, uint64 offset, Size len,
+					   char *dst, Buffer *recent)
+{
+	uint64		idx = offset / TESSERA_PAGE_DATA_SIZE;
+	Size		off = offset % TESSERA_PAGE_DATA_SIZE;
+
+	if (stripe->flags & TESSERA_STRIPE_DELTA)
+		return TesseraReadStripeBytes(rel, stripe, offset, len, dst, NULL);
+	while (len > 0)
+	{
+		Size		n = Min(len, (Size) TESSERA_PAGE_DATA_SIZE - off);
+		Buffer		buf;
+
+		if (idx >= stripe->nblocks)
+			return false;
+		buf = pin_stripe_block(rel, stripe, idx, recent);
+		memcpy(dst, (char *) BufferGetPage(buf) + TESSERA_PAGE_DATA_START + off, n);
+		ReleaseBuffer(buf);
+		dst += n;
+		len -= n;
+		off = 0;
+		idx++;
+	}
+	return true;
 }
 
 /*
