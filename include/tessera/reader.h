@@ -41,6 +41,8 @@ typedef struct TesseraStripeDir
 	char	   *bytes;			/* what was read: the head or the whole */
 	bool		whole;			/* every column's entries are in bytes */
 	MemoryContext cxt;			/* where columns read later go */
+	Buffer	   *recent;			/* per block of the stripe: the buffer scans found
+								 * it in last (TesseraCopyStripeBytes), or NULL */
 } TesseraStripeDir;
 
 /* Column att's chunk of row group rg (its entries read). */

@@ -484,6 +484,22 @@ TesseraReadBytes(Relation rel, BlockNumber start_block, BlockNumber nblocks,
 }
 
 /*
+ * Is `page` a stripe page?  Its special space's magic and kind only, read
+ * without a content lock (they never change once the page is initialized):
+ * one cache line at the page's end.  A page of anything else (zeroed,
+ * another relation's) is refused here; damage to the bytes read is left
+ * to their checksum.
+ */
+static inline bool
+stripe_page_ours(Page page)
+{
+	TesseraPageOpaqueData *opaque = (TesseraPageOpaqueData *)
+		((char *) page + BLCKSZ - MAXALIGN(sizeof(TesseraPageOpaqueData)));
+
+	return opaque->magic == TESSERA_PAGE_MAGIC && opaque->kind == TESSERA_PAGE_STRIPE;
+}
+
+/*
  * Pin block idx of a stripe: the buffer recent[idx] names if it still holds
  * the block, else through the buffer mapping table (and remembered there).
  */
@@ -522,11 +538,12 @@ pin_stripe_block(Relation rel, const TesseraStripe *stripe, uint64 idx, Buffer *
  * copy: a stripe's pages never change while a reader holds a lock on its
  * table (they are written once; VACUUM reuses freed ones only under
  * AccessExclusiveLock), so the pin alone keeps the bytes in place, as it
- * keeps a heap tuple's.  Nor is the page's header looked at (no content
- * lock, no check that it is a stripe page holding the bytes): the caller
- * checks the bytes against their checksum, which a page of anything else
- * fails, and the header and special space are two more cache misses per
- * page, a tenth of a point read's time.  For the same reason the
+ * keeps a heap tuple's.  Nor is a content lock taken or the page header
+ * read (pd_lower past the bytes, as TesseraReadBytes checks): the caller
+ * checks the bytes against their checksum, and the header and special
+ * space were two cache misses per page, a tenth of a point read's time;
+ * only the special space's magic is looked at (stripe_page_ours), so that
+ * a page that is not ours is reported as such.  For the same reason the
  * caller's recent buffers spare the buffer mapping table's lookup, which
  * was another tenth (a point read pins a page per column it returns,
  * where heap pins one).
@@ -551,6 +568,12 @@ TesseraPinStripeBytes(Relation rel, const TesseraStripe *stripe, uint64 offset, 
 		return NULL;
 	*buf = pin_stripe_block(rel, stripe, idx, recent);
 	page = BufferGetPage(*buf);
+	if (!stripe_page_ours(page))
+	{
+		ReleaseBuffer(*buf);
+		*buf = InvalidBuffer;
+		return NULL;
+	}
 	return (char *) page + TESSERA_PAGE_DATA_START + off;
 }
 
@@ -558,8 +581,8 @@ TesseraPinStripeBytes(Relation rel, const TesseraStripe *stripe, uint64 offset, 
  * TesseraCopyStripeBytes
  *		Copy bytes [offset, offset + len) of a stripe into dst as
  *		TesseraPinStripeBytes reads them (recent buffers, no content lock,
- *		no header check: the caller checks a checksum), for bytes that span
- *		pages.  False if the stripe does not hold them.
+ *		only stripe_page_ours: the caller checks a checksum).  False if the
+ *		stripe does not hold them or a page is not a stripe page.
  */
 bool
 TesseraCopyStripeBytes(Relation rel, const TesseraStripe *stripe, uint64 offset, Size len,
@@ -574,12 +597,17 @@ TesseraCopyStripeBytes(Relation rel, const TesseraStripe *stripe, uint64 offset,
 	{
 		Size		n = Min(len, (Size) TESSERA_PAGE_DATA_SIZE - off);
 		Buffer		buf;
+		bool		ok;
 
 		if (idx >= stripe->nblocks)
 			return false;
 		buf = pin_stripe_block(rel, stripe, idx, recent);
-		memcpy(dst, (char *) BufferGetPage(buf) + TESSERA_PAGE_DATA_START + off, n);
+		ok = stripe_page_ours(BufferGetPage(buf));
+		if (ok)
+			memcpy(dst, (char *) BufferGetPage(buf) + TESSERA_PAGE_DATA_START + off, n);
 		ReleaseBuffer(buf);
+		if (!ok)
+			return false;
 		dst += n;
 		len -= n;
 		off = 0;
