@@ -43,6 +43,7 @@ typedef struct TesseraStripeDir
 	MemoryContext cxt;			/* where columns read later go */
 	Buffer	   *recent;			/* per block of the stripe: the buffer scans found
 								 * it in last (TesseraCopyStripeBytes), or NULL */
+	BlockNumber nrecent;		/* its length: the stripe's blocks */
 } TesseraStripeDir;
 
 /* Column att's chunk of row group rg (its entries read). */

@@ -631,7 +631,12 @@ read_stripe_bytes(TesseraReader *r, TesseraScanStripe *ss, uint64 offset, Size l
 		ss->meta.nblocks == 0)
 		return TesseraReadStripeBytes(r->rel, &ss->meta, offset, len, dst, strategy);
 	if (dir->recent == NULL)
+	{
 		dir->recent = MemoryContextAllocZero(dir->cxt, sizeof(Buffer) * ss->meta.nblocks);
+		dir->nrecent = ss->meta.nblocks;
+	}
+	if (dir->nrecent != ss->meta.nblocks)
+		return TesseraReadStripeBytes(r->rel, &ss->meta, offset, len, dst, NULL);
 	return TesseraCopyStripeBytes(r->rel, &ss->meta, offset, len, dst, dir->recent);
 }
 
