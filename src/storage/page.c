@@ -440,50 +440,6 @@ stripe_page_holds(Page page, Size off, Size n)
 }
 
 /*
- * TesseraReadBytes
- *		Copy len bytes at logical offset of the stripe starting at
- *		start_block (nblocks long) into dst.
- *
- * Returns false if the pages do not hold those bytes (the caller reports
- * corruption with the names it knows).  Only a pin and a share lock are
- * held, one page at a time.
- */
-bool
-TesseraReadBytes(Relation rel, BlockNumber start_block, BlockNumber nblocks,
-				 uint64 offset, Size len, char *dst, BufferAccessStrategy strategy)
-{
-	uint64		idx = offset / TESSERA_PAGE_DATA_SIZE;
-	Size		off = offset % TESSERA_PAGE_DATA_SIZE;
-
-	while (len > 0)
-	{
-		Buffer		buf;
-		Page		page;
-		Size		n = Min(len, (Size) TESSERA_PAGE_DATA_SIZE - off);
-		bool		ok;
-
-		if (idx >= nblocks)
-			return false;
-		buf = ReadBufferExtended(rel, MAIN_FORKNUM, start_block + (BlockNumber) idx,
-								 RBM_NORMAL, strategy);
-		LockBuffer(buf, BUFFER_LOCK_SHARE);
-		page = BufferGetPage(buf);
-		ok = stripe_page_holds(page, off, n);
-		if (ok)
-			memcpy(dst, (char *) page + TESSERA_PAGE_DATA_START + off, n);
-		UnlockReleaseBuffer(buf);
-		if (!ok)
-			return false;
-
-		dst += n;
-		len -= n;
-		off = 0;
-		idx++;
-	}
-	return true;
-}
-
-/*
  * Is `page` a stripe page?  Its special space's magic and kind only, read
  * without a content lock (they never change once the page is initialized):
  * one cache line at the page's end.  A page of anything else (zeroed,
@@ -504,9 +460,10 @@ stripe_page_ours(Page page)
  * the block, else through the buffer mapping table (and remembered there).
  */
 static Buffer
-pin_stripe_block(Relation rel, const TesseraStripe *stripe, uint64 idx, Buffer *recent)
+pin_stripe_block(Relation rel, BlockNumber start_block, uint64 idx, Buffer *recent,
+				 BufferAccessStrategy strategy)
 {
-	BlockNumber block = stripe->start_block + (BlockNumber) idx;
+	BlockNumber block = start_block + (BlockNumber) idx;
 	Buffer		buf;
 
 	if (recent != NULL && BufferIsValid(recent[idx]) &&
@@ -517,10 +474,74 @@ pin_stripe_block(Relation rel, const TesseraStripe *stripe, uint64 idx, Buffer *
 		pgstat_count_buffer_hit(rel);
 		return recent[idx];
 	}
-	buf = ReadBufferExtended(rel, MAIN_FORKNUM, block, RBM_NORMAL, NULL);
+	buf = ReadBufferExtended(rel, MAIN_FORKNUM, block, RBM_NORMAL, strategy);
 	if (recent != NULL)
 		recent[idx] = buf;
 	return buf;
+}
+
+/*
+ * Copy len bytes at logical offset of the stripe starting at start_block
+ * (nblocks long) into dst, a page at a time under a pin.  Without recent
+ * buffers, each page under a share lock and checked to hold the bytes
+ * (stripe_page_holds); with them, as TesseraPinStripeBytes reads a page.
+ * False if the pages do not hold the bytes.
+ */
+static bool
+copy_stripe_pages(Relation rel, BlockNumber start_block, BlockNumber nblocks, uint64 offset,
+				  Size len, char *dst, BufferAccessStrategy strategy, Buffer *recent)
+{
+	uint64		idx = offset / TESSERA_PAGE_DATA_SIZE;
+	Size		off = offset % TESSERA_PAGE_DATA_SIZE;
+
+	while (len > 0)
+	{
+		Size		n = Min(len, (Size) TESSERA_PAGE_DATA_SIZE - off);
+		Buffer		buf;
+		Page		page;
+		bool		ok;
+
+		if (idx >= nblocks)
+			return false;
+		buf = pin_stripe_block(rel, start_block, idx, recent, strategy);
+		page = BufferGetPage(buf);
+		if (recent == NULL)
+		{
+			LockBuffer(buf, BUFFER_LOCK_SHARE);
+			ok = stripe_page_holds(page, off, n);
+		}
+		else
+			ok = stripe_page_ours(page);
+		if (ok)
+			memcpy(dst, (char *) page + TESSERA_PAGE_DATA_START + off, n);
+		if (recent == NULL)
+			UnlockReleaseBuffer(buf);
+		else
+			ReleaseBuffer(buf);
+		if (!ok)
+			return false;
+		dst += n;
+		len -= n;
+		off = 0;
+		idx++;
+	}
+	return true;
+}
+
+/*
+ * TesseraReadBytes
+ *		Copy len bytes at logical offset of the stripe starting at
+ *		start_block (nblocks long) into dst.
+ *
+ * Returns false if the pages do not hold those bytes (the caller reports
+ * corruption with the names it knows).  Only a pin and a share lock are
+ * held, one page at a time.
+ */
+bool
+TesseraReadBytes(Relation rel, BlockNumber start_block, BlockNumber nblocks,
+				 uint64 offset, Size len, char *dst, BufferAccessStrategy strategy)
+{
+	return copy_stripe_pages(rel, start_block, nblocks, offset, len, dst, strategy, NULL);
 }
 
 /*
@@ -566,7 +587,7 @@ TesseraPinStripeBytes(Relation rel, const TesseraStripe *stripe, uint64 offset, 
 	}
 	if (len == 0 || off + len > TESSERA_PAGE_DATA_SIZE || idx >= stripe->nblocks)
 		return NULL;
-	*buf = pin_stripe_block(rel, stripe, idx, recent);
+	*buf = pin_stripe_block(rel, stripe->start_block, idx, recent, NULL);
 	page = BufferGetPage(*buf);
 	if (!stripe_page_ours(page))
 	{
@@ -588,32 +609,10 @@ bool
 TesseraCopyStripeBytes(Relation rel, const TesseraStripe *stripe, uint64 offset, Size len,
 					   char *dst, Buffer *recent)
 {
-	uint64		idx = offset / TESSERA_PAGE_DATA_SIZE;
-	Size		off = offset % TESSERA_PAGE_DATA_SIZE;
-
 	if (stripe->flags & TESSERA_STRIPE_DELTA)
 		return TesseraReadStripeBytes(rel, stripe, offset, len, dst, NULL);
-	while (len > 0)
-	{
-		Size		n = Min(len, (Size) TESSERA_PAGE_DATA_SIZE - off);
-		Buffer		buf;
-		bool		ok;
-
-		if (idx >= stripe->nblocks)
-			return false;
-		buf = pin_stripe_block(rel, stripe, idx, recent);
-		ok = stripe_page_ours(BufferGetPage(buf));
-		if (ok)
-			memcpy(dst, (char *) BufferGetPage(buf) + TESSERA_PAGE_DATA_START + off, n);
-		ReleaseBuffer(buf);
-		if (!ok)
-			return false;
-		dst += n;
-		len -= n;
-		off = 0;
-		idx++;
-	}
-	return true;
+	return copy_stripe_pages(rel, stripe->start_block, stripe->nblocks, offset, len, dst, NULL,
+							 recent);
 }
 
 /*
