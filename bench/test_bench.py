@@ -30,7 +30,7 @@ import psycopg  # noqa: E402
 
 import bench  # noqa: E402
 from tessera_bench import (answers, charts, clickbench, clickbench_data, clickbench_queries, compare, oltp,  # noqa: E402
-                           pg, report, ssb_data, ssb_queries)
+                           pg, realistic, report, ssb_data, ssb_queries)
 
 
 def norm(rows, ordered=False):
@@ -146,6 +146,16 @@ class ErrorTests(unittest.TestCase):
         err = ("pgbench: error: client 0 script 0 aborted in command 1 query 0: ERROR:  "
                "UPDATE is not supported on tessera tables\n")
         self.assertEqual(oltp.pgbench_error(err), "UPDATE is not supported on tessera tables")
+
+    def test_point_lookup_median_round(self):
+        # each side's point-lookup figures are its median round among those that ran
+        rounds = [pg.outcome(pg.OK, tps=90.0, latency_ms=1.0), pg.outcome(pg.OK, tps=70.0, latency_ms=3.0),
+                  pg.failure(RuntimeError("x")),
+                  pg.outcome(pg.OK, tps=80.0, latency_ms=2.0)]
+        m = realistic.median_round(rounds)
+        self.assertEqual((m["tps"], m["latency_ms"], m["tps_rounds"]), (80.0, 2.0, [90.0, 70.0, 80.0]))
+        none = realistic.median_round([pg.outcome("error", error="x")])
+        self.assertEqual(none["status"], "error")
 
 
 def ok(best, **kw):
