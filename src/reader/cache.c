@@ -616,18 +616,6 @@ load_frame(void *arg, uint32 k, char *frame, uint32 off, uint32 count)
 	 * costs more than the churn.
 	 */
 	keep = !shared && !(len == raw_len && k != 0 && chunk_bytes + raw_len > cache_limit());
-	if (keep)
-	{
-		slot = MemoryContextAlloc(chunk_cxt, sizeof(FrameSlot));
-		slot->data = MemoryContextAlloc(chunk_cxt, raw_len);
-		slot->owner = e;
-		slot->k = k;
-		slot->len = raw_len;
-		slot->used = false;
-		dst = slot->data;
-	}
-	else
-		dst = frame;
 
 	/* decoded from the buffer where the frame lies on one page */
 	src = TesseraPinStripeBytes(e->rel, e->stripe, e->chunk_offset + ft->table_bytes + from,
@@ -640,6 +628,18 @@ load_frame(void *arg, uint32 k, char *frame, uint32 off, uint32 count)
 			e->corrupt(e->corrupt_arg, "chunk pages are invalid");
 		src = stored;
 	}
+	if (keep)
+	{
+		slot = MemoryContextAlloc(chunk_cxt, sizeof(FrameSlot));
+		slot->data = MemoryContextAlloc(chunk_cxt, raw_len);
+		slot->owner = e;
+		slot->k = k;
+		slot->len = raw_len;
+		slot->used = false;
+		dst = slot->data;
+	}
+	else
+		dst = frame;
 	PG_TRY();
 	{
 		TesseraFrameDecode(e->view.chunk, ft, k, src, len, dst, e->corrupt, e->corrupt_arg);
