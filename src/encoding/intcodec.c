@@ -1008,7 +1008,7 @@ TesseraIntAtIndexed(const char *p, const char *end, int n, int idx, int64 *out,
 /*
  * TesseraIntAtIndexed of the section whose header is hdr (checked by the
  * caller, as idx < n): a gather of many rows parses the header once, not
- * once a row (a fifth of the lookup, SSB q4.1).
+ * once a row.
  */
 static bool
 int_at_indexed(const IntSectionHeader *h, const uint8 *data, const char *end, int n, int idx,

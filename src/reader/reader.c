@@ -615,9 +615,10 @@ chunk_context(TesseraBatch *b, int i, TesseraCorruptContext *cc)
 /*
  * Bytes of a stripe a scan reads.  Outside a buffer ring, through the
  * buffers its pages were found in last (kept with the directory, which the
- * backend keeps across queries), without a content lock or a look at the
- * page headers: every byte is checked against a checksum (the chunk's, its
- * frame table's or its frames') before it is used.  A query of the Star
+ * backend keeps across queries), without a content lock, each page checked
+ * only to be a stripe page (TesseraCopyStripeBytes): every byte is checked
+ * against a checksum (the chunk's, its frame table's or its frames') before
+ * it is used.  A query of the Star
  * Schema Benchmark pins some 6,800 buffers, each a search of the buffer
  * mapping table, 6% of its time.
  */
