@@ -19,6 +19,7 @@ OBJS = \
 	src/encoding/intcodec.o \
 	src/encoding/decimal.o \
 	src/encoding/stats.o \
+	src/encoding/packed.o \
 	src/encoding/chunk.o \
 	src/encoding/access.o \
 	src/reader/reader.o \

@@ -214,6 +214,18 @@ typedef struct TesseraValueIndex
 } TesseraValueIndex;
 
 extern void TesseraFreeValueIndex(TesseraValueIndex *index);
+extern bool TesseraEncodePacked(const TesseraColumnType *type, const Datum *vals, int n,
+								TesseraBuf *out, TesseraEncodedChunk *chunk);
+extern const char *TesseraDecodePacked(const TesseraColumnType *type, const char *p,
+									   const char *end, int n, Datum *out);
+extern bool TesseraPackedHeader(const char *p, const char *end, int n, const uint8 **sym,
+								const uint32 **starts, const char **lens);
+extern bool TesseraPackedValue(const TesseraColumnType *type, const uint8 *sym, int nsym,
+							   const uint8 *src, uint32 len, char *dst);
+extern Datum TesseraPackedDatum(const TesseraColumnType *type, const uint8 *sym, int nsym,
+								const uint8 *src, uint32 len);
+extern bool TesseraPackedAt(const TesseraColumnType *type, const char *p, const char *end, int n,
+							int idx, Datum *out, TesseraEnsureFn ensure, void *arg);
 extern bool TesseraDecodeValuesAt(const TesseraColumnType *type, const TesseraChunkDisk *chunk,
 								  const char *raw, int nrows, const int *rows, int m,
 								  Datum *values, bool *isnull, TesseraValueIndex **index,

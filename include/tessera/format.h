@@ -174,10 +174,11 @@ typedef enum TesseraEncoding
 	TESSERA_ENC_PLAIN = 1,		/* values as PostgreSQL lays them out */
 	TESSERA_ENC_INT = 2,		/* integers: FOR / delta / RLE, bit-packed */
 	TESSERA_ENC_DICT = 3,		/* dictionary of PLAIN values + INT codes */
-	TESSERA_ENC_DECIMAL = 4		/* numeric as scaled 64/128-bit integers */
+	TESSERA_ENC_DECIMAL = 4,	/* numeric as scaled 64/128-bit integers */
+	TESSERA_ENC_PACKED = 5		/* strings of at most 16 distinct bytes, 4 bits each */
 } TesseraEncoding;
 
-#define TESSERA_ENC_COUNT 5
+#define TESSERA_ENC_COUNT 6
 
 /* Chunk flags */
 #define TESSERA_CHUNK_HAS_STATS		0x01	/* min/max are present */

@@ -48,7 +48,7 @@ PG_FUNCTION_INFO_V1(tessera_table_options);
 PG_FUNCTION_INFO_V1(tessera_shared_cache_stats);
 
 static const char *const encoding_names[TESSERA_ENC_COUNT] = {
-	"absent", "plain", "integer", "dictionary", "decimal"
+	"absent", "plain", "integer", "dictionary", "decimal", "packed"
 };
 
 /* Open relid as a tessera table the caller may read. */

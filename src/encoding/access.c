@@ -429,6 +429,9 @@ TesseraDecodeValueView(const TesseraColumnType *type, TesseraChunkView *v, int n
 				ok = view_plain_at(v, type, dict, (int) ndict, (int) code, &result);
 				break;
 			}
+		case TESSERA_ENC_PACKED:
+			ok = TesseraPackedAt(type, p, end, n, j, &result, TesseraViewEnsure, v);
+			break;
 		default:
 			break;
 	}
@@ -501,6 +504,9 @@ TesseraDecodeValue(const TesseraColumnType *type, const TesseraChunkDisk *chunk,
 				ok = plain_at(type, p, end, ndict, (int) code, &result, ix);
 				break;
 			}
+		case TESSERA_ENC_PACKED:
+			ok = TesseraPackedAt(type, p, end, n, j, &result, NULL, NULL);
+			break;
 		default:
 			break;
 	}

@@ -717,6 +717,8 @@ TesseraEncodeChunk(const TesseraColumnType *type, const Datum *values,
 		default:
 			if (try_dict(type, vals, n, &raw, out))
 				out->encoding = TESSERA_ENC_DICT;
+			else if (TesseraEncodePacked(type, vals, n, &raw, out))
+				out->encoding = TESSERA_ENC_PACKED;
 			else
 			{
 				encode_plain(type, vals, n, &raw);
@@ -843,6 +845,9 @@ TesseraDecodeChunkRaw(const TesseraColumnType *type, const TesseraChunkDisk *chu
 			if (type->kind == TESSERA_KIND_BYVAL)
 				corrupt(arg, "dictionary encoding for a pass-by-value column");
 			p = decode_dict(type, p, end, n, values);
+			break;
+		case TESSERA_ENC_PACKED:
+			p = TesseraDecodePacked(type, p, end, n, values);
 			break;
 		default:
 			corrupt(arg, "unknown encoding");

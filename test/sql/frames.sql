@@ -14,7 +14,7 @@ CREATE TABLE fr_t (
     f8 float8,          -- bit patterns
     amount numeric(12,2),           -- decimal, 64-bit
     big numeric,                    -- decimal, 128-bit
-    note text,                      -- md5: plain, indexed stream, zstd
+    note text,                      -- 'x' || md5 (not packed): plain, indexed stream, zstd
     word text,                      -- 600 long distinct values: dictionary with an indexed stream
     longtxt text,                   -- up to 3,000 bytes: 4-byte headers, alignment
     nully text,                     -- mostly NULL: null bitmap
@@ -32,9 +32,9 @@ SELECT i,
        random() * 1e6 - 5e5,
        round((random() * 1e8)::numeric, 2),
        (random() * 1e15)::numeric * 1e20 + i,
-       md5(i::text),
+       'x' || md5(i::text),
        'w' || (random() * 600)::int || repeat('x', 30 + (i % 7) * 3),
-       CASE WHEN i % 5 = 0 THEN repeat(md5(i::text), 1 + (i % 90)) ELSE left(md5(i::text), i % 30) END,
+       CASE WHEN i % 5 = 0 THEN repeat('x' || md5(i::text), 1 + (i % 90)) ELSE left('x' || md5(i::text), i % 30) END,
        CASE WHEN i % 97 = 0 THEN 'n' || i END,
        md5(i::text || 'u')::uuid,
        make_interval(days => i % 400, secs => i % 86400),
