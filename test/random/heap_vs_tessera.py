@@ -54,10 +54,20 @@ def gen(i):
     return (maybe(random.randint(-1000, 1000)), maybe(random.randint(-10**15, 10**15)), maybe(random.randint(-300,300)),
             maybe(round(random.uniform(-1000,1000), random.randint(0,4))), maybe(random.choice([random.uniform(-1e6,1e6), float('nan'), float('inf'), -float('inf'), 0.0]) if random.random()<0.05 else random.uniform(-1e3,1e3)),
             maybe(f"2020-01-{random.randint(1,28):02d}"), maybe(f"2024-02-{random.randint(1,28):02d} {random.randint(0,23):02d}:00:00"),
-            maybe("s%d" % random.randint(0,50)), maybe(random.uniform(-10,10)))
+            maybe(text_value()), maybe(random.uniform(-10,10)))
+# h, per table: few words (dictionary chunks), or many hex or digit strings
+# (packed chunks: at most 16 distinct bytes), words among the digits
+h_style = "words"
+def text_value():
+    if h_style == "words" or (h_style == "digits" and random.random() < 0.02):
+        return "s%d" % random.randint(0,50)
+    if h_style == "hex":
+        return "%x" % random.getrandbits(random.choice([32, 64, 128]))
+    return str(random.randint(0, 10 ** random.randint(3, 14)))
 def setup():
-    global null_p
+    global null_p, h_style
     null_p = random.choice([0.0, 0.002, 0.1])
+    h_style = random.choice(["words", "words", "hex", "digits"])
     cur.execute("drop table if exists fh, ft")
     cur.execute("create table fh (" + ", ".join(f"{n} {t}" for n,t in cols) + ")")
     global tessera_opts
@@ -316,8 +326,11 @@ def shapes_query(r):
     return f"select {g}, {a} from {{t}}{w} group by {g}"
 bad = 0
 nodes_seen = {"TesseraScan": 0, "TesseraAgg": 0, "TesseraJoin": 0, "TesseraTopN": 0}
+packed_rounds = 0
 for it in range(args.rounds):
     setup()
+    cur.execute("select count(*) from tessera.chunk_info('ft') where encoding = 'packed'")
+    packed_rounds += cur.fetchone()[0] > 0
     srng = random.Random(args.seed * 7919 + it)
     nq = args.queries + args.queries // 4
     for q in range(nq):
@@ -359,5 +372,6 @@ for it in range(args.rounds):
         bad += phases.concurrency_phase(args.dsn, cur, random)
 cur.execute("drop table if exists fh, ft, du, dm, dd")
 print(f"seed {args.seed}: {args.rounds} rounds x {args.queries} + {args.queries // 4} queries, {bad} differences"
-      f" (queries planned with " + ", ".join(f"{k} {v}" for k, v in nodes_seen.items()) + ")")
+      f" (queries planned with " + ", ".join(f"{k} {v}" for k, v in nodes_seen.items()) +
+      f"; packed text chunks in {packed_rounds} of {args.rounds} rounds)")
 sys.exit(1 if bad else 0)
