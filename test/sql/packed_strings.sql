@@ -72,6 +72,25 @@ FROM generate_series(1, 50) g;
 RESET enable_seqscan;
 RESET enable_bitmapscan;
 
+-- a type stored with 4-byte headers only (oidvector: storage plain), its
+-- binary bytes few enough to pack
+CREATE TABLE ovh (id int PRIMARY KEY, v oidvector);
+INSERT INTO ovh SELECT i, (SELECT string_agg(((i >> (2 * k)) & 3)::text, ' ')
+                           FROM generate_series(0, 7) k)::oidvector
+FROM generate_series(1, 20000) i;
+CREATE TABLE ovt (LIKE ovh INCLUDING ALL) USING tessera;
+INSERT INTO ovt SELECT * FROM ovh;
+SELECT array_agg(DISTINCT encoding) FROM tessera.chunk_info('ovt') WHERE attname = 'v';
+SELECT tt.cmp('SELECT id, v::text FROM {t}', 'ovh', 'ovt');
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+SELECT count(*) FILTER (WHERE (SELECT v::text FROM ovt WHERE id = g) IS DISTINCT FROM
+                              (SELECT v::text FROM ovh WHERE id = g)) AS different
+FROM generate_series(1, 20000, 13) g;
+RESET enable_seqscan;
+RESET enable_bitmapscan;
+DROP TABLE ovh, ovt;
+
 -- a rewrite keeps them, and verify reads them
 VACUUM FULL st;
 SELECT tt.same_table('sh', 'st');
