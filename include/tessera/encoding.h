@@ -225,7 +225,8 @@ extern bool TesseraPackedValue(const TesseraColumnType *type, const uint8 *sym, 
 extern Datum TesseraPackedDatum(const TesseraColumnType *type, const uint8 *sym, int nsym,
 								const uint8 *src, uint32 len);
 extern bool TesseraPackedAt(const TesseraColumnType *type, const char *p, const char *end, int n,
-							int idx, Datum *out, TesseraEnsureFn ensure, void *arg);
+							int idx, Datum *out, TesseraEnsureFn ensure, void *arg,
+							TesseraValueIndex *index);
 extern bool TesseraDecodeValuesAt(const TesseraColumnType *type, const TesseraChunkDisk *chunk,
 								  const char *raw, int nrows, const int *rows, int m,
 								  Datum *values, bool *isnull, TesseraValueIndex **index,
@@ -403,7 +404,7 @@ extern void TesseraViewEnsure(void *arg, const char *p, Size len);
 extern uint32 TesseraChunkStoredChecksum(uint32 dir_version, const TesseraChunkDisk *chunk,
 										 const char *stored);
 extern Datum TesseraDecodeValueView(const TesseraColumnType *type, TesseraChunkView *v,
-									int nrows, int row, bool *isnull,
-									TesseraCorruptFn corrupt, void *arg);
+									int nrows, int row, bool *isnull, TesseraCorruptFn corrupt,
+									void *arg, TesseraValueIndex **index, MemoryContext index_cxt);
 
 #endif							/* TESSERA_ENCODING_H */

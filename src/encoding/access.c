@@ -367,7 +367,8 @@ TesseraDecodeValuesAt(const TesseraColumnType *type, const TesseraChunkDisk *chu
  */
 Datum
 TesseraDecodeValueView(const TesseraColumnType *type, TesseraChunkView *v, int nrows, int row,
-					   bool *isnull, TesseraCorruptFn corrupt, void *arg)
+					   bool *isnull, TesseraCorruptFn corrupt, void *arg, TesseraValueIndex **index,
+					   MemoryContext index_cxt)
 {
 	const TesseraChunkDisk *chunk = v->chunk;
 	const char *raw = v->raw;
@@ -430,7 +431,8 @@ TesseraDecodeValueView(const TesseraColumnType *type, TesseraChunkView *v, int n
 				break;
 			}
 		case TESSERA_ENC_PACKED:
-			ok = TesseraPackedAt(type, p, end, n, j, &result, TesseraViewEnsure, v);
+			ok = TesseraPackedAt(type, p, end, n, j, &result, TesseraViewEnsure, v,
+								 value_index(index, index_cxt));
 			break;
 		default:
 			break;
@@ -505,7 +507,7 @@ TesseraDecodeValue(const TesseraColumnType *type, const TesseraChunkDisk *chunk,
 				break;
 			}
 		case TESSERA_ENC_PACKED:
-			ok = TesseraPackedAt(type, p, end, n, j, &result, NULL, NULL);
+			ok = TesseraPackedAt(type, p, end, n, j, &result, NULL, NULL, ix);
 			break;
 		default:
 			break;

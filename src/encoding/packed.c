@@ -256,11 +256,14 @@ TesseraPackedDatum(const TesseraColumnType *type, const uint8 *sym, int nsym,
  *		Value idx of the PACKED section at p (n values), palloc'd: the
  *		lengths from the last recorded start to it summed, its bytes
  *		decoded.  With ensure (a framed chunk's view), each byte read is
- *		made present first.  False if the section is malformed.
+ *		made present first.  With index (the payload's value index), the
+ *		lengths are read through its checkpoints: lengths stored as deltas
+ *		are otherwise summed from the chunk's first.  False if the section
+ *		is malformed.
  */
 bool
 TesseraPackedAt(const TesseraColumnType *type, const char *p, const char *end, int n, int idx,
-				Datum *out, TesseraEnsureFn ensure, void *arg)
+				Datum *out, TesseraEnsureFn ensure, void *arg, TesseraValueIndex *index)
 {
 	const uint8 *sym;
 	const uint32 *starts;
@@ -301,7 +304,8 @@ TesseraPackedAt(const TesseraColumnType *type, const char *p, const char *end, i
 		{
 			if (ensure && TesseraIntPrepare(lp, end, n, i, ensure, arg) == 0)
 				return false;
-			if (!TesseraIntAt(lp, end, n, i, &len) || len < 0 || len > (int64) MaxAllocSize)
+			if (!TesseraIntAtIndexed(lp, end, n, i, &len, index) || len < 0 ||
+				len > (int64) MaxAllocSize)
 				return false;
 			if (i < idx)
 				start += ((uint64) len + 1) / 2;

@@ -1037,7 +1037,8 @@ TesseraBatchValue(TesseraBatch *b, int attidx, int row, bool *isnull)
 
 		old = MemoryContextSwitchTo(r->batch_cxt);
 		result = TesseraDecodeValueView(TesseraReaderColumnType(r, attidx), &bv->view,
-										b->chunk_rows, row, isnull, TesseraChunkCorrupt, &cc);
+										b->chunk_rows, row, isnull, TesseraChunkCorrupt, &cc,
+										NULL, NULL);
 		MemoryContextSwitchTo(old);
 
 		/*

@@ -255,7 +255,8 @@ decode_single_columns(void *arg, uint64 rownum, int rg, int row, TupleTableSlot 
 										 &index_cxt);
 			if (view->framed)
 				d = TesseraDecodeValueView(&f->types[i], view, nrows, row,
-										   &slot->tts_isnull[i], TesseraChunkCorrupt, &cc);
+										   &slot->tts_isnull[i], TesseraChunkCorrupt, &cc,
+										   index, index_cxt);
 			else
 				d = TesseraDecodeValue(&f->types[i], view->chunk, view->raw, nrows, row,
 									   &slot->tts_isnull[i], TesseraChunkCorrupt, &cc, index,
