@@ -27,6 +27,9 @@ OBJS = \
 	src/reader/cache.o \
 	src/reader/dircache.o \
 	src/reader/shared_cache.o \
+	src/writer/encoder.o \
+	src/writer/stripe_dir.o \
+	src/writer/rowgroup.o \
 	src/writer/writer.o \
 	src/maintenance/compact.o \
 	src/maintenance/reclaim.o \

@@ -23,6 +23,7 @@
 
 #include "tessera/cache.h"
 #include "tessera/catalog.h"
+#include "tessera/encoder.h"
 #include "tessera/files.h"
 #include "tessera/hooks.h"
 #include "tessera/maintenance.h"
@@ -78,6 +79,10 @@ tessera_relcache_callback(Datum arg, Oid relid)
 	TesseraForgetRelationCaches(relid);
 }
 
+/*
+ * Module load: settings, hooks, custom nodes, shared memory.  long: one
+ * definition per setting, each with its descriptions.
+ */
 void
 _PG_init(void)
 {
@@ -127,6 +132,19 @@ _PG_init(void)
 							 "Message level of the server log line for each background compaction.",
 							 NULL, &tessera_compaction_log_level, LOG, log_level_entries,
 							 PGC_SUSET, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("tessera.encoder_worker",
+							 "Encode bulk loads' row groups in a background worker.",
+							 "From a load's second full row group on, a background worker encodes and "
+							 "compresses each row group while the backend reads the next one; it takes "
+							 "a max_worker_processes slot for the rest of the transaction.  Without a "
+							 "free slot the backend encodes alone.",
+							 &tessera_encoder_worker, true, PGC_USERSET, 0,
+							 NULL, NULL, NULL);
+	DefineCustomIntVariable("tessera.debug_encoder_exit_after",
+							"Testing: the encoder worker exits after this many columns.",
+							"The backend then encodes what the worker did not.  0: never.",
+							&tessera_debug_encoder_exit_after, 0, 0, INT_MAX,
+							PGC_SUSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
 	DefineCustomIntVariable("tessera.fetch_cache_size",
 							"Memory each backend may use to cache decompressed chunks for single-row fetches.",
 							"Capped at 1 GB: every backend may fill its own cache.",

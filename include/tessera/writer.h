@@ -45,4 +45,13 @@ extern Size TesseraBuilderBytes(TesseraStripeBuilder *builder);
 extern void TesseraBuilderFinish(TesseraStripeBuilder *builder, Relation rel, uint64 storage_id,
 								 uint64 stripe_id, List *replaced);
 
+/* a stripe's layout (stripe_dir.c) */
+struct TesseraBuf;
+struct TesseraChunkDisk;
+extern void TesseraOrderByColumn(struct TesseraBuf *data, struct TesseraChunkDisk *chunks,
+								 struct TesseraChunkDisk *dead, int nrgs, int natts);
+extern void TesseraAppendSections(struct TesseraBuf *data, const struct TesseraBuf *stats_area,
+								  const struct TesseraChunkDisk *chunks, int nrgs, int natts,
+								  Size dir_start);
+
 #endif							/* TESSERA_WRITER_H */

@@ -41,15 +41,19 @@
 
 #include "access/detoast.h"
 #include "access/heaptoast.h"
+#include "access/parallel.h"
 #include "access/xact.h"
+#include "miscadmin.h"
 #include "port/pg_crc32c.h"
 #include "utils/datum.h"
 #include "utils/hsearch.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/relcache.h"
 
 #include "tessera/catalog.h"
+#include "tessera/encoder.h"
 #include "tessera/encoding.h"
 #include "tessera/format.h"
 #include "tessera/options.h"
@@ -58,6 +62,8 @@
 #include "tessera/tessera.h"
 #include "tessera/reader.h"
 #include "tessera/writer.h"
+
+#include "write_state.h"
 
 /*
  * Row numbers are reserved 1 at first, then 4x more each time a stripe runs
@@ -69,61 +75,6 @@
 #define FIRST_RESERVATION	1
 #define RESERVATION_GROWTH	4
 
-typedef struct WriteState
-{
-	struct WriteState *below;	/* state of an outer subtransaction */
-	RelFileLocator node;
-	Oid			relid;
-	SubTransactionId subxid;
-	MemoryContext cxt;			/* everything below */
-	MemoryContext rg_cxt;		/* by-reference values of the row group */
-	char	   *arena;			/* free space of rg_cxt's current block */
-	Size		arena_left;
-	MemoryContext enc_cxt;		/* scratch space while encoding */
-
-	int			natts;
-	TupleDesc	tupdesc;		/* the columns buffered rows have */
-	TupleDesc	seen_desc;		/* the relcache's descriptor checked against it */
-	TesseraColumnType *types;
-	uint8	   *kinds;			/* how each column's values are kept: WK_* */
-	TesseraOptions opts;
-	int			rg_limit;
-
-	/* current stripe */
-	bool		has_stripe;
-	TesseraStripe stripe;
-	uint64		stripe_rows;
-	uint64		next_rownum;
-	uint64		reserved_end;
-	uint64		reserve_size;
-	TesseraBuf	data;			/* chunks, then the directory */
-	TesseraBuf	stats;			/* min/max values */
-	TesseraRowGroupDisk *rgs;
-	TesseraChunkDisk *chunks;	/* rgs_cap * natts */
-	int			nrgs;
-	int			rgs_cap;
-	TesseraCidRun *cids;
-	int			ncids;
-	int			cids_cap;
-	TesseraChunkDisk *dead;		/* builders: rgs_cap dead row lists */
-	bool		any_dead;		/* some row group has folded rows */
-	bool		mark_dead;		/* the row being appended is folded */
-	int64	   *rg_dead;		/* indexes of the row group's folded rows */
-	int			rg_ndead;
-	int			rg_dead_cap;
-	Datum	   *null_values;	/* an all-NULL row, for folded rows */
-	bool	   *null_isnull;
-
-	List	   *replaces;		/* builders: catalog rows the stripe replaces */
-	int		   *early_deltas;	/* its WriteEntry's count; NULL for builders */
-
-	/* current row group */
-	int			rg_rows;
-	int			rg_cap;
-	Size		rg_bytes;
-	Datum	  **values;
-	bool	  **isnull;
-} WriteState;
 
 typedef struct WriteEntry
 {
@@ -132,12 +83,6 @@ typedef struct WriteEntry
 	int			early_deltas;	/* delta stripes written before commit */
 } WriteEntry;
 
-/* how a column's values are kept in the row group (WriteState.kinds) */
-#define WK_DROPPED	0
-#define WK_BYVAL	1
-#define WK_VARLENA	2
-#define WK_FIXED	3			/* by reference, attlen bytes */
-#define WK_CSTRING	4
 
 static HTAB *write_entries = NULL;
 static WriteState *last_state = NULL;
@@ -158,7 +103,6 @@ static bool frozen_node_set = false;
 
 TesseraDeltaStripeHook tessera_delta_stripe_hook = NULL;
 
-static void finish_row_group(WriteState *ws);
 static void flush_stripe(WriteState *ws, Relation rel);
 static void free_state(WriteState *ws);
 static void set_state_columns(WriteState *ws, TupleDesc desc);
@@ -173,8 +117,6 @@ create_state(Relation rel, SubTransactionId subxid)
 	WriteState *ws = palloc0(sizeof(WriteState));
 
 	ws->cxt = cxt;
-	ws->rg_cxt = GenerationContextCreate(cxt, "tessera row group values",
-										 ALLOCSET_DEFAULT_SIZES);
 	ws->enc_cxt = AllocSetContextCreate(cxt, "tessera encoder",
 										ALLOCSET_DEFAULT_SIZES);
 	ws->node = TesseraRelLocator(rel);
@@ -184,6 +126,7 @@ create_state(Relation rel, SubTransactionId subxid)
 	TesseraGetOptions(ws->relid, &ws->opts);
 	ws->rg_limit = Min(ws->opts.row_group_row_limit, ws->opts.stripe_row_limit);
 	ws->reserve_size = FIRST_RESERVATION;
+	ws->sent_rg = -1;
 
 	TesseraBufInit(&ws->data, 8192);
 	TesseraBufInit(&ws->stats, 1024);
@@ -224,7 +167,13 @@ set_state_columns(WriteState *ws, TupleDesc desc)
 {
 	MemoryContext old = MemoryContextSwitchTo(ws->cxt);
 
-	Assert(ws->rg_rows == 0 && ws->nrgs == 0);
+	Assert(ws->rg_rows == 0 && ws->nrgs == 0 && ws->sent_rg < 0);
+	if (ws->encoder)
+	{
+		/* it has the old column types */
+		TesseraEncoderStop(ws->encoder);
+		ws->encoder = NULL;
+	}
 	ws->tupdesc = CreateTupleDescCopy(desc);
 	ws->natts = ws->tupdesc->natts;
 	ws->types = palloc0(sizeof(TesseraColumnType) * Max(ws->natts, 1));
@@ -241,11 +190,12 @@ set_state_columns(WriteState *ws, TupleDesc desc)
 			attr->attlen > 0 ? WK_FIXED : WK_CSTRING;
 	}
 	ws->chunks = palloc(sizeof(TesseraChunkDisk) * ws->rgs_cap * Max(ws->natts, 1));
-	ws->values = palloc0(sizeof(Datum *) * Max(ws->natts, 1));
-	ws->isnull = palloc0(sizeof(bool *) * Max(ws->natts, 1));
+	TesseraInitRowGroupBuf(&ws->cur, ws->natts);
+	TesseraInitRowGroupBuf(&ws->sent, ws->natts);
+	ws->sent_done = palloc0(Max(ws->natts, 1));
+	ws->eligible = TesseraEncoderEligible(ws->tupdesc);
 	ws->null_values = NULL;
 	ws->null_isnull = NULL;
-	ws->rg_cap = 0;
 	MemoryContextSwitchTo(old);
 }
 
@@ -397,9 +347,9 @@ ensure_rg_capacity(WriteState *ws, int need)
 	int			cap;
 	MemoryContext old;
 
-	if (need <= ws->rg_cap)
+	if (need <= ws->cur.cap)
 		return;
-	cap = ws->rg_cap == 0 ? Min(64, ws->rg_limit) : ws->rg_cap * 2;
+	cap = ws->cur.cap == 0 ? Min(64, ws->rg_limit) : ws->cur.cap * 2;
 	while (cap < need)
 		cap *= 2;
 	/* only a row group with folded rows outgrows the limit */
@@ -409,19 +359,19 @@ ensure_rg_capacity(WriteState *ws, int need)
 	old = MemoryContextSwitchTo(ws->cxt);
 	for (int i = 0; i < ws->natts; i++)
 	{
-		if (ws->rg_cap == 0)
+		if (ws->cur.cap == 0)
 		{
-			ws->values[i] = palloc(sizeof(Datum) * cap);
-			ws->isnull[i] = palloc(sizeof(bool) * cap);
+			ws->cur.values[i] = palloc(sizeof(Datum) * cap);
+			ws->cur.isnull[i] = palloc(sizeof(bool) * cap);
 		}
 		else
 		{
-			ws->values[i] = repalloc_huge(ws->values[i], sizeof(Datum) * cap);
-			ws->isnull[i] = repalloc_huge(ws->isnull[i], sizeof(bool) * cap);
+			ws->cur.values[i] = repalloc_huge(ws->cur.values[i], sizeof(Datum) * cap);
+			ws->cur.isnull[i] = repalloc_huge(ws->cur.isnull[i], sizeof(bool) * cap);
 		}
 	}
 	MemoryContextSwitchTo(old);
-	ws->rg_cap = cap;
+	ws->cur.cap = cap;
 }
 
 static Size
@@ -436,34 +386,36 @@ row_size(WriteState *ws, Datum *values, bool *isnull)
 }
 
 /*
- * A copy of len bytes at src in the row group's memory.  Values are packed
- * into blocks of ARENA_BLOCK bytes: a palloc per value was a tenth of what
- * a COPY spent in the writer, and the row group's values die together.
+ * A copy of len bytes at src in column i's bytes; returns its offset.  A
+ * palloc per value was a tenth of what a COPY spent in the writer.
  */
-#define ARENA_BLOCK		(256 * 1024)
-
 static Datum
-copy_value(WriteState *ws, const void *src, Size len)
+copy_value(WriteState *ws, int i, const void *src, Size len)
 {
+	ColBytes   *cb = &ws->cur.bytes[i];
 	Size		need = MAXALIGN(len);
-	char	   *p;
+	Size		off = cb->len;
 
-	if (need > ws->arena_left)
+	if (need > cb->cap - cb->len)
 	{
-		if (need > ARENA_BLOCK / 8)
-			return PointerGetDatum(memcpy(MemoryContextAlloc(ws->rg_cxt, len), src, len));
-		ws->arena = MemoryContextAlloc(ws->rg_cxt, ARENA_BLOCK);
-		ws->arena_left = ARENA_BLOCK;
+		Size		cap = Max(cb->cap * 2, 16384);
+
+		while (cap < cb->len + need)
+			cap *= 2;
+		cb->data = cb->data == NULL
+			? MemoryContextAllocHuge(ws->cxt, cap)
+			: repalloc_huge(cb->data, cap);
+		cb->cap = cap;
 	}
-	p = ws->arena;
-	ws->arena += need;
-	ws->arena_left -= need;
-	return PointerGetDatum(memcpy(p, src, len));
+	memcpy(cb->data + off, src, len);
+	cb->len += need;
+	return (Datum) off;
 }
 
 /*
- * The row group's copy of a non-NULL value (in rg_cxt, the current context):
- * external, compressed or expanded values are stored plain.
+ * The row group's copy of a non-NULL value of column i, as an offset into
+ * the column's bytes: external, compressed or expanded values are stored
+ * plain.
  */
 static inline Datum
 store_value(WriteState *ws, int i, Datum d)
@@ -474,12 +426,19 @@ store_value(WriteState *ws, int i, Datum d)
 			return d;
 		case WK_VARLENA:
 			if (VARATT_IS_EXTERNAL(DatumGetPointer(d)) || VARATT_IS_COMPRESSED(DatumGetPointer(d)))
-				return PointerGetDatum(detoast_attr((struct varlena *) DatumGetPointer(d)));
-			return copy_value(ws, DatumGetPointer(d), VARSIZE_ANY(DatumGetPointer(d)));
+			{
+				struct varlena *plain = detoast_attr((struct varlena *) DatumGetPointer(d));
+				Datum		off = copy_value(ws, i, plain, VARSIZE_ANY(plain));
+
+				if ((Pointer) plain != DatumGetPointer(d))
+					pfree(plain);
+				return off;
+			}
+			return copy_value(ws, i, DatumGetPointer(d), VARSIZE_ANY(DatumGetPointer(d)));
 		case WK_FIXED:
-			return copy_value(ws, DatumGetPointer(d), TupleDescAttr(ws->tupdesc, i)->attlen);
+			return copy_value(ws, i, DatumGetPointer(d), TupleDescAttr(ws->tupdesc, i)->attlen);
 		case WK_CSTRING:
-			return copy_value(ws, DatumGetPointer(d), strlen(DatumGetCString(d)) + 1);
+			return copy_value(ws, i, DatumGetPointer(d), strlen(DatumGetCString(d)) + 1);
 		default:
 			return (Datum) 0;
 	}
@@ -505,7 +464,6 @@ note_cid(WriteState *ws, CommandId cid)
 static void
 append_row(WriteState *ws, Datum *values, bool *isnull, Size row_bytes, CommandId cid)
 {
-	MemoryContext old;
 	int			r;
 
 	ensure_rg_capacity(ws, ws->rg_rows + 1);
@@ -522,11 +480,10 @@ append_row(WriteState *ws, Datum *values, bool *isnull, Size row_bytes, CommandI
 		ws->rg_dead[ws->rg_ndead++] = r;
 		ws->mark_dead = false;
 	}
-	old = MemoryContextSwitchTo(ws->rg_cxt);
 	{
 		/* in locals: the stores below could alias ws's fields for all the compiler knows */
-		Datum	  **cols = ws->values;
-		bool	  **nulls = ws->isnull;
+		Datum	  **cols = ws->cur.values;
+		bool	  **nulls = ws->cur.isnull;
 		const uint8 *kinds = ws->kinds;
 		int			natts = ws->natts;
 
@@ -539,7 +496,6 @@ append_row(WriteState *ws, Datum *values, bool *isnull, Size row_bytes, CommandI
 				kinds[i] == WK_BYVAL ? values[i] : store_value(ws, i, values[i]);
 		}
 	}
-	MemoryContextSwitchTo(old);
 
 	note_cid(ws, cid);
 	ws->next_rownum++;
@@ -548,7 +504,7 @@ append_row(WriteState *ws, Datum *values, bool *isnull, Size row_bytes, CommandI
 	ws->rg_bytes += row_bytes;
 	/* folded rows take no room: a row group is as long as its live rows make it */
 	if (ws->rg_rows - ws->rg_ndead >= ws->rg_limit || ws->rg_rows >= TESSERA_MAX_ROW_GROUP_ROWS)
-		finish_row_group(ws);
+		TesseraFinishRowGroup(ws);
 }
 
 /*
@@ -560,7 +516,7 @@ static void
 make_room(WriteState *ws, Relation rel, Size row_bytes)
 {
 	if (ws->rg_rows > 0 && ws->rg_bytes + row_bytes > TESSERA_ROW_GROUP_BYTE_LIMIT)
-		finish_row_group(ws);
+		TesseraFinishRowGroup(ws);
 	if (ws->has_stripe && ws->data.len >= TESSERA_STRIPE_BYTE_LIMIT)
 		flush_stripe(ws, rel);
 
@@ -604,16 +560,14 @@ static void
 append_rows(WriteState *ws, Datum **values, bool **isnull, int first, int k, Size bytes,
 			CommandId cid, ItemPointer tids)
 {
-	MemoryContext old;
 	int			r = ws->rg_rows;
 
 	Assert(!ws->mark_dead);
 	ensure_rg_capacity(ws, r + k);
-	old = MemoryContextSwitchTo(ws->rg_cxt);
 	for (int i = 0; i < ws->natts; i++)
 	{
-		Datum	   *dst = ws->values[i] + r;
-		bool	   *dnull = ws->isnull[i] + r;
+		Datum	   *dst = ws->cur.values[i] + r;
+		bool	   *dnull = ws->cur.isnull[i] + r;
 
 		if (ws->kinds[i] == WK_DROPPED)
 		{
@@ -633,7 +587,6 @@ append_rows(WriteState *ws, Datum **values, bool **isnull, int first, int k, Siz
 		for (int j = 0; j < k; j++)
 			dst[j] = dnull[j] ? (Datum) 0 : store_value(ws, i, values[i][first + j]);
 	}
-	MemoryContextSwitchTo(old);
 
 	note_cid(ws, cid);
 	for (int j = 0; j < k; j++)
@@ -643,7 +596,7 @@ append_rows(WriteState *ws, Datum **values, bool **isnull, int first, int k, Siz
 	ws->stripe_rows += k;
 	ws->rg_bytes += bytes;
 	if (ws->rg_rows - ws->rg_ndead >= ws->rg_limit || ws->rg_rows >= TESSERA_MAX_ROW_GROUP_ROWS)
-		finish_row_group(ws);
+		TesseraFinishRowGroup(ws);
 }
 
 /*
@@ -750,7 +703,7 @@ TesseraBuilderAdd(TesseraStripeBuilder *builder, Datum *values, bool *isnull)
 	Size		row_bytes = row_size(ws, values, isnull);
 
 	if (ws->rg_rows > 0 && ws->rg_bytes + row_bytes > TESSERA_ROW_GROUP_BYTE_LIMIT)
-		finish_row_group(ws);
+		TesseraFinishRowGroup(ws);
 	append_row(ws, values, isnull, row_bytes, FirstCommandId);
 }
 
@@ -771,7 +724,7 @@ TesseraBuilderAddDead(TesseraStripeBuilder *builder)
 		memset(ws->null_isnull, true, sizeof(bool) * Max(ws->natts, 1));
 	}
 	if (ws->rg_rows > 0 && ws->rg_bytes > TESSERA_ROW_GROUP_BYTE_LIMIT)
-		finish_row_group(ws);
+		TesseraFinishRowGroup(ws);
 	ws->mark_dead = true;
 	append_row(ws, ws->null_values, ws->null_isnull, 0, FirstCommandId);
 }
@@ -835,101 +788,6 @@ TesseraBuilderFinish(TesseraStripeBuilder *builder, Relation rel, uint64 storage
 	free_state(ws);
 }
 
-/* Encode the buffered row group into the stripe's data. */
-static void
-finish_row_group(WriteState *ws)
-{
-	TesseraRowGroupDisk *rg;
-	MemoryContext old;
-
-	if (ws->rg_rows == 0)
-		return;
-	if (ws->nrgs == ws->rgs_cap)
-	{
-		ws->rgs_cap *= 2;
-		ws->rgs = repalloc(ws->rgs, sizeof(TesseraRowGroupDisk) * ws->rgs_cap);
-		ws->chunks = repalloc_huge(ws->chunks,
-								   sizeof(TesseraChunkDisk) * ws->rgs_cap * Max(ws->natts, 1));
-		ws->dead = repalloc(ws->dead, sizeof(TesseraChunkDisk) * ws->rgs_cap);
-	}
-	rg = &ws->rgs[ws->nrgs];
-	rg->first_rownum = ws->stripe.first_rownum + (ws->stripe_rows - ws->rg_rows);
-	rg->row_count = ws->rg_rows;
-	rg->flags = TESSERA_RG_DENSE;
-
-	for (int i = 0; i < ws->natts; i++)
-	{
-		TesseraChunkDisk *cd = &ws->chunks[ws->nrgs * ws->natts + i];
-		TesseraEncodedChunk enc;
-
-		memset(cd, 0, sizeof(TesseraChunkDisk));
-		cd->offset = ws->data.len;
-		if (TupleDescAttr(ws->tupdesc, i)->attisdropped)
-		{
-			cd->encoding = TESSERA_ENC_ABSENT;
-			continue;
-		}
-
-		old = MemoryContextSwitchTo(ws->enc_cxt);
-		TesseraEncodeChunk(&ws->types[i], ws->values[i], ws->isnull[i], ws->rg_rows,
-						   ws->opts.compression, ws->opts.compression_level, &enc);
-		MemoryContextSwitchTo(old);
-
-		TesseraBufAppend(&ws->data, enc.stored.data, enc.stored.len);
-		cd->stored_bytes = (uint32) enc.stored.len;
-		cd->raw_bytes = enc.raw_bytes;
-		cd->crc = enc.framed ? enc.crc :
-			TesseraChunkChecksum(TESSERA_DIR_VERSION_FRAMES, enc.stored.data, enc.stored.len);
-		if (enc.framed)
-			cd->flags |= TESSERA_CHUNK_FRAMED;
-		cd->value_count = enc.value_count;
-		cd->logical_bytes = (uint32) Min(enc.logical_bytes, (uint64) PG_UINT32_MAX);
-		cd->encoding = enc.encoding;
-		cd->codec = enc.codec;
-		if (enc.has_stats &&
-			TesseraStatSerialize(&ws->types[i], enc.min, &ws->stats, &cd->min_off, &cd->min_len) &&
-			TesseraStatSerialize(&ws->types[i], enc.max, &ws->stats, &cd->max_off, &cd->max_len))
-			cd->flags |= TESSERA_CHUNK_HAS_STATS;
-		MemoryContextReset(ws->enc_cxt);
-	}
-
-	/* the folded rows' list: their indexes, bit-packed, then the codec */
-	memset(&ws->dead[ws->nrgs], 0, sizeof(TesseraChunkDisk));
-	ws->dead[ws->nrgs].encoding = TESSERA_ENC_INT;
-	if (ws->rg_ndead > 0)
-	{
-		TesseraChunkDisk *cd = &ws->dead[ws->nrgs];
-		TesseraBuf	raw;
-		TesseraBuf	comp;
-		TesseraBuf *out = &raw;
-
-		old = MemoryContextSwitchTo(ws->enc_cxt);
-		TesseraBufInit(&raw, 64 + sizeof(int64) * ws->rg_ndead);
-		TesseraEncodeInts(ws->rg_dead, ws->rg_ndead, &raw);
-		cd->codec = TesseraCompressIfPays(ws->opts.compression, ws->opts.compression_level,
-										  &raw, &comp);
-		if (cd->codec != TESSERA_CODEC_NONE)
-			out = &comp;
-		MemoryContextSwitchTo(old);
-		cd->offset = ws->data.len;
-		cd->stored_bytes = (uint32) out->len;
-		cd->raw_bytes = (uint32) raw.len;
-		cd->value_count = (uint32) ws->rg_ndead;
-		cd->crc = TesseraChunkChecksum(TESSERA_DIR_VERSION_FRAMES, out->data, out->len);
-		TesseraBufAppend(&ws->data, out->data, out->len);
-		MemoryContextReset(ws->enc_cxt);
-		ws->any_dead = true;
-		ws->rg_ndead = 0;
-	}
-
-	ws->nrgs++;
-	ws->rg_rows = 0;
-	ws->rg_bytes = 0;
-	MemoryContextReset(ws->rg_cxt);
-	ws->arena = NULL;
-	ws->arena_left = 0;
-}
-
 /*
  * Does the current stripe go to the delta?  Only if it is small, and only
  * from the subtransaction that inserted its placeholder: its bytes are a
@@ -949,106 +807,6 @@ use_delta(WriteState *ws)
 		ws->subxid == GetCurrentSubTransactionId();
 }
 
-/*
- * The stripe's chunks column by column, each column's row groups in order
- * (then the dead row lists), as Parquet lays out a row group: the chunks
- * were appended row group by row group as each filled.  A scan of a few
- * columns then reads a few runs of pages, not a page of every row group
- * -- each page a new backend touches in shared buffers is a page fault,
- * ClickBench's `count(*) WHERE AdvEngineID <> 0` over 1,000 row groups
- * spent more time on them than on its filter.
- */
-static void
-order_by_column(WriteState *ws)
-{
-	MemoryContext old;
-	TesseraBuf	out;
-
-	if (ws->nrgs <= 1)
-		return;
-	old = MemoryContextSwitchTo(GetMemoryChunkContext(ws->data.data));
-	TesseraBufInit(&out, ws->data.cap);
-	MemoryContextSwitchTo(old);
-	for (int a = 0; a < ws->natts; a++)
-		for (int g = 0; g < ws->nrgs; g++)
-		{
-			TesseraChunkDisk *cd = &ws->chunks[g * ws->natts + a];
-			Size		off = out.len;
-
-			TesseraBufAppend(&out, ws->data.data + cd->offset, cd->stored_bytes);
-			cd->offset = off;
-		}
-	for (int g = 0; g < ws->nrgs; g++)
-	{
-		TesseraChunkDisk *cd = &ws->dead[g];
-		Size		off = out.len;
-
-		TesseraBufAppend(&out, ws->data.data + cd->offset, cd->stored_bytes);
-		cd->offset = off;
-	}
-	Assert(out.len == ws->data.len);
-	TesseraBufFree(&ws->data);
-	ws->data = out;
-}
-
-/*
- * The directory's column table and its columns' sections (format.h,
- * version 5), after the rest of its head: each column's chunk entries of
- * every row group, then their min/max values, moved from the stripe's one
- * stats area and pointed to from the section's own.  Sets the header's
- * stats_bytes.
- */
-static void
-append_sections(WriteState *ws, Size dir_start)
-{
-	Size		table = ws->data.len - dir_start;
-	TesseraChunkDisk *col = palloc(sizeof(TesseraChunkDisk) * Max(ws->nrgs, 1));
-	TesseraBuf	vals;
-	uint64		stats = 0;
-
-	TesseraBufInit(&vals, 1024);
-	TesseraBufAppendSpace(&ws->data, sizeof(TesseraDirColumn) * ws->natts);
-	memset(ws->data.data + dir_start + table, 0, sizeof(TesseraDirColumn) * ws->natts);
-	TesseraBufAlign(&ws->data);
-	for (int a = 0; a < ws->natts; a++)
-	{
-		Size		start = ws->data.len;
-		TesseraDirColumn *dc;
-
-		vals.len = 0;
-		for (int g = 0; g < ws->nrgs; g++)
-		{
-			TesseraChunkDisk *cd = &col[g];
-
-			*cd = ws->chunks[g * ws->natts + a];
-			cd->min_off = cd->min_len = cd->max_off = cd->max_len = 0;
-			if (ws->chunks[g * ws->natts + a].flags & TESSERA_CHUNK_HAS_STATS)
-			{
-				const TesseraChunkDisk *from = &ws->chunks[g * ws->natts + a];
-
-				cd->min_off = (uint32) vals.len;
-				cd->min_len = from->min_len;
-				TesseraBufAppend(&vals, ws->stats.data + from->min_off, from->min_len);
-				cd->max_off = (uint32) vals.len;
-				cd->max_len = from->max_len;
-				TesseraBufAppend(&vals, ws->stats.data + from->max_off, from->max_len);
-			}
-		}
-		TesseraBufAppend(&ws->data, col, sizeof(TesseraChunkDisk) * ws->nrgs);
-		TesseraBufAppend(&ws->data, vals.data, vals.len);
-		dc = (TesseraDirColumn *) (ws->data.data + dir_start + table) + a;
-		dc->offset = (uint32) (start - dir_start);
-		dc->stats_bytes = (uint32) vals.len;
-		dc->check = TesseraChunkChecksum(TESSERA_DIR_VERSION_COLUMNS, ws->data.data + start,
-										 ws->data.len - start);
-		stats += vals.len;
-		TesseraBufAlign(&ws->data);
-	}
-	((TesseraDirHeader *) (ws->data.data + dir_start))->stats_bytes = (uint32) stats;
-	TesseraBufFree(&vals);
-	pfree(col);
-}
-
 /* Write the current stripe to pages (or the delta) and complete its catalog row. */
 static void
 flush_stripe(WriteState *ws, Relation rel)
@@ -1059,12 +817,13 @@ flush_stripe(WriteState *ws, Relation rel)
 	pg_crc32c	crc;
 	BlockNumber nblocks;
 
-	finish_row_group(ws);
+	TesseraFinishRowGroup(ws);
+	TesseraDrainEncoder(ws);
 	if (!ws->has_stripe)
 		return;
 	Assert(ws->stripe_rows > 0);
 
-	order_by_column(ws);
+	TesseraOrderByColumn(&ws->data, ws->chunks, ws->dead, ws->nrgs, ws->natts);
 	TesseraBufAlign(&ws->data);
 	dir_start = ws->data.len;
 	memset(&hdr, 0, sizeof(hdr));
@@ -1082,7 +841,7 @@ flush_stripe(WriteState *ws, Relation rel)
 	TesseraBufAppend(&ws->data, ws->cids, sizeof(TesseraCidRun) * ws->ncids);
 	if (ws->any_dead)
 		TesseraBufAppend(&ws->data, ws->dead, sizeof(TesseraChunkDisk) * ws->nrgs);
-	append_sections(ws, dir_start);
+	TesseraAppendSections(&ws->data, &ws->stats, ws->chunks, ws->nrgs, ws->natts, dir_start);
 	dir_len = ws->data.len - dir_start;
 	if (dir_len > PG_UINT32_MAX)
 		ereport(ERROR,
@@ -1160,6 +919,8 @@ free_state(WriteState *ws)
 {
 	if (last_state == ws)
 		last_state = NULL;
+	if (ws->encoder)
+		TesseraEncoderStop(ws->encoder);
 	MemoryContextDelete(ws->cxt);
 }
 
@@ -1174,7 +935,8 @@ flush_entry(WriteEntry *entry, Relation rel)
 /*
  * TesseraFlushRelation
  *		Write out this backend's buffered rows of rel, so that scans (ours
- *		and parallel workers') find them on disk.
+ *		and parallel workers') find them on disk, and stop its encoder
+ *		worker (a load that goes on starts another).
  */
 void
 TesseraFlushRelation(Relation rel)
@@ -1184,8 +946,16 @@ TesseraFlushRelation(Relation rel)
 	if (write_entries == NULL)
 		return;
 	entry = hash_search(write_entries, &TesseraRelLocator(rel), HASH_FIND, NULL);
-	if (entry)
-		flush_entry(entry, rel);
+	if (entry == NULL)
+		return;
+	flush_entry(entry, rel);
+	/* the load is over (COPY's end) or read: its encoder's slot goes back */
+	for (WriteState *ws = entry->top; ws != NULL; ws = ws->below)
+	{
+		TesseraStopEncoder(ws);
+		ws->encoder_tried = false;
+		ws->full_rgs = 0;
+	}
 }
 
 /*
@@ -1306,6 +1076,21 @@ TesseraDiscardWrites(const RelFileLocator *node)
 	last_state = NULL;
 }
 
+/* Stop every encoder worker (before commit: their segments must not outlive it). */
+static void
+stop_encoders(void)
+{
+	HASH_SEQ_STATUS status;
+	WriteEntry *entry;
+
+	if (write_entries == NULL)
+		return;
+	hash_seq_init(&status, write_entries);
+	while ((entry = hash_seq_search(&status)) != NULL)
+		for (WriteState *ws = entry->top; ws != NULL; ws = ws->below)
+			TesseraStopEncoder(ws);
+}
+
 static void
 tessera_xact_callback(XactEvent event, void *arg)
 {
@@ -1316,6 +1101,7 @@ tessera_xact_callback(XactEvent event, void *arg)
 			flushing_for_commit = true;
 			TesseraFlushAll();
 			flushing_for_commit = false;
+			stop_encoders();
 			break;
 		case XACT_EVENT_COMMIT:
 		case XACT_EVENT_ABORT:
