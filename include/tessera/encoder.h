@@ -41,12 +41,16 @@ typedef struct TesseraEncoderResult
 
 typedef void (*TesseraEncoderDeliver) (void *arg, const TesseraEncoderResult *result);
 
+/* take a column not sent yet and encode it in the backend; false if none is left */
+typedef bool (*TesseraEncoderHelp) (void *arg);
+
 typedef struct TesseraEncoder TesseraEncoder;
 
 extern bool TesseraEncoderEligible(TupleDesc desc);
 extern TesseraEncoder *TesseraEncoderStart(const TesseraColumnType *types, int natts,
 										   int codec, int level, const char *relname,
-										   TesseraEncoderDeliver deliver, void *arg);
+										   TesseraEncoderDeliver deliver,
+										   TesseraEncoderHelp help, void *arg);
 extern bool TesseraEncoderSend(TesseraEncoder *encoder, int col, int nrows, bool first,
 							   bool last, const bool *isnull, const Datum *values,
 							   const char *bytes, Size nbytes);

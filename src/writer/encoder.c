@@ -52,6 +52,7 @@
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
 #include "pgstat.h"
+#include "portability/instr_time.h"
 #include "port/atomics.h"
 #include "postmaster/bgworker.h"
 #include "storage/dsm.h"
@@ -64,6 +65,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/resowner.h"
+#include "utils/snapmgr.h"
 #include "utils/wait_event.h"
 
 #include "tessera/encoder.h"
@@ -84,6 +86,9 @@ int			tessera_debug_encoder_exit_after = 0;
  * Each queue holds a fifth of a typical row group of a wide table; the
  * sender waits when it is full, which is what bounds the memory.
  */
+/* messages a worker transaction lasts at most */
+#define XACT_MESSAGES		256
+
 #define ENCODER_QUEUE_BYTES	((Size) 2 * 1024 * 1024)
 
 typedef struct EncoderShared
@@ -134,10 +139,13 @@ struct TesseraEncoder
 	uint32		seq;			/* the row group being sent */
 	uint64		sent;			/* columns sent */
 	uint64		claimed;		/* of them, taken back */
+	double		send_wait;		/* seconds waited for room in the queue */
+	double		receive_wait;	/* seconds waited for chunks */
 	BackgroundWorkerHandle *handle;
 	shm_mq_handle *input;
 	shm_mq_handle *output;
 	TesseraEncoderDeliver deliver;
+	TesseraEncoderHelp help;
 	void	   *arg;
 };
 
@@ -187,7 +195,8 @@ TesseraEncoderEligible(TupleDesc desc)
  */
 TesseraEncoder *
 TesseraEncoderStart(const TesseraColumnType *types, int natts, int codec, int level,
-					const char *relname, TesseraEncoderDeliver deliver, void *arg)
+					const char *relname, TesseraEncoderDeliver deliver,
+					TesseraEncoderHelp help, void *arg)
 {
 	shm_toc_estimator e;
 	Size		size;
@@ -266,6 +275,7 @@ TesseraEncoderStart(const TesseraColumnType *types, int natts, int codec, int le
 	encoder->input = shm_mq_attach(input, seg, handle);
 	encoder->output = shm_mq_attach(output, seg, handle);
 	encoder->deliver = deliver;
+	encoder->help = help;
 	encoder->arg = arg;
 	elog(DEBUG1, "tessera: encoding row groups of \"%s\" in a background worker", relname);
 	return encoder;
@@ -306,9 +316,11 @@ deliver_chunk(TesseraEncoder *encoder, const char *data, Size len)
 /*
  * TesseraEncoderSend
  *		Send a column of a row group: nrows NULL flags and Datums, by-reference
- *		ones as offsets into bytes[0..nbytes).  Chunks that come back while
- *		the queue is full are delivered meanwhile.  false if the worker is
- *		gone (nothing was or will be delivered for this column).
+ *		ones as offsets into bytes[0..nbytes).  While the queue is full,
+ *		chunks that come back are delivered, and the help callback may take
+ *		a column that is still to be sent and encode it in the backend.
+ *		false if the worker is gone (nothing was or will be delivered for
+ *		this column).
  */
 bool
 TesseraEncoderSend(TesseraEncoder *encoder, int col, int nrows, bool first, bool last,
@@ -318,6 +330,8 @@ TesseraEncoderSend(TesseraEncoder *encoder, int col, int nrows, bool first, bool
 	static const char zeros[MAXIMUM_ALIGNOF];
 	shm_mq_iovec iov[5];
 	int			niov = 0;
+	instr_time	start;
+	instr_time	end;
 
 	if (first)
 		encoder->seq++;
@@ -367,7 +381,14 @@ TesseraEncoderSend(TesseraEncoder *encoder, int col, int nrows, bool first, bool
 		}
 		if (res == SHM_MQ_DETACHED)
 			return false;
+		/* rather than wait for room, encode a column that is not sent yet */
+		if (encoder->help(encoder->arg))
+			continue;
+		INSTR_TIME_SET_CURRENT(start);
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_EXIT_ON_PM_DEATH, -1, PG_WAIT_EXTENSION);
+		INSTR_TIME_SET_CURRENT(end);
+		INSTR_TIME_SUBTRACT(end, start);
+		encoder->send_wait += INSTR_TIME_GET_DOUBLE(end);
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
 	}
@@ -418,8 +439,16 @@ TesseraEncoderReceive(TesseraEncoder *encoder)
 {
 	Size		len;
 	void	   *data;
+	instr_time	start;
+	instr_time	end;
+	shm_mq_result res;
 
-	if (shm_mq_receive(encoder->output, &len, &data, false) != SHM_MQ_SUCCESS)
+	INSTR_TIME_SET_CURRENT(start);
+	res = shm_mq_receive(encoder->output, &len, &data, false);
+	INSTR_TIME_SET_CURRENT(end);
+	INSTR_TIME_SUBTRACT(end, start);
+	encoder->receive_wait += INSTR_TIME_GET_DOUBLE(end);
+	if (res != SHM_MQ_SUCCESS)
 		return false;
 	deliver_chunk(encoder, data, len);
 	return true;
@@ -433,8 +462,9 @@ TesseraEncoderReceive(TesseraEncoder *encoder)
 void
 TesseraEncoderStop(TesseraEncoder *encoder)
 {
-	elog(DEBUG1, "tessera: the encoder worker had %llu columns of %u row groups, %llu of them taken back",
-		 (unsigned long long) encoder->sent, encoder->seq, (unsigned long long) encoder->claimed);
+	elog(DEBUG1, "tessera: the encoder worker had %llu columns of %u row groups, %llu of them taken back; waited %.3f s to send, %.3f s for chunks",
+		 (unsigned long long) encoder->sent, encoder->seq, (unsigned long long) encoder->claimed,
+		 encoder->send_wait, encoder->receive_wait);
 	dsm_detach(encoder->seg);
 	pfree(encoder->handle);
 	pfree(encoder);
@@ -513,7 +543,7 @@ encode_column(const char *data, Size len, TesseraColumnType *types, const Encode
 	iov[2].data = stats.data;
 	iov[2].len = out.min_len + out.max_len;
 	if (shm_mq_sendv(output, iov, 3, false, true) != SHM_MQ_SUCCESS)
-		proc_exit(0);
+		proc_exit(0);			/* the backend detached */
 }
 
 void
@@ -530,6 +560,7 @@ tessera_encoder_main(Datum main_arg)
 	pg_atomic_uint32 *claims;
 	MemoryContext cxt;
 	int			messages = 0;
+	int			in_xact = 0;
 
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
@@ -570,24 +601,41 @@ tessera_encoder_main(Datum main_arg)
 	{
 		Size		len;
 		void	   *data;
-		uint32		flags;
+		shm_mq_result res;
 		MemoryContext old;
 
-		if (shm_mq_receive(inqh, &len, &data, false) != SHM_MQ_SUCCESS)
+		res = shm_mq_receive(inqh, &len, &data, true);
+		if (res == SHM_MQ_WOULD_BLOCK)
+		{
+			/* nothing to do: no transaction stays open while the worker waits */
+			if (IsTransactionState())
+				CommitTransactionCommand();
+			in_xact = 0;
+			res = shm_mq_receive(inqh, &len, &data, false);
+		}
+		if (res != SHM_MQ_SUCCESS)
 			break;				/* the backend detached */
 		if (len < sizeof(EncoderColumnMsg))
 			elog(ERROR, "tessera encoder received a message of %zu bytes", len);
-		flags = ((const EncoderColumnMsg *) data)->flags;
 
-		/* a transaction per row group, for the catalog lookups of collations */
-		if ((flags & MSG_FIRST) && !IsTransactionState())
+		/*
+		 * The comparisons of the min/max summaries may look up the catalog
+		 * (a collation's locale, an array's element type), which takes a
+		 * transaction; one lasts while messages keep coming, up to
+		 * XACT_MESSAGES of them, and holds no snapshot between them.
+		 */
+		if (!IsTransactionState())
 			StartTransactionCommand();
 		old = MemoryContextSwitchTo(cxt);
 		encode_column(data, len, types, shared, claims, outqh);
 		MemoryContextSwitchTo(old);
 		MemoryContextReset(cxt);
-		if ((flags & MSG_LAST) && IsTransactionState())
+		InvalidateCatalogSnapshot();
+		if (++in_xact >= XACT_MESSAGES)
+		{
 			CommitTransactionCommand();
+			in_xact = 0;
+		}
 
 		if (shared->exit_after > 0 && ++messages >= shared->exit_after)
 			break;

@@ -148,6 +148,29 @@ chunk_back(void *arg, const TesseraEncoderResult *r)
 }
 
 /*
+ * The encoder's callback while the queue to the worker is full: encode the
+ * last column of the row group that is not sent yet here.
+ */
+static bool
+take_unsent(void *arg)
+{
+	WriteState *ws = (WriteState *) arg;
+
+	while (ws->send_end - 1 > ws->send_col)
+	{
+		int			i = --ws->send_end;
+
+		if (ws->sent_done[i])
+			continue;
+		encode_column(ws, &ws->sent, ws->sent_rows, i, &ws->chunks[ws->sent_rg * ws->natts + i]);
+		ws->sent_done[i] = true;
+		ws->sent_pending--;
+		return true;
+	}
+	return false;
+}
+
+/*
  * The worker is gone: encode what it did not send back of the row group in
  * flight, and go on without it.
  */
@@ -232,7 +255,7 @@ want_encoder(WriteState *ws)
 	old = MemoryContextSwitchTo(ws->cxt);
 	ws->encoder = TesseraEncoderStart(ws->types, ws->natts, ws->opts.compression,
 									  ws->opts.compression_level, get_rel_name(ws->relid),
-									  chunk_back, ws);
+									  chunk_back, take_unsent, ws);
 	MemoryContextSwitchTo(old);
 	return ws->encoder != NULL;
 }
@@ -277,11 +300,13 @@ send_row_group(WriteState *ws, int g)
 			last = i;
 		}
 	}
-	for (int i = 0; i <= last; i++)
+	ws->send_end = last + 1;
+	for (int i = 0; i < ws->send_end; i++)
 	{
 		if (ws->sent_done[i])
 			continue;
-		if (!TesseraEncoderSend(ws->encoder, i, ws->sent_rows, first, i == last,
+		ws->send_col = i;
+		if (!TesseraEncoderSend(ws->encoder, i, ws->sent_rows, first, i == ws->send_end - 1,
 								ws->sent.isnull[i], ws->sent.values[i],
 								ws->sent.bytes[i].data, ws->sent.bytes[i].len))
 		{
@@ -290,6 +315,7 @@ send_row_group(WriteState *ws, int g)
 		}
 		first = false;
 	}
+	ws->send_col = ws->send_end = -1;
 	return true;
 }
 

@@ -99,6 +99,8 @@ typedef struct WriteState
 	int			sent_rg;		/* its index in the stripe; -1 if none */
 	int			sent_rows;
 	int			sent_pending;	/* chunks not back yet */
+	int			send_col;		/* the column being sent */
+	int			send_end;		/* columns from here are not to be sent */
 	bool	   *sent_done;		/* which are back */
 } WriteState;
 
