@@ -48,7 +48,8 @@ typedef struct TesseraEncoder TesseraEncoder;
 
 extern bool TesseraEncoderEligible(TupleDesc desc);
 extern TesseraEncoder *TesseraEncoderStart(const TesseraColumnType *types, int natts,
-										   int codec, int level, const char *relname,
+										   int codec, int level, Size row_group_bytes,
+										   const char *relname,
 										   TesseraEncoderDeliver deliver,
 										   TesseraEncoderHelp help, void *arg);
 extern bool TesseraEncoderSend(TesseraEncoder *encoder, int col, int nrows, bool first,

@@ -82,14 +82,20 @@ int			tessera_debug_encoder_exit_after = 0;
 #define ENCODER_KEY_OUTPUT	4
 #define ENCODER_KEY_CLAIMS	5
 
-/*
- * Each queue holds a fifth of a typical row group of a wide table; the
- * sender waits when it is full, which is what bounds the memory.
- */
 /* messages a worker transaction lasts at most */
 #define XACT_MESSAGES		256
 
-#define ENCODER_QUEUE_BYTES	((Size) 2 * 1024 * 1024)
+/*
+ * The queue to the worker holds a row group and a half as the backend sends
+ * it (row_group_bytes): the backend then hands a row group over and goes back
+ * to parsing, where with a smaller queue it would encode the columns that do
+ * not fit itself (a ClickBench row group of 105 columns is 15 MB).  Chunks
+ * come back compressed, into a queue a quarter of its size.  The segment is
+ * kept within 64 MB, as a parallel query's would be.
+ */
+#define MIN_INPUT_QUEUE		((Size) 2 * 1024 * 1024)
+#define MAX_INPUT_QUEUE		((Size) 48 * 1024 * 1024)
+#define MIN_OUTPUT_QUEUE	((Size) 1024 * 1024)
 
 typedef struct EncoderShared
 {
@@ -195,9 +201,12 @@ TesseraEncoderEligible(TupleDesc desc)
  */
 TesseraEncoder *
 TesseraEncoderStart(const TesseraColumnType *types, int natts, int codec, int level,
-					const char *relname, TesseraEncoderDeliver deliver,
+					Size row_group_bytes, const char *relname, TesseraEncoderDeliver deliver,
 					TesseraEncoderHelp help, void *arg)
 {
+	Size		input_bytes = Min(Max(row_group_bytes + row_group_bytes / 2, MIN_INPUT_QUEUE),
+								  MAX_INPUT_QUEUE);
+	Size		output_bytes = Max(input_bytes / 4, MIN_OUTPUT_QUEUE);
 	shm_toc_estimator e;
 	Size		size;
 	dsm_segment *seg;
@@ -215,8 +224,8 @@ TesseraEncoderStart(const TesseraColumnType *types, int natts, int codec, int le
 	shm_toc_initialize_estimator(&e);
 	shm_toc_estimate_chunk(&e, sizeof(EncoderShared));
 	shm_toc_estimate_chunk(&e, sizeof(TesseraColumnType) * Max(natts, 1));
-	shm_toc_estimate_chunk(&e, ENCODER_QUEUE_BYTES);
-	shm_toc_estimate_chunk(&e, ENCODER_QUEUE_BYTES);
+	shm_toc_estimate_chunk(&e, input_bytes);
+	shm_toc_estimate_chunk(&e, output_bytes);
 	shm_toc_estimate_chunk(&e, sizeof(pg_atomic_uint32) * Max(natts, 1));
 	shm_toc_estimate_keys(&e, 5);
 	size = shm_toc_estimate(&e);
@@ -241,9 +250,9 @@ TesseraEncoderStart(const TesseraColumnType *types, int natts, int codec, int le
 	shared_types = shm_toc_allocate(toc, sizeof(TesseraColumnType) * Max(natts, 1));
 	memcpy(shared_types, types, sizeof(TesseraColumnType) * natts);
 	shm_toc_insert(toc, ENCODER_KEY_TYPES, shared_types);
-	input = shm_mq_create(shm_toc_allocate(toc, ENCODER_QUEUE_BYTES), ENCODER_QUEUE_BYTES);
+	input = shm_mq_create(shm_toc_allocate(toc, input_bytes), input_bytes);
 	shm_toc_insert(toc, ENCODER_KEY_INPUT, input);
-	output = shm_mq_create(shm_toc_allocate(toc, ENCODER_QUEUE_BYTES), ENCODER_QUEUE_BYTES);
+	output = shm_mq_create(shm_toc_allocate(toc, output_bytes), output_bytes);
 	shm_toc_insert(toc, ENCODER_KEY_OUTPUT, output);
 	claims = shm_toc_allocate(toc, sizeof(pg_atomic_uint32) * Max(natts, 1));
 	for (int i = 0; i < natts; i++)

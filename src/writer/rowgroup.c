@@ -243,6 +243,7 @@ static bool
 want_encoder(WriteState *ws)
 {
 	MemoryContext old;
+	Size		bytes = 0;
 
 	if (ws->encoder != NULL)
 		return ws->rg_ndead == 0;
@@ -252,9 +253,13 @@ want_encoder(WriteState *ws)
 		!IsUnderPostmaster || IsParallelWorker())
 		return false;
 	ws->encoder_tried = true;
+	/* what this row group would take in the queue, as the next should */
+	for (int i = 0; i < ws->natts; i++)
+		if (ws->kinds[i] != WK_DROPPED)
+			bytes += 64 + (sizeof(Datum) + 1) * ws->rg_rows + ws->cur.bytes[i].len;
 	old = MemoryContextSwitchTo(ws->cxt);
 	ws->encoder = TesseraEncoderStart(ws->types, ws->natts, ws->opts.compression,
-									  ws->opts.compression_level, get_rel_name(ws->relid),
+									  ws->opts.compression_level, bytes, get_rel_name(ws->relid),
 									  chunk_back, take_unsent, ws);
 	MemoryContextSwitchTo(old);
 	return ws->encoder != NULL;
