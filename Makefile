@@ -83,6 +83,7 @@ OBJS = \
 	src/files/parquet_columns.o \
 	src/files/parquet_copy.o \
 	src/files/parquet_fdw.o \
+	src/utility/copy_text.o \
 	src/utility/hooks.o \
 	src/debug/inspect.o \
 	src/debug/verify.o \

@@ -145,6 +145,11 @@ _PG_init(void)
 							"The backend then encodes what the worker did not.  0: never.",
 							&tessera_debug_encoder_exit_after, 0, 0, INT_MAX,
 							PGC_SUSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
+	DefineCustomIntVariable("tessera.debug_copy_batch_rows",
+							"Testing: rows in a batch of COPY's fields converted by a worker.",
+							"0: the default (65536, or 16 MB of text).",
+							&tessera_debug_copy_batch_rows, 0, 0, INT_MAX,
+							PGC_SUSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
 	DefineCustomIntVariable("tessera.fetch_cache_size",
 							"Memory each backend may use to cache decompressed chunks for single-row fetches.",
 							"Capped at 1 GB: every backend may fill its own cache.",

@@ -46,6 +46,35 @@ typedef bool (*TesseraEncoderHelp) (void *arg);
 
 typedef struct TesseraEncoder TesseraEncoder;
 
+/* A column whose text COPY has the worker convert: its type's input function. */
+typedef struct TesseraConvertColumn
+{
+	Oid			infunc;
+	Oid			ioparam;
+	int32		typmod;
+	int16		typlen;
+	bool		typbyval;
+} TesseraConvertColumn;
+
+/*
+ * One converted column of a batch as the worker sends it back (nothing but
+ * failed if its input function raised an error): by-reference values as
+ * offsets into bytes.  Pointers valid in the callback only.
+ */
+typedef struct TesseraConvertResult
+{
+	int			col;
+	uint32		seq;			/* the batch's number, from 1 */
+	int			nrows;
+	bool		failed;
+	const bool *isnull;
+	const Datum *values;
+	const char *bytes;
+	Size		nbytes;
+} TesseraConvertResult;
+
+typedef void (*TesseraConvertDeliver) (void *arg, const TesseraConvertResult *result);
+
 extern bool TesseraEncoderEligible(TupleDesc desc);
 extern TesseraEncoder *TesseraEncoderStart(const TesseraColumnType *types, int natts,
 										   int codec, int level, Size row_group_bytes,
@@ -55,6 +84,10 @@ extern TesseraEncoder *TesseraEncoderStart(const TesseraColumnType *types, int n
 extern bool TesseraEncoderSend(TesseraEncoder *encoder, int col, int nrows, bool first,
 							   bool last, const bool *isnull, const Datum *values,
 							   const char *bytes, Size nbytes);
+extern bool TesseraConvertEligible(Oid typid);
+extern TesseraEncoder *TesseraConverterStart(const TesseraConvertColumn *cols, int ncols,
+											 Size batch_bytes, const char *relname,
+											 TesseraConvertDeliver deliver, void *arg);
 extern bool TesseraEncoderClaim(TesseraEncoder *encoder, int col);
 extern bool TesseraEncoderReceive(TesseraEncoder *encoder);
 extern void TesseraEncoderStop(TesseraEncoder *encoder);

@@ -31,6 +31,10 @@ extern void TesseraCopySelect(StringInfo sql, List *attlist, Oid relid, bool onl
 extern void TesseraParquetCopy(ParseState *pstate, CopyStmt *stmt, int stmt_location,
 							   int stmt_len, uint64 *processed);
 
+/* utility/copy_text.c: COPY FROM text or CSV with the input functions in a worker */
+extern PGDLLIMPORT int tessera_debug_copy_batch_rows;
+extern bool TesseraTextCopyFrom(ParseState *pstate, CopyStmt *stmt, uint64 *processed);
+
 /*
  * parquet_types.c: PostgreSQL values to column vectors (writing) and
  * column vectors to COPY's binary fields (reading).

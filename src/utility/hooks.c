@@ -542,6 +542,24 @@ tessera_ProcessUtility(PlannedStmt *pstmt, const char *queryString, bool readOnl
 		return;
 	}
 
+	if (IsA(parsetree, CopyStmt) && ((CopyStmt *) parsetree)->is_from && !am_walsender)
+	{
+		ParseState *pstate = make_parsestate(NULL);
+		uint64		processed;
+		bool		done;
+
+		pstate->p_sourcetext = queryString;
+		pstate->p_queryEnv = queryEnv;
+		done = TesseraTextCopyFrom(pstate, (CopyStmt *) parsetree, &processed);
+		free_parsestate(pstate);
+		if (done)
+		{
+			if (qc)
+				SetQueryCompletion(qc, CMDTAG_COPY, processed);
+			return;
+		}
+	}
+
 	memset(&uo, 0, sizeof(uo));
 	if (IsA(parsetree, CreateStmt) || IsA(parsetree, CreateTableAsStmt) ||
 		IsA(parsetree, AlterTableStmt))

@@ -50,6 +50,7 @@
 #include "access/transam.h"
 #include "access/xact.h"
 #include "catalog/pg_type.h"
+#include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "pgstat.h"
 #include "portability/instr_time.h"
@@ -62,6 +63,8 @@
 #include "storage/shm_mq.h"
 #include "storage/shm_toc.h"
 #include "tcop/tcopprot.h"
+#include "utils/datum.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/resowner.h"
@@ -81,6 +84,10 @@ int			tessera_debug_encoder_exit_after = 0;
 #define ENCODER_KEY_INPUT	3
 #define ENCODER_KEY_OUTPUT	4
 #define ENCODER_KEY_CLAIMS	5
+
+/* what the worker does with the columns it gets */
+#define ENCODER_ENCODE		0	/* encode them into chunks */
+#define ENCODER_CONVERT		1	/* run their input functions on COPY's text */
 
 /* messages a worker transaction lasts at most */
 #define XACT_MESSAGES		256
@@ -104,7 +111,13 @@ typedef struct EncoderShared
 	int			codec;
 	int			level;
 	int			exit_after;		/* testing: messages after which the worker quits */
+	int			mode;			/* ENCODER_ENCODE or ENCODER_CONVERT */
 	pid_t		leader_pid;
+	/* the backend's settings that input functions read (ENCODER_CONVERT) */
+	char		datestyle[64];
+	char		intervalstyle[64];
+	char		timezone[256];
+	char		tzabbrevs[256];
 } EncoderShared;
 
 /* a column of a row group, backend to worker; then isnull, Datums, bytes */
@@ -119,6 +132,16 @@ typedef struct EncoderColumnMsg
 
 #define MSG_FIRST	0x01		/* the row group's first column */
 #define MSG_LAST	0x02		/* and its last */
+
+/* a converted column, worker to backend; then isnull, Datums, bytes (none if failed) */
+typedef struct EncoderConvertedMsg
+{
+	int32		col;
+	int32		nrows;
+	uint32		seq;
+	uint32		failed;
+	uint64		nbytes;
+} EncoderConvertedMsg;
 
 /* an encoded chunk, worker to backend; then its bytes, min and max */
 typedef struct EncoderChunkMsg
@@ -151,6 +174,7 @@ struct TesseraEncoder
 	shm_mq_handle *input;
 	shm_mq_handle *output;
 	TesseraEncoderDeliver deliver;
+	TesseraConvertDeliver deliver_converted;
 	TesseraEncoderHelp help;
 	void	   *arg;
 };
@@ -194,25 +218,20 @@ TesseraEncoderEligible(TupleDesc desc)
 }
 
 /*
- * TesseraEncoderStart
- *		A worker for rows of these column types, or NULL if none can be had
- *		(no background worker slot, no dynamic shared memory).  deliver is
- *		called with each chunk that comes back.
+ * A worker in mode for natts columns described by types[0..natts) (each of
+ * type_size bytes), its queues of these sizes; NULL if none can be had (no
+ * background worker slot, no dynamic shared memory).
  */
-TesseraEncoder *
-TesseraEncoderStart(const TesseraColumnType *types, int natts, int codec, int level,
-					Size row_group_bytes, const char *relname, TesseraEncoderDeliver deliver,
-					TesseraEncoderHelp help, void *arg)
+static TesseraEncoder *
+start_worker(int mode, const void *types, Size type_size, int natts, Size input_bytes,
+			 Size output_bytes, int codec, int level)
 {
-	Size		input_bytes = Min(Max(row_group_bytes + row_group_bytes / 2, MIN_INPUT_QUEUE),
-								  MAX_INPUT_QUEUE);
-	Size		output_bytes = Max(input_bytes / 4, MIN_OUTPUT_QUEUE);
 	shm_toc_estimator e;
 	Size		size;
 	dsm_segment *seg;
 	shm_toc    *toc;
 	EncoderShared *shared;
-	TesseraColumnType *shared_types;
+	void	   *shared_types;
 	shm_mq	   *input;
 	shm_mq	   *output;
 	pg_atomic_uint32 *claims;
@@ -223,7 +242,7 @@ TesseraEncoderStart(const TesseraColumnType *types, int natts, int codec, int le
 
 	shm_toc_initialize_estimator(&e);
 	shm_toc_estimate_chunk(&e, sizeof(EncoderShared));
-	shm_toc_estimate_chunk(&e, sizeof(TesseraColumnType) * Max(natts, 1));
+	shm_toc_estimate_chunk(&e, type_size * Max(natts, 1));
 	shm_toc_estimate_chunk(&e, input_bytes);
 	shm_toc_estimate_chunk(&e, output_bytes);
 	shm_toc_estimate_chunk(&e, sizeof(pg_atomic_uint32) * Max(natts, 1));
@@ -239,16 +258,29 @@ TesseraEncoderStart(const TesseraColumnType *types, int natts, int codec, int le
 
 	toc = shm_toc_create(ENCODER_MAGIC, dsm_segment_address(seg), size);
 	shared = shm_toc_allocate(toc, sizeof(EncoderShared));
+	memset(shared, 0, sizeof(EncoderShared));
 	shared->dboid = MyDatabaseId;
 	shared->natts = natts;
 	shared->codec = codec;
 	shared->level = level;
 	shared->exit_after = tessera_debug_encoder_exit_after;
+	shared->mode = mode;
 	shared->leader_pid = MyProcPid;
+	if (mode == ENCODER_CONVERT)
+	{
+		snprintf(shared->datestyle, sizeof(shared->datestyle), "%s",
+				 GetConfigOption("datestyle", false, false));
+		snprintf(shared->intervalstyle, sizeof(shared->intervalstyle), "%s",
+				 GetConfigOption("intervalstyle", false, false));
+		snprintf(shared->timezone, sizeof(shared->timezone), "%s",
+				 GetConfigOption("timezone", false, false));
+		snprintf(shared->tzabbrevs, sizeof(shared->tzabbrevs), "%s",
+				 GetConfigOption("timezone_abbreviations", false, false));
+	}
 	shm_toc_insert(toc, ENCODER_KEY_SHARED, shared);
-	/* the comparison functions' FmgrInfo is made again by the worker */
-	shared_types = shm_toc_allocate(toc, sizeof(TesseraColumnType) * Max(natts, 1));
-	memcpy(shared_types, types, sizeof(TesseraColumnType) * natts);
+	/* (the comparison functions' FmgrInfo is made again by the worker) */
+	shared_types = shm_toc_allocate(toc, type_size * Max(natts, 1));
+	memcpy(shared_types, types, type_size * natts);
 	shm_toc_insert(toc, ENCODER_KEY_TYPES, shared_types);
 	input = shm_mq_create(shm_toc_allocate(toc, input_bytes), input_bytes);
 	shm_toc_insert(toc, ENCODER_KEY_INPUT, input);
@@ -283,11 +315,127 @@ TesseraEncoderStart(const TesseraColumnType *types, int natts, int codec, int le
 	encoder->handle = handle;
 	encoder->input = shm_mq_attach(input, seg, handle);
 	encoder->output = shm_mq_attach(output, seg, handle);
+	return encoder;
+}
+
+/*
+ * TesseraEncoderStart
+ *		A worker for rows of these column types, or NULL if none can be had.
+ *		deliver is called with each chunk that comes back.
+ */
+TesseraEncoder *
+TesseraEncoderStart(const TesseraColumnType *types, int natts, int codec, int level,
+					Size row_group_bytes, const char *relname, TesseraEncoderDeliver deliver,
+					TesseraEncoderHelp help, void *arg)
+{
+	Size		input_bytes = Min(Max(row_group_bytes + row_group_bytes / 2, MIN_INPUT_QUEUE),
+								  MAX_INPUT_QUEUE);
+	TesseraEncoder *encoder;
+
+	encoder = start_worker(ENCODER_ENCODE, types, sizeof(TesseraColumnType), natts, input_bytes,
+						   Max(input_bytes / 4, MIN_OUTPUT_QUEUE), codec, level);
+	if (encoder == NULL)
+		return NULL;
 	encoder->deliver = deliver;
 	encoder->help = help;
 	encoder->arg = arg;
 	elog(DEBUG1, "tessera: encoding row groups of \"%s\" in a background worker", relname);
 	return encoder;
+}
+
+/*
+ * TesseraConvertEligible
+ *		May the worker run the input function of typid for COPY?  Built-in
+ *		base types (and arrays of them) whose input reads no catalog by name
+ *		and no setting but those the worker is given: not the reg* types
+ *		(search_path, this transaction's catalog), money (lc_monetary) or
+ *		xml (xmloption).
+ */
+bool
+TesseraConvertEligible(Oid typid)
+{
+	Oid			elem = get_element_type(typid);
+	Oid			t = OidIsValid(elem) ? elem : typid;
+	Oid			infunc;
+	Oid			ioparam;
+
+	if (typid >= FirstGenbkiObjectId || get_typtype(typid) != TYPTYPE_BASE ||
+		t >= FirstGenbkiObjectId || get_typtype(t) != TYPTYPE_BASE)
+		return false;
+	getTypeInputInfo(t, &infunc, &ioparam);
+	if (!func_strict(infunc))
+		return false;
+	switch (t)
+	{
+		case REGCLASSOID:
+		case REGTYPEOID:
+		case REGPROCOID:
+		case REGPROCEDUREOID:
+		case REGOPEROID:
+		case REGOPERATOROID:
+		case REGCONFIGOID:
+		case REGDICTIONARYOID:
+		case REGNAMESPACEOID:
+		case REGROLEOID:
+		case REGCOLLATIONOID:
+		case CASHOID:
+		case XMLOID:
+			return false;
+		default:
+			return true;
+	}
+}
+
+/*
+ * TesseraConverterStart
+ *		A worker that runs the input functions of cols on COPY's text, a
+ *		column of a batch at a time; NULL if none can be had.  batch_bytes
+ *		is about what a batch's columns take as sent.  deliver is called
+ *		with each converted column.
+ */
+TesseraEncoder *
+TesseraConverterStart(const TesseraConvertColumn *cols, int ncols, Size batch_bytes,
+					  const char *relname, TesseraConvertDeliver deliver, void *arg)
+{
+	Size		queue = Min(Max(batch_bytes + batch_bytes / 2, MIN_INPUT_QUEUE), MAX_INPUT_QUEUE);
+	TesseraEncoder *encoder;
+
+	encoder = start_worker(ENCODER_CONVERT, cols, sizeof(TesseraConvertColumn), ncols, queue,
+						   queue, 0, 0);
+	if (encoder == NULL)
+		return NULL;
+	encoder->deliver_converted = deliver;
+	encoder->arg = arg;
+	elog(DEBUG1, "tessera: converting COPY's fields for \"%s\" in a background worker", relname);
+	return encoder;
+}
+
+/* Hand one converted column that came back to the COPY. */
+static void
+deliver_converted(TesseraEncoder *encoder, const char *data, Size len)
+{
+	EncoderConvertedMsg msg;
+	TesseraConvertResult r;
+	Size		head = sizeof(EncoderConvertedMsg);
+
+	StaticAssertStmt(sizeof(EncoderConvertedMsg) == MAXALIGN(sizeof(EncoderConvertedMsg)),
+					 "the converted column message header is aligned");
+	if (len < head)
+		elog(ERROR, "tessera encoder sent a message of %zu bytes", len);
+	memcpy(&msg, data, sizeof(msg));
+	if (msg.nrows < 0 ||
+		len != head + (msg.failed ? 0 : MAXALIGN(msg.nrows) + sizeof(Datum) * msg.nrows + msg.nbytes))
+		elog(ERROR, "tessera encoder sent a message of %zu bytes for a column of %d rows",
+			 len, msg.nrows);
+	r.col = msg.col;
+	r.seq = msg.seq;
+	r.failed = msg.failed != 0;
+	r.nrows = msg.nrows;
+	r.isnull = (const bool *) (data + head);
+	r.values = (const Datum *) (data + head + MAXALIGN(msg.nrows));
+	r.bytes = (const char *) (r.values + msg.nrows);
+	r.nbytes = msg.nbytes;
+	encoder->deliver_converted(encoder->arg, &r);
 }
 
 /* Hand one message that came back to the writer. */
@@ -320,6 +468,16 @@ deliver_chunk(TesseraEncoder *encoder, const char *data, Size len)
 	r.max = r.min + msg.min_len;
 	r.max_len = msg.max_len;
 	encoder->deliver(encoder->arg, &r);
+}
+
+/* a message from the worker to its callback */
+static void
+deliver(TesseraEncoder *encoder, const char *data, Size len)
+{
+	if (encoder->deliver_converted != NULL)
+		deliver_converted(encoder, data, len);
+	else
+		deliver_chunk(encoder, data, len);
 }
 
 /*
@@ -385,13 +543,13 @@ TesseraEncoderSend(TesseraEncoder *encoder, int col, int nrows, bool first, bool
 		res = shm_mq_receive(encoder->output, &len, &data, true);
 		if (res == SHM_MQ_SUCCESS)
 		{
-			deliver_chunk(encoder, data, len);
+			deliver(encoder, data, len);
 			continue;
 		}
 		if (res == SHM_MQ_DETACHED)
 			return false;
 		/* rather than wait for room, encode a column that is not sent yet */
-		if (encoder->help(encoder->arg))
+		if (encoder->help != NULL && encoder->help(encoder->arg))
 			continue;
 		INSTR_TIME_SET_CURRENT(start);
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_EXIT_ON_PM_DEATH, -1, PG_WAIT_EXTENSION);
@@ -459,7 +617,7 @@ TesseraEncoderReceive(TesseraEncoder *encoder)
 	encoder->receive_wait += INSTR_TIME_GET_DOUBLE(end);
 	if (res != SHM_MQ_SUCCESS)
 		return false;
-	deliver_chunk(encoder, data, len);
+	deliver(encoder, data, len);
 	return true;
 }
 
@@ -555,13 +713,131 @@ encode_column(const char *data, Size len, TesseraColumnType *types, const Encode
 		proc_exit(0);			/* the backend detached */
 }
 
+/*
+ * Run the input function of the column in one message on its text and send
+ * the values back: by-value ones as Datums, others copied into the
+ * message's bytes (each at a MAXALIGN offset, given in its Datum).  An
+ * error (a value the type does not take) is caught in a subtransaction and
+ * reported as the column's failure: the backend converts the batch again
+ * itself, row by row, for PostgreSQL's own error and context.
+ */
+static void
+convert_column(const char *data, Size len, const TesseraConvertColumn *cols, FmgrInfo *flinfo,
+			   const EncoderShared *shared, pg_atomic_uint32 *claims, shm_mq_handle *output)
+{
+	EncoderColumnMsg msg;
+	EncoderConvertedMsg out;
+	const bool *isnull;
+	const Datum *sent;
+	const char *bytes;
+	Datum	   *values;
+	StringInfoData buf;
+	shm_mq_iovec iov[4];
+	static const char zeros[MAXIMUM_ALIGNOF];
+	const TesseraConvertColumn *col;
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+
+	memcpy(&msg, data, sizeof(msg));
+	if (msg.col < 0 || msg.col >= shared->natts || msg.nrows <= 0 ||
+		len != sizeof(msg) + MAXALIGN(msg.nrows) + sizeof(Datum) * msg.nrows + msg.nbytes ||
+		msg.nbytes == 0 || data[len - 1] != '\0')
+		elog(ERROR, "tessera encoder received a message of %zu bytes", len);
+	if (!claim(&claims[msg.col], msg.seq))
+		return;
+	col = &cols[msg.col];
+	isnull = (const bool *) (data + sizeof(msg));
+	sent = (const Datum *) (data + sizeof(msg) + MAXALIGN(msg.nrows));
+	bytes = (const char *) (sent + msg.nrows);
+	values = palloc(sizeof(Datum) * msg.nrows);
+	initStringInfo(&buf);
+
+	memset(&out, 0, sizeof(out));
+	out.col = msg.col;
+	out.seq = msg.seq;
+	out.nrows = msg.nrows;
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		for (int r = 0; r < msg.nrows; r++)
+		{
+			Datum		d;
+			Size		size;
+
+			if (isnull[r])
+			{
+				values[r] = (Datum) 0;
+				continue;
+			}
+			if (sent[r] >= msg.nbytes)
+				elog(ERROR, "tessera encoder received a value out of its column's bytes");
+			d = InputFunctionCall(&flinfo[msg.col], (char *) bytes + sent[r], col->ioparam,
+								  col->typmod);
+			if (col->typbyval)
+			{
+				values[r] = d;
+				continue;
+			}
+			size = datumGetSize(d, false, col->typlen);
+			values[r] = (Datum) buf.len;
+			appendBinaryStringInfo(&buf, DatumGetPointer(d), size);
+			if (MAXALIGN(buf.len) != (Size) buf.len)
+				appendBinaryStringInfo(&buf, zeros, MAXALIGN(buf.len) - buf.len);
+		}
+		ReleaseCurrentSubTransaction();
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(cxt);
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		out.failed = 1;
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(cxt);
+	CurrentResourceOwner = owner;
+
+	iov[0].data = (const char *) &out;
+	iov[0].len = sizeof(out);
+	if (out.failed)
+	{
+		if (shm_mq_sendv(output, iov, 1, false, true) != SHM_MQ_SUCCESS)
+			proc_exit(0);
+		return;
+	}
+	out.nbytes = buf.len;
+	iov[1].data = (const char *) isnull;
+	iov[1].len = MAXALIGN(msg.nrows);	/* (the message's padding after them) */
+	iov[2].data = (const char *) values;
+	iov[2].len = sizeof(Datum) * msg.nrows;
+	iov[3].data = buf.data;
+	iov[3].len = buf.len;
+	if (shm_mq_sendv(output, iov, 4, false, true) != SHM_MQ_SUCCESS)
+		proc_exit(0);			/* the backend detached */
+}
+
+/* The backend's settings that input functions read, in the worker. */
+static void
+set_input_settings(const EncoderShared *shared)
+{
+	StartTransactionCommand();
+	SetConfigOption("datestyle", shared->datestyle, PGC_USERSET, PGC_S_SESSION);
+	SetConfigOption("intervalstyle", shared->intervalstyle, PGC_USERSET, PGC_S_SESSION);
+	SetConfigOption("timezone", shared->timezone, PGC_USERSET, PGC_S_SESSION);
+	SetConfigOption("timezone_abbreviations", shared->tzabbrevs, PGC_USERSET, PGC_S_SESSION);
+	CommitTransactionCommand();
+}
+
 void
 tessera_encoder_main(Datum main_arg)
 {
 	dsm_segment *seg;
 	shm_toc    *toc;
 	EncoderShared *shared;
-	TesseraColumnType *types;
+	TesseraColumnType *types = NULL;
+	TesseraConvertColumn *cols = NULL;
+	FmgrInfo   *flinfo = NULL;
 	shm_mq	   *input;
 	shm_mq	   *output;
 	shm_mq_handle *inqh;
@@ -595,15 +871,33 @@ tessera_encoder_main(Datum main_arg)
 
 	BackgroundWorkerInitializeConnectionByOid(shared->dboid, InvalidOid,
 											  BGWORKER_BYPASS_ALLOWCONN);
-	pgstat_report_activity(STATE_RUNNING,
-						   psprintf("encoding row groups for process %d", (int) shared->leader_pid));
-
-	types = MemoryContextAlloc(TopMemoryContext, sizeof(TesseraColumnType) * Max(shared->natts, 1));
-	memcpy(types, shm_toc_lookup(toc, ENCODER_KEY_TYPES, false),
-		   sizeof(TesseraColumnType) * shared->natts);
-	for (int i = 0; i < shared->natts; i++)
-		if (types[i].stats == TESSERA_STATS_CMP)
-			fmgr_info_cxt(types[i].cmp.fn_oid, &types[i].cmp, TopMemoryContext);
+	if (shared->mode == ENCODER_CONVERT)
+	{
+		pgstat_report_activity(STATE_RUNNING,
+							   psprintf("converting COPY fields for process %d",
+										(int) shared->leader_pid));
+		set_input_settings(shared);
+		cols = MemoryContextAlloc(TopMemoryContext,
+								  sizeof(TesseraConvertColumn) * Max(shared->natts, 1));
+		memcpy(cols, shm_toc_lookup(toc, ENCODER_KEY_TYPES, false),
+			   sizeof(TesseraConvertColumn) * shared->natts);
+		flinfo = MemoryContextAlloc(TopMemoryContext, sizeof(FmgrInfo) * Max(shared->natts, 1));
+		for (int i = 0; i < shared->natts; i++)
+			fmgr_info_cxt(cols[i].infunc, &flinfo[i], TopMemoryContext);
+	}
+	else
+	{
+		pgstat_report_activity(STATE_RUNNING,
+							   psprintf("encoding row groups for process %d",
+										(int) shared->leader_pid));
+		types = MemoryContextAlloc(TopMemoryContext,
+								   sizeof(TesseraColumnType) * Max(shared->natts, 1));
+		memcpy(types, shm_toc_lookup(toc, ENCODER_KEY_TYPES, false),
+			   sizeof(TesseraColumnType) * shared->natts);
+		for (int i = 0; i < shared->natts; i++)
+			if (types[i].stats == TESSERA_STATS_CMP)
+				fmgr_info_cxt(types[i].cmp.fn_oid, &types[i].cmp, TopMemoryContext);
+	}
 
 	cxt = AllocSetContextCreate(TopMemoryContext, "tessera encoder", ALLOCSET_DEFAULT_SIZES);
 	for (;;)
@@ -636,7 +930,10 @@ tessera_encoder_main(Datum main_arg)
 		if (!IsTransactionState())
 			StartTransactionCommand();
 		old = MemoryContextSwitchTo(cxt);
-		encode_column(data, len, types, shared, claims, outqh);
+		if (shared->mode == ENCODER_CONVERT)
+			convert_column(data, len, cols, flinfo, shared, claims, outqh);
+		else
+			encode_column(data, len, types, shared, claims, outqh);
 		MemoryContextSwitchTo(old);
 		MemoryContextReset(cxt);
 		InvalidateCatalogSnapshot();
