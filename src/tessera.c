@@ -147,7 +147,7 @@ _PG_init(void)
 							PGC_SUSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
 	DefineCustomIntVariable("tessera.debug_copy_batch_rows",
 							"Testing: rows in a batch of COPY's fields converted by a worker.",
-							"0: the default (65536, or 16 MB of text).",
+							"0: the default (65536, or 8 MB of text).",
 							&tessera_debug_copy_batch_rows, 0, 0, INT_MAX,
 							PGC_SUSET, GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
 	DefineCustomIntVariable("tessera.fetch_cache_size",

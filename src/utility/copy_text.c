@@ -72,12 +72,13 @@ int			tessera_debug_copy_batch_rows = 0;
 
 /* a batch is sent when it has this many rows or this many bytes of text */
 #define BATCH_ROWS		65536
-#define BATCH_BYTES		((Size) 16 * 1024 * 1024)
+#define BATCH_BYTES		((Size) 8 * 1024 * 1024)
 
 /* rows of the input as columns of text, then of values */
 typedef struct Batch
 {
-	MemoryContext cxt;
+	MemoryContext cxt;			/* its arrays, kept from batch to batch */
+	MemoryContext vcxt;			/* values converted here, reset after each batch */
 	int			nrows;
 	int			cap;
 	uint32		seq;			/* its number as sent to the worker; 0 if not sent */
@@ -88,6 +89,8 @@ typedef struct Batch
 	Size		bytes;
 	Datum	  **values;			/* converted, per COPY column */
 	bool	  **nulls;
+	char	  **vbytes;			/* the worker's by-reference values, per column */
+	Size	   *vbytes_cap;
 	int			converted;		/* columns back from the worker */
 	bool		failed;			/* one of them could not be converted there */
 } Batch;
@@ -101,7 +104,7 @@ typedef struct TextCopy
 	FmgrInfo   *in_functions;	/* per COPY column */
 	Oid		   *ioparams;
 	int32	   *typmods;
-	bool		any_notnull;
+	bool	   *notnull;		/* per COPY column: NOT NULL */
 	int			batch_rows;
 	TesseraConvertColumn *conv;
 	TesseraEncoder *worker;
@@ -192,17 +195,22 @@ batch_init(TextCopy *tc, Batch *b, MemoryContext parent)
 	b->isnull = palloc(sizeof(bool *) * tc->ncols);
 	b->offs = palloc(sizeof(Datum *) * tc->ncols);
 	b->text = palloc(sizeof(StringInfoData) * tc->ncols);
-	b->values = palloc0(sizeof(Datum *) * tc->ncols);
-	b->nulls = palloc0(sizeof(bool *) * tc->ncols);
+	b->values = palloc(sizeof(Datum *) * tc->ncols);
+	b->nulls = palloc(sizeof(bool *) * tc->ncols);
+	b->vbytes = palloc0(sizeof(char *) * tc->ncols);
+	b->vbytes_cap = palloc0(sizeof(Size) * tc->ncols);
 	for (int c = 0; c < tc->ncols; c++)
 	{
 		b->isnull[c] = palloc(b->cap);
 		b->offs[c] = palloc(sizeof(Datum) * b->cap);
+		b->values[c] = palloc(sizeof(Datum) * b->cap);
+		b->nulls[c] = palloc(b->cap);
 		initStringInfo(&b->text[c]);
 		/* offset 0 is a '\0' of its own: NULLs point there */
 		appendStringInfoChar(&b->text[c], '\0');
 	}
 	MemoryContextSwitchTo(old);
+	b->vcxt = AllocSetContextCreate(b->cxt, "tessera COPY values", ALLOCSET_DEFAULT_SIZES);
 	b->nrows = 0;
 	b->seq = 0;
 	b->bytes = 0;
@@ -218,13 +226,8 @@ batch_reset(TextCopy *tc, Batch *b)
 	{
 		resetStringInfo(&b->text[c]);
 		appendStringInfoChar(&b->text[c], '\0');
-		if (b->values[c] != NULL)
-			pfree(b->values[c]);
-		if (b->nulls[c] != NULL)
-			pfree(b->nulls[c]);
-		b->values[c] = NULL;
-		b->nulls[c] = NULL;
 	}
+	MemoryContextReset(b->vcxt);
 	b->nrows = 0;
 	b->seq = 0;
 	b->bytes = 0;
@@ -244,15 +247,8 @@ convert_here(TextCopy *tc, Batch *b, int from, int to, int ncols_last)
 	CopyFromState cstate = tc->cstate;
 	uint64		save_lineno = cstate->cur_lineno;
 	bool		save_valid = cstate->line_buf_valid;
-	MemoryContext old = MemoryContextSwitchTo(b->cxt);
+	MemoryContext old = MemoryContextSwitchTo(b->vcxt);
 
-	for (int c = 0; c < tc->ncols; c++)
-	{
-		if (b->values[c] == NULL)
-			b->values[c] = palloc(sizeof(Datum) * b->cap);
-		if (b->nulls[c] == NULL)
-			b->nulls[c] = palloc(b->cap);
-	}
 	cstate->line_buf_valid = false;
 	for (int r = from; r < to; r++)
 	{
@@ -284,7 +280,6 @@ take_converted(void *arg, const TesseraConvertResult *res)
 {
 	TextCopy   *tc = arg;
 	Batch	   *b = NULL;
-	MemoryContext old;
 
 	for (int i = 0; i < 2; i++)
 		if (tc->batches[i].seq == res->seq && res->seq != 0)
@@ -299,16 +294,24 @@ take_converted(void *arg, const TesseraConvertResult *res)
 		b->failed = true;
 		return;
 	}
-	old = MemoryContextSwitchTo(b->cxt);
-	b->values[res->col] = palloc(sizeof(Datum) * b->cap);
-	b->nulls[res->col] = palloc(b->cap);
 	memcpy(b->nulls[res->col], res->isnull, res->nrows);
 	if (tc->conv[res->col].typbyval)
 		memcpy(b->values[res->col], res->values, sizeof(Datum) * res->nrows);
 	else
 	{
-		char	   *bytes = palloc(Max(res->nbytes, 1));
+		char	   *bytes;
 
+		/* (the column's buffer only grows: no new memory to fault in per batch) */
+		if (b->vbytes_cap[res->col] < res->nbytes)
+		{
+			Size		cap = Max(res->nbytes, b->vbytes_cap[res->col] * 2);
+
+			if (b->vbytes[res->col] != NULL)
+				pfree(b->vbytes[res->col]);
+			b->vbytes[res->col] = MemoryContextAllocHuge(b->cxt, cap);
+			b->vbytes_cap[res->col] = cap;
+		}
+		bytes = b->vbytes[res->col];
 		memcpy(bytes, res->bytes, res->nbytes);
 		for (int r = 0; r < res->nrows; r++)
 		{
@@ -318,7 +321,6 @@ take_converted(void *arg, const TesseraConvertResult *res)
 				PointerGetDatum(bytes + res->values[r]);
 		}
 	}
-	MemoryContextSwitchTo(old);
 }
 
 /* The worker is gone (or failed to start): the rest is converted here. */
@@ -391,11 +393,11 @@ write_batch(TextCopy *tc, Batch *b)
 	for (int a = 0; a < desc->natts; a++)
 		if (TupleDescAttr(desc, a)->attisdropped)
 		{
-			tc->attvalues[a] = MemoryContextAllocZero(b->cxt, sizeof(Datum) * b->nrows);
-			tc->attnulls[a] = MemoryContextAlloc(b->cxt, b->nrows);
+			tc->attvalues[a] = MemoryContextAllocZero(b->vcxt, sizeof(Datum) * b->nrows);
+			tc->attnulls[a] = MemoryContextAlloc(b->vcxt, b->nrows);
 			memset(tc->attnulls[a], true, b->nrows);
 		}
-	tids = MemoryContextAlloc(b->cxt, sizeof(ItemPointerData) * b->nrows);
+	tids = MemoryContextAlloc(b->vcxt, sizeof(ItemPointerData) * b->nrows);
 	cstate->line_buf_valid = false;
 	cstate->cur_lineno = b->linenos[0];
 	if (!TesseraInsertColumns(tc->rel, tc->attvalues, tc->attnulls, b->nrows, tc->cid,
@@ -503,6 +505,7 @@ split_line(TextCopy *tc, Batch *cur)
 	char	  **fields;
 	int			nfields;
 	int			r = cur->nrows;
+	bool		null_notnull = false;
 
 	if (!next_fields(tc, cur, &fields, &nfields))
 		return false;
@@ -516,17 +519,24 @@ split_line(TextCopy *tc, Batch *cur)
 	for (int c = 0; c < nfields; c++)
 	{
 		char	   *s = fields[c];
+		StringInfo	text = &cur->text[c];
 
 		cur->isnull[c][r] = (s == NULL);
 		if (s == NULL)
+		{
 			cur->offs[c][r] = 0;
+			null_notnull |= tc->notnull[c];
+		}
 		else
 		{
-			int			len = strlen(s);
+			int			len = strlen(s) + 1;
 
-			cur->offs[c][r] = cur->text[c].len;
-			appendBinaryStringInfo(&cur->text[c], s, len + 1);
-			cur->bytes += len + 1;
+			cur->offs[c][r] = text->len;
+			if (text->len + len >= text->maxlen)
+				enlargeStringInfo(text, len);
+			memcpy(text->data + text->len, s, len);
+			text->len += len;
+			cur->bytes += len;
 		}
 	}
 	cur->bytes += (sizeof(Datum) + 1) * tc->ncols;
@@ -540,11 +550,8 @@ split_line(TextCopy *tc, Batch *cur)
 						NameStr(TupleDescAttr(RelationGetDescr(tc->rel),
 											  tc->atts[nfields])->attname))));
 	}
-	if (tc->any_notnull)
-		for (int c = 0; c < tc->ncols; c++)
-			if (cur->isnull[c][r] &&
-				TupleDescAttr(RelationGetDescr(tc->rel), tc->atts[c])->attnotnull)
-				not_null_error(tc, cur, r);
+	if (null_notnull)
+		not_null_error(tc, cur, r);
 	cur->nrows++;
 	return true;
 }
@@ -635,6 +642,7 @@ TesseraTextCopyFrom(ParseState *pstate, CopyStmt *stmt, uint64 *processed)
 	tc.ioparams = palloc(sizeof(Oid) * tc.ncols);
 	tc.typmods = palloc(sizeof(int32) * tc.ncols);
 	tc.conv = palloc0(sizeof(TesseraConvertColumn) * tc.ncols);
+	tc.notnull = palloc(sizeof(bool) * tc.ncols);
 	foreach(lc, attnums)
 	{
 		int			c = foreach_current_index(lc);
@@ -645,7 +653,7 @@ TesseraTextCopyFrom(ParseState *pstate, CopyStmt *stmt, uint64 *processed)
 		getTypeInputInfo(att->atttypid, &infunc, &tc.ioparams[c]);
 		fmgr_info(infunc, &tc.in_functions[c]);
 		tc.typmods[c] = att->atttypmod;
-		tc.any_notnull |= att->attnotnull;
+		tc.notnull[c] = att->attnotnull;
 		tc.conv[c].infunc = infunc;
 		tc.conv[c].ioparam = tc.ioparams[c];
 		tc.conv[c].typmod = att->atttypmod;

@@ -629,9 +629,14 @@ TesseraEncoderReceive(TesseraEncoder *encoder)
 void
 TesseraEncoderStop(TesseraEncoder *encoder)
 {
-	elog(DEBUG1, "tessera: the encoder worker had %llu columns of %u row groups, %llu of them taken back; waited %.3f s to send, %.3f s for chunks",
-		 (unsigned long long) encoder->sent, encoder->seq, (unsigned long long) encoder->claimed,
-		 encoder->send_wait, encoder->receive_wait);
+	if (encoder->deliver_converted != NULL)
+		elog(DEBUG1, "tessera: the converting worker had %llu columns of %u batches; waited %.3f s to send, %.3f s for values",
+			 (unsigned long long) encoder->sent, encoder->seq, encoder->send_wait,
+			 encoder->receive_wait);
+	else
+		elog(DEBUG1, "tessera: the encoder worker had %llu columns of %u row groups, %llu of them taken back; waited %.3f s to send, %.3f s for chunks",
+			 (unsigned long long) encoder->sent, encoder->seq,
+			 (unsigned long long) encoder->claimed, encoder->send_wait, encoder->receive_wait);
 	dsm_detach(encoder->seg);
 	pfree(encoder->handle);
 	pfree(encoder);
