@@ -49,6 +49,7 @@ typedef struct TesseraEncoder TesseraEncoder;
 /* A column whose text COPY has the worker convert: its type's input function. */
 typedef struct TesseraConvertColumn
 {
+	bool		reads_now;		/* a date or time that may say 'now' */
 	Oid			infunc;
 	Oid			ioparam;
 	int32		typmod;
@@ -85,6 +86,7 @@ extern bool TesseraEncoderSend(TesseraEncoder *encoder, int col, int nrows, bool
 							   bool last, const bool *isnull, const Datum *values,
 							   const char *bytes, Size nbytes);
 extern bool TesseraConvertEligible(Oid typid);
+extern bool TesseraConvertReadsNow(Oid typid);
 extern TesseraEncoder *TesseraConverterStart(const TesseraConvertColumn *cols, int ncols,
 											 Size batch_bytes, const char *relname,
 											 TesseraConvertDeliver deliver, void *arg);

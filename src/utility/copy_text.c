@@ -654,6 +654,7 @@ TesseraTextCopyFrom(ParseState *pstate, CopyStmt *stmt, uint64 *processed)
 		fmgr_info(infunc, &tc.in_functions[c]);
 		tc.typmods[c] = att->atttypmod;
 		tc.notnull[c] = att->attnotnull;
+		tc.conv[c].reads_now = TesseraConvertReadsNow(att->atttypid);
 		tc.conv[c].infunc = infunc;
 		tc.conv[c].ioparam = tc.ioparams[c];
 		tc.conv[c].typmod = att->atttypmod;

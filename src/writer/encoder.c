@@ -118,6 +118,7 @@ typedef struct EncoderShared
 	char		intervalstyle[64];
 	char		timezone[256];
 	char		tzabbrevs[256];
+	char		array_nulls[8];
 } EncoderShared;
 
 /* a column of a row group, backend to worker; then isnull, Datums, bytes */
@@ -276,6 +277,8 @@ start_worker(int mode, const void *types, Size type_size, int natts, Size input_
 				 GetConfigOption("timezone", false, false));
 		snprintf(shared->tzabbrevs, sizeof(shared->tzabbrevs), "%s",
 				 GetConfigOption("timezone_abbreviations", false, false));
+		snprintf(shared->array_nulls, sizeof(shared->array_nulls), "%s",
+				 GetConfigOption("array_nulls", false, false));
 	}
 	shm_toc_insert(toc, ENCODER_KEY_SHARED, shared);
 	/* (the comparison functions' FmgrInfo is made again by the worker) */
@@ -348,8 +351,10 @@ TesseraEncoderStart(const TesseraColumnType *types, int natts, int codec, int le
  *		May the worker run the input function of typid for COPY?  Built-in
  *		base types (and arrays of them) whose input reads no catalog by name
  *		and no setting but those the worker is given: not the reg* types
- *		(search_path, this transaction's catalog), money (lc_monetary) or
- *		xml (xmloption).
+ *		(search_path, this transaction's catalog), money (lc_monetary), xml
+ *		(xmloption) or timetz (a zone's offset on today's date).  Dates and
+ *		times that say 'now' or 'today' are the backend's to read (see
+ *		says_now).
  */
 bool
 TesseraConvertEligible(Oid typid)
@@ -380,6 +385,7 @@ TesseraConvertEligible(Oid typid)
 		case REGCOLLATIONOID:
 		case CASHOID:
 		case XMLOID:
+		case TIMETZOID:			/* a zone's offset on the current date */
 			return false;
 		default:
 			return true;
@@ -719,6 +725,51 @@ encode_column(const char *data, Size len, TesseraColumnType *types, const Encode
 }
 
 /*
+ * Does a date or time (or an array of them) say 'now', 'today', 'tomorrow'
+ * or 'yesterday'?  Those read the transaction's start, which is the
+ * backend's, not the worker's: such a column is reported failed and the
+ * backend converts the batch.
+ */
+static bool
+says_now(const char *s)
+{
+	static const char *const words[] = {"now", "today", "tomorrow", "yesterday"};
+
+	for (; *s; s++)
+	{
+		char		c = *s | 0x20;
+
+		if (c != 'n' && c != 't' && c != 'y')
+			continue;
+		for (int i = 0; i < lengthof(words); i++)
+			if (pg_strncasecmp(s, words[i], strlen(words[i])) == 0)
+				return true;
+	}
+	return false;
+}
+
+/*
+ * TesseraConvertReadsNow
+ *		Is typid (or its element type) a date or time that may say 'now'?
+ */
+bool
+TesseraConvertReadsNow(Oid typid)
+{
+	Oid			elem = get_element_type(typid);
+
+	switch (OidIsValid(elem) ? elem : typid)
+	{
+		case DATEOID:
+		case TIMEOID:
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+			return true;
+		default:
+			return false;
+	}
+}
+
+/*
  * Run the input function of the column in one message on its text and send
  * the values back: by-value ones as Datums, others copied into the
  * message's bytes (each at a MAXALIGN offset, given in its Datum).  An
@@ -777,6 +828,8 @@ convert_column(const char *data, Size len, const TesseraConvertColumn *cols, Fmg
 			}
 			if (sent[r] >= msg.nbytes)
 				elog(ERROR, "tessera encoder received a value out of its column's bytes");
+			if (col->reads_now && says_now(bytes + sent[r]))
+				elog(ERROR, "a value that reads the transaction's time");
 			d = InputFunctionCall(&flinfo[msg.col], (char *) bytes + sent[r], col->ioparam,
 								  col->typmod);
 			if (col->typbyval)
@@ -831,6 +884,7 @@ set_input_settings(const EncoderShared *shared)
 	SetConfigOption("intervalstyle", shared->intervalstyle, PGC_USERSET, PGC_S_SESSION);
 	SetConfigOption("timezone", shared->timezone, PGC_USERSET, PGC_S_SESSION);
 	SetConfigOption("timezone_abbreviations", shared->tzabbrevs, PGC_USERSET, PGC_S_SESSION);
+	SetConfigOption("array_nulls", shared->array_nulls, PGC_USERSET, PGC_S_SESSION);
 	CommitTransactionCommand();
 }
 

@@ -99,6 +99,9 @@ RESET timezone;
 SELECT * FROM ct_same(ct_file('dmy', '100:100,1,1,a,03/04/2024 10:00,05/06/2024',
 							  '300:300,1,1,a,03/04/2024 10:00 EST,05/06/2024'));
 
+-- 'now' and 'today' read the transaction's start: the backend's, as for heap
+SELECT same FROM ct_same(ct_file('now', '300:300,1,1,a,now,Today', '400:400,1,1,a,2024-01-01,tomorrow'));
+
 -- text format, with its escapes
 COPY (SELECT i, i, i, E'tab\there ' || i, NULL, '2024-01-01'::date + i FROM generate_series(1, 300) i)
 	TO '/tmp/tessera_ct_text.txt';
