@@ -85,7 +85,7 @@ typedef struct Batch
 	uint64	   *linenos;
 	bool	  **isnull;			/* per COPY column */
 	Datum	  **offs;			/* offsets of the fields in text */
-	StringInfoData *text;		/* the fields, each ending in '\0' */
+	StringInfoData text;		/* the lines' fields, each ending in '\0' */
 	Size		bytes;
 	Datum	  **values;			/* converted, per COPY column */
 	bool	  **nulls;
@@ -194,7 +194,6 @@ batch_init(TextCopy *tc, Batch *b, MemoryContext parent)
 	b->linenos = palloc(sizeof(uint64) * b->cap);
 	b->isnull = palloc(sizeof(bool *) * tc->ncols);
 	b->offs = palloc(sizeof(Datum *) * tc->ncols);
-	b->text = palloc(sizeof(StringInfoData) * tc->ncols);
 	b->values = palloc(sizeof(Datum *) * tc->ncols);
 	b->nulls = palloc(sizeof(bool *) * tc->ncols);
 	b->vbytes = palloc0(sizeof(char *) * tc->ncols);
@@ -205,10 +204,10 @@ batch_init(TextCopy *tc, Batch *b, MemoryContext parent)
 		b->offs[c] = palloc(sizeof(Datum) * b->cap);
 		b->values[c] = palloc(sizeof(Datum) * b->cap);
 		b->nulls[c] = palloc(b->cap);
-		initStringInfo(&b->text[c]);
-		/* offset 0 is a '\0' of its own: NULLs point there */
-		appendStringInfoChar(&b->text[c], '\0');
 	}
+	initStringInfo(&b->text);
+	/* offset 0 is a '\0' of its own: NULLs point there */
+	appendStringInfoChar(&b->text, '\0');
 	MemoryContextSwitchTo(old);
 	b->vcxt = AllocSetContextCreate(b->cxt, "tessera COPY values", ALLOCSET_DEFAULT_SIZES);
 	b->nrows = 0;
@@ -222,11 +221,8 @@ batch_init(TextCopy *tc, Batch *b, MemoryContext parent)
 static void
 batch_reset(TextCopy *tc, Batch *b)
 {
-	for (int c = 0; c < tc->ncols; c++)
-	{
-		resetStringInfo(&b->text[c]);
-		appendStringInfoChar(&b->text[c], '\0');
-	}
+	resetStringInfo(&b->text);
+	appendStringInfoChar(&b->text, '\0');
 	MemoryContextReset(b->vcxt);
 	b->nrows = 0;
 	b->seq = 0;
@@ -257,7 +253,7 @@ convert_here(TextCopy *tc, Batch *b, int from, int to, int ncols_last)
 		cstate->cur_lineno = b->linenos[r];
 		for (int c = 0; c < n; c++)
 		{
-			char	   *s = b->isnull[c][r] ? NULL : b->text[c].data + b->offs[c][r];
+			char	   *s = b->isnull[c][r] ? NULL : b->text.data + b->offs[c][r];
 
 			cstate->cur_attname = NameStr(TupleDescAttr(RelationGetDescr(tc->rel),
 														tc->atts[c])->attname);
@@ -346,9 +342,16 @@ send_batch(TextCopy *tc, Batch *b)
 	if (tc->worker == NULL)
 		return;
 	b->seq = ++tc->seq;
+	/* the batch's text, then each column's NULL flags and offsets into it */
+	if (!TesseraEncoderSend(tc->worker, TESSERA_CONVERT_TEXT, 0, true, false, NULL, NULL,
+							b->text.data, b->text.len))
+	{
+		drop_worker(tc);
+		return;
+	}
 	for (int c = 0; c < tc->ncols; c++)
-		if (!TesseraEncoderSend(tc->worker, c, b->nrows, c == 0, c == tc->ncols - 1,
-								b->isnull[c], b->offs[c], b->text[c].data, b->text[c].len))
+		if (!TesseraEncoderSend(tc->worker, c, b->nrows, false, c == tc->ncols - 1,
+								b->isnull[c], b->offs[c], NULL, 0))
 		{
 			drop_worker(tc);
 			return;
@@ -506,6 +509,10 @@ split_line(TextCopy *tc, Batch *cur)
 	int			nfields;
 	int			r = cur->nrows;
 	bool		null_notnull = false;
+	StringInfo	abuf = &tc->cstate->attribute_buf;
+	StringInfo	text = &cur->text;
+	Size		base = text->len;
+	bool		whole;
 
 	if (!next_fields(tc, cur, &fields, &nfields))
 		return false;
@@ -516,10 +523,26 @@ split_line(TextCopy *tc, Batch *cur)
 				(errcode(ERRCODE_BAD_COPY_FILE_FORMAT),
 				 errmsg("extra data after last expected column")));
 	}
+	/*
+	 * The fields lie one after the other in the parser's buffer, each ending
+	 * in '\0' (its length leaves out the last one): the line's go into the
+	 * batch's text in one copy, and each field is its offset there.  A field
+	 * found anywhere else is copied on its own.
+	 */
+	whole = (abuf->data[abuf->len] == '\0');
+	if (whole)
+	{
+		Size		len = abuf->len + 1;
+
+		if (text->len + len >= text->maxlen)
+			enlargeStringInfo(text, len);
+		memcpy(text->data + text->len, abuf->data, len);
+		text->len += len;
+		cur->bytes += len;
+	}
 	for (int c = 0; c < nfields; c++)
 	{
 		char	   *s = fields[c];
-		StringInfo	text = &cur->text[c];
 
 		cur->isnull[c][r] = (s == NULL);
 		if (s == NULL)
@@ -527,16 +550,13 @@ split_line(TextCopy *tc, Batch *cur)
 			cur->offs[c][r] = 0;
 			null_notnull |= tc->notnull[c];
 		}
+		else if (whole && s >= abuf->data && s <= abuf->data + abuf->len)
+			cur->offs[c][r] = base + (s - abuf->data);
 		else
 		{
-			int			len = strlen(s) + 1;
-
 			cur->offs[c][r] = text->len;
-			if (text->len + len >= text->maxlen)
-				enlargeStringInfo(text, len);
-			memcpy(text->data + text->len, s, len);
-			text->len += len;
-			cur->bytes += len;
+			appendBinaryStringInfo(text, s, strlen(s) + 1);
+			cur->bytes += strlen(s) + 1;
 		}
 	}
 	cur->bytes += (sizeof(Datum) + 1) * tc->ncols;

@@ -779,7 +779,8 @@ TesseraConvertReadsNow(Oid typid)
  */
 static void
 convert_column(const char *data, Size len, const TesseraConvertColumn *cols, FmgrInfo *flinfo,
-			   const EncoderShared *shared, pg_atomic_uint32 *claims, shm_mq_handle *output)
+			   const EncoderShared *shared, pg_atomic_uint32 *claims, shm_mq_handle *output,
+			   StringInfo text)
 {
 	EncoderColumnMsg msg;
 	EncoderConvertedMsg out;
@@ -795,16 +796,27 @@ convert_column(const char *data, Size len, const TesseraConvertColumn *cols, Fmg
 	ResourceOwner owner = CurrentResourceOwner;
 
 	memcpy(&msg, data, sizeof(msg));
-	if (msg.col < 0 || msg.col >= shared->natts || msg.nrows <= 0 ||
-		len != sizeof(msg) + MAXALIGN(msg.nrows) + sizeof(Datum) * msg.nrows + msg.nbytes ||
-		msg.nbytes == 0 || data[len - 1] != '\0')
+	if (msg.col == TESSERA_CONVERT_TEXT)
+	{
+		/* a batch's text, which its columns' offsets point into */
+		if (msg.nrows != 0 || msg.nbytes == 0 || len != sizeof(msg) + msg.nbytes ||
+			data[len - 1] != '\0')
+			elog(ERROR, "tessera encoder received a message of %zu bytes", len);
+		resetStringInfo(text);
+		appendBinaryStringInfo(text, data + sizeof(msg), msg.nbytes);
+		return;
+	}
+	if (msg.col < 0 || msg.col >= shared->natts || msg.nrows <= 0 || msg.nbytes != 0 ||
+		len != sizeof(msg) + MAXALIGN(msg.nrows) + sizeof(Datum) * msg.nrows ||
+		text->len == 0)
 		elog(ERROR, "tessera encoder received a message of %zu bytes", len);
 	if (!claim(&claims[msg.col], msg.seq))
 		return;
 	col = &cols[msg.col];
 	isnull = (const bool *) (data + sizeof(msg));
 	sent = (const Datum *) (data + sizeof(msg) + MAXALIGN(msg.nrows));
-	bytes = (const char *) (sent + msg.nrows);
+	bytes = text->data;
+	msg.nbytes = text->len;
 	values = palloc(sizeof(Datum) * msg.nrows);
 	initStringInfo(&buf);
 
@@ -897,6 +909,7 @@ tessera_encoder_main(Datum main_arg)
 	TesseraColumnType *types = NULL;
 	TesseraConvertColumn *cols = NULL;
 	FmgrInfo   *flinfo = NULL;
+	StringInfoData text;		/* the batch's text (converting) */
 	shm_mq	   *input;
 	shm_mq	   *output;
 	shm_mq_handle *inqh;
@@ -943,6 +956,9 @@ tessera_encoder_main(Datum main_arg)
 		flinfo = MemoryContextAlloc(TopMemoryContext, sizeof(FmgrInfo) * Max(shared->natts, 1));
 		for (int i = 0; i < shared->natts; i++)
 			fmgr_info_cxt(cols[i].infunc, &flinfo[i], TopMemoryContext);
+		text.data = MemoryContextAlloc(TopMemoryContext, 1024);
+		text.maxlen = 1024;
+		resetStringInfo(&text);
 	}
 	else
 	{
@@ -990,7 +1006,7 @@ tessera_encoder_main(Datum main_arg)
 			StartTransactionCommand();
 		old = MemoryContextSwitchTo(cxt);
 		if (shared->mode == ENCODER_CONVERT)
-			convert_column(data, len, cols, flinfo, shared, claims, outqh);
+			convert_column(data, len, cols, flinfo, shared, claims, outqh, &text);
 		else
 			encode_column(data, len, types, shared, claims, outqh);
 		MemoryContextSwitchTo(old);
