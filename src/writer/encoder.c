@@ -351,8 +351,9 @@ TesseraEncoderStart(const TesseraColumnType *types, int natts, int codec, int le
  *		May the worker run the input function of typid for COPY?  Built-in
  *		base types (and arrays of them) whose input reads no catalog by name
  *		and no setting but those the worker is given: not the reg* types
- *		(search_path, this transaction's catalog), money (lc_monetary), xml
- *		(xmloption) or timetz (a zone's offset on today's date).  Dates and
+ *		(search_path, this transaction's catalog), aclitem (role names), money
+ *		(lc_monetary), xml (xmloption) or timetz (a zone's offset on today's
+ *		date).  Dates and
  *		times that say 'now' or 'today' are the backend's to read (see
  *		says_now).
  */
@@ -385,6 +386,7 @@ TesseraConvertEligible(Oid typid)
 		case REGCOLLATIONOID:
 		case CASHOID:
 		case XMLOID:
+		case ACLITEMOID:		/* role names */
 		case TIMETZOID:			/* a zone's offset on the current date */
 			return false;
 		default:

@@ -145,6 +145,27 @@ COPY ct_reg FROM STDIN (FORMAT csv);
 \.
 SELECT * FROM ct_reg ORDER BY id;
 
+-- a role that may not insert gets COPY's own error; one that may, its rows
+CREATE ROLE regress_ct_user;
+GRANT pg_read_server_files TO regress_ct_user;
+CREATE TABLE ct_priv (id int, a int) USING tessera;
+COPY (SELECT i, i * 2 FROM generate_series(1, 200) i) TO '/tmp/tessera_ct_priv.csv' (FORMAT csv);
+SET ROLE regress_ct_user;
+COPY ct_priv FROM '/tmp/tessera_ct_priv.csv' (FORMAT csv);
+RESET ROLE;
+GRANT INSERT, SELECT ON ct_priv TO regress_ct_user;
+SET ROLE regress_ct_user;
+COPY ct_priv FROM '/tmp/tessera_ct_priv.csv' (FORMAT csv);
+SELECT count(*), sum(id), sum(a) FROM ct_priv;
+RESET ROLE;
+-- row-level security: COPY FROM is refused, as for heap
+ALTER TABLE ct_priv ENABLE ROW LEVEL SECURITY;
+SET ROLE regress_ct_user;
+COPY ct_priv FROM '/tmp/tessera_ct_priv.csv' (FORMAT csv);
+RESET ROLE;
+DROP TABLE ct_priv;
+DROP ROLE regress_ct_user;
+
 RESET tessera.debug_copy_batch_rows;
 DROP TABLE ct_h, ct_t, ct_reg;
 DROP FUNCTION ct_same, ct_try, ct_file;
