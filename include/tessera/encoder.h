@@ -76,6 +76,9 @@ typedef struct TesseraConvertResult
 
 typedef void (*TesseraConvertDeliver) (void *arg, const TesseraConvertResult *result);
 
+/* the column number of a batch's text, sent before its columns' offsets into it */
+#define TESSERA_CONVERT_TEXT	(-1)
+
 extern bool TesseraEncoderEligible(TupleDesc desc);
 extern TesseraEncoder *TesseraEncoderStart(const TesseraColumnType *types, int natts,
 										   int codec, int level, Size row_group_bytes,
